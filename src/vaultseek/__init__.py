@@ -1,0 +1,66 @@
+"""vaultseek: local-first hybrid search over note vaults and documents.
+
+The public face: open an index, sync it, search it. Everything else is an implementation
+module and may change. Names are resolved on first use (PEP 562) so that light entry points
+(``vaultseek --help``, agent hooks) do not pay for numpy and the database layer at import.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "Config": "config",
+    "ConfigError": "errors",
+    "Index": "engine",
+    "IndexBusyError": "errors",
+    "IndexCorruptError": "errors",
+    "IndexNotFoundError": "errors",
+    "IndexStatus": "records",
+    "ModelError": "errors",
+    "Progress": "records",
+    "QueryError": "errors",
+    "SearchResponse": "records",
+    "SearchResult": "records",
+    "SkippedFile": "records",
+    "SyncReport": "records",
+    "VaultNotFoundError": "errors",
+    "VaultseekError": "errors",
+    "load_config": "config",
+    "open_index": "engine",
+}
+
+__all__ = sorted([*_EXPORTS, "__version__"])
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'vaultseek' has no attribute {name!r}")
+    return getattr(import_module(f".{module}", __name__), name)
+
+
+if TYPE_CHECKING:
+    from .config import Config, load_config
+    from .engine import Index, open_index
+    from .errors import (
+        ConfigError,
+        IndexBusyError,
+        IndexCorruptError,
+        IndexNotFoundError,
+        ModelError,
+        QueryError,
+        VaultNotFoundError,
+        VaultseekError,
+    )
+    from .records import (
+        IndexStatus,
+        Progress,
+        SearchResponse,
+        SearchResult,
+        SkippedFile,
+        SyncReport,
+    )

@@ -1,0 +1,1 @@
+"""Benchmark support: a reproducible seed-scale vault and the KNN baselines search is held to."""

@@ -1,0 +1,209 @@
+"""The ``vaultseek`` command: parse arguments, call the engine, render, map errors to exits.
+
+Exit codes: 0 success · 1 an unexpected failure · 2 bad usage or configuration · 3 no index ·
+4 index locked · 5 index damaged · 6 embedding model unusable · 130 stopped by Ctrl-C.
+Every error a user can cause prints one line (``error: …``) and a hint; ``--debug`` shows the
+traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from .errors import VaultseekError
+
+EXIT_INTERRUPTED = 130
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--vault", metavar="PATH", help="the vault folder (default: see README)")
+    parser.add_argument("--db", metavar="PATH", help="the index database file")
+    parser.add_argument("--config", metavar="FILE", help="a TOML config file to use")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="vaultseek",
+        description="Local hybrid (BM25 + vector) search over a folder of notes.",
+    )
+    parser.add_argument("--version", action="version", version=f"vaultseek {_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    index = commands.add_parser("index", help="index a vault (incremental after the first run)")
+    index.add_argument("folder", nargs="?", help="the vault folder (default: --vault or the last one)")
+    index.add_argument("--json", action="store_true", help="print the run's report as JSON")
+    index.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
+    _add_common(index)
+
+    search = commands.add_parser("search", help="search the index")
+    search.add_argument("query", nargs="?", help="what to look for")
+    search.add_argument("--mode", choices=("hybrid", "bm25", "vector"), default="hybrid")
+    search.add_argument("-k", type=_positive_int, default=None, help="how many results (default 10)")
+    search.add_argument("--json", action="store_true", help="machine-readable output")
+    search.add_argument("--max-tokens", type=_positive_int, metavar="N", help="fit results in N tokens")
+    search.add_argument(
+        "--batch",
+        metavar="FILE",
+        help='JSON Lines of {"id": ..., "query": ...} ("-" for stdin); one JSON line out per query',
+    )
+    _add_common(search)
+
+    status = commands.add_parser("status", help="what is indexed, what was skipped and why")
+    status.add_argument("--json", action="store_true")
+    status.add_argument("--all", action="store_true", help="list every skipped file")
+    _add_common(status)
+    return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def _open(args: argparse.Namespace, *, create: bool, vault: str | None = None) -> Any:
+    from .engine import open_index
+
+    return open_index(vault or args.vault, db=args.db, config_file=args.config, create=create)
+
+
+def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
+    from .terminal import ProgressBar, format_sync_report
+
+    stop_requested = False
+
+    def on_sigint(_signum: int, _frame: object) -> None:
+        nonlocal stop_requested
+        if stop_requested:
+            raise KeyboardInterrupt
+        stop_requested = True
+        sys.stderr.write("\nFinishing the current file, then stopping (Ctrl-C again to abort)…\n")
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        with _open(args, create=True, vault=args.folder) as index:
+            bar = ProgressBar(enabled=None if not args.quiet else False)
+            try:
+                report = index.sync(progress=bar, should_stop=lambda: stop_requested)
+            finally:
+                bar.clear()
+            if args.json:
+                out.write(json.dumps(report.to_dict(), ensure_ascii=False) + "\n")
+            elif not args.quiet:
+                out.write(format_sync_report(report, vault=str(index.vault), db=str(index.db_path)) + "\n")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return EXIT_INTERRUPTED if report.interrupted else 0
+
+
+def cmd_search(args: argparse.Namespace, out: TextIO) -> int:
+    if (args.query is None) == (args.batch is None):
+        raise VaultseekError(
+            "give either a query or --batch FILE", hint='vaultseek search "how do I …"'
+        )
+    options = {"mode": args.mode, "k": args.k, "max_tokens": args.max_tokens}
+    with _open(args, create=False) as index:
+        if args.batch is not None:
+            return _run_batch(index, args.batch, options, out)
+        response = index.search(args.query, **options)
+        if args.json:
+            out.write(json.dumps(response.to_dict(), ensure_ascii=False) + "\n")
+        else:
+            from .terminal import format_results, use_color
+
+            out.write(format_results(response, color=use_color(out)) + "\n")
+    return 0
+
+
+def _run_batch(index: Any, source: str, options: dict[str, Any], out: TextIO) -> int:
+    """One JSON line per input line; a bad line yields an ``error`` entry, not a crash."""
+    try:
+        stream = sys.stdin if source == "-" else open(source, encoding="utf-8")  # noqa: SIM115
+    except OSError as exc:
+        raise VaultseekError(f"cannot read batch file {source}: {exc.strerror}") from exc
+    failures = 0
+    with stream:
+        for number, line in enumerate(stream, start=1):
+            if not line.strip():
+                continue
+            record: dict[str, Any] = {"id": None}
+            try:
+                item = json.loads(line)
+                if not isinstance(item, dict) or not isinstance(item.get("query"), str):
+                    raise ValueError('each line must be an object with a "query" string')
+                record["id"] = item.get("id", number)
+                response = index.search(item["query"], **options)
+                record["results"] = [r.to_dict() for r in response.results]
+                if response.notices:
+                    record["notices"] = list(response.notices)
+            except (ValueError, VaultseekError) as exc:
+                failures += 1
+                record["error"] = f"line {number}: {exc}"
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    if failures:
+        sys.stderr.write(f"vaultseek: {failures} batch line(s) could not be searched\n")
+    return 1 if failures else 0
+
+
+def cmd_status(args: argparse.Namespace, out: TextIO) -> int:
+    with _open(args, create=False) as index:
+        status = index.status()
+    if args.json:
+        out.write(json.dumps(status.to_dict(), ensure_ascii=False) + "\n")
+    else:
+        from .terminal import format_status
+
+        out.write(format_status(status, show_all_skipped=args.all) + "\n")
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
+    "index": cmd_index,
+    "search": cmd_search,
+    "status": cmd_status,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args, sys.stdout)
+    except VaultseekError as exc:
+        if args.debug:
+            raise
+        sys.stderr.write(f"error: {exc.message}\n")
+        if exc.hint:
+            sys.stderr.write(f"hint: {exc.hint}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `vaultseek search … | head`
+        return 0
+    except Exception as exc:  # a bug or an environment fault: one line, not a traceback
+        if args.debug:
+            raise
+        sys.stderr.write(f"error: unexpected {exc.__class__.__name__}: {exc}\n")
+        sys.stderr.write("hint: run again with --debug for details, and report it if it persists\n")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

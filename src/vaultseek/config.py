@@ -1,0 +1,239 @@
+"""Settings: defaults, TOML files, ``VAULTSEEK_<KEY>`` environment variables, and where
+indexes live.
+
+Precedence, lowest first: built-in defaults → the user file
+(``$XDG_CONFIG_HOME/vaultseek/config.toml``) → the vault's own ``.vaultseek.toml`` →
+environment variables → explicit arguments (CLI flags). Every key has one spelling; its
+environment variable is ``VAULTSEEK_`` plus the key in upper case.
+
+Indexes live outside the vault by default (``$XDG_DATA_HOME/vaultseek/``) so sync tools
+(iCloud, Obsidian Sync, git) never see a busy database file. A small registry there remembers
+which vaults were indexed, so ``vaultseek search`` works from any folder after one
+``vaultseek index ~/vault``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError, VaultNotFoundError
+
+DEFAULT_EXCLUDES = (".obsidian", ".git", ".trash", "node_modules", ".vaultseek")
+VAULT_CONFIG_NAME = ".vaultseek.toml"
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything that shapes an index and its searches."""
+
+    vault: Path | None = None
+    db: Path | None = None
+    model: str = "bundled"
+    """'bundled', a Model2Vec folder, or a hub id such as 'minishlab/potion-base-8M'."""
+    include: tuple[str, ...] = ("*.md", "*.markdown")
+    """Glob patterns a file's vault-relative path (or name) must match to be indexed."""
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDES
+    """Folder names to skip anywhere, or globs on the vault-relative path."""
+    max_file_mb: float = 10.0
+    top_k: int = 10
+    candidates: int = 30
+    """How many hits each list (BM25, vector) contributes to fusion."""
+    rrf_k: int = 60
+    bm25_weight: float = 1.0
+    vector_weight: float = 1.0
+    sources: tuple[str, ...] = field(default=(), compare=False)
+    """Which files the settings came from (for ``status`` and error messages)."""
+
+    @property
+    def max_file_bytes(self) -> int:
+        return int(self.max_file_mb * 1024 * 1024)
+
+
+_KEYS = {f.name: f for f in fields(Config) if f.name != "sources"}
+
+
+def data_home() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "vaultseek"
+
+
+def config_home() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "vaultseek"
+
+
+def _coerce(key: str, value: Any, origin: str) -> Any:
+    """Check and convert one setting to the type its field wants."""
+    kind = _KEYS[key].type
+    try:
+        if key in ("vault", "db"):
+            return Path(str(value)).expanduser()
+        if kind in ("tuple[str, ...]",):
+            if isinstance(value, str):
+                value = [part.strip() for part in value.split(",") if part.strip()]
+            if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+                raise TypeError("a list of strings")
+            return tuple(value)
+        if kind == "int":
+            if isinstance(value, bool):
+                raise TypeError("a whole number")
+            number = int(value)
+            if number < 1:
+                raise ValueError("at least 1")
+            return number
+        if kind == "float":
+            number = float(value)
+            if number < 0:
+                raise ValueError("not negative")
+            return number
+        return str(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(
+            f"{origin}: `{key}` must be {exc.args[0] if exc.args else 'valid'} (got {value!r})"
+        ) from exc
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+    data = data.get("vaultseek", data)  # allow a [vaultseek] table or top-level keys
+    unknown = sorted(set(data) - set(_KEYS))
+    if unknown:
+        raise ConfigError(
+            f"config file {path}: unknown key(s) {', '.join(unknown)}",
+            hint=f"known keys: {', '.join(sorted(_KEYS))}",
+        )
+    return data
+
+
+def load_config(
+    *,
+    vault: Path | str | None = None,
+    db: Path | str | None = None,
+    config_file: Path | str | None = None,
+    environ: dict[str, str] | None = None,
+    **overrides: Any,
+) -> Config:
+    """Assemble the effective configuration and resolve which vault it is for."""
+    env = os.environ if environ is None else environ
+    settings: dict[str, Any] = {}
+    sources: list[str] = []
+
+    def apply(data: dict[str, Any], origin: str) -> None:
+        for key, value in data.items():
+            if value is not None:
+                settings[key] = _coerce(key, value, origin)
+
+    user_file = Path(config_file) if config_file else config_home() / "config.toml"
+    if config_file and not user_file.is_file():
+        raise ConfigError(f"config file {user_file} does not exist")
+    if user_file.is_file():
+        apply(_read_toml(user_file), str(user_file))
+        sources.append(str(user_file))
+
+    env_values = {
+        key: env[f"VAULTSEEK_{key.upper()}"]
+        for key in _KEYS
+        if env.get(f"VAULTSEEK_{key.upper()}")
+    }
+    explicit_vault = vault or env_values.get("vault") or settings.get("vault")
+    vault_path = resolve_vault(explicit_vault)
+    vault_file = vault_path / VAULT_CONFIG_NAME
+    if vault_file.is_file():
+        apply(_read_toml(vault_file), str(vault_file))
+        sources.append(str(vault_file))
+    apply(env_values, "environment")
+    apply({"db": db, **overrides}, "arguments")
+    settings["vault"] = vault_path
+    if settings.get("db") is None:
+        settings["db"] = VaultRegistry().db_for(vault_path)
+    return replace(Config(), **settings, sources=tuple(sources))
+
+
+def resolve_vault(explicit: Path | str | None) -> Path:
+    """The vault to work on: the explicit one, else the indexed vault that contains the
+    current folder, else the most recently indexed vault, else the current folder."""
+    if explicit:
+        path = Path(explicit).expanduser().resolve()
+        if not path.exists():
+            raise VaultNotFoundError(f"vault folder {path} does not exist")
+        if not path.is_dir():
+            raise VaultNotFoundError(f"{path} is a file, not a vault folder")
+        return path
+    cwd = Path.cwd().resolve()
+    registry = VaultRegistry()
+    containing = registry.find_containing(cwd)
+    if containing is not None:
+        return containing
+    recent = registry.most_recent()
+    return recent if recent is not None else cwd
+
+
+def default_db_path(vault: Path) -> Path:
+    """``$XDG_DATA_HOME/vaultseek/<folder name>-<hash of the absolute path>.db``."""
+    digest = hashlib.sha256(str(vault.resolve()).encode("utf-8")).hexdigest()[:10]
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in vault.name) or "vault"
+    return data_home() / "indexes" / f"{safe}-{digest}.db"
+
+
+class VaultRegistry:
+    """The vaults this user has indexed, and their databases (a small JSON file)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or data_home() / "vaults.json"
+
+    def _load(self) -> dict[str, dict[str, str]]:
+        try:
+            data = json.loads(self.path.read_text("utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def db_for(self, vault: Path) -> Path:
+        entry = self._load().get(str(vault))
+        if entry and entry.get("db"):
+            return Path(entry["db"])
+        return default_db_path(vault)
+
+    def find_containing(self, folder: Path) -> Path | None:
+        best: Path | None = None
+        for key in self._load():
+            vault = Path(key)
+            if (folder == vault or vault in folder.parents) and vault.is_dir():
+                if best is None or len(str(vault)) > len(str(best)):
+                    best = vault
+        return best
+
+    def most_recent(self) -> Path | None:
+        entries = [
+            (entry.get("last_indexed", ""), key)
+            for key, entry in self._load().items()
+            if Path(key).is_dir()
+        ]
+        return Path(max(entries)[1]) if entries else None
+
+    def remember(self, vault: Path, db: Path) -> None:
+        """Record a finished index run; failures to write are not worth failing the run."""
+        data = self._load()
+        data[str(vault)] = {
+            "db": str(db),
+            "last_indexed": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            scratch = self.path.with_suffix(".tmp")
+            scratch.write_text(json.dumps(data, indent=2, sort_keys=True), "utf-8")
+            scratch.replace(self.path)
+        except OSError:
+            pass

@@ -1,0 +1,539 @@
+"""Credential scrubbing: every note's raw text passes through ``scrub`` before it is stored or embedded.
+
+A vault is personal, so notes hold API keys, connection strings and passwords that must never reach
+the index (which may be synced, shared or read by an AI agent). ``scrub`` replaces each secret with
+``[REDACTED:<pattern-name>]`` and keeps everything around it, so search still finds the note.
+
+Design choices, and why:
+
+* **Fail closed.** When a vendor pattern and a generic one overlap, the union of both spans is
+  redacted under the vendor name, so no character run of a secret survives. ``scrub`` never raises:
+  if something unexpected breaks, the whole text is redacted rather than passed through.
+* **Speed.** It runs on every note (tens of MB per index), so no regex runs over a text unless a
+  cheap literal gate passes: a substring of the text, of its lower-cased copy, or of the "haystack"
+  of long token-like runs (~5% of ordinary markdown), where vendor prefixes such as ``ghp_`` live.
+  Case-insensitive patterns run on the lower-cased copy, where sre can use its fast literal search.
+* **Idempotent.** Passes repeat until nothing changes; spans that are only existing markers are
+  ignored, so each pass strictly shrinks the unredacted text and ``scrub(scrub(x).text) == scrub(x)``.
+* **Notes are full of non-secrets that look random.** Git SHAs, sha256 checksums, UUIDs and GPG/cert
+  fingerprints are flagged only as *hex in a secret-ish line context* (``key``/``token``/``secret``...
+  with no ``sha``/``hash``/``commit``/``fingerprint``... on the line); UUIDs never on their own.
+  Base64 runs must be 32-512 chars (longer is embedded data such as markdown images), mix upper,
+  lower and digits, have near-random Shannon entropy *and* switch character class often (paths and
+  CamelCase identifiers score high entropy but switch rarely); URLs, ``data:`` URIs, ``SHA256:``
+  fingerprints, SSH public keys and non-private PEM blocks (certificates, CMS) are skipped.
+* **Placeholders survive.** ``password: <your password>``, ``$env:PASSWORD``, ``${{ secrets.X }}``,
+  ``****`` and ``password = getpass()`` are not secrets. Literal example passwords (``P@ssw0rd`` in
+  ``ConvertTo-SecureString``) *are* redacted: in a personal vault a literal is as likely real as not.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+_MAX_PASSES = 64
+"""Each pass removes at least one unredacted character, so this is never reached in practice."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scrubbed:
+    """A text with its secrets replaced, and how many of each kind were found (never the secrets)."""
+
+    text: str
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+Check = Callable[[re.Match[str], str, str], bool]
+"""``(match, the secret as written in the original text, its group name) -> keep it?``"""
+
+
+@dataclass(frozen=True, slots=True)
+class _Pattern:
+    """One detector: a regex plus the cheap literal gates that decide whether it runs at all.
+
+    Regexes start with a literal wherever possible: sre then scans with its fast substring search,
+    while a leading look-behind, ``\\b`` or mixed alternation makes it try a match at every offset
+    (10-40x slower). Boundaries that would need one are checked in ``check`` instead."""
+
+    name: str
+    regex: re.Pattern[str]
+    ci_regex: re.Pattern[str] | None  # the re.I twin, for texts whose lower() changes length
+    hints: frozenset[str]  # runs only if one of these is in the text, its lower() or its long runs
+    lower_hints: frozenset[str]
+    run_hints: frozenset[str]
+    check: Check | None
+    groups: tuple[str, ...]  # groups named v... hold the secret; else the whole match is it
+
+
+def _pat(name: str, regex: str, *, hints: Iterable[str] = (), lower: Iterable[str] = (),
+         runs: Iterable[str] = (), ci: bool = False, check: Check | None = None) -> _Pattern:
+    """Build a pattern; ``ci`` patterns are written in lower case and matched on ``text.lower()``."""
+    compiled = re.compile(regex, re.M)
+    return _Pattern(name, compiled, re.compile(regex, re.M | re.I) if ci else None, frozenset(hints),
+                    frozenset(lower), frozenset(runs), check,
+                    tuple(g for g in compiled.groupindex if g.startswith("v")))
+
+
+# -- value checks ---------------------------------------------------------------------------------
+
+_PLACEHOLDER = re.compile(
+    r"""[$%<{\[]|.*(?:your|placeholder|<|>|\{\{|\}\}|\$\{|\$\()|[*x.\u2022_#-]+$
+    |(?:password|passwd|pass|pwd|secret|token|api[_-]?key|key|none|null|nil|undefined|true|false
+      |string|str|bytes|int|bool|any|object|value|securestring|required|optional|hidden|masked|empty
+      |redacted)$""",
+    re.I | re.X,
+)
+"""Variables, templates, ``<placeholders>``, ``****`` masks, type names and the key's own name."""
+_UNQUOTED_NON_LITERAL = re.compile(
+    r"[(@!&*#]|[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*|\[[^\]]*\])+$|[A-Za-z_][\w.]*\(")
+"""Unquoted only: ``self.password``, ``getpass()``, ``(Get-Credential)``, YAML ``!tag``/``&anchor``/
+``*alias``, ``@splat``, ``# comment``. Quoted, ``"#Secr3t!"`` is a literal like any other."""
+
+
+_OPENER = {")": "(", "]": "[", "}": "{"}
+_SECRET_WORD = re.compile(r"pass|pwd|secret|token|key", re.I)
+_SNAKE_WORDS = re.compile(r"[A-Za-z]+(?:_[A-Za-z]+)+")
+
+
+def _quoted(m: re.Match[str], group: str) -> bool:
+    start = m.start(group) if group else m.start()
+    return start > 0 and m.string[start - 1] in "\"'"
+
+
+def _in_template(m: re.Match[str]) -> bool:
+    """Inside ``{{ ... }}`` on its line (tldr pages, Jinja, Actions): a placeholder, not a value."""
+    before = m.string[max(0, m.start() - 80):m.start()]
+    before = before[before.rfind("\n") + 1:]
+    return before.rfind("{{") > before.rfind("}}")
+
+
+def _names_a_secret(value: str) -> bool:
+    """``new_password``, ``"FORCE_CHANGE_PASSWORD"``: a variable or enum naming a secret, not one."""
+    return _SNAKE_WORDS.fullmatch(value) is not None and _SECRET_WORD.search(value) is not None
+
+
+def _is_literal(m: re.Match[str], value: str, group: str) -> bool:
+    """A real literal rather than a placeholder, variable, template or (unquoted) code."""
+    if _PLACEHOLDER.match(value) or _in_template(m) or _names_a_secret(value):
+        return False
+    if _quoted(m, group):
+        return True
+    bare = value.rstrip(":")  # ``def f(password: str):`` is a signature, not a value
+    while bare[-1:] in (")", "]", "}") and bare.count(bare[-1]) > bare.count(_OPENER[bare[-1]]):
+        bare = bare[:-1]  # ``f(password=pw)``, ``{"password": auth[1]}``: the closer is the code's
+    return bool(bare) and not (_UNQUOTED_NON_LITERAL.match(bare) or _PLACEHOLDER.match(bare)
+                               or _names_a_secret(bare))
+
+
+def _random_value(m: re.Match[str], value: str, group: str) -> bool:
+    """Tokens and keys are random: long, no spaces, and letters mixed with digits (or high entropy)."""
+    return (len(value) >= 12 and not any(c.isspace() for c in value) and _is_literal(m, value, group)
+            and (_has_digit_and_letter(value) or _entropy(value) >= 3.5))
+
+
+def _has_digit_and_letter(value: str) -> bool:
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _mixed_case(value: str) -> bool:
+    return value.lower() != value and value.upper() != value
+
+
+def _after(before: str, then: Check | None = None) -> Check:
+    """A check that the text just before the match ends with ``before`` (a regex), then ``then``."""
+    rx = re.compile(r"(?:" + before + r")\Z", re.I)
+
+    def check(m: re.Match[str], value: str, group: str) -> bool:
+        return (rx.search(m.string, max(0, m.start() - 32), m.start()) is not None
+                and (then is None or then(m, value, group)))
+    return check
+
+
+def _value(test: Callable[[str], bool]) -> Check:
+    return lambda _m, value, _g: test(value)
+
+
+# -- vendor patterns: a known prefix or a vendor context; these win over generic detectors -------
+
+_B = r"(?<![A-Za-z0-9_-])"  # the token starts here, not inside a longer run
+_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+_VENDOR = (
+    _pat("anthropic-api-key", _B + r"sk-ant-[A-Za-z0-9_-]{32,400}", runs=["sk-ant-"]),
+    _pat("openai-api-key", _B + r"sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{32,400}",
+         runs=["sk-"],
+         check=_value(lambda v: _has_digit_and_letter(v) and _mixed_case(v))),
+    _pat("github-pat", _B + r"(?:ghp_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{40,255})",
+         runs=["ghp_", "github_pat_"]),
+    _pat("github-oauth-token", _B + r"gho_[A-Za-z0-9]{36,255}", runs=["gho_"]),
+    _pat("github-app-token", _B + r"gh[usr]_[A-Za-z0-9]{36,255}", runs=["ghu_", "ghs_", "ghr_"]),
+    _pat("aws-access-key-id", r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])",
+         runs=["AKIA", "ASIA", "ABIA", "ACCA"]),
+    _pat("aws-secret-access-key",
+         r"""(?:aws[_.-]?secret[_.-]?(?:access[_.-]?)?key|secret[_.-]?access[_.-]?key)["']?[ \t]*"""
+         r"""(?::|=)[ \t]*["']?(?P<v>[a-z0-9/+]{40})(?![a-z0-9/+=])""", lower=["secret"], ci=True),
+    _pat("stripe-api-key", _B + r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{20,255}",
+         runs=["_live_", "_test_"]),
+    _pat("stripe-webhook-secret", _B + r"whsec_[A-Za-z0-9]{32,255}", runs=["whsec_"]),
+    _pat("slack-token", _B + r"(?:xox[abeoprs]|xapp)-[A-Za-z0-9-]{20,255}", runs=["xox", "xapp-"],
+         check=_value(_has_digit_and_letter)),
+    _pat("slack-webhook-url",
+         r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9/_-]{20,255})",
+         hints=["hooks.slack.com"]),
+    _pat("google-api-key", _B + r"AIza[A-Za-z0-9_-]{35}", runs=["AIza"]),
+    _pat("google-oauth-client-secret", _B + r"GOCSPX-[A-Za-z0-9_-]{28,64}", runs=["GOCSPX-"]),
+    _pat("google-oauth-access-token", r"(?<![A-Za-z0-9])ya29\.[A-Za-z0-9_-]{30,2048}", hints=["ya29."]),
+    _pat("gitlab-token", _B + r"gl(?:pat|dt|rt|ptt|cbt|oas|ft|imt|soat)-[A-Za-z0-9_-]{20,255}",
+         runs=["glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "gloas-", "glft-", "glimt-", "glsoat-"]),
+    _pat("npm-token", _B + r"npm_[A-Za-z0-9]{36,255}", runs=["npm_"]),
+    _pat("pypi-token", _B + r"pypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50,4096}",
+         runs=["pypi-AgE"]),
+    _pat("twilio-api-key", r"(?<![A-Za-z0-9])(?:SK|AC)[0-9a-f]{32}(?![A-Za-z0-9])", lower=["twilio"]),
+    _pat("sendgrid-api-key", _B + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", hints=["SG."]),
+    _pat("azure-storage-key", r"key[ \t]*=[ \t]*(?P<v>[a-z0-9+/]{40,}={0,2})", lower=["key"], ci=True,
+         check=_after("account|sharedaccess")),
+    _pat("azure-sas-token", r"[?&]sig=(?P<v>[A-Za-z0-9%+/]{30,}(?:%3D|=){0,2})", hints=["sig="],
+         check=_value(_has_digit_and_letter)),
+    _pat("huggingface-token", _B + r"(?:hf_|api_org_)[A-Za-z0-9]{34,255}", runs=["hf_", "api_org_"],
+         check=_value(_mixed_case)),
+    _pat("discord-bot-token",
+         _B + r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}", lower=["discord"]),
+    _pat("discord-webhook-url", r"discord(?:app)?\.com/api/webhooks/\d+/(?P<v>[A-Za-z0-9_-]{60,100})",
+         lower=["discord"]),
+    _pat("mailgun-api-key", _B + r"key-[0-9a-f]{32}(?![A-Za-z0-9])", runs=["key-"]),
+    _pat("shopify-token", _B + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
+         runs=["shpat_", "shpca_", "shppa_", "shpss_"]),
+    _pat("digitalocean-token", _B + r"do[opr]_v1_[a-f0-9]{64}", runs=["dop_v1_", "doo_v1_", "dor_v1_"]),
+    _pat("heroku-api-key",
+         _B + r"HRKU-[A-Za-z0-9_-]{30,255}|(?i:heroku)[\w.-]{0,30}?(?i:key|token)[\"']?[ \t]*[:=]"
+         r"[ \t]*[\"']?(?P<v>(?i:" + _UUID + "))", runs=["HRKU-"], lower=["heroku"]),
+    _pat("databricks-token", r"(?<![A-Za-z0-9])dapi[a-f0-9]{32}(?:-\d+)?(?![A-Za-z0-9])", runs=["dapi"]),
+    _pat("telegram-bot-token", r"(?<![0-9])\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])",
+         hints=[":AA"]),
+    _pat("age-secret-key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}", runs=["AGE-SECRET-KEY-"]),
+    _pat("hashicorp-vault-token", r"(?<![A-Za-z0-9])hv[sb]\.[A-Za-z0-9_-]{24,255}",
+         hints=["hvs.", "hvb."]),
+    _pat("linear-api-key", _B + r"lin_api_[A-Za-z0-9]{40,255}", runs=["lin_api_"]),
+    _pat("groq-api-key", _B + r"gsk_[A-Za-z0-9]{48,255}", runs=["gsk_"]),
+    _pat("replicate-api-token", _B + r"r8_[A-Za-z0-9]{37,255}", runs=["r8_"]),
+    _pat("postman-api-key", _B + r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}", runs=["PMAK-"]),
+    _pat("notion-token", _B + r"(?:ntn_[A-Za-z0-9]{40,255}|secret_[A-Za-z0-9]{43}(?![A-Za-z0-9]))",
+         runs=["ntn_", "secret_"], check=_value(_has_digit_and_letter)),
+    _pat("atlassian-api-token", _B + r"ATATT3[A-Za-z0-9_=-]{100,2048}", runs=["ATATT3"]),
+)
+
+# -- generic detectors -----------------------------------------------------------------------------
+
+_ARMOR_TAIL = (r"(?:(?:[\s>]|\\n)*(?:[A-Za-z][\w-]*: [^\n]*"
+               r"|[A-Za-z0-9+/=]{4,}(?=[ \t]*(?:\r?\n|\\n|$))))*")
+"""When the END line is missing (a truncated paste), redact the armor headers and base64 lines."""
+_ARMOR_BODY = r"(?:(?!-----BEGIN )[\s\S])"
+"""Any character up to END, but never across another BEGIN: keeps many unmatched BEGINs linear."""
+_QUOTED = r"""(?:"(?P<v1>[^"\n]{1,512})"|'(?P<v2>[^'\n]{1,512})'"""
+_VALUE = _QUOTED + r"""|(?P<v3>[^\s"'`,;&|]{1,512})(?=[ \t]*(?:$|[#,;&|`\r]|//)))"""
+"""Quoted, or unquoted and ending the statement: ``Password: Enter your password`` is prose."""
+_ASSIGN = (r"""(?:["']|\*\*|__)?[ \t]*(?::=|=>|=(?!=)|:(?![:\\/])|\|)(?:\*\*|__)?[ \t]*"""
+           + _VALUE)
+"""Code, env, YAML, JSON, INI, ``**Password:** x`` and markdown table rows ``| password | x |``."""
+_DB_SCHEMES = (r"(?:jdbc:)?(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?|mssql"
+               r"|sqlserver|oracle|cockroachdb|clickhouse|neo4j(?:\+s)?|couchdbs?|mqtts?|nats|db2"
+               r"|snowflake)(?:\+[a-z0-9]+)?")
+_URL_USERINFO = r"""://[^\s:/?#@'"<>\[\]]*:(?P<v>[^\s@/?#'"<>]+)@(?=[\w\[])"""
+
+
+def _table_row(m: re.Match[str], group: str) -> bool:
+    """A ``|`` separator counts only as ``| key | value |`` (a pipeline ``$password | Out-Null`` is not)."""
+    text, start, end = m.string, m.start(), m.end(group)
+    before = text[max(0, start - 200):start]
+    before = before[before.rfind("\n") + 1:].lstrip()
+    after = text[end:end + 200].lstrip(" \t\"'")
+    return before.startswith("|") and before.count("|") == 1 and after.startswith("|")
+
+
+def _assignment(name: str, keys: str, lower: Iterable[str], value_ok: Check,
+                before: str | None = None) -> _Pattern:
+    """``<...key> = value`` in code, env files, YAML, JSON and INI; only the value is redacted."""
+    ok = value_ok if before is None else _after(before, value_ok)
+
+    def check(m: re.Match[str], value: str, group: str) -> bool:
+        piped = "|" in m.string[m.end("k"):m.start(group)]
+        return (not piped or _table_row(m, group)) and ok(m, value, group)
+    return _pat(name, r"(?P<k>" + keys + r")" + _ASSIGN, lower=lower, ci=True, check=check)
+
+
+def _password_key(m: re.Match[str], value: str, group: str) -> bool:
+    """``pass`` must be a word of its own (not ``bypass``); ``pwd`` a suffix (``DB_PWD``, not ``$PWD``)."""
+    key, prev = m.group("k").lower(), m.string[m.start() - 1:m.start()]
+    separator = m.string[m.end("k"):m.start(group)] if group else ""
+    if key == "pass" and (prev.isalpha() or group == "v3" and ":" in separator):
+        return False  # bypass=..., or PASS:HASH (an option syntax, not YAML)
+    if key == "pwd" and prev not in ("_", ".", ";", '"', "'", "-"):
+        return False
+    return len(value) >= 4 and _is_literal(m, value, group)
+
+
+def _flag_value(m: re.Match[str], value: str, group: str) -> bool:
+    """``--password hunter2``, but not the prose "the --password option": a bare lowercase word after a
+    space is taken for English unless it has a digit, a capital or a symbol."""
+    word = value.rstrip(".,:;!?)")
+    if group == "v3" and m.string[m.start(group) - 1] != "=" and word.isalpha() and word.islower():
+        return False
+    return _is_literal(m, value, group)
+
+
+_GENERIC = (
+    _pat("private-key-block", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:" + _ARMOR_BODY + "{0,20000}?"
+         r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|" + _ARMOR_TAIL + ")", hints=["PRIVATE KEY"]),
+    _pat("pgp-private-key-block", r"-----BEGIN PGP PRIVATE KEY BLOCK-----(?:" + _ARMOR_BODY + "{0,200000}?"
+         r"-----END PGP PRIVATE KEY BLOCK-----|" + _ARMOR_TAIL + ")", hints=["PRIVATE KEY"]),
+    _pat("database-url-password", _URL_USERINFO, hints=["://"], ci=True,
+         check=_after(r"(?<![a-z0-9+.-])" + _DB_SCHEMES, _is_literal)),
+    _pat("basic-auth-url", _URL_USERINFO, hints=["://"], ci=True,
+         check=_after(r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*", _is_literal)),
+    _pat("jwt", _B + r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}", runs=["eyJ"]),
+    _pat("bearer-token", r"bearer[ \t]+(?P<v>[a-z0-9._~+/=-]{16,4096})", lower=["bearer"], ci=True,
+         check=lambda m, v, g: _has_digit_and_letter(v) and _is_literal(m, v, g)),
+    _pat("basic-auth-header",
+         r"""authorization["']?[ \t]*[:=][ \t]*["']?basic[ \t]+(?P<v>[a-z0-9+/]{8,}={0,2})""",
+         lower=["authorization"], ci=True),
+    _pat("securestring-plaintext", r"convertto-securestring(?:[ \t]+-(?:asplaintext|force|string)"
+         r"(?::\$true)?)*[ \t]+" + _QUOTED + ")", lower=["convertto-securestring"], ci=True, check=_is_literal),
+    _pat("securestring-plaintext", _QUOTED + r")[ \t]*\|[ \t]*convertto-securestring",
+         lower=["convertto-securestring"], ci=True, check=_is_literal),
+    _pat("cli-password", r"--(?:db-|admin-)?pass(?:word|wd)?(?:=|[ \t]+)" + _QUOTED
+         + r"""|(?P<v3>[^\s"'`-][^\s"'`]{0,511}))""", lower=["pass"], ci=True, check=_flag_value),
+    _pat("cli-password", r"-(?:plain)?password[ \t]+" + _QUOTED + ")", lower=["pass"], ci=True,
+         check=_is_literal),
+    _pat("cli-password", r"sshpass[ \t]+-p[ \t]*" + _QUOTED + r"""|(?P<v3>[^\s"'`]{1,512}))""",
+         lower=["pass"], ci=True, check=_is_literal),
+    _pat("cli-password", r"""curl\b[^\n]*?[ \t](?:-u|--user)[ \t]+["']?[^\s:"']+:(?P<v>[^\s"'@]+)""",
+         lower=["curl"], ci=True, check=_is_literal),
+    _pat("netrc-password", r"machine[ \t]+\S+\s+login[ \t]+\S+\s+password[ \t]+(?P<v>\S+)",
+         lower=["machine"], ci=True, check=_is_literal),
+    _assignment("password-assignment", r"pass(?:word|wd|phrase)?|pwd", ["pass", "pwd"], _password_key),
+    _assignment("secret-assignment", r"secret", ["secret"], _random_value),
+    _assignment("secret-assignment", r"key", ["key"],
+                _random_value, before=r"(?:private|signing|encryption|master|secret)[_.-]?"),
+    _assignment("token-assignment", r"token(?<!publickeytoken)", ["token"], _random_value),
+    _assignment("api-key-assignment", r"key", ["key"], _random_value,
+                before=r"(?:api|app|access|subscription|auth|consumer)[_.-]?"),
+)
+
+_HEX_NAME, _BASE64_NAME = "high-entropy-hex", "high-entropy-base64"
+_PATTERNS = _VENDOR + _GENERIC
+_PRIO_NAMES = tuple(p.name for p in _PATTERNS) + (_HEX_NAME, _BASE64_NAME)
+"""Index = precedence (lower wins); a detector may be split over several regexes of one name."""
+_HEX_PRIO, _BASE64_PRIO = len(_PATTERNS), len(_PATTERNS) + 1
+PATTERN_NAMES: tuple[str, ...] = tuple(dict.fromkeys(_PRIO_NAMES))
+"""Every name ``scrub`` can report, vendor patterns first, in order of precedence."""
+
+
+def _by_hint(hints_of: Callable[[_Pattern], frozenset[str]]) -> dict[str, tuple[int, ...]]:
+    """Hint -> the patterns it wakes up: a text wakes few, so nothing loops over all of them."""
+    hints = sorted(frozenset().union(*(hints_of(p) for p in _PATTERNS)))
+    return {h: tuple(i for i, p in enumerate(_PATTERNS) if h in hints_of(p)) for h in hints}
+
+
+_TEXT_HINTS = _by_hint(lambda p: p.hints)
+_LOWER_HINTS = _by_hint(lambda p: p.lower_hints)
+_RUN_HINTS = _by_hint(lambda p: p.run_hints)
+
+# -- high-entropy runs -----------------------------------------------------------------------------
+
+_RUN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
+_SHAPE_BYTES = bytes(97 if chr(i) in _RUN_CHARS else 61 if i == 61 else 32 for i in range(256))
+_LONG = re.compile(b"a" * 19 + rb"a+={0,2}")
+"""Long token-like runs (20+ chars of ``[A-Za-z0-9+/_-]``, then ``=`` padding), found on a copy of the
+text with every run character mapped to ``a``: sre then scans for a literal, ~4x faster than a class."""
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_HAS_UUID = re.compile(_UUID, re.I)
+_TOKEN_BREAKS = (" ", "\t", '"', "'", "`", "(", "<", "[")
+_HASH_PREFIX = re.compile(r"(?:sha-?\d*|md5)[:-]\Z", re.I)
+_SRI = re.compile(r"sha(?:256|384|512)-")
+"""Subresource-integrity hashes (``sha384-<base64>``) are one run, prefix included."""
+_SECRET_CONTEXT = re.compile(r"key|secret|token|passw|pwd|credential|auth(?!or)|bearer|private|session|cookie")
+_HASH_CONTEXT = re.compile(
+    r"sha|hash|checksum|digest|commit|md5|fingerprint|thumbprint|etag|guid|uuid|revision|object"
+    r"|public|integrity|key ?id|key_id|build|version|nonce")
+_SSH_KEY_TYPE = re.compile(r"ssh-|ecdsa-")
+_ARMOR_EDGE = re.compile(r"-----(BEGIN|END) ([A-Z0-9 ]+)-----")
+_KIND = str.maketrans({**{chr(c): "a" for c in range(97, 123)}, **{chr(c): "A" for c in range(65, 91)},
+                       **{chr(c): "0" for c in range(48, 58)}, "+": None, "/": None, "-": None, "_": None})
+
+
+def _entropy(value: str) -> float:
+    """Shannon entropy in bits per character."""
+    n = len(value)
+    return -sum(k / n * math.log2(k / n) for k in (value.count(c) for c in set(value)))
+
+
+def _looks_random(core: str) -> bool:
+    """Random base64 has near-maximal entropy and switches character class on ~2/3 of positions;
+    paths, identifiers and UTF-16 base64 fall short on one or the other."""
+    n = len(core)
+    if not (any(c.isdigit() for c in core) and core.lower() != core and core.upper() != core):
+        return False
+    if _entropy(core) < min(4.8, 0.7 * math.log2(n) + 0.65):
+        return False
+    kinds = core.translate(_KIND)  # separators dropped: kebab-Case-Words-3 would switch a lot
+    return sum(a != b for a, b in zip(kinds, kinds[1:])) / max(1, len(kinds) - 1) >= 0.45
+
+
+def _public_armor(text: str) -> list[tuple[int, int]]:
+    """Spans of PEM/PGP blocks with no private key (certificates, public keys, CMS), in one linear
+    pass pairing each BEGIN with the next END of its label (unmatched BEGINs cost nothing extra)."""
+    spans: list[tuple[int, int]] = []
+    open_at: dict[str, int] = {}
+    for m in _ARMOR_EDGE.finditer(text):
+        kind, label = m.groups()
+        if kind == "BEGIN":
+            open_at.setdefault(label, m.start())
+        elif label in open_at and "PRIVATE" not in label:
+            spans.append((open_at.pop(label), m.end()))
+    return spans
+
+
+def _runs(text: str) -> list[tuple[int, int]]:
+    """Spans of long token-like runs. ``encode("ascii", "replace")`` maps each non-ASCII character
+    to one ``?``, so byte offsets are character offsets."""
+    shape = text.encode("ascii", "replace").translate(_SHAPE_BYTES)
+    return [m.span() for m in _LONG.finditer(shape)]
+
+
+def _entropy_spans(text: str, runs: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
+    """Spans of high-entropy hex (only in a secret-ish line context) and base64 runs."""
+    found: list[tuple[int, int, int]] = []
+    armored: list[tuple[int, int]] | None = None
+    for run_start, run_end in runs:
+        if run_end - run_start < 32 or run_end - run_start > 600:
+            continue
+        raw = text[run_start:run_end]
+        core = raw.strip("+/_-")
+        start = run_start + len(raw) - len(raw.lstrip("+/_-"))
+        bare = core.rstrip("=")
+        if len(bare) < 32 or len(bare) > 512:
+            continue
+        line_start = text.rfind("\n", max(0, start - 200), start) + 1
+        prefix = text[max(line_start, start - 200):start]
+        if _HEX.fullmatch(bare):
+            context = prefix.lower()
+            if (_has_digit_and_letter(bare) and _entropy(bare) >= 3.0
+                    and _SECRET_CONTEXT.search(context) and not _HASH_CONTEXT.search(context)):
+                found.append((start, start + len(bare), _HEX_PRIO))
+            continue
+        token = prefix[max(map(prefix.rfind, _TOKEN_BREAKS)) + 1:]
+        if ("://" in token or "base64," in token or "data:" in token or _HASH_PREFIX.search(token)
+                or _SRI.match(bare) or _HAS_UUID.search(bare) or not _looks_random(bare)):
+            continue
+        if bare.startswith("AAAA") and _SSH_KEY_TYPE.search(text, max(0, start - 48), start):
+            continue  # an SSH public key
+        if "-----BEGIN" in text:
+            if armored is None:
+                armored = _public_armor(text)
+            if any(a <= start < b for a, b in armored):
+                continue  # a certificate, public key or CMS message body
+        found.append((start, start + len(core), _BASE64_PRIO))
+    return found
+
+
+# -- scanning and replacing ------------------------------------------------------------------------
+
+_MARKER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+
+
+def _find(text: str) -> list[tuple[int, int, int]]:
+    """Every candidate secret span as ``(start, end, precedence)``; spans may overlap."""
+    lowered = text.lower()
+    aligned = len(lowered) == len(text)  # lower() kept every offset, so spans carry over
+    runs = _runs(text)
+    haystack = "\n".join(text[start:end] for start, end in runs)
+    awake: set[int] = set()
+    for hints, where in ((_TEXT_HINTS, text), (_LOWER_HINTS, lowered), (_RUN_HINTS, haystack)):
+        for hint, prios in hints.items():
+            if hint in where:
+                awake.update(prios)
+    found: list[tuple[int, int, int]] = []
+    for prio in awake:
+        pat = _PATTERNS[prio]
+        if pat.ci_regex is None:
+            matches = pat.regex.finditer(text)
+        else:
+            matches = pat.regex.finditer(lowered) if aligned else pat.ci_regex.finditer(text)
+        for m in matches:
+            group = next((g for g in pat.groups if m.start(g) >= 0), "")
+            start, end = m.span(group) if group else m.span()
+            if start < end and (pat.check is None or pat.check(m, text[start:end], group)):
+                found.append((start, end, prio))
+    found.extend(_entropy_spans(text, runs))
+    return found
+
+
+def _merge(spans: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """Union overlapping spans; the merged span keeps the best (lowest) precedence."""
+    merged: list[tuple[int, int, int]] = []
+    for start, end, prio in sorted(spans):
+        if merged and start < merged[-1][1]:
+            m_start, m_end, m_prio = merged[-1]
+            merged[-1] = (m_start, max(m_end, end), min(m_prio, prio))
+        else:
+            merged.append((start, end, prio))
+    return merged
+
+
+def _absorb_markers(spans: list[tuple[int, int, int]], markers: list[tuple[int, int]]
+                    ) -> list[tuple[int, int, int]]:
+    """Grow spans over markers they touch, and drop spans made only of markers (already redacted)."""
+    out: list[tuple[int, int, int]] = []
+    i = 0
+    for start, end, prio in spans:
+        while i < len(markers) and markers[i][1] <= start:
+            i += 1
+        if i < len(markers) and markers[i][0] < start:
+            start = markers[i][0]
+        j, covered = i, 0
+        while j < len(markers) and markers[j][0] < end:
+            end = max(end, markers[j][1])
+            covered += markers[j][1] - markers[j][0]
+            j += 1
+        if covered < end - start:
+            out.append((start, end, prio))
+    return _merge(out)
+
+
+def _scrub_once(text: str, counts: dict[str, int]) -> str:
+    spans = _find(text)
+    if not spans:
+        return text
+    spans = _merge(spans)
+    if "[REDACTED:" in text:
+        spans = _absorb_markers(spans, [m.span() for m in _MARKER.finditer(text)])
+        if not spans:
+            return text
+    parts: list[str] = []
+    pos = 0
+    for start, end, prio in spans:
+        name = _PRIO_NAMES[prio]
+        parts += (text[pos:start], "[REDACTED:", name, "]")
+        counts[name] = counts.get(name, 0) + 1
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+def scrub(text: str) -> Scrubbed:
+    """Replace every secret in ``text`` with ``[REDACTED:<pattern-name>]`` and count them by name.
+
+    Never raises: should scanning fail, the whole text becomes ``[REDACTED:scrub-failure]``."""
+    counts: dict[str, int] = {}
+    try:
+        for _ in range(_MAX_PASSES):
+            scrubbed = _scrub_once(text, counts)
+            if scrubbed is text:
+                break
+            text = scrubbed
+    except Exception:  # noqa: BLE001 - fail closed: never index text we could not scrub
+        return Scrubbed("[REDACTED:scrub-failure]", {"scrub-failure": 1})
+    return Scrubbed(text, counts)

@@ -1,0 +1,81 @@
+"""Opening the index database: the one module that imports ``apsw``.
+
+apsw rather than the standard ``sqlite3`` because many Pythons (this machine's, pyenv builds,
+some macOS builds) ship an SQLite that cannot load extensions or lacks a current FTS5; apsw
+bundles its own SQLite. WAL mode gives one writer and any number of readers who never block.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import apsw
+
+from .errors import IndexBusyError, IndexCorruptError, IndexNotFoundError
+
+BUSY_TIMEOUT_MS = 5_000
+
+Connection = apsw.Connection
+SQLError = apsw.SQLError
+BusyError = apsw.BusyError
+
+
+def open_connection(path: Path, *, create: bool) -> apsw.Connection:
+    """Open (and, with ``create``, make) the database at ``path`` with vaultseek's pragmas.
+
+    Raises :class:`IndexNotFoundError` when it is missing and ``create`` is false,
+    :class:`IndexCorruptError` when the file is not an SQLite database.
+    """
+    if not create and not path.exists():
+        raise IndexNotFoundError(
+            f"no index at {path}", hint="run `vaultseek index <folder>` first"
+        )
+    if create:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
+    try:
+        conn = apsw.Connection(str(path), flags=flags)
+        conn.setbusytimeout(BUSY_TIMEOUT_MS)
+        if create and not conn.execute("PRAGMA page_count").fetchall()[0][0]:
+            # Only settable before the first table: lets `reclaim_space` shrink the file
+            # after large deletions instead of keeping free pages forever.
+            conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA temp_store=MEMORY")
+        conn.execute("PRAGMA cache_size=-32000")
+        conn.execute("PRAGMA mmap_size=268435456")  # reads straight from the page cache
+    except apsw.BusyError as exc:
+        raise IndexBusyError(
+            f"the index {path} is locked by another process", hint="try again in a moment"
+        ) from exc
+    except (apsw.NotADBError, apsw.CorruptError) as exc:
+        raise IndexCorruptError(
+            f"{path} is not a usable vaultseek index ({exc.__class__.__name__})",
+            hint="delete it and run `vaultseek index` again, or pass another --db",
+        ) from exc
+    except apsw.CantOpenError as exc:
+        raise IndexNotFoundError(
+            f"cannot open the index at {path}", hint="check the path and its permissions"
+        ) from exc
+    return conn
+
+
+def translate(exc: Exception, path: Path) -> Exception:
+    """Map an apsw error met while using the database to a vaultseek error, if it is one."""
+    if isinstance(exc, apsw.BusyError):
+        return IndexBusyError(
+            f"the index {path} stayed locked for {BUSY_TIMEOUT_MS // 1000} s",
+            hint="another vaultseek is writing to it; try again when it is done",
+        )
+    if isinstance(exc, (apsw.NotADBError, apsw.CorruptError)):
+        return IndexCorruptError(
+            f"{path} is damaged ({exc})",
+            hint="delete it and run `vaultseek index` again to rebuild it",
+        )
+    return exc
+
+
+def is_database_error(exc: BaseException) -> bool:
+    return isinstance(exc, apsw.Error)

@@ -1,0 +1,206 @@
+"""The one object every surface uses: open an index, sync it, search it, read from it.
+
+    with open_index("~/vault", create=True) as index:
+        index.sync()
+        for hit in index.search("rotate oauth tokens").results:
+            print(hit.path, hit.section, hit.score)
+
+The CLI, and later the MCP server, hooks and web app, are thin adapters over this class. It
+loads the embedding model and the vector matrix lazily, so BM25-only work never pays for them,
+and reloads the matrix when another process has written to the index.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import db
+from .config import Config, VaultRegistry, load_config
+from .embeddings import StaticEmbedder, load_embedder
+from .errors import ModelError, QueryError, VaultNotFoundError, VaultseekError
+from .migrations import migrate
+from .records import IndexStatus, SearchMode, SearchResponse, SyncReport
+from .search import SearchParams, VectorsUnavailable, run_search
+from .store import ChunkRow, Store
+from .sync import ProgressCallback, StopCheck, Syncer
+from .vectors import VectorIndex
+
+
+class Index:
+    """A vault's index. Not thread-safe: use one per thread (they may share the file)."""
+
+    def __init__(self, config: Config, *, create: bool = False) -> None:
+        if config.vault is None or config.db is None:
+            raise ValueError("config.vault and config.db must be resolved (use load_config)")
+        self.config = config
+        self.vault: Path = config.vault
+        self.db_path: Path = config.db
+        self.conn = db.open_connection(self.db_path, create=create)
+        try:
+            self.schema_version = migrate(self.conn)
+        except db.SQLError as exc:  # e.g. a read-only file we were asked to create in
+            self.conn.close()
+            raise db.translate(exc, self.db_path) from exc
+        except BaseException:
+            self.conn.close()
+            raise
+        self.store = Store(self.conn)
+        self._embedder: StaticEmbedder | None = None
+        self._embedder_error: ModelError | None = None
+        self._vectors: VectorIndex | None = None
+        self._vectors_version: int | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # -- model --------------------------------------------------------------------------
+    def embedder(self) -> StaticEmbedder:
+        """The configured model, loaded on first use (raises :class:`ModelError`)."""
+        if self._embedder is None:
+            if self._embedder_error is not None:
+                raise self._embedder_error
+            try:
+                self._embedder = load_embedder(self.config.model)
+            except ModelError as exc:
+                self._embedder_error = exc
+                raise
+        return self._embedder
+
+    # -- indexing -----------------------------------------------------------------------
+    def sync(
+        self,
+        *,
+        progress: ProgressCallback | None = None,
+        should_stop: StopCheck | None = None,
+    ) -> SyncReport:
+        """Bring the index in line with the vault's files (incremental)."""
+        if not self.vault.is_dir():
+            raise VaultNotFoundError(f"vault folder {self.vault} does not exist")
+        try:
+            report = Syncer(
+                self.store, self.config, self.embedder, progress=progress, should_stop=should_stop
+            ).run()
+        except db.BusyError as exc:
+            raise db.translate(exc, self.db_path) from exc
+        self.store.set_meta(
+            {
+                "vault": str(self.vault),
+                "last_indexed": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            }
+        )
+        self._vectors = None
+        if not report.interrupted:
+            VaultRegistry().remember(self.vault, self.db_path)
+        return report
+
+    # -- searching ----------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        mode: SearchMode = "hybrid",
+        k: int | None = None,
+        max_tokens: int | None = None,
+    ) -> SearchResponse:
+        """Search the index. Same index state and query → the same response."""
+        if not isinstance(query, str):
+            raise QueryError("the query must be text")
+        params = SearchParams(
+            mode=mode,
+            k=k if k is not None else self.config.top_k,
+            candidates=self.config.candidates,
+            rrf_k=self.config.rrf_k,
+            bm25_weight=self.config.bm25_weight,
+            vector_weight=self.config.vector_weight,
+            max_tokens=max_tokens,
+        )
+        try:
+            return run_search(self.store, query, params, self._vector_side)
+        except db.BusyError as exc:
+            raise db.translate(exc, self.db_path) from exc
+
+    def search_many(self, queries: Iterable[str], **options: Any) -> list[SearchResponse]:
+        return [self.search(q, **options) for q in queries]
+
+    def _vector_side(self) -> tuple[VectorIndex, Callable[[str], np.ndarray]]:
+        """The vector index and the query embedder, if they can serve this index."""
+        try:
+            model = self.embedder()
+        except ModelError as exc:
+            raise VectorsUnavailable(exc.message) from exc
+        stored = self.store.get_meta("model_fingerprint")
+        if stored is not None and stored != model.fingerprint:
+            raise VectorsUnavailable(
+                f"the index was built with model {self.store.get_meta('model_name')}; "
+                "run `vaultseek index` to re-embed with the configured one"
+            )
+        index = self._vector_index()
+        if not len(index):
+            raise VectorsUnavailable("the index holds no vectors yet")
+        return index, model.embed_one
+
+    def _vector_index(self) -> VectorIndex:
+        """The in-memory matrix, reloaded when any connection has committed since."""
+        version = self.store.data_version()
+        if self._vectors is None or version != self._vectors_version:
+            ids, matrix = self.store.load_vectors()
+            self._vectors = VectorIndex(ids, matrix)
+            self._vectors_version = version
+        return self._vectors
+
+    # -- reading ------------------------------------------------------------------------
+    def get_note(self, path: str) -> list[ChunkRow]:
+        """All chunks of a note, in order (raises QueryError if it is not indexed)."""
+        rows = self.store.chunks_of_file(path)
+        if not rows:
+            raise QueryError(f"{path} is not in the index", hint="check the path with `status`")
+        return rows
+
+    def status(self) -> IndexStatus:
+        counts = self.store.counts()
+        size = sum(
+            os.path.getsize(p)
+            for p in (self.db_path, Path(f"{self.db_path}-wal"))
+            if os.path.exists(p)
+        )
+        return IndexStatus(
+            vault=str(self.vault),
+            db_path=str(self.db_path),
+            files=counts["files"],
+            chunks=counts["chunks"],
+            vectors=counts["vectors"],
+            db_bytes=size,
+            model=self.store.get_meta("model_name"),
+            model_fingerprint=self.store.get_meta("model_fingerprint"),
+            last_indexed=self.store.get_meta("last_indexed"),
+            skipped=tuple(self.store.skipped_files()),
+            schema_version=self.schema_version,
+        )
+
+
+def open_index(
+    vault: Path | str | None = None,
+    *,
+    db: Path | str | None = None,
+    create: bool = False,
+    config: Config | None = None,
+    **settings: Any,
+) -> Index:
+    """Open the index of ``vault`` (resolved as the CLI does), creating it if ``create``."""
+    if config is None:
+        config = load_config(vault=vault, db=db, **settings)
+    return Index(config, create=create)
+

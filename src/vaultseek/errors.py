@@ -1,0 +1,57 @@
+"""Every error vaultseek raises on purpose, under one base class.
+
+    VaultseekError                 base: the CLI prints ``error: <message>`` plus ``hint``
+    ├── ConfigError                a bad config file, flag or environment variable
+    ├── VaultNotFoundError         the vault folder does not exist or is not a folder
+    ├── IndexNotFoundError         no index database yet: run ``vaultseek index``
+    ├── IndexBusyError             another process holds the write lock too long
+    ├── IndexCorruptError          the database file is not a vaultseek index (or is damaged)
+    ├── ModelError                 the embedding model cannot be found or loaded
+    └── QueryError                 a query the engine cannot answer (e.g. an unknown mode)
+
+The library raises these and never prints; each adapter turns them into its own message shape.
+"""
+
+from __future__ import annotations
+
+
+class VaultseekError(Exception):
+    """Base of all vaultseek errors; ``hint`` says how the user can fix it."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigError(VaultseekError):
+    exit_code = 2
+
+
+class VaultNotFoundError(VaultseekError):
+    exit_code = 2
+
+
+class IndexNotFoundError(VaultseekError):
+    exit_code = 3
+
+
+class IndexBusyError(VaultseekError):
+    exit_code = 4
+
+
+class IndexCorruptError(VaultseekError):
+    exit_code = 5
+
+
+class ModelError(VaultseekError):
+    exit_code = 6
+
+
+class QueryError(VaultseekError):
+    exit_code = 2

@@ -1,0 +1,122 @@
+"""Turning what a user typed into an FTS5 query that cannot fail, and choosing snippets.
+
+FTS5's query language gives meaning to ``"``, ``*``, ``-``, ``:``, ``^``, ``(``, ``AND``,
+``OR``, ``NOT``, ``NEAR``. Users type ``C++``, ``"unbalanced``, ``-flag`` and ``§3 Absatz 2``
+and mean none of it. So we never pass their text through: each whitespace-separated piece is
+reduced to the word tokens FTS5's ``unicode61`` tokenizer would see, and emitted as a quoted
+phrase (``_rrf_fuse`` → ``"rrf fuse"``, matching the same adjacent tokens in the index). The
+only syntax kept is a trailing ``*`` for prefix search (``auth*``). The result contains
+nothing but quoted phrases, ``*`` and ``AND``/``OR``, so it always parses.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# unicode61 splits on everything that is not a letter, number or private-use character;
+# underscore is punctuation to it, so it is a separator here too.
+_WORD = re.compile(r"[^\W_]+")
+MAX_TERMS = 32
+"""Longer queries keep their first 32 distinct pieces: enough for any real question, and
+a bound on the work a 10 KB paste can cause."""
+
+
+STOPWORDS = frozenset(
+    """a an and are as at be but by can do does for from how i if in into is it its me my
+    no not of on or our so that the their then there these this to was we what when where
+    which who why will with you your der die das und ist nicht ein eine zu den mit von""".split()
+)
+"""Words dropped from a query that has other words: they match most chunks, so they add
+nothing to the ranking but make FTS5 read huge posting lists (a 60 ms query becomes 2 ms)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalQuery:
+    """The pieces of a query, ready to render as an FTS5 expression."""
+
+    phrases: tuple[str, ...]
+    """Each piece as a quoted FTS5 phrase, possibly with a trailing prefix ``*``; stopwords
+    are left out unless the query has nothing else."""
+    terms: tuple[str, ...]
+    """Lower-cased word tokens, for choosing snippets."""
+
+    @property
+    def empty(self) -> bool:
+        return not self.phrases
+
+    def match_all(self) -> str:
+        return " AND ".join(self.phrases)
+
+    def match_any(self) -> str:
+        return " OR ".join(self.phrases)
+
+
+def parse_query(text: str, *, max_terms: int = MAX_TERMS) -> LexicalQuery:
+    """Split user text into safe FTS5 phrases; never raises."""
+    phrases: list[str] = []
+    stop_phrases: list[str] = []
+    terms: list[str] = []
+    seen: set[str] = set()
+    for piece in text.split():
+        tokens = _WORD.findall(piece)
+        if not tokens:
+            continue
+        prefix = piece.endswith("*")
+        phrase = '"' + " ".join(tokens) + '"' + (" *" if prefix else "")
+        key = phrase.lower()
+        if key in seen:
+            continue
+        seen.add(key)
+        if not prefix and len(tokens) == 1 and key.strip('"') in STOPWORDS:
+            stop_phrases.append(phrase)
+            continue
+        phrases.append(phrase)
+        terms.extend(t.lower() for t in tokens)
+        if len(phrases) >= max_terms:
+            break
+    if not phrases:  # "to be or not to be": all stopwords, so they are the query
+        phrases = stop_phrases[:max_terms]
+        terms = [p.strip('"').lower() for p in phrases]
+    return LexicalQuery(tuple(phrases), tuple(dict.fromkeys(terms)))
+
+
+def query_terms(text: str) -> tuple[str, ...]:
+    """The lower-cased word tokens of ``text`` (what snippets highlight)."""
+    return parse_query(text).terms
+
+
+SNIPPET_CHARS = 240
+_HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s.*$", re.MULTILINE)
+_SPACE = re.compile(r"\s+")
+
+
+def make_snippet(text: str, terms: tuple[str, ...], *, width: int = SNIPPET_CHARS) -> str:
+    """The ``width``-character window of ``text`` holding the most query-term matches.
+
+    Terms match by prefix of a word (``rotat`` for ``rotate`` also hits ``rotating``), a cheap
+    stand-in for the stemmer. Headings are dropped when there is body text to show instead.
+    """
+    body = _HEADING_LINE.sub(" ", text)
+    flat = _SPACE.sub(" ", body if body.strip() else text).strip()
+    if len(flat) <= width:
+        return flat
+    stems = tuple({t[: max(3, len(t) - 2)] for t in terms if t})
+    hits = [m.start() for m in _WORD.finditer(flat) if stems and m.group().lower().startswith(stems)]
+    start = 0
+    if hits:
+        best, best_count, right = hits[0], 0, 0
+        for left, pos in enumerate(hits):
+            while right < len(hits) and hits[right] < pos + width - 40:
+                right += 1
+            if right - left > best_count:
+                best, best_count = pos, right - left
+        start = max(0, best - 40)
+        if start:
+            space = flat.find(" ", start)
+            start = space + 1 if 0 <= space < best else start
+    end = min(len(flat), start + width)
+    if end < len(flat):
+        space = flat.rfind(" ", start + width // 2, end)
+        end = space if space > 0 else end
+    return ("…" if start else "") + flat[start:end].strip() + ("…" if end < len(flat) else "")

@@ -1,0 +1,115 @@
+"""The index schema, built by numbered migrations recorded in ``PRAGMA user_version``.
+
+Append a new ``mNNN_*`` function to ``MIGRATIONS`` to change the schema; never edit one that
+has shipped. Each runs in its own transaction, so a crash leaves the database at a version.
+
+Three stores must agree at all times: ``chunks`` (the rows), ``chunks_fts`` (an FTS5 index
+with external content — FTS5 does not follow changes to its content table by itself, so the
+triggers below mirror every insert, update and delete) and ``vectors`` (removed with their
+chunk by ``ON DELETE CASCADE``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .db import Connection
+from .errors import IndexCorruptError
+
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+
+def m001_initial(conn: Connection) -> None:
+    conn.execute(
+        f"""
+        CREATE TABLE meta (
+            key   TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        CREATE TABLE files (
+            id           INTEGER PRIMARY KEY,
+            path         TEXT NOT NULL UNIQUE,   -- relative to the vault, '/' separated
+            size         INTEGER NOT NULL,
+            mtime_ns     INTEGER NOT NULL,
+            content_hash TEXT,                   -- sha256 of the bytes; NULL if never read
+            status       TEXT NOT NULL CHECK (status IN ('indexed', 'skipped')),
+            error        TEXT,                   -- why it was skipped
+            title        TEXT,
+            type         TEXT,
+            tags         TEXT NOT NULL DEFAULT '[]',     -- JSON list
+            aliases      TEXT NOT NULL DEFAULT '[]',     -- JSON list
+            indexed_at   TEXT NOT NULL
+        );
+        CREATE TABLE chunks (
+            id              INTEGER PRIMARY KEY,
+            file_id         INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            position        INTEGER NOT NULL,
+            section         TEXT NOT NULL,
+            heading_context TEXT NOT NULL,
+            text            TEXT NOT NULL,
+            embed_hash      BLOB NOT NULL        -- hash of what was embedded, to reuse vectors
+        );
+        CREATE INDEX chunks_by_file ON chunks(file_id, position);
+        CREATE INDEX chunks_by_embed_hash ON chunks(embed_hash);
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(
+            text, section, heading_context,
+            content='chunks', content_rowid='id',
+            tokenize='{FTS_TOKENIZER}'
+        );
+        CREATE TRIGGER chunks_after_insert AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_fts(rowid, text, section, heading_context)
+            VALUES (new.id, new.text, new.section, new.heading_context);
+        END;
+        CREATE TRIGGER chunks_after_delete AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, text, section, heading_context)
+            VALUES ('delete', old.id, old.text, old.section, old.heading_context);
+        END;
+        CREATE TRIGGER chunks_after_update AFTER UPDATE ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, text, section, heading_context)
+            VALUES ('delete', old.id, old.text, old.section, old.heading_context);
+            INSERT INTO chunks_fts(rowid, text, section, heading_context)
+            VALUES (new.id, new.text, new.section, new.heading_context);
+        END;
+        CREATE TABLE vectors (
+            chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+            vector   BLOB NOT NULL               -- int8 codes + float32 scale (store.py)
+        );
+        CREATE TABLE links (
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            target  TEXT NOT NULL,
+            heading TEXT,
+            alias   TEXT,
+            embed   INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX links_by_file ON links(file_id);
+        CREATE INDEX links_by_target ON links(target);
+        """
+    )
+
+
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (m001_initial,)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(conn: Connection) -> int:
+    """Bring the schema up to date; return the version it is at.
+
+    Refuses a database from a newer vaultseek rather than guessing at its schema.
+    """
+    version = int(conn.execute("PRAGMA user_version").fetchall()[0][0])
+    if version > SCHEMA_VERSION:
+        raise IndexCorruptError(
+            f"this index has schema version {version}; this vaultseek knows up to "
+            f"{SCHEMA_VERSION}",
+            hint="upgrade vaultseek, or index into another --db",
+        )
+    if version == 0 and conn.execute("SELECT count(*) FROM sqlite_schema").fetchall()[0][0]:
+        raise IndexCorruptError(
+            "this database already holds tables that are not a vaultseek index",
+            hint="pass another --db; vaultseek will not write into a foreign database",
+        )
+    for number in range(version, SCHEMA_VERSION):
+        with conn:
+            MIGRATIONS[number](conn)
+            conn.execute(f"PRAGMA user_version={number + 1}")
+    return SCHEMA_VERSION

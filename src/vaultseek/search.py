@@ -1,0 +1,150 @@
+"""The search pipeline: query → ranked lists (BM25, vector) → fusion → results.
+
+Both lists are computed on demand and fused by :func:`fusion.rrf`; the result keeps each
+chunk's rank in each list. When the vector side is unavailable (no model, a model that does
+not match the index, no vectors) hybrid search degrades to BM25 and says so in a notice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .errors import QueryError
+from .fusion import Fused, rrf, single_list
+from .lexical import LexicalQuery, make_snippet, parse_query
+from .records import SEARCH_MODES, SearchMode, SearchResponse, SearchResult
+from .store import Store
+from .vectors import VectorIndex
+
+CHARS_PER_TOKEN = 4
+
+
+class VectorsUnavailable(Exception):
+    """The vector side cannot answer; the message says why (shown as a notice)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchParams:
+    mode: SearchMode = "hybrid"
+    k: int = 10
+    candidates: int = 30
+    rrf_k: int = 60
+    bm25_weight: float = 1.0
+    vector_weight: float = 1.0
+    max_tokens: int | None = None
+
+
+def lexical_ids(store: Store, query: LexicalQuery, limit: int) -> list[int]:
+    """BM25 hits: all terms first (precise), topped up from any-term matches when that
+    finds fewer than ``limit`` (a long question rarely has every word in one chunk)."""
+    if query.empty:
+        return []
+    ids = store.bm25(query.match_all(), limit)
+    if len(ids) < limit and len(query.phrases) > 1:
+        seen = set(ids)
+        ids += [i for i in store.bm25(query.match_any(), limit) if i not in seen][: limit - len(ids)]
+    return ids
+
+
+VectorSide = Callable[[], tuple[VectorIndex, Callable[[str], np.ndarray]]]
+"""Returns the vector index and a query embedder, or raises :class:`VectorsUnavailable`.
+Called on the caller's thread, because it may read the database."""
+
+
+def run_search(
+    store: Store,
+    text: str,
+    params: SearchParams,
+    vector_side: VectorSide,
+) -> SearchResponse:
+    """Answer one query.
+
+    The two lists run one after the other. Running the vector scan on a worker thread was
+    measured and rejected: the matrix product already uses both cores through BLAS, so on
+    a 2-core machine the thread hop cost more than the overlap saved."""
+    if params.mode not in SEARCH_MODES:
+        raise QueryError(
+            f"unknown search mode {params.mode!r}", hint=f"use one of {', '.join(SEARCH_MODES)}"
+        )
+    if params.k < 1:
+        raise QueryError("k must be at least 1")
+    query = parse_query(text)
+    pool = max(params.candidates, params.k)
+    notices: list[str] = []
+    bm25: list[int] = []
+    vec: list[int] = []
+    if params.mode in ("hybrid", "vector") and text.strip():
+        try:
+            index, embed = vector_side()
+        except VectorsUnavailable as exc:
+            if params.mode == "vector":
+                raise QueryError(f"vector search is unavailable: {exc}") from exc
+            notices.append(f"vector search unavailable ({exc}); showing BM25 results only")
+        else:
+            vec = index.search(embed(text), pool)
+    if params.mode in ("hybrid", "bm25"):
+        bm25 = lexical_ids(store, query, pool)
+    if params.mode == "hybrid":
+        fused = rrf(
+            {"bm25": bm25, "vector": vec},
+            k=params.rrf_k,
+            weights={"bm25": params.bm25_weight, "vector": params.vector_weight},
+        )
+    elif params.mode == "bm25":
+        fused = single_list("bm25", bm25, k=params.rrf_k)
+    else:
+        fused = single_list("vector", vec, k=params.rrf_k)
+    results = _materialise(store, fused[: params.k], query)
+    if params.max_tokens is not None:
+        results = fit_budget(results, params.max_tokens)
+    return SearchResponse(text, params.mode, tuple(results), tuple(notices))
+
+
+def _materialise(store: Store, fused: list[Fused], query: LexicalQuery) -> list[SearchResult]:
+    rows = store.chunks_by_id([f.item for f in fused])
+    out = []
+    for f in fused:
+        row = rows.get(f.item)
+        if row is None:  # deleted between ranking and reading; skip rather than fail
+            continue
+        out.append(
+            SearchResult(
+                path=row.path,
+                section=row.section,
+                heading_context=row.heading_context,
+                snippet=make_snippet(row.text, query.terms),
+                score=f.score,
+                bm25_rank=f.ranks.get("bm25"),
+                vec_rank=f.ranks.get("vector"),
+                chunk_id=row.id,
+                text=row.text,
+            )
+        )
+    return out
+
+
+def result_tokens(result: SearchResult) -> int:
+    """Estimated tokens a result costs when shown: path, section and snippet."""
+    chars = len(result.path) + len(result.section) + len(result.snippet)
+    return -(-chars // CHARS_PER_TOKEN)
+
+
+def fit_budget(results: list[SearchResult], max_tokens: int) -> list[SearchResult]:
+    """Keep results, best first, while they fit in ``max_tokens`` (4 characters a token).
+    The best result is always kept, its snippet shortened if it alone is over budget."""
+    kept: list[SearchResult] = []
+    used = 0
+    for result in results:
+        cost = result_tokens(result)
+        if used + cost > max_tokens:
+            if not kept and max_tokens > 0:
+                room = max(0, max_tokens * CHARS_PER_TOKEN - len(result.path) - len(result.section))
+                kept.append(replace(result, snippet=result.snippet[: max(room - 1, 0)] + "…"))
+            break
+        kept.append(result)
+        used += cost
+    return kept
+

@@ -1,0 +1,311 @@
+"""All SQL vaultseek runs, behind methods named for what they mean.
+
+Nothing above this module writes SQL. Every write that changes a file's rows happens in one
+transaction (``with self.conn``), so a crash or ``kill -9`` leaves either the old rows or the
+new ones, never a mix, and the FTS and vector stores always agree with ``chunks``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+import numpy as np
+
+from .db import Connection
+from .records import ChunkDraft, Link, Note, SkippedFile
+
+_SCALE_BYTES = 4
+"""Vectors are stored as int8 with one float32 scale each (``max|v| / 127``): a quarter of
+float32's bytes. On unit vectors the rounding error in a cosine is below 0.005, far under
+the gaps that decide a top-30 (the 50k-chunk index shrinks by ~19 MB)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    """What the index knows of a file, to decide whether it changed."""
+
+    id: int
+    size: int
+    mtime_ns: int
+    content_hash: str | None
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    id: int
+    path: str
+    position: int
+    section: str
+    heading_context: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedChunk:
+    """A chunk ready to store: its draft, the hash of what was embedded, and the vector."""
+
+    draft: ChunkDraft
+    embed_hash: bytes
+    vector: np.ndarray
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class Store:
+    """The index's tables, over one apsw connection."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    # -- meta ---------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        rows = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchall()
+        return rows[0][0] if rows else None
+
+    def set_meta(self, values: dict[str, str]) -> None:
+        with self.conn:
+            self.conn.executemany(
+                "INSERT INTO meta(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                list(values.items()),
+            )
+
+    def data_version(self) -> int:
+        """Changes whenever another connection commits: the cue to reload cached vectors."""
+        return int(self.conn.execute("PRAGMA data_version").fetchall()[0][0])
+
+    # -- files --------------------------------------------------------------------------
+    def file_states(self) -> dict[str, FileState]:
+        return {
+            path: FileState(fid, size, mtime, digest, status)
+            for fid, path, size, mtime, digest, status in self.conn.execute(
+                "SELECT id, path, size, mtime_ns, content_hash, status FROM files"
+            )
+        }
+
+    def replace_file(
+        self,
+        path: str,
+        *,
+        size: int,
+        mtime_ns: int,
+        content_hash: str,
+        note: Note,
+        chunks: Sequence[PreparedChunk],
+    ) -> None:
+        """Store a file's new rows in place of its old ones, atomically."""
+        with self.conn:
+            self.conn.execute("DELETE FROM files WHERE path = ?", (path,))
+            self.conn.execute(
+                "INSERT INTO files(path, size, mtime_ns, content_hash, status, title, type, "
+                "tags, aliases, indexed_at) VALUES (?, ?, ?, ?, 'indexed', ?, ?, ?, ?, ?)",
+                (
+                    path,
+                    size,
+                    mtime_ns,
+                    content_hash,
+                    note.title,
+                    note.type,
+                    json.dumps(list(note.tags), ensure_ascii=False),
+                    json.dumps(list(note.aliases), ensure_ascii=False),
+                    _now(),
+                ),
+            )
+            file_id = self.conn.last_insert_rowid()
+            for chunk in chunks:
+                d = chunk.draft
+                self.conn.execute(
+                    "INSERT INTO chunks(file_id, position, section, heading_context, text, "
+                    "embed_hash) VALUES (?, ?, ?, ?, ?, ?)",
+                    (file_id, d.position, d.section, d.heading_context, d.text, chunk.embed_hash),
+                )
+                self.conn.execute(
+                    "INSERT INTO vectors(chunk_id, vector) VALUES (?, ?)",
+                    (self.conn.last_insert_rowid(), _vector_blob(chunk.vector)),
+                )
+            self._insert_links(file_id, note.links)
+
+    def _insert_links(self, file_id: int, links: Iterable[Link]) -> None:
+        self.conn.executemany(
+            "INSERT INTO links(file_id, target, heading, alias, embed) VALUES (?, ?, ?, ?, ?)",
+            [(file_id, ln.target, ln.heading, ln.alias, int(ln.embed)) for ln in links],
+        )
+
+    def touch_file(self, file_id: int, *, size: int, mtime_ns: int) -> None:
+        """Record new stat data for a file whose content did not change."""
+        with self.conn:
+            self.conn.execute(
+                "UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, file_id)
+            )
+
+    def record_skip(self, path: str, *, size: int, mtime_ns: int, reason: str) -> None:
+        """Remember a file that could not be indexed (dropping any rows it had before)."""
+        with self.conn:
+            self.conn.execute("DELETE FROM files WHERE path = ?", (path,))
+            self.conn.execute(
+                "INSERT INTO files(path, size, mtime_ns, status, error, indexed_at) "
+                "VALUES (?, ?, ?, 'skipped', ?, ?)",
+                (path, size, mtime_ns, reason, _now()),
+            )
+
+    def delete_file(self, path: str) -> None:
+        """Remove a file and, by cascade and trigger, its chunks, FTS rows, vectors, links."""
+        with self.conn:
+            self.conn.execute("DELETE FROM files WHERE path = ?", (path,))
+
+    def skipped_files(self) -> list[SkippedFile]:
+        return [
+            SkippedFile(path, error or "")
+            for path, error in self.conn.execute(
+                "SELECT path, error FROM files WHERE status = 'skipped' ORDER BY path"
+            )
+        ]
+
+    # -- vectors ------------------------------------------------------------------------
+    def vectors_by_hash(self, hashes: Iterable[bytes]) -> dict[bytes, np.ndarray]:
+        """Stored vectors for any chunk whose embedded text had one of ``hashes``."""
+        found: dict[bytes, np.ndarray] = {}
+        wanted = list(dict.fromkeys(hashes))
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            for digest, blob in self.conn.execute(
+                f"SELECT c.embed_hash, v.vector FROM chunks c JOIN vectors v ON v.chunk_id = c.id "
+                f"WHERE c.embed_hash IN ({marks})",
+                batch,
+            ):
+                found[digest] = decode_vectors([blob])[0]
+        return found
+
+    def load_vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """All (chunk ids, float32 matrix) in chunk-id order, for in-memory KNN."""
+        ids: list[int] = []
+        blobs: list[bytes] = []
+        for chunk_id, blob in self.conn.execute(
+            "SELECT chunk_id, vector FROM vectors ORDER BY chunk_id"
+        ):
+            ids.append(chunk_id)
+            blobs.append(blob)
+        if not blobs:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+        return np.asarray(ids, dtype=np.int64), decode_vectors(blobs)
+
+    def iter_chunks_for_embedding(self, batch: int = 2048) -> Iterator[list[tuple[int, str]]]:
+        """(chunk id, text to embed) in batches, for re-embedding under a new model."""
+        last = 0
+        while True:
+            rows = self.conn.execute(
+                "SELECT id, heading_context, text FROM chunks WHERE id > ? ORDER BY id LIMIT ?",
+                (last, batch),
+            ).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield [(cid, embedding_text(ctx, text)) for cid, ctx, text in rows]
+
+    def replace_vectors(self, items: Sequence[tuple[int, np.ndarray]]) -> None:
+        with self.conn:
+            self.conn.executemany(
+                "INSERT INTO vectors(chunk_id, vector) VALUES (?, ?) "
+                "ON CONFLICT(chunk_id) DO UPDATE SET vector = excluded.vector",
+                [(cid, _vector_blob(vec)) for cid, vec in items],
+            )
+
+    # -- search -------------------------------------------------------------------------
+    def bm25(self, fts_query: str, limit: int) -> list[int]:
+        """Chunk ids best first, by FTS5 BM25 with column weights text 1.0, section 0.5,
+        heading context 0.3; ties broken by id so the order is stable."""
+        return [
+            row[0]
+            for row in self.conn.execute(
+                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? "
+                "ORDER BY bm25(chunks_fts, 1.0, 0.5, 0.3), rowid LIMIT ?",
+                (fts_query, limit),
+            )
+        ]
+
+    def chunks_by_id(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
+        out: dict[int, ChunkRow] = {}
+        for start in range(0, len(ids), 500):
+            batch = list(ids[start : start + 500])
+            marks = ",".join("?" * len(batch))
+            for cid, path, pos, section, ctx, text in self.conn.execute(
+                "SELECT c.id, f.path, c.position, c.section, c.heading_context, c.text "
+                f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+                batch,
+            ):
+                out[cid] = ChunkRow(cid, path, pos, section, ctx, text)
+        return out
+
+    def chunks_of_file(self, path: str) -> list[ChunkRow]:
+        return [
+            ChunkRow(cid, path, pos, section, ctx, text)
+            for cid, pos, section, ctx, text in self.conn.execute(
+                "SELECT c.id, c.position, c.section, c.heading_context, c.text FROM chunks c "
+                "JOIN files f ON f.id = c.file_id WHERE f.path = ? ORDER BY c.position",
+                (path,),
+            )
+        ]
+
+    # -- status -------------------------------------------------------------------------
+    def counts(self) -> dict[str, int]:
+        one = lambda sql: int(self.conn.execute(sql).fetchall()[0][0])  # noqa: E731
+        return {
+            "files": one("SELECT count(*) FROM files WHERE status = 'indexed'"),
+            "chunks": one("SELECT count(*) FROM chunks"),
+            "vectors": one("SELECT count(*) FROM vectors"),
+            "fts_rows": one("SELECT count(*) FROM chunks_fts_docsize"),
+        }
+
+    def integrity_problems(self) -> list[str]:
+        """Ways the three stores disagree (empty when consistent); used by tests and status."""
+        problems = []
+        counts = self.counts()
+        if counts["chunks"] != counts["vectors"]:
+            problems.append(f"{counts['chunks']} chunks but {counts['vectors']} vectors")
+        if counts["chunks"] != counts["fts_rows"]:
+            problems.append(f"{counts['chunks']} chunks but {counts['fts_rows']} FTS rows")
+        try:
+            self.conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
+        except Exception as exc:  # apsw.CorruptError: the FTS index does not match its content
+            problems.append(f"FTS integrity check failed: {exc}")
+        return problems
+
+    def optimize(self) -> None:
+        """Merge FTS segments and refresh planner statistics after a large write."""
+        with self.conn:
+            self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+        self.conn.execute("PRAGMA incremental_vacuum")
+        self.conn.execute("PRAGMA optimize")
+
+
+def embedding_text(heading_context: str, text: str) -> str:
+    """What gets embedded for a chunk: its context line, then its text."""
+    return f"{heading_context}\n{text}"
+
+
+def _vector_blob(vector: np.ndarray) -> bytes:
+    """int8 codes followed by the float32 scale that restores them."""
+    values = np.asarray(vector, dtype=np.float32)
+    peak = float(np.abs(values).max()) if values.size else 0.0
+    scale = np.float32(peak / 127.0 if peak > 0 else 1.0)
+    codes = np.clip(np.rint(values / scale), -127, 127).astype(np.int8)
+    return codes.tobytes() + scale.tobytes()
+
+
+def decode_vectors(blobs: Sequence[bytes]) -> np.ndarray:
+    """Stored blobs (all of one dimension) → float32 rows, re-normalised to unit length."""
+    raw = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), -1)
+    dim = raw.shape[1] - _SCALE_BYTES
+    codes = raw[:, :dim].view(np.int8).astype(np.float32)
+    scales = np.ascontiguousarray(raw[:, dim:]).view(np.float32)
+    matrix = codes * scales
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    np.divide(matrix, norms, out=matrix, where=norms > 0)
+    return matrix

@@ -1,0 +1,140 @@
+"""Drawing for people at a terminal: the progress bar and human-readable results.
+
+Only the CLI imports this. Nothing here decides anything; it renders records.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from typing import TextIO
+
+from .records import IndexStatus, Progress, SearchResponse, SyncReport
+
+_PHASE_LABEL = {
+    "scan": "Scanning",
+    "index": "Indexing",
+    "embed": "Re-embedding",
+    "delete": "Removing",
+    "done": "Done",
+}
+
+
+def use_color(stream: TextIO) -> bool:
+    return stream.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+class ProgressBar:
+    """A one-line bar on stderr, redrawn at most 10 times a second; silent when stderr is not
+    a terminal (logs and pipes get the summary only)."""
+
+    def __init__(self, stream: TextIO = sys.stderr, *, enabled: bool | None = None) -> None:
+        self.stream = stream
+        self.enabled = stream.isatty() if enabled is None else enabled
+        self._last = 0.0
+        self._drawn = False
+
+    def __call__(self, event: Progress) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        final = event.phase == "done" or (event.total and event.done >= event.total)
+        if not final and now - self._last < 0.1:
+            return
+        self._last = now
+        if event.phase == "done":
+            self.clear()
+            return
+        width = shutil.get_terminal_size((80, 20)).columns
+        label = _PHASE_LABEL[event.phase]
+        if event.total:
+            fraction = min(1.0, event.done / event.total)
+            bar_len = max(10, min(30, width // 4))
+            filled = int(bar_len * fraction)
+            line = (
+                f"{label} {'█' * filled}{'░' * (bar_len - filled)} "
+                f"{event.done:,}/{event.total:,} {fraction:4.0%}"
+            )
+        else:
+            line = f"{label}…"
+        if event.path:
+            room = width - len(line) - 4
+            if room > 10:
+                path = event.path if len(event.path) <= room else "…" + event.path[-room + 1 :]
+                line += f"  {path}"
+        self.stream.write("\r" + line[: width - 1].ljust(width - 1))
+        self.stream.flush()
+        self._drawn = True
+
+    def clear(self) -> None:
+        if self._drawn:
+            width = shutil.get_terminal_size((80, 20)).columns
+            self.stream.write("\r" + " " * (width - 1) + "\r")
+            self.stream.flush()
+            self._drawn = False
+
+
+def format_sync_report(report: SyncReport, *, vault: str, db: str) -> str:
+    lines = [
+        f"Indexed {vault} in {report.seconds:.1f} s → {db}",
+        f"  {report.scanned:,} files: {report.added:,} added, {report.updated:,} updated, "
+        f"{report.unchanged + report.touched:,} unchanged, {report.deleted:,} removed, "
+        f"{len(report.skipped):,} skipped",
+        f"  {report.chunks_written:,} chunks written ({report.vectors_reused:,} vectors reused)",
+    ]
+    if report.redactions:
+        total = sum(report.redactions.values())
+        kinds = ", ".join(f"{name} ×{n}" for name, n in report.redactions.items())
+        lines.append(f"  {total:,} credentials redacted before storing: {kinds}")
+    for notice in report.notices:
+        lines.append(f"  note: {notice}")
+    if report.skipped:
+        lines.append("  skipped (see `vaultseek status` for all):")
+        for item in report.skipped[:5]:
+            lines.append(f"    {item.path}: {item.reason}")
+        if len(report.skipped) > 5:
+            lines.append(f"    … and {len(report.skipped) - 5:,} more")
+    if report.interrupted:
+        lines.append("  stopped early: run the same command again to continue")
+    return "\n".join(lines)
+
+
+def format_results(response: SearchResponse, *, color: bool) -> str:
+    bold, dim, reset = ("\033[1m", "\033[2m", "\033[0m") if color else ("", "", "")
+    lines: list[str] = [f"note: {n}" for n in response.notices]
+    if not response.results:
+        lines.append(f"No results for {response.query!r}.")
+        return "\n".join(lines)
+    for number, hit in enumerate(response.results, start=1):
+        ranks = []
+        if hit.bm25_rank is not None:
+            ranks.append(f"bm25 #{hit.bm25_rank}")
+        if hit.vec_rank is not None:
+            ranks.append(f"vector #{hit.vec_rank}")
+        where = f"{hit.path} › {hit.section}" if hit.section else hit.path
+        lines.append(f"{number:>2}. {bold}{where}{reset}  {dim}{hit.score:.4f} · {', '.join(ranks)}{reset}")
+        lines.append(f"    {dim}{hit.heading_context}{reset}")
+        lines.append(f"    {hit.snippet}")
+    return "\n".join(lines)
+
+
+def format_status(status: IndexStatus, *, show_all_skipped: bool = False) -> str:
+    size = status.db_bytes / 1_000_000
+    lines = [
+        f"vault:        {status.vault}",
+        f"index:        {status.db_path} ({size:.1f} MB, schema v{status.schema_version})",
+        f"files:        {status.files:,} indexed, {len(status.skipped):,} skipped",
+        f"chunks:       {status.chunks:,} ({status.vectors:,} with vectors)",
+        f"model:        {status.model or '—'} ({status.model_fingerprint or 'no vectors yet'})",
+        f"last indexed: {status.last_indexed or 'never'}",
+    ]
+    if status.skipped:
+        lines.append("skipped files:")
+        shown = status.skipped if show_all_skipped else status.skipped[:20]
+        for item in shown:
+            lines.append(f"  {item.path}: {item.reason}")
+        if len(shown) < len(status.skipped):
+            lines.append(f"  … and {len(status.skipped) - len(shown):,} more (--all to list them)")
+    return "\n".join(lines)

@@ -1,0 +1,125 @@
+"""Shared fixtures: real vault folders on disk, real SQLite files, the real bundled model.
+
+Every test gets its own XDG data/config folders, so nothing touches the user's real index
+registry or config.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("VAULTSEEK_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    for key in list(os.environ):
+        if key.startswith("VAULTSEEK_") and key != "VAULTSEEK_SHARED_DATA":
+            monkeypatch.delenv(key)
+    return home
+
+
+WriteNotes = Callable[[dict[str, str]], Path]
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    path = tmp_path / "vault"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def write(vault: Path) -> Callable[..., Path]:
+    """write("a/b.md", "text") creates a note (dedented) and returns its path."""
+
+    def _write(rel: str, text: str | bytes) -> Path:
+        target = vault / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            target.write_bytes(text)
+        else:
+            target.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+        return target
+
+    return _write
+
+
+SAMPLE_NOTES = {
+    "security/oauth.md": """
+        ---
+        title: OAuth token rotation
+        tags: [security, auth]
+        type: howto
+        ---
+        # OAuth token rotation
+
+        Why we rotate: refresh tokens leak through logs and browser storage.
+
+        ## Rotating refresh tokens
+
+        Issue a new refresh token on every use and revoke the old one. Keep a grace
+        window of 30 seconds for concurrent requests from the same client.
+
+        ## Detecting reuse
+
+        If a revoked refresh token is presented again, revoke the whole token family
+        and force the user to log in again.
+        """,
+    "code/fusion.md": """
+        # Fusion notes
+
+        ## The _rrf_fuse helper
+
+        `_rrf_fuse(lists, k=60)` merges ranked lists by reciprocal rank. It ignores raw
+        scores so BM25 and cosine similarity can be mixed safely.
+        """,
+    "cooking/bread.md": """
+        # Sourdough
+
+        ## Feeding the starter
+
+        Feed the starter with equal weights of flour and water twice a day, and keep it
+        somewhere warm so the yeast stays active before baking bread.
+        """,
+    "de/recht.md": """
+        # Mietrecht
+
+        ## §3 Absatz 2
+
+        Die Kündigungsfrist beträgt drei Monate. Änderungen müssen schriftlich erfolgen
+        und von beiden Parteien unterschrieben werden.
+        """,
+}
+
+
+@pytest.fixture
+def sample_vault(vault: Path, write: Callable[..., Path]) -> Path:
+    for rel, text in SAMPLE_NOTES.items():
+        write(rel, text)
+    return vault
+
+
+def run_cli(*args: str, stdin: str | None = None, cwd: Path | None = None, env: dict[str, str] | None = None):
+    """Run the real console entry point in a child process (what a user runs)."""
+    import subprocess
+
+    return subprocess.run(
+        [sys.executable, "-m", "vaultseek.cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+    )

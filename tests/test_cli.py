@@ -1,0 +1,95 @@
+"""The `vaultseek` command as a user runs it: a child process, real files, real exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import run_cli
+
+
+def test_index_then_search_from_anywhere(sample_vault: Path, tmp_path: Path) -> None:
+    done = run_cli("index", str(sample_vault))
+    assert done.returncode == 0, done.stderr
+    assert "4 added" in done.stdout
+    # From an unrelated folder, search finds the vault that was just indexed.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    found = run_cli("search", "how do I rotate oauth tokens", cwd=elsewhere)
+    assert found.returncode == 0, found.stderr
+    assert "security/oauth.md" in found.stdout.splitlines()[0]
+
+
+def test_search_json_shape(sample_vault: Path) -> None:
+    assert run_cli("index", str(sample_vault), "--quiet").returncode == 0
+    done = run_cli("search", "_rrf_fuse", "--mode", "bm25", "--json", "--vault", str(sample_vault))
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["query"] == "_rrf_fuse" and data["mode"] == "bm25"
+    first = data["results"][0]
+    assert set(first) == {"path", "section", "heading_context", "snippet", "score", "bm25_rank", "vec_rank"}
+    assert first["path"] == "code/fusion.md" and first["bm25_rank"] == 1 and first["vec_rank"] is None
+    again = run_cli("search", "_rrf_fuse", "--mode", "bm25", "--json", "--vault", str(sample_vault))
+    assert again.stdout == done.stdout  # byte-identical
+
+
+def test_batch(sample_vault: Path, tmp_path: Path) -> None:
+    assert run_cli("index", str(sample_vault), "--quiet").returncode == 0
+    batch = tmp_path / "queries.jsonl"
+    batch.write_text(
+        '{"id": "q1", "query": "sourdough starter"}\n'
+        "not json\n"
+        '{"id": 7, "query": "refresh token reuse"}\n'
+    )
+    done = run_cli("search", "--batch", str(batch), "--vault", str(sample_vault))
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [line["id"] for line in lines] == ["q1", None, 7]
+    assert lines[0]["results"][0]["path"] == "cooking/bread.md"
+    assert "error" in lines[1]
+    assert lines[2]["results"][0]["path"] == "security/oauth.md"
+    assert done.returncode == 1 and "1 batch line" in done.stderr
+
+
+def test_status_lists_skipped_files(sample_vault: Path) -> None:
+    (sample_vault / "bad.md").write_bytes(b"caf\xe9 \xfa not utf8")
+    assert run_cli("index", str(sample_vault), "--quiet").returncode == 0
+    human = run_cli("status", "--vault", str(sample_vault))
+    assert "4 indexed, 1 skipped" in human.stdout
+    assert "bad.md:" in human.stdout
+    data = json.loads(run_cli("status", "--json", "--vault", str(sample_vault)).stdout)
+    assert data["files"] == 4 and data["chunks"] == data["vectors"]
+    assert data["skipped"][0]["path"] == "bad.md"
+
+
+def test_user_mistakes_are_one_clear_line(tmp_path: Path, sample_vault: Path) -> None:
+    missing = run_cli("index", str(tmp_path / "nope"))
+    assert missing.returncode == 2 and missing.stderr.startswith("error: vault folder")
+    assert "Traceback" not in missing.stderr
+
+    no_index = run_cli("search", "x", "--vault", str(sample_vault))
+    assert no_index.returncode == 3
+    assert "hint: run `vaultseek index" in no_index.stderr
+
+    not_db = tmp_path / "notes.db"
+    not_db.write_text("this is not a database, just text " * 100)
+    corrupt = run_cli("search", "x", "--vault", str(sample_vault), "--db", str(not_db))
+    assert corrupt.returncode == 5 and "Traceback" not in corrupt.stderr
+
+    bad_config = sample_vault / ".vaultseek.toml"
+    bad_config.write_text("top_k = [oops")
+    config = run_cli("index", str(sample_vault))
+    assert config.returncode == 2 and "not valid TOML" in config.stderr
+    bad_config.write_text("colour = 'blue'\n")
+    unknown = run_cli("index", str(sample_vault))
+    assert unknown.returncode == 2 and "unknown key" in unknown.stderr
+
+    usage = run_cli("search", "--vault", str(sample_vault))
+    assert usage.returncode != 0 and "Traceback" not in usage.stderr
+
+
+def test_env_var_and_db_flag(sample_vault: Path, tmp_path: Path) -> None:
+    db = tmp_path / "custom.db"
+    assert run_cli("index", "--db", str(db), "--quiet", env={"VAULTSEEK_VAULT": str(sample_vault)}).returncode == 0
+    assert db.exists()
+    found = run_cli("search", "sourdough", "--db", str(db), "--json", env={"VAULTSEEK_VAULT": str(sample_vault)})
+    assert json.loads(found.stdout)["results"][0]["path"] == "cooking/bread.md"

@@ -1,0 +1,95 @@
+"""A real indexing process killed with SIGKILL mid-run, then run again."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import apsw
+
+from vaultseek import open_index
+
+
+def make_vault(root: Path, files: int) -> None:
+    for i in range(files):
+        folder = root / f"area{i % 7}"
+        folder.mkdir(parents=True, exist_ok=True)
+        sections = "\n\n".join(
+            f"## Topic {j} of note {i}\n\nNote {i} discusses item {j}: "
+            + " ".join(f"word{(i * 31 + j * 7 + k) % 997}" for k in range(60))
+            for j in range(4)
+        )
+        (folder / f"note-{i:05d}.md").write_text(f"# Note {i}\n\n{sections}\n", encoding="utf-8")
+
+
+def indexed_files(db: Path) -> int:
+    try:
+        conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+        conn.setbusytimeout(2000)
+        return int(conn.execute("SELECT count(*) FROM files").fetchall()[0][0])
+    except apsw.Error:
+        return 0
+
+
+def test_kill_9_mid_index_then_rerun_is_consistent(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    db = tmp_path / "index.db"
+    make_vault(vault, 3000)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vaultseek.cli", "index", str(vault), "--db", str(db), "--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 120
+    while indexed_files(db) < 200:
+        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+        assert time.monotonic() < deadline, "indexing never got going"
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    partial = indexed_files(db)
+    assert 200 <= partial < 3000, f"kill landed too late to test anything ({partial} files)"
+
+    with open_index(vault, db=db, create=True) as index:
+        assert index.store.integrity_problems() == []  # even the half-done index agrees with itself
+        report = index.sync()
+        assert report.added == 3000 - partial  # continued, did not start over
+        status = index.status()
+        assert status.files == 3000
+        assert status.chunks == status.vectors == 3000 * 4
+        assert index.store.integrity_problems() == []
+        # No duplicates: each (file, position) appears once.
+        dupes = index.conn.execute(
+            "SELECT count(*) FROM (SELECT file_id, position FROM chunks GROUP BY 1, 2 HAVING count(*) > 1)"
+        ).fetchall()[0][0]
+        assert dupes == 0
+        assert index.search("note 2999 discusses item 3", mode="bm25").results[0].path == "area3/note-02999.md"
+
+
+def test_ctrl_c_finishes_the_current_file_and_stops(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    db = tmp_path / "index.db"
+    make_vault(vault, 3000)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vaultseek.cli", "index", str(vault), "--db", str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while indexed_files(db) < 200:
+        assert proc.poll() is None
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "stopped early" in out
+    assert "Traceback" not in err
+    with open_index(vault, db=db) as index:
+        assert index.store.integrity_problems() == []
+        assert index.status().files < 3000

@@ -1,0 +1,214 @@
+"""The engine end to end on real files, a real SQLite database and the real bundled model."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from vaultseek import IndexNotFoundError, QueryError, open_index
+from vaultseek.engine import Index
+
+
+def indexed(vault: Path) -> Index:
+    index = open_index(vault, create=True)
+    index.sync()
+    return index
+
+
+def assert_consistent(index: Index) -> None:
+    assert index.store.integrity_problems() == []
+
+
+def test_index_and_search_hybrid(sample_vault: Path) -> None:
+    with indexed(sample_vault) as index:
+        status = index.status()
+        assert status.files == 4
+        assert status.chunks == status.vectors > 0
+        assert status.model == "vaultseek/minilm-l6-v2-m2v256"
+        hits = index.search("how do I rotate oauth tokens").results
+        assert hits[0].path == "security/oauth.md"
+        assert hits[0].bm25_rank is not None and hits[0].vec_rank is not None
+        assert "OAuth token rotation" in hits[0].heading_context
+        assert_consistent(index)
+
+
+def test_exact_identifier_found_by_bm25(sample_vault: Path) -> None:
+    with indexed(sample_vault) as index:
+        hits = index.search("_rrf_fuse", mode="bm25").results
+        assert [h.path for h in hits] == ["code/fusion.md"]
+        assert hits[0].section == "The _rrf_fuse helper"
+        assert hits[0].vec_rank is None
+
+
+def test_vector_mode_finds_concepts_without_shared_words(sample_vault: Path) -> None:
+    with indexed(sample_vault) as index:
+        hits = index.search("baking with yeast and flour", mode="vector").results
+        assert hits[0].path == "cooking/bread.md"
+        assert hits[0].bm25_rank is None
+
+
+def test_same_query_gives_identical_output(sample_vault: Path) -> None:
+    with indexed(sample_vault) as index:
+        first = json.dumps(index.search("token").to_dict())
+    with open_index(sample_vault) as index:
+        assert json.dumps(index.search("token").to_dict()) == first
+
+
+def test_k_and_token_budget(sample_vault: Path) -> None:
+    with indexed(sample_vault) as index:
+        assert len(index.search("the", k=2).results) <= 2
+        budgeted = index.search("refresh token", max_tokens=40).results
+        assert 1 <= len(budgeted)
+        cost = sum(len(r.path) + len(r.section) + len(r.snippet) for r in budgeted)
+        assert cost <= 40 * 4 or len(budgeted) == 1
+
+
+def test_incremental_run_does_nothing_when_nothing_changed(sample_vault: Path) -> None:
+    with indexed(sample_vault) as index:
+        report = index.sync()
+        assert (report.added, report.updated, report.deleted, report.chunks_written) == (0, 0, 0, 0)
+        assert report.unchanged == 4
+
+
+def test_touched_but_unchanged_file_is_not_rechunked(sample_vault: Path) -> None:
+    with indexed(sample_vault) as index:
+        note = sample_vault / "cooking/bread.md"
+        later = time.time_ns() + 5_000_000_000
+        os.utime(note, ns=(later, later))
+        report = index.sync()
+        assert report.touched == 1 and report.updated == 0 and report.chunks_written == 0
+        assert index.sync().unchanged == 4
+
+
+def test_edit_replaces_chunks_and_reuses_unchanged_vectors(sample_vault: Path, write: Callable[..., Path]) -> None:
+    with indexed(sample_vault) as index:
+        before = index.status().chunks
+        text = (sample_vault / "security/oauth.md").read_text()
+        write("security/oauth.md", text + "\n## Key storage\n\nStore signing keys in the hardware security module, never on disk.\n")
+        report = index.sync()
+        assert report.updated == 1
+        assert report.vectors_reused >= 2  # the untouched sections kept their vectors
+        assert index.status().chunks == before + 1
+        assert index.search("hardware security module", mode="bm25").results[0].section == "Key storage"
+        assert_consistent(index)
+
+
+def test_deleted_file_leaves_no_rows(sample_vault: Path) -> None:
+    with indexed(sample_vault) as index:
+        (sample_vault / "code/fusion.md").unlink()
+        assert index.sync().deleted == 1
+        assert index.search("_rrf_fuse", mode="bm25").results == ()
+        assert index.conn.execute("SELECT count(*) FROM files WHERE path LIKE 'code/%'").fetchall()[0][0] == 0
+        assert_consistent(index)
+
+
+def test_renamed_file_moves_without_reembedding(sample_vault: Path) -> None:
+    with indexed(sample_vault) as index:
+        (sample_vault / "archive").mkdir()
+        (sample_vault / "cooking/bread.md").rename(sample_vault / "archive/bread.md")
+        report = index.sync()
+        assert (report.added, report.deleted) == (1, 1)
+        hits = index.search("sourdough starter", mode="bm25").results
+        assert [h.path for h in hits] == ["archive/bread.md"]
+        assert_consistent(index)
+
+
+def test_bad_files_are_recorded_and_do_not_stop_the_run(sample_vault: Path, write: Callable[..., Path]) -> None:
+    write("binary.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00binary")
+    write("latin1.md", "Caf\xe9 au lait".encode("latin-1"))
+    write("utf16.md", "# UTF-16 note\n\nThis note was saved as UTF-16 with a byte order mark.".encode("utf-16"))
+    (sample_vault / "loop.md").symlink_to(sample_vault / "loop.md")
+    locked = write("locked.md", "# Locked\n\nNobody may read this file at all.")
+    locked.chmod(0)
+    big = write("huge.md", "x")
+    with open(big, "wb") as handle:  # sparse: 11 MB without writing them
+        handle.truncate(11 * 1024 * 1024)
+    try:
+        with indexed(sample_vault) as index:
+            reasons = {s.path: s.reason for s in index.status().skipped}
+            assert "binary" in reasons["binary.md"]
+            assert "UTF-8" in reasons["latin1.md"]
+            assert reasons["loop.md"] == "symlink loop"
+            assert "too large" in reasons["huge.md"]
+            if os.geteuid() != 0:  # root reads anything
+                assert reasons["locked.md"] == "permission denied"
+            assert index.status().files >= 5  # the four notes and the UTF-16 one
+            assert index.search("byte order mark", mode="bm25").results[0].path == "utf16.md"
+            # A fixed file is picked up on the next run.
+            (sample_vault / "latin1.md").write_text("Café au lait, now in UTF-8 and long enough.")
+            index.sync()
+            assert "latin1.md" not in {s.path for s in index.status().skipped}
+    finally:
+        locked.chmod(0o644)
+
+
+def test_default_excludes_and_config_globs(vault: Path, write: Callable[..., Path]) -> None:
+    body = "# Title\n\nEnough words in this note to make a chunk of text."
+    for rel in (".obsidian/workspace.md", ".git/x.md", ".trash/old.md", "node_modules/p/readme.md",
+                "drafts/private.md", "notes/keep.md", "notes/data.txt"):
+        write(rel, body)
+    write(".vaultseek.toml", 'exclude = [".obsidian", ".git", ".trash", "node_modules", "drafts/*"]\n')
+    with indexed(vault) as index:
+        paths = {r[0] for r in index.conn.execute("SELECT path FROM files")}
+        assert paths == {"notes/keep.md"}
+
+
+def test_model_change_reembeds_everything(sample_vault: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from vaultseek.embeddings import BUNDLED_MODEL_DIR
+
+    with indexed(sample_vault) as index:
+        chunks = index.status().chunks
+    # A "different model": the same files with a changed config fingerprint.
+    other = tmp_path / "other-model"
+    shutil.copytree(BUNDLED_MODEL_DIR, other)
+    config = json.loads((other / "config.json").read_text())
+    config["note"] = "a different model"
+    (other / "config.json").write_text(json.dumps(config))
+    with open_index(sample_vault, model=str(other)) as index:
+        # Before re-indexing, the vector side refuses to mix models and says so.
+        response = index.search("rotate tokens")
+        assert response.notices and "re-embed" in response.notices[0]
+        assert all(r.vec_rank is None for r in response.results)
+        report = index.sync()
+        assert report.reembedded == chunks
+        assert any("model changed" in n for n in report.notices)
+        assert index.status().model == str(other.resolve())
+        assert index.search("rotate tokens").results[0].vec_rank is not None
+
+
+def test_search_without_index_is_a_clear_error(vault: Path) -> None:
+    with pytest.raises(IndexNotFoundError):
+        open_index(vault)
+
+
+def test_bad_mode_is_a_query_error(sample_vault: Path) -> None:
+    with indexed(sample_vault) as index, pytest.raises(QueryError):
+        index.search("x", mode="fuzzy")  # type: ignore[arg-type]
+
+
+def test_hostile_queries_through_the_engine(sample_vault: Path) -> None:
+    with indexed(sample_vault) as index:
+        for query in ["C++", '"unbalanced', "AND", "-flag", "§3 Absatz 2", "foo*", "🙂", "x" * 10_000, ""]:
+            index.search(query)
+        assert index.search("§3 Absatz 2", mode="bm25").results[0].path == "de/recht.md"
+
+
+def test_unicode_folding(sample_vault: Path) -> None:
+    with indexed(sample_vault) as index:
+        assert index.search("kundigungsfrist", mode="bm25").results[0].path == "de/recht.md"
+
+
+def test_a_second_connection_sees_new_writes(sample_vault: Path, write: Callable[..., Path]) -> None:
+    with indexed(sample_vault) as writer, open_index(sample_vault) as reader:
+        reader.search("anything at all")  # loads the vector matrix
+        write("new.md", "# Zebra facts\n\nZebras have black and white stripes that confuse flies.")
+        writer.sync()
+        hits = reader.search("zebra stripes", mode="vector").results
+        assert hits[0].path == "new.md"

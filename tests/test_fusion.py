@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from vaultseek.fusion import rrf, single_list
+
+
+def test_rrf_matches_a_hand_computed_example() -> None:
+    # k = 60. Document 7 is 1st in bm25 and 3rd in vector: 1/61 + 1/63.
+    # Document 3 is 2nd in bm25 and 1st in vector: 1/62 + 1/61.
+    # Document 9 is only 2nd in vector: 1/62.   Document 5 only 3rd in bm25: 1/63.
+    fused = rrf({"bm25": [7, 3, 5], "vector": [3, 9, 7]}, k=60)
+    assert [f.item for f in fused] == [3, 7, 9, 5]
+    assert fused[0].score == pytest.approx(1 / 62 + 1 / 61)
+    assert fused[1].score == pytest.approx(1 / 61 + 1 / 63)
+    assert fused[2].score == pytest.approx(1 / 62)
+    assert fused[3].score == pytest.approx(1 / 63)
+    assert dict(fused[0].ranks) == {"bm25": 2, "vector": 1}
+    assert dict(fused[2].ranks) == {"vector": 2}
+
+
+def test_weights_scale_each_list() -> None:
+    fused = rrf({"bm25": [1], "vector": [2]}, k=60, weights={"bm25": 2.0, "vector": 1.0})
+    assert [f.item for f in fused] == [1, 2]
+    assert fused[0].score == pytest.approx(2 / 61)
+
+
+def test_ties_break_by_best_rank_then_id() -> None:
+    # 4 and 8 each appear once at rank 1: equal scores, so the smaller id wins.
+    fused = rrf({"a": [8], "b": [4]}, k=60)
+    assert [f.item for f in fused] == [4, 8]
+
+
+def test_duplicate_in_one_list_counts_once() -> None:
+    fused = rrf({"a": [1, 1, 2]}, k=0)
+    assert fused[0].score == pytest.approx(1.0)
+    assert fused[1].score == pytest.approx(1 / 3)
+
+
+def test_single_list_keeps_its_order() -> None:
+    assert [f.item for f in single_list("bm25", [5, 2, 9])] == [5, 2, 9]
+
+
+@given(
+    st.lists(st.integers(0, 50), max_size=30, unique=True),
+    st.lists(st.integers(0, 50), max_size=30, unique=True),
+)
+def test_fusion_properties(a: list[int], b: list[int]) -> None:
+    fused = rrf({"bm25": a, "vector": b})
+    assert {f.item for f in fused} == set(a) | set(b)
+    scores = [f.score for f in fused]
+    assert scores == sorted(scores, reverse=True)
+    for f in fused:
+        if "bm25" in f.ranks:
+            assert a[f.ranks["bm25"] - 1] == f.item
+        if "vector" in f.ranks:
+            assert b[f.ranks["vector"] - 1] == f.item
+    # An item first in both lists can never be beaten.
+    if a and b and a[0] == b[0]:
+        assert fused[0].item == a[0]
+    assert rrf({"bm25": a, "vector": b}) == fused  # deterministic
