@@ -212,3 +212,32 @@ def test_a_second_connection_sees_new_writes(sample_vault: Path, write: Callable
         writer.sync()
         hits = reader.search("zebra stripes", mode="vector").results
         assert hits[0].path == "new.md"
+
+
+def test_long_prompt_still_gets_a_lexical_list(sample_vault: Path) -> None:
+    prompt = (
+        "I am working on the login service again today and I would like to know what we decided "
+        "about how refresh tokens should be handled when a client presents one that was already "
+        "revoked, because the mobile team keeps asking me about it and I cannot remember the "
+        "details of the grace window or whether we force a new login for the user"
+    )
+    assert len(prompt.split()) >= 60
+    with indexed(sample_vault) as index:
+        hits = index.search(prompt, mode="bm25").results
+        assert hits and hits[0].path == "security/oauth.md"
+
+
+def test_any_term_fallback_leaves_out_the_commonest_words(
+    vault: Path, write: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vaultseek import search
+
+    monkeypatch.setattr(search, "ANY_TERM_POSTINGS", 10)  # a big vault's budget, in miniature
+    for i in range(40):
+        write(f"n{i}.md", f"# Note {i}\n\nThis note mentions the common word everywhere, number {i}.")
+    write("rare.md", "# Rare\n\nOnly this note talks about the zeppelin hangar and its common word.")
+    with indexed(vault) as index:
+        kept = search.affordable_phrases(index.store, ('"common"', '"zeppelin"', '"hangar"', '"word" *', '"absent"'))
+        assert kept == ('"zeppelin"', '"hangar"', '"word" *')
+        hits = index.search("common zeppelin unmatched", mode="bm25").results
+        assert hits[0].path == "rare.md"

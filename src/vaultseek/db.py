@@ -18,6 +18,7 @@ BUSY_TIMEOUT_MS = 5_000
 Connection = apsw.Connection
 SQLError = apsw.SQLError
 BusyError = apsw.BusyError
+FTS5_TOKENIZE_QUERY = apsw.FTS5_TOKENIZE_QUERY
 
 
 def open_connection(path: Path, *, create: bool) -> apsw.Connection:

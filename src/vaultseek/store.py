@@ -8,13 +8,14 @@ new ones, never a mix, and the FTS and vector stores always agree with ``chunks`
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import numpy as np
 
-from .db import Connection
+from .db import FTS5_TOKENIZE_QUERY, Connection
+from .migrations import FTS_TOKENIZER
 from .records import ChunkDraft, Link, Note, SkippedFile
 
 _SCALE_BYTES = 4
@@ -62,6 +63,7 @@ class Store:
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
+        self._tokenize: Callable[..., list[tuple[int, int, str]]] | None = None
 
     # -- meta ---------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
@@ -229,6 +231,34 @@ class Store:
                 (fts_query, limit),
             )
         ]
+
+    def document_frequencies(self, texts: Sequence[str]) -> list[int]:
+        """For each text, how many chunks contain its rarest index term (0 if it has none).
+
+        Texts go through the index's own tokenizer (stemming included), so the terms are
+        exactly those FTS5 stores; counts come from an ``fts5vocab`` view of the index."""
+        if self._tokenize is None:
+            name, *args = FTS_TOKENIZER.split()
+            self._tokenize = self.conn.fts5_tokenizer(name, args)
+            self.conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab "
+                "USING fts5vocab(main, chunks_fts, 'row')"
+            )
+        out = []
+        for text in texts:
+            terms = {t[2] for t in self._tokenize(text.encode("utf-8"), FTS5_TOKENIZE_QUERY, None)}
+            counts = [
+                int(row[0]) if row else 0
+                for term in terms
+                for row in [self.conn.execute(
+                    "SELECT doc FROM temp.chunks_vocab WHERE term = ?", (term,)
+                ).fetchone()]
+            ]
+            out.append(min(counts, default=0))
+        return out
+
+    def chunk_count(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM chunks").fetchall()[0][0])
 
     def chunks_by_id(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
         out: dict[int, ChunkRow] = {}
