@@ -93,3 +93,60 @@ def test_env_var_and_db_flag(sample_vault: Path, tmp_path: Path) -> None:
     assert db.exists()
     found = run_cli("search", "sourdough", "--db", str(db), "--json", env={"VAULTSEEK_VAULT": str(sample_vault)})
     assert json.loads(found.stdout)["results"][0]["path"] == "cooking/bread.md"
+
+
+def test_more_user_mistakes(sample_vault: Path, tmp_path: Path) -> None:
+    assert run_cli("index", str(sample_vault), "--quiet").returncode == 0
+    both = run_cli("search", "x", "--batch", "-", "--vault", str(sample_vault), stdin="")
+    assert both.returncode == 2 and "give either" in both.stderr
+
+    read_only = tmp_path / "ro"
+    read_only.mkdir()
+    read_only.chmod(0o500)
+    try:
+        import os
+
+        if os.geteuid() != 0:
+            denied = run_cli("index", str(sample_vault), "--db", str(read_only / "sub" / "x.db"))
+            assert denied.returncode == 7 and "Traceback" not in denied.stderr
+    finally:
+        read_only.chmod(0o700)
+
+    bad_batch = tmp_path / "b.jsonl"
+    bad_batch.write_bytes(b"\xff\xfe\x00garbage")
+    assert run_cli("search", "--batch", str(bad_batch), "--vault", str(sample_vault)).returncode == 2
+
+
+def test_batch_keeps_ids_of_bad_lines(sample_vault: Path) -> None:
+    assert run_cli("index", str(sample_vault), "--quiet").returncode == 0
+    done = run_cli("search", "--batch", "-", "--vault", str(sample_vault), stdin='{"id": 2}\n{"id": 3, "query": "bread"}\n')
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert lines[0]["id"] == 2 and "error" in lines[0]
+    assert lines[1]["id"] == 3 and lines[1]["results"]
+
+
+def test_relative_db_is_anchored_where_it_was_given(sample_vault: Path, tmp_path: Path) -> None:
+    first, second = tmp_path / "c1", tmp_path / "c2"
+    first.mkdir()
+    second.mkdir()
+    assert run_cli("index", str(sample_vault), "--db", "rel.db", "--quiet", cwd=first).returncode == 0
+    assert (first / "rel.db").exists()
+    found = run_cli("search", "sourdough", "--vault", str(sample_vault), "--json", cwd=second)
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["results"]
+
+
+def test_index_without_a_folder_indexes_the_current_one(sample_vault: Path, tmp_path: Path) -> None:
+    assert run_cli("index", str(sample_vault), "--quiet").returncode == 0
+    fresh = tmp_path / "newvault"
+    fresh.mkdir()
+    (fresh / "a.md").write_text("# A note\n\nSomething about zeppelins and their hangars.")
+    done = run_cli("index", cwd=fresh)
+    assert done.returncode == 0 and str(fresh) in done.stdout
+
+
+def test_control_characters_never_reach_the_terminal(vault: Path) -> None:
+    (vault / "evil.md").write_text("# Evil\n\nThis note about zeppelins \x1b]0;pwned\x07 hides \x1b[31mescapes\x1b[0m.")
+    assert run_cli("index", str(vault), "--quiet").returncode == 0
+    shown = run_cli("search", "zeppelins", "--vault", str(vault))
+    assert "\x1b" not in shown.stdout and "zeppelins" in shown.stdout

@@ -241,3 +241,106 @@ def test_any_term_fallback_leaves_out_the_commonest_words(
         assert kept == ('"zeppelin"', '"hangar"', '"word" *')
         hits = index.search("common zeppelin unmatched", mode="bm25").results
         assert hits[0].path == "rare.md"
+
+
+def test_interrupted_model_change_is_never_trusted(sample_vault: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from vaultseek.embeddings import BUNDLED_MODEL_DIR
+
+    with indexed(sample_vault):
+        pass
+    other = tmp_path / "other-model"
+    shutil.copytree(BUNDLED_MODEL_DIR, other)
+    (other / "config.json").write_text((other / "config.json").read_text().replace("{", '{"x": 1,', 1))
+    with open_index(sample_vault, model=str(other)) as index:
+        report = index.sync(should_stop=lambda: True)
+        assert report.interrupted and "interrupted" in report.notices[0]
+        response = index.search("rotate tokens")
+        assert "half done" in response.notices[0]
+    # Going back to the original model does not trust the half-changed table either.
+    with open_index(sample_vault) as index:
+        report = index.sync()
+        assert report.reembedded == index.status().chunks
+        assert index.search("rotate tokens").notices == ()
+
+
+def test_skipped_file_is_retried_when_the_cause_is_fixed_without_touching_it(
+    sample_vault: Path, write: Callable[..., Path]
+) -> None:
+    write("big.md", "# Big\n\n" + "A long note about zeppelins. " * 100)
+    with open_index(sample_vault, create=True, max_file_mb=0.001) as index:
+        index.sync()
+        assert [s.path for s in index.status().skipped] == ["big.md"]
+        assert index.sync().skipped[0].reason.startswith("too large")  # same reason, not replaced
+    with open_index(sample_vault, max_file_mb=10) as index:
+        index.sync()
+        assert index.status().skipped == ()
+        assert index.search("zeppelins", mode="bm25").results[0].path == "big.md"
+
+
+def test_index_refuses_a_database_of_another_vault(sample_vault: Path, tmp_path: Path) -> None:
+    from vaultseek import ConfigError
+
+    other = tmp_path / "other"
+    other.mkdir()
+    db = tmp_path / "shared.db"
+    with open_index(sample_vault, db=db, create=True) as index:
+        index.sync()
+    with open_index(other, db=db) as index, pytest.raises(ConfigError, match="belongs to the vault"):
+        index.sync()
+    with open_index(sample_vault, db=db) as index:
+        assert index.status().files == 4  # nothing was deleted
+
+
+def test_pipeline_change_reprocesses_unchanged_files(sample_vault: Path) -> None:
+    with indexed(sample_vault) as index:
+        index.store.set_meta({"pipeline_version": "0"})
+        report = index.sync()
+        assert report.updated == 4 and report.unchanged == 0
+        assert report.vectors_reused == report.chunks_written  # same text: no re-embedding
+        assert index.sync().unchanged == 4
+
+
+def test_lone_surrogates_in_a_query(sample_vault: Path) -> None:
+    with indexed(sample_vault) as index:
+        assert index.search("\ud800 oauth token").results
+
+
+def test_token_budget_counts_everything_shown(sample_vault: Path) -> None:
+    from vaultseek.search import result_tokens
+
+    with indexed(sample_vault) as index:
+        results = index.search("token refresh revoke", max_tokens=60).results
+        assert sum(result_tokens(r) for r in results) <= 60 or len(results) == 1
+        tiny = index.search("token refresh revoke", max_tokens=5).results
+        assert len(tiny) == 1 and tiny[0].path  # the best result is kept, its snippet cut
+
+
+def test_config_exclude_adds_to_the_built_in_ones(vault: Path, write: Callable[..., Path]) -> None:
+    body = "# Title\n\nEnough words in this note to make a chunk of text."
+    for rel in (".trash/old.md", "sub/skip.md", "keep.md"):
+        write(rel, body)
+    write(".vaultseek.toml", 'exclude = ["sub"]\n')
+    with indexed(vault) as index:
+        assert {r[0] for r in index.conn.execute("SELECT path FROM files")} == {"keep.md"}
+
+
+def test_concurrent_first_runs_do_not_race_on_the_schema(vault: Path, tmp_path: Path) -> None:
+    import threading
+
+    db = tmp_path / "race.db"
+    errors: list[BaseException] = []
+
+    def open_one() -> None:
+        try:
+            open_index(vault, db=db, create=True).close()
+        except BaseException as exc:  # noqa: BLE001 - collected for the assertion
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []

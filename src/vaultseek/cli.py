@@ -21,6 +21,12 @@ from .errors import VaultseekError
 EXIT_INTERRUPTED = 130
 
 
+class UsageError(VaultseekError):
+    """Arguments that do not fit together."""
+
+    exit_code = 2
+
+
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--vault", metavar="PATH", help="the vault folder (default: see README)")
     parser.add_argument("--db", metavar="PATH", help="the index database file")
@@ -81,7 +87,13 @@ def _version() -> str:
 def _open(args: argparse.Namespace, *, create: bool, vault: str | None = None) -> Any:
     from .engine import open_index
 
-    return open_index(vault or args.vault, db=args.db, config_file=args.config, create=create)
+    return open_index(
+        vault or args.vault,
+        db=args.db,
+        config_file=args.config,
+        create=create,
+        prefer_cwd=create,  # `vaultseek index` with no folder means this folder
+    )
 
 
 def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
@@ -115,8 +127,9 @@ def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_search(args: argparse.Namespace, out: TextIO) -> int:
     if (args.query is None) == (args.batch is None):
-        raise VaultseekError(
-            "give either a query or --batch FILE", hint='vaultseek search "how do I …"'
+        raise UsageError(
+            "give either a query or --batch FILE",
+            hint='vaultseek search "how do I …" (a query starting with - goes after --)',
         )
     options = {"mode": args.mode, "k": args.k, "max_tokens": args.max_tokens}
     with _open(args, create=False) as index:
@@ -135,28 +148,33 @@ def cmd_search(args: argparse.Namespace, out: TextIO) -> int:
 def _run_batch(index: Any, source: str, options: dict[str, Any], out: TextIO) -> int:
     """One JSON line per input line; a bad line yields an ``error`` entry, not a crash."""
     try:
-        stream = sys.stdin if source == "-" else open(source, encoding="utf-8")  # noqa: SIM115
+        lines = (
+            sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        ).splitlines()
     except OSError as exc:
-        raise VaultseekError(f"cannot read batch file {source}: {exc.strerror}") from exc
+        raise UsageError(f"cannot read batch file {source}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"batch file {source} is not UTF-8 text") from exc
     failures = 0
-    with stream:
-        for number, line in enumerate(stream, start=1):
-            if not line.strip():
-                continue
-            record: dict[str, Any] = {"id": None}
-            try:
-                item = json.loads(line)
-                if not isinstance(item, dict) or not isinstance(item.get("query"), str):
-                    raise ValueError('each line must be an object with a "query" string')
-                record["id"] = item.get("id", number)
-                response = index.search(item["query"], **options)
-                record["results"] = [r.to_dict() for r in response.results]
-                if response.notices:
-                    record["notices"] = list(response.notices)
-            except (ValueError, VaultseekError) as exc:
-                failures += 1
-                record["error"] = f"line {number}: {exc}"
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        record: dict[str, Any] = {"id": None}
+        try:
+            item = json.loads(line)
+            if not isinstance(item, dict):
+                raise ValueError("each line must be a JSON object")
+            record["id"] = item.get("id", number)
+            if not isinstance(item.get("query"), str):
+                raise ValueError('the object needs a "query" string')
+            response = index.search(item["query"], **options)
+            record["results"] = [r.to_dict() for r in response.results]
+            if response.notices:
+                record["notices"] = list(response.notices)
+        except Exception as exc:  # one bad query must not end a run of hundreds
+            failures += 1
+            record["error"] = f"line {number}: {exc}"
+        out.write(json.dumps(record, ensure_ascii=False) + "\n")
     if failures:
         sys.stderr.write(f"vaultseek: {failures} batch line(s) could not be searched\n")
     return 1 if failures else 0

@@ -25,7 +25,8 @@ from typing import Any
 
 from .errors import ConfigError, VaultNotFoundError
 
-DEFAULT_EXCLUDES = (".obsidian", ".git", ".trash", "node_modules", ".vaultseek")
+ALWAYS_EXCLUDED = (".obsidian", ".git", ".trash", "node_modules", ".vaultseek")
+"""Never indexed, whatever ``exclude`` says: app state, history, deleted notes, packages."""
 VAULT_CONFIG_NAME = ".vaultseek.toml"
 
 
@@ -39,8 +40,9 @@ class Config:
     """'bundled', a Model2Vec folder, or a hub id such as 'minishlab/potion-base-8M'."""
     include: tuple[str, ...] = ("*.md", "*.markdown")
     """Glob patterns a file's vault-relative path (or name) must match to be indexed."""
-    exclude: tuple[str, ...] = DEFAULT_EXCLUDES
-    """Folder names to skip anywhere, or globs on the vault-relative path."""
+    exclude: tuple[str, ...] = ()
+    """More folder/file names to skip anywhere, or globs on the vault-relative path, on top
+    of :data:`ALWAYS_EXCLUDED`."""
     max_file_mb: float = 10.0
     top_k: int = 10
     candidates: int = 30
@@ -54,6 +56,11 @@ class Config:
     @property
     def max_file_bytes(self) -> int:
         return int(self.max_file_mb * 1024 * 1024)
+
+    @property
+    def excluded(self) -> tuple[str, ...]:
+        """Everything skipped: the built-in names plus the configured ``exclude``."""
+        return ALWAYS_EXCLUDED + tuple(p for p in self.exclude if p not in ALWAYS_EXCLUDED)
 
 
 _KEYS = {f.name: f for f in fields(Config) if f.name != "sources"}
@@ -69,35 +76,45 @@ def config_home() -> Path:
     return Path(base) / "vaultseek"
 
 
-def _coerce(key: str, value: Any, origin: str) -> Any:
-    """Check and convert one setting to the type its field wants."""
+def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
+    """Check and convert one setting to the type its field wants; relative paths are taken
+    relative to ``base`` (the config file's folder, or the current folder)."""
     kind = _KEYS[key].type
-    try:
-        if key in ("vault", "db"):
-            return Path(str(value)).expanduser()
-        if kind in ("tuple[str, ...]",):
-            if isinstance(value, str):
-                value = [part.strip() for part in value.split(",") if part.strip()]
-            if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-                raise TypeError("a list of strings")
-            return tuple(value)
-        if kind == "int":
-            if isinstance(value, bool):
-                raise TypeError("a whole number")
-            number = int(value)
-            if number < 1:
-                raise ValueError("at least 1")
-            return number
-        if kind == "float":
-            number = float(value)
-            if number < 0:
-                raise ValueError("not negative")
-            return number
-        return str(value)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(
-            f"{origin}: `{key}` must be {exc.args[0] if exc.args else 'valid'} (got {value!r})"
-        ) from exc
+
+    def bad(expected: str) -> ConfigError:
+        return ConfigError(f"{origin}: `{key}` must be {expected} (got {value!r})")
+
+    if key in ("vault", "db"):
+        if not isinstance(value, (str, Path)) or not str(value).strip():
+            raise bad("a path")
+        path = Path(str(value)).expanduser()
+        return path if path.is_absolute() else (base / path).absolute()
+    if kind == "tuple[str, ...]":
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            raise bad("a list of strings")
+        if key == "include" and not value:
+            raise bad("a non-empty list (nothing would be indexed)")
+        return tuple(value)
+    if kind == "int":
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise bad("a whole number of at least 1")
+        return value
+    if kind == "float":
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                raise bad("a number") from None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise bad("a number of at least 0")
+        return float(value)
+    if not isinstance(value, str) or not value.strip():
+        raise bad("a non-empty string")
+    return value
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -108,6 +125,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
     data = data.get("vaultseek", data)  # allow a [vaultseek] table or top-level keys
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path}: `vaultseek` must be a table of settings")
     unknown = sorted(set(data) - set(_KEYS))
     if unknown:
         raise ConfigError(
@@ -123,23 +142,29 @@ def load_config(
     db: Path | str | None = None,
     config_file: Path | str | None = None,
     environ: dict[str, str] | None = None,
+    prefer_cwd: bool = False,
     **overrides: Any,
 ) -> Config:
-    """Assemble the effective configuration and resolve which vault it is for."""
+    """Assemble the effective configuration and resolve which vault it is for.
+
+    ``prefer_cwd`` (what ``vaultseek index`` without a folder wants) makes the current folder
+    the vault when nothing names one, rather than the most recently indexed vault."""
     env = os.environ if environ is None else environ
     settings: dict[str, Any] = {}
     sources: list[str] = []
 
-    def apply(data: dict[str, Any], origin: str) -> None:
+    cwd = Path.cwd()
+
+    def apply(data: dict[str, Any], origin: str, base: Path) -> None:
         for key, value in data.items():
             if value is not None:
-                settings[key] = _coerce(key, value, origin)
+                settings[key] = _coerce(key, value, origin, base)
 
     user_file = Path(config_file) if config_file else config_home() / "config.toml"
     if config_file and not user_file.is_file():
         raise ConfigError(f"config file {user_file} does not exist")
     if user_file.is_file():
-        apply(_read_toml(user_file), str(user_file))
+        apply(_read_toml(user_file), str(user_file), user_file.parent)
         sources.append(str(user_file))
 
     env_values = {
@@ -148,22 +173,25 @@ def load_config(
         if env.get(f"VAULTSEEK_{key.upper()}")
     }
     explicit_vault = vault or env_values.get("vault") or settings.get("vault")
-    vault_path = resolve_vault(explicit_vault)
+    vault_path = resolve_vault(explicit_vault, prefer_cwd=prefer_cwd)
     vault_file = vault_path / VAULT_CONFIG_NAME
     if vault_file.is_file():
-        apply(_read_toml(vault_file), str(vault_file))
+        vault_settings = _read_toml(vault_file)
+        vault_settings.pop("vault", None)  # a vault's own file cannot move the vault
+        apply(vault_settings, str(vault_file), vault_path)
         sources.append(str(vault_file))
-    apply(env_values, "environment")
-    apply({"db": db, **overrides}, "arguments")
+    apply(env_values, "environment", cwd)
+    apply({"db": db, **overrides}, "arguments", cwd)
     settings["vault"] = vault_path
     if settings.get("db") is None:
         settings["db"] = VaultRegistry().db_for(vault_path)
     return replace(Config(), **settings, sources=tuple(sources))
 
 
-def resolve_vault(explicit: Path | str | None) -> Path:
+def resolve_vault(explicit: Path | str | None, *, prefer_cwd: bool = False) -> Path:
     """The vault to work on: the explicit one, else the indexed vault that contains the
-    current folder, else the most recently indexed vault, else the current folder."""
+    current folder, else (unless ``prefer_cwd``) the most recently indexed vault, else the
+    current folder."""
     if explicit:
         path = Path(explicit).expanduser().resolve()
         if not path.exists():
@@ -176,7 +204,7 @@ def resolve_vault(explicit: Path | str | None) -> Path:
     containing = registry.find_containing(cwd)
     if containing is not None:
         return containing
-    recent = registry.most_recent()
+    recent = None if prefer_cwd else registry.most_recent()
     return recent if recent is not None else cwd
 
 

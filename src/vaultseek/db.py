@@ -11,12 +11,17 @@ from pathlib import Path
 
 import apsw
 
-from .errors import IndexBusyError, IndexCorruptError, IndexNotFoundError
+from .errors import (
+    IndexAccessError,
+    IndexBusyError,
+    IndexCorruptError,
+    IndexNotFoundError,
+    VaultseekError,
+)
 
 BUSY_TIMEOUT_MS = 5_000
 
 Connection = apsw.Connection
-SQLError = apsw.SQLError
 BusyError = apsw.BusyError
 FTS5_TOKENIZE_QUERY = apsw.FTS5_TOKENIZE_QUERY
 
@@ -32,13 +37,19 @@ def open_connection(path: Path, *, create: bool) -> apsw.Connection:
             f"no index at {path}", hint="run `vaultseek index <folder>` first"
         )
     if create:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise IndexAccessError(
+                f"cannot create the folder for the index {path}: {exc.strerror}",
+                hint="pass a --db path in a folder you can write to",
+            ) from exc
     flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
     try:
         conn = apsw.Connection(str(path), flags=flags)
         conn.setbusytimeout(BUSY_TIMEOUT_MS)
         if create and not conn.execute("PRAGMA page_count").fetchall()[0][0]:
-            # Only settable before the first table: lets `reclaim_space` shrink the file
+            # Only settable before the first table: lets `Store.optimize` shrink the file
             # after large deletions instead of keeping free pages forever.
             conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
         conn.execute("PRAGMA journal_mode=WAL")
@@ -47,24 +58,16 @@ def open_connection(path: Path, *, create: bool) -> apsw.Connection:
         conn.execute("PRAGMA temp_store=MEMORY")
         conn.execute("PRAGMA cache_size=-32000")
         conn.execute("PRAGMA mmap_size=268435456")  # reads straight from the page cache
-    except apsw.BusyError as exc:
-        raise IndexBusyError(
-            f"the index {path} is locked by another process", hint="try again in a moment"
-        ) from exc
-    except (apsw.NotADBError, apsw.CorruptError) as exc:
-        raise IndexCorruptError(
-            f"{path} is not a usable vaultseek index ({exc.__class__.__name__})",
-            hint="delete it and run `vaultseek index` again, or pass another --db",
-        ) from exc
-    except apsw.CantOpenError as exc:
-        raise IndexNotFoundError(
-            f"cannot open the index at {path}", hint="check the path and its permissions"
-        ) from exc
+    except apsw.Error as exc:
+        raise translate(exc, path) from exc
     return conn
 
 
-def translate(exc: Exception, path: Path) -> Exception:
-    """Map an apsw error met while using the database to a vaultseek error, if it is one."""
+def translate(exc: BaseException, path: Path) -> BaseException:
+    """Map an apsw error met while using the database at ``path`` to a vaultseek error with
+    a hint; anything else is returned unchanged."""
+    if isinstance(exc, VaultseekError) or not isinstance(exc, apsw.Error):
+        return exc
     if isinstance(exc, apsw.BusyError):
         return IndexBusyError(
             f"the index {path} stayed locked for {BUSY_TIMEOUT_MS // 1000} s",
@@ -72,11 +75,22 @@ def translate(exc: Exception, path: Path) -> Exception:
         )
     if isinstance(exc, (apsw.NotADBError, apsw.CorruptError)):
         return IndexCorruptError(
-            f"{path} is damaged ({exc})",
-            hint="delete it and run `vaultseek index` again to rebuild it",
+            f"{path} is not a usable vaultseek index ({exc.__class__.__name__})",
+            hint="if it is an old vaultseek index, delete it and run `vaultseek index` to "
+            "rebuild it; otherwise pass another --db",
+        )
+    if isinstance(exc, apsw.CantOpenError):
+        return IndexNotFoundError(
+            f"cannot open the index at {path}", hint="check the path and its permissions"
+        )
+    if isinstance(exc, (apsw.ReadOnlyError, apsw.FullError, apsw.IOError, apsw.PermissionsError)):
+        reason = {
+            apsw.ReadOnlyError: "it is read-only",
+            apsw.FullError: "the disk is full",
+            apsw.PermissionsError: "permission denied",
+        }.get(type(exc), f"an I/O error occurred ({exc})")
+        return IndexAccessError(
+            f"cannot write the index {path}: {reason}",
+            hint="free space or fix permissions, or pass another --db",
         )
     return exc
-
-
-def is_database_error(exc: BaseException) -> bool:
-    return isinstance(exc, apsw.Error)

@@ -13,8 +13,7 @@ and reloads the matrix when another process has written to the index.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
-from datetime import datetime, timezone
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +22,12 @@ import numpy as np
 from . import db
 from .config import Config, VaultRegistry, load_config
 from .embeddings import StaticEmbedder, load_embedder
-from .errors import ModelError, QueryError, VaultNotFoundError, VaultseekError
+from .errors import ConfigError, ModelError, QueryError, VaultNotFoundError
 from .migrations import migrate
 from .records import IndexStatus, SearchMode, SearchResponse, SyncReport
 from .search import SearchParams, VectorsUnavailable, run_search
-from .store import ChunkRow, Store
-from .sync import ProgressCallback, StopCheck, Syncer
+from .store import ChunkRow, Store, utc_now
+from .sync import REEMBEDDING, ProgressCallback, StopCheck, Syncer
 from .vectors import VectorIndex
 
 
@@ -44,12 +43,12 @@ class Index:
         self.conn = db.open_connection(self.db_path, create=create)
         try:
             self.schema_version = migrate(self.conn)
-        except db.SQLError as exc:  # e.g. a read-only file we were asked to create in
+        except BaseException as exc:
             self.conn.close()
-            raise db.translate(exc, self.db_path) from exc
-        except BaseException:
-            self.conn.close()
-            raise
+            translated = db.translate(exc, self.db_path)
+            if translated is exc:
+                raise
+            raise translated from exc
         self.store = Store(self.conn)
         self._embedder: StaticEmbedder | None = None
         self._embedder_error: ModelError | None = None
@@ -89,19 +88,26 @@ class Index:
         """Bring the index in line with the vault's files (incremental)."""
         if not self.vault.is_dir():
             raise VaultNotFoundError(f"vault folder {self.vault} does not exist")
+        owner = self.store.get_meta("vault")
+        if owner is not None and owner != str(self.vault):
+            raise ConfigError(
+                f"the index {self.db_path} belongs to the vault {owner}, not {self.vault}",
+                hint="pass the matching --vault, or another --db for this vault",
+            )
+        self._vectors = None  # whatever happens below, reload the matrix next time
         try:
             report = Syncer(
                 self.store, self.config, self.embedder, progress=progress, should_stop=should_stop
             ).run()
-        except db.BusyError as exc:
-            raise db.translate(exc, self.db_path) from exc
-        self.store.set_meta(
-            {
-                "vault": str(self.vault),
-                "last_indexed": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            }
-        )
-        self._vectors = None
+            values = {"vault": str(self.vault)}
+            if not report.interrupted:
+                values["last_indexed"] = utc_now()
+            self.store.set_meta(values)
+        except Exception as exc:
+            translated = db.translate(exc, self.db_path)
+            if translated is exc:
+                raise
+            raise translated from exc
         if not report.interrupted:
             VaultRegistry().remember(self.vault, self.db_path)
         return report
@@ -118,6 +124,8 @@ class Index:
         """Search the index. Same index state and query → the same response."""
         if not isinstance(query, str):
             raise QueryError("the query must be text")
+        # Lone surrogates (from a broken terminal or file) cannot be encoded; keep the rest.
+        query = query.encode("utf-8", "replace").decode("utf-8")
         params = SearchParams(
             mode=mode,
             k=k if k is not None else self.config.top_k,
@@ -129,11 +137,11 @@ class Index:
         )
         try:
             return run_search(self.store, query, params, self._vector_side)
-        except db.BusyError as exc:
-            raise db.translate(exc, self.db_path) from exc
-
-    def search_many(self, queries: Iterable[str], **options: Any) -> list[SearchResponse]:
-        return [self.search(q, **options) for q in queries]
+        except Exception as exc:
+            translated = db.translate(exc, self.db_path)
+            if translated is exc:
+                raise
+            raise translated from exc
 
     def _vector_side(self) -> tuple[VectorIndex, Callable[[str], np.ndarray]]:
         """The vector index and the query embedder, if they can serve this index."""
@@ -142,12 +150,19 @@ class Index:
         except ModelError as exc:
             raise VectorsUnavailable(exc.message) from exc
         stored = self.store.get_meta("model_fingerprint")
+        if stored is not None and stored.startswith(REEMBEDDING):
+            raise VectorsUnavailable(
+                "a change of embedding model is half done; run `vaultseek index` to finish it"
+            )
         if stored is not None and stored != model.fingerprint:
             raise VectorsUnavailable(
                 f"the index was built with model {self.store.get_meta('model_name')}; "
                 "run `vaultseek index` to re-embed with the configured one"
             )
-        index = self._vector_index()
+        try:
+            index = self._vector_index()
+        except ValueError as exc:  # vectors of mixed dimensions: an index from a broken run
+            raise VectorsUnavailable(f"{exc}; run `vaultseek index` to repair it") from exc
         if not len(index):
             raise VectorsUnavailable("the index holds no vectors yet")
         return index, model.embed_one

@@ -6,6 +6,7 @@
     ├── IndexNotFoundError         no index database yet: run ``vaultseek index``
     ├── IndexBusyError             another process holds the write lock too long
     ├── IndexCorruptError          the database file is not a vaultseek index (or is damaged)
+    ├── IndexAccessError           the index cannot be written: read-only, disk full, I/O error
     ├── ModelError                 the embedding model cannot be found or loaded
     └── QueryError                 a query the engine cannot answer (e.g. an unknown mode)
 
@@ -47,6 +48,10 @@ class IndexBusyError(VaultseekError):
 
 class IndexCorruptError(VaultseekError):
     exit_code = 5
+
+
+class IndexAccessError(VaultseekError):
+    exit_code = 7
 
 
 class ModelError(VaultseekError):

@@ -81,11 +81,6 @@ def parse_query(text: str, *, max_terms: int = MAX_TERMS) -> LexicalQuery:
     return LexicalQuery(tuple(phrases), tuple(dict.fromkeys(terms)))
 
 
-def query_terms(text: str) -> tuple[str, ...]:
-    """The lower-cased word tokens of ``text`` (what snippets highlight)."""
-    return parse_query(text).terms
-
-
 SNIPPET_CHARS = 240
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s.*$", re.MULTILINE)
 _SPACE = re.compile(r"\s+")

@@ -1,7 +1,8 @@
 """The index schema, built by numbered migrations recorded in ``PRAGMA user_version``.
 
 Append a new ``mNNN_*`` function to ``MIGRATIONS`` to change the schema; never edit one that
-has shipped. Each runs in its own transaction, so a crash leaves the database at a version.
+has shipped. Pending migrations run in one write transaction, so a crash leaves the database
+at the version it had.
 
 Three stores must agree at all times: ``chunks`` (the rows), ``chunks_fts`` (an FTS5 index
 with external content — FTS5 does not follow changes to its content table by itself, so the
@@ -96,20 +97,34 @@ def migrate(conn: Connection) -> int:
 
     Refuses a database from a newer vaultseek rather than guessing at its schema.
     """
-    version = int(conn.execute("PRAGMA user_version").fetchall()[0][0])
-    if version > SCHEMA_VERSION:
-        raise IndexCorruptError(
-            f"this index has schema version {version}; this vaultseek knows up to "
-            f"{SCHEMA_VERSION}",
-            hint="upgrade vaultseek, or index into another --db",
-        )
-    if version == 0 and conn.execute("SELECT count(*) FROM sqlite_schema").fetchall()[0][0]:
-        raise IndexCorruptError(
-            "this database already holds tables that are not a vaultseek index",
-            hint="pass another --db; vaultseek will not write into a foreign database",
-        )
-    for number in range(version, SCHEMA_VERSION):
-        with conn:
+    version = _user_version(conn)
+    if version == SCHEMA_VERSION:
+        return version
+    # Take the write lock before looking again: two first runs starting together must not
+    # both try to create the schema.
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = _user_version(conn)
+        if version > SCHEMA_VERSION:
+            raise IndexCorruptError(
+                f"this index has schema version {version}; this vaultseek knows up to "
+                f"{SCHEMA_VERSION}",
+                hint="upgrade vaultseek, or index into another --db",
+            )
+        if version == 0 and conn.execute("SELECT count(*) FROM sqlite_schema").fetchall()[0][0]:
+            raise IndexCorruptError(
+                "this database already holds tables that are not a vaultseek index",
+                hint="pass another --db; vaultseek will not write into a foreign database",
+            )
+        for number in range(version, SCHEMA_VERSION):
             MIGRATIONS[number](conn)
             conn.execute(f"PRAGMA user_version={number + 1}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
     return SCHEMA_VERSION
+
+
+def _user_version(conn: Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchall()[0][0])

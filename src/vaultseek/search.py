@@ -77,8 +77,7 @@ def affordable_phrases(store: Store, phrases: tuple[str, ...]) -> tuple[str, ...
 
 
 VectorSide = Callable[[], tuple[VectorIndex, Callable[[str], np.ndarray]]]
-"""Returns the vector index and a query embedder, or raises :class:`VectorsUnavailable`.
-Called on the caller's thread, because it may read the database."""
+"""Returns the vector index and a query embedder, or raises :class:`VectorsUnavailable`."""
 
 
 def run_search(
@@ -154,24 +153,27 @@ def _materialise(store: Store, fused: list[Fused], query: LexicalQuery) -> list[
 
 
 def result_tokens(result: SearchResult) -> int:
-    """Estimated tokens a result costs when shown: path, section and snippet."""
-    chars = len(result.path) + len(result.section) + len(result.snippet)
+    """Estimated tokens a result costs when shown: path, section, heading context, snippet."""
+    chars = len(result.path) + len(result.section) + len(result.heading_context) + len(result.snippet)
     return -(-chars // CHARS_PER_TOKEN)
 
 
 def fit_budget(results: list[SearchResult], max_tokens: int) -> list[SearchResult]:
     """Keep results, best first, while they fit in ``max_tokens`` (4 characters a token).
-    The best result is always kept, its snippet shortened if it alone is over budget."""
+
+    The best result is always kept: if it alone is over budget its snippet is shortened,
+    but its path, section and heading context are never cut (they say where to look)."""
     kept: list[SearchResult] = []
     used = 0
     for result in results:
         cost = result_tokens(result)
         if used + cost > max_tokens:
-            if not kept and max_tokens > 0:
-                room = max(0, max_tokens * CHARS_PER_TOKEN - len(result.path) - len(result.section))
-                kept.append(replace(result, snippet=result.snippet[: max(room - 1, 0)] + "…"))
+            if not kept:
+                fixed = len(result.path) + len(result.section) + len(result.heading_context)
+                room = max_tokens * CHARS_PER_TOKEN - fixed - 1
+                snippet = result.snippet[:room] + "…" if room > 0 else ""
+                kept.append(replace(result, snippet=snippet))
             break
         kept.append(result)
         used += cost
     return kept
-

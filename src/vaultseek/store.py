@@ -33,6 +33,7 @@ class FileState:
     mtime_ns: int
     content_hash: str | None
     status: str
+    error: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +55,8 @@ class PreparedChunk:
     vector: np.ndarray
 
 
-def _now() -> str:
+def utc_now() -> str:
+    """The timestamp format every stored time uses."""
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
@@ -85,9 +87,9 @@ class Store:
     # -- files --------------------------------------------------------------------------
     def file_states(self) -> dict[str, FileState]:
         return {
-            path: FileState(fid, size, mtime, digest, status)
-            for fid, path, size, mtime, digest, status in self.conn.execute(
-                "SELECT id, path, size, mtime_ns, content_hash, status FROM files"
+            path: FileState(fid, size, mtime, digest, status, error)
+            for fid, path, size, mtime, digest, status, error in self.conn.execute(
+                "SELECT id, path, size, mtime_ns, content_hash, status, error FROM files"
             )
         }
 
@@ -116,7 +118,7 @@ class Store:
                     note.type,
                     json.dumps(list(note.tags), ensure_ascii=False),
                     json.dumps(list(note.aliases), ensure_ascii=False),
-                    _now(),
+                    utc_now(),
                 ),
             )
             file_id = self.conn.last_insert_rowid()
@@ -153,7 +155,7 @@ class Store:
             self.conn.execute(
                 "INSERT INTO files(path, size, mtime_ns, status, error, indexed_at) "
                 "VALUES (?, ?, ?, 'skipped', ?, ?)",
-                (path, size, mtime_ns, reason, _now()),
+                (path, size, mtime_ns, reason, utc_now()),
             )
 
     def delete_file(self, path: str) -> None:
@@ -196,10 +198,12 @@ class Store:
             blobs.append(blob)
         if not blobs:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+        if len({len(b) for b in blobs}) != 1:
+            raise ValueError("stored vectors differ in dimension")
         return np.asarray(ids, dtype=np.int64), decode_vectors(blobs)
 
-    def iter_chunks_for_embedding(self, batch: int = 2048) -> Iterator[list[tuple[int, str]]]:
-        """(chunk id, text to embed) in batches, for re-embedding under a new model."""
+    def iter_chunks(self, batch: int = 2048) -> Iterator[list[tuple[int, str, str]]]:
+        """(chunk id, heading context, text) in id order and batches (for re-embedding)."""
         last = 0
         while True:
             rows = self.conn.execute(
@@ -209,7 +213,7 @@ class Store:
             if not rows:
                 return
             last = rows[-1][0]
-            yield [(cid, embedding_text(ctx, text)) for cid, ctx, text in rows]
+            yield [(cid, ctx, text) for cid, ctx, text in rows]
 
     def replace_vectors(self, items: Sequence[tuple[int, np.ndarray]]) -> None:
         with self.conn:
@@ -313,11 +317,6 @@ class Store:
             self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
         self.conn.execute("PRAGMA incremental_vacuum")
         self.conn.execute("PRAGMA optimize")
-
-
-def embedding_text(heading_context: str, text: str) -> str:
-    """What gets embedded for a chunk: its context line, then its text."""
-    return f"{heading_context}\n{text}"
 
 
 def _vector_blob(vector: np.ndarray) -> bytes:

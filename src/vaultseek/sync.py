@@ -15,7 +15,8 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+
+import numpy as np
 
 from .chunking import chunk_note
 from .config import Config
@@ -24,7 +25,15 @@ from .embeddings import StaticEmbedder
 from .markdown import parse_note
 from .records import ChunkDraft, Note, Progress, SkippedFile, SyncReport
 from .sources import PathFilter, SourceError, SourceFile, read_source, scan_vault
-from .store import FileState, PreparedChunk, Store, embedding_text
+from .store import FileState, PreparedChunk, Store
+
+PIPELINE_VERSION = "1"
+"""Bump when reading, scrubbing or chunking changes what a file becomes: the next run then
+re-processes every file (vectors are reused wherever the embedded text is unchanged), so
+e.g. a new credential pattern reaches notes that have not been edited since."""
+REEMBEDDING = "reembedding:"
+"""Stored in place of the model fingerprint while a model change is half done, so nothing
+trusts a table that mixes two models' vectors, and the next run starts the re-embed over."""
 
 ProgressCallback = Callable[[Progress], None]
 StopCheck = Callable[[], bool]
@@ -40,6 +49,11 @@ class _Parsed:
     note: Note
     drafts: list[ChunkDraft]
     hashes: list[bytes]
+
+
+def embedding_text(heading_context: str, text: str) -> str:
+    """What gets embedded for a chunk: its context line, then its text."""
+    return f"{heading_context}\n{text}"
 
 
 def embed_hash(text: str) -> bytes:
@@ -67,6 +81,7 @@ class Syncer:
         self.redactions: Counter[str] = Counter()
         self.skipped: list[SkippedFile] = []
         self.notices: list[str] = []
+        self.reprocess_all = False
 
     def run(self) -> SyncReport:
         started = time.perf_counter()
@@ -76,36 +91,39 @@ class Syncer:
         self.progress(Progress("scan", 0, 0))
         sources = scan_vault(
             vault,
-            PathFilter(self.config.include, self.config.exclude),
+            PathFilter(self.config.include, self.config.excluded),
             max_bytes=self.config.max_file_bytes,
         )
         known = self.store.file_states()
+        reprocess_all = self.reprocess_all = (
+            self.store.get_meta("pipeline_version") != PIPELINE_VERSION
+        )
         todo: list[tuple[SourceFile, FileState | None]] = []
         for source in sources:
             state = known.get(source.path)
             if source.error is not None:
-                if state is None or state.status != "skipped" or state.mtime_ns != source.mtime_ns:
-                    self.store.record_skip(
-                        source.path, size=source.size, mtime_ns=source.mtime_ns, reason=source.error
-                    )
-                self.skipped.append(SkippedFile(source.path, source.error))
-            elif state and (state.size, state.mtime_ns) == (source.size, source.mtime_ns):
+                self._skip(source, state, source.error)
+            elif (
+                state is not None
+                and state.status == "indexed"
+                and (state.size, state.mtime_ns) == (source.size, source.mtime_ns)
+                and not reprocess_all
+            ):
                 self.counts["unchanged"] += 1
-                if state.status == "skipped":
-                    self.skipped.append(SkippedFile(source.path, "unchanged since it was skipped"))
-            else:
+            else:  # new, changed, or skipped last time (the cause may be fixed: try again)
                 todo.append((source, state))
         if not interrupted:
             interrupted = self._index(todo)
-        present = {s.path for s in sources}
-        gone = sorted(set(known) - present)
         if not interrupted:
+            gone = sorted(set(known) - {s.path for s in sources})
             for done, path in enumerate(gone, start=1):
                 self.store.delete_file(path)
                 self.progress(Progress("delete", done, len(gone), path))
             self.counts["deleted"] = len(gone)
             if self.counts["added"] + self.counts["updated"] + len(gone) > 500:
                 self.store.optimize()
+            if reprocess_all:
+                self.store.set_meta({"pipeline_version": PIPELINE_VERSION})
         self.progress(Progress("done", 1, 1))
         return SyncReport(
             scanned=len(sources),
@@ -124,14 +142,27 @@ class Syncer:
             notices=tuple(self.notices),
         )
 
+    def _skip(self, source: SourceFile, state: FileState | None, reason: str) -> None:
+        """Record a file that cannot be indexed (writing only when something changed)."""
+        if (
+            state is None
+            or state.status != "skipped"
+            or state.error != reason
+            or (state.size, state.mtime_ns) != (source.size, source.mtime_ns)
+        ):
+            self.store.record_skip(
+                source.path, size=source.size, mtime_ns=source.mtime_ns, reason=reason
+            )
+        self.skipped.append(SkippedFile(source.path, reason))
+
     def _final_skips(self) -> list[SkippedFile]:
         return sorted({s.path: s for s in self.skipped}.values(), key=lambda s: s.path)
 
     # -- model identity -----------------------------------------------------------------
     def _reembed_if_model_changed(self) -> bool:
         """Re-embed every stored chunk when the configured model is not the one the index was
-        built with. Returns True if interrupted. Vectors are never mixed across models: the
-        stored identity is updated only once all are redone."""
+        built with. Returns True if interrupted. Vectors are never trusted across models: the
+        stored fingerprint says "re-embedding" until every chunk is done."""
         model = self.embedder()
         stored = self.store.get_meta("model_fingerprint")
         if stored == model.fingerprint:
@@ -139,18 +170,23 @@ class Syncer:
         total = self.store.counts()["chunks"]
         if stored is not None and total:
             previous = self.store.get_meta("model_name")
-            self.notices.append(
-                f"embedding model changed ({previous} → {model.name}); re-embedded {total} chunks"
-            )
+            self.store.set_meta({"model_fingerprint": REEMBEDDING + model.fingerprint})
             done = 0
-            for batch in self.store.iter_chunks_for_embedding():
+            for batch in self.store.iter_chunks():
                 if self.should_stop():
+                    self.notices.append(
+                        f"embedding model change interrupted after {done} of {total} chunks; "
+                        "run again to finish (searches use BM25 until then)"
+                    )
                     return True
-                vectors = model.embed([text for _cid, text in batch])
-                self.store.replace_vectors([(cid, vec) for (cid, _t), vec in zip(batch, vectors)])
+                vectors = model.embed([embedding_text(ctx, text) for _cid, ctx, text in batch])
+                self.store.replace_vectors([(row[0], vec) for row, vec in zip(batch, vectors)])
                 done += len(batch)
                 self.progress(Progress("embed", done, total))
             self.counts["reembedded"] = done
+            self.notices.append(
+                f"embedding model changed ({previous} → {model.name}); re-embedded {done} chunks"
+            )
         self.store.set_meta(
             {"model_name": model.name, "model_fingerprint": model.fingerprint, "dim": str(model.dim)}
         )
@@ -167,7 +203,7 @@ class Syncer:
                 item = self._parse(source, state)
                 if item is not None:
                     parsed.append((item, state))
-            vectors = self._vectors_for([p for p, _s in parsed])
+            vectors, fresh = self._vectors_for([p for p, _s in parsed])
             for item, state in parsed:
                 if self.should_stop():
                     return True
@@ -175,6 +211,7 @@ class Syncer:
                     PreparedChunk(draft, digest, vectors[digest])
                     for draft, digest in zip(item.drafts, item.hashes)
                 ]
+                self.counts["reused"] += sum(1 for h in item.hashes if h not in fresh)
                 self.store.replace_file(
                     item.source.path,
                     size=item.source.size,
@@ -196,12 +233,14 @@ class Syncer:
         try:
             loaded = read_source(source)
         except SourceError as exc:
-            self.store.record_skip(
-                source.path, size=source.size, mtime_ns=source.mtime_ns, reason=str(exc)
-            )
-            self.skipped.append(SkippedFile(source.path, str(exc)))
+            self._skip(source, state, str(exc))
             return None
-        if state and state.status == "indexed" and state.content_hash == loaded.content_hash:
+        if (
+            state is not None
+            and state.status == "indexed"
+            and state.content_hash == loaded.content_hash
+            and not self.reprocess_all
+        ):
             self.store.touch_file(state.id, size=source.size, mtime_ns=source.mtime_ns)
             self.counts["touched"] += 1
             return None
@@ -212,20 +251,17 @@ class Syncer:
         hashes = [embed_hash(embedding_text(d.heading_context, d.text)) for d in drafts]
         return _Parsed(source, loaded.content_hash, note, drafts, hashes)
 
-    def _vectors_for(self, parsed: Sequence[_Parsed]) -> dict[bytes, object]:
-        """A vector for every chunk hash in the batch: stored ones reused, the rest embedded."""
+    def _vectors_for(
+        self, parsed: Sequence[_Parsed]
+    ) -> tuple[dict[bytes, np.ndarray], set[bytes]]:
+        """A vector for every chunk hash in the batch, and which of them were newly embedded
+        (the rest are reused from any stored chunk that embedded the same text)."""
         texts: dict[bytes, str] = {}
         for item in parsed:
             for draft, digest in zip(item.drafts, item.hashes):
                 texts.setdefault(digest, embedding_text(draft.heading_context, draft.text))
-        vectors: dict[bytes, object] = dict(self.store.vectors_by_hash(texts))
-        self.counts["reused"] += len(vectors)
+        vectors = self.store.vectors_by_hash(texts)
         missing = [h for h in texts if h not in vectors]
         if missing:
-            fresh = self.embedder().embed([texts[h] for h in missing])
-            vectors.update(zip(missing, fresh))
-        return vectors
-
-
-def vault_relative(path: Path, vault: Path) -> str:
-    return path.resolve().relative_to(vault.resolve()).as_posix()
+            vectors.update(zip(missing, self.embedder().embed([texts[h] for h in missing])))
+        return vectors, set(missing)

@@ -6,6 +6,7 @@ Only the CLI imports this. Nothing here decides anything; it renders records.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import time
@@ -20,6 +21,14 @@ _PHASE_LABEL = {
     "delete": "Removing",
     "done": "Done",
 }
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def clean(text: str) -> str:
+    """Drop control characters, so a note cannot move the cursor or retitle the terminal."""
+    return _CONTROL.sub("", text)
 
 
 def use_color(stream: TextIO) -> bool:
@@ -62,7 +71,8 @@ class ProgressBar:
         if event.path:
             room = width - len(line) - 4
             if room > 10:
-                path = event.path if len(event.path) <= room else "…" + event.path[-room + 1 :]
+                path = clean(event.path)
+                path = path if len(path) <= room else "…" + path[-room + 1 :]
                 line += f"  {path}"
         self.stream.write("\r" + line[: width - 1].ljust(width - 1))
         self.stream.flush()
@@ -93,7 +103,7 @@ def format_sync_report(report: SyncReport, *, vault: str, db: str) -> str:
     if report.skipped:
         lines.append("  skipped (see `vaultseek status` for all):")
         for item in report.skipped[:5]:
-            lines.append(f"    {item.path}: {item.reason}")
+            lines.append(f"    {clean(item.path)}: {clean(item.reason)}")
         if len(report.skipped) > 5:
             lines.append(f"    … and {len(report.skipped) - 5:,} more")
     if report.interrupted:
@@ -113,10 +123,10 @@ def format_results(response: SearchResponse, *, color: bool) -> str:
             ranks.append(f"bm25 #{hit.bm25_rank}")
         if hit.vec_rank is not None:
             ranks.append(f"vector #{hit.vec_rank}")
-        where = f"{hit.path} › {hit.section}" if hit.section else hit.path
+        where = clean(f"{hit.path} › {hit.section}" if hit.section else hit.path)
         lines.append(f"{number:>2}. {bold}{where}{reset}  {dim}{hit.score:.4f} · {', '.join(ranks)}{reset}")
-        lines.append(f"    {dim}{hit.heading_context}{reset}")
-        lines.append(f"    {hit.snippet}")
+        lines.append(f"    {dim}{clean(hit.heading_context)}{reset}")
+        lines.append(f"    {clean(hit.snippet)}")
     return "\n".join(lines)
 
 
@@ -134,7 +144,7 @@ def format_status(status: IndexStatus, *, show_all_skipped: bool = False) -> str
         lines.append("skipped files:")
         shown = status.skipped if show_all_skipped else status.skipped[:20]
         for item in shown:
-            lines.append(f"  {item.path}: {item.reason}")
+            lines.append(f"  {clean(item.path)}: {clean(item.reason)}")
         if len(shown) < len(status.skipped):
             lines.append(f"  … and {len(status.skipped) - len(shown):,} more (--all to list them)")
     return "\n".join(lines)
