@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vaultseek.vectors import VectorIndex
+
+
+def brute_force(ids: np.ndarray, matrix: np.ndarray, query: np.ndarray, k: int) -> list[int]:
+    scores = matrix @ query
+    return [int(ids[i]) for i in sorted(range(len(ids)), key=lambda i: (-scores[i], ids[i]))[:k]]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 300), st.integers(1, 40), st.integers(0, 2**31 - 1))
+def test_knn_equals_brute_force(n: int, k: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    matrix = rng.standard_normal((n, 16)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    ids = rng.permutation(10 * n)[:n].astype(np.int64)
+    query = matrix[rng.integers(n)]
+    assert VectorIndex(ids, matrix).search(query, k) == brute_force(ids, matrix, query, k)
+
+
+def test_ties_are_broken_by_id() -> None:
+    matrix = np.ones((5, 4), dtype=np.float32) / 2
+    index = VectorIndex(np.array([9, 3, 7, 1, 5]), matrix)
+    assert index.search(matrix[0], 3) == [1, 3, 5]
+
+
+def test_empty_and_zero_query() -> None:
+    assert VectorIndex(np.zeros(0, dtype=np.int64), np.zeros((0, 4), dtype=np.float32)).search(np.ones(4), 3) == []
+    index = VectorIndex(np.array([1]), np.ones((1, 4), dtype=np.float32))
+    assert index.search(np.zeros(4, dtype=np.float32), 3) == []
