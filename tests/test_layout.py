@@ -1,0 +1,76 @@
+"""The package's shape: its public face, lazy imports, and imports pointing down."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import vaultseek
+
+PACKAGE = Path(vaultseek.__file__).parent
+
+
+def test_public_names_all_resolve() -> None:
+    for name in vaultseek.__all__:
+        assert getattr(vaultseek, name) is not None
+
+
+def test_light_entry_points_do_not_import_the_heavy_stack() -> None:
+    code = (
+        "import sys, vaultseek, vaultseek.cli, vaultseek.errors;"
+        "vaultseek.cli.build_parser();"
+        "print(sorted(m for m in ('numpy', 'apsw', 'tokenizers', 'yaml') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def imports_of(module: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(module.read_text("utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+            names.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+ADAPTERS = {"cli", "terminal"}
+THIRD_PARTY_OWNERS = {
+    "apsw": {"db"},
+    "yaml": {"markdown"},
+    "tokenizers": {"embeddings"},
+    "safetensors": {"embeddings"},
+    "huggingface_hub": {"embeddings"},
+}
+
+
+def test_core_never_imports_the_adapters_and_each_library_has_one_owner() -> None:
+    for module in PACKAGE.glob("*.py"):
+        name = module.stem
+        used = imports_of(module)
+        if name not in ADAPTERS:
+            assert not (used & ADAPTERS), f"{name} imports an adapter: {used & ADAPTERS}"
+        for library, owners in THIRD_PARTY_OWNERS.items():
+            if library in used:
+                assert name in owners, f"{name} imports {library}; only {owners} may"
+
+
+def test_get_note_returns_chunks_in_order(sample_vault: Path) -> None:
+    from vaultseek import QueryError, open_index
+
+    with open_index(sample_vault, create=True) as index:
+        index.sync()
+        rows = index.get_note("security/oauth.md")
+        assert [r.position for r in rows] == list(range(len(rows)))
+        assert rows[1].section == "Rotating refresh tokens"
+        try:
+            index.get_note("nope.md")
+        except QueryError as exc:
+            assert "not in the index" in str(exc)
+        else:
+            raise AssertionError("expected QueryError")
