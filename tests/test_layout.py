@@ -74,3 +74,22 @@ def test_get_note_returns_chunks_in_order(sample_vault: Path) -> None:
             assert "not in the index" in str(exc)
         else:
             raise AssertionError("expected QueryError")
+
+
+def test_readme_documents_every_command_and_flag() -> None:
+    import argparse
+
+    from vaultseek.cli import build_parser
+
+    readme = (PACKAGE.parents[1] / "README.md").read_text("utf-8")
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    missing = []
+    for name, sub in commands.choices.items():
+        if f"vaultseek {name}" not in readme:
+            missing.append(name)
+        for action in sub._actions:
+            for flag in action.option_strings:
+                if flag.startswith("--") and flag not in ("--help",) and flag not in readme:
+                    missing.append(f"{name} {flag}")
+    assert missing == []

@@ -44,6 +44,8 @@ class ProgressBar:
         self.enabled = stream.isatty() if enabled is None else enabled
         self._last = 0.0
         self._drawn = False
+        self._phase = ""
+        self._phase_started = 0.0
 
     def __call__(self, event: Progress) -> None:
         if not self.enabled:
@@ -56,6 +58,8 @@ class ProgressBar:
         if event.phase == "done":
             self.clear()
             return
+        if event.phase != self._phase:
+            self._phase, self._phase_started = event.phase, now
         width = shutil.get_terminal_size((80, 20)).columns
         label = _PHASE_LABEL[event.phase]
         if event.total:
@@ -66,6 +70,10 @@ class ProgressBar:
                 f"{label} {'█' * filled}{'░' * (bar_len - filled)} "
                 f"{event.done:,}/{event.total:,} {fraction:4.0%}"
             )
+            elapsed = now - self._phase_started
+            if event.done and elapsed > 2 and event.done < event.total:
+                left = elapsed / event.done * (event.total - event.done)
+                line += f" · {int(left) // 60}:{int(left) % 60:02d} left"
         else:
             line = f"{label}…"
         if event.path:
