@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vaultseek.fusion import rrf, single_list
+from vaultseek.fusion import convex, rrf
 
 
 def test_rrf_matches_a_hand_computed_example() -> None:
@@ -40,7 +40,23 @@ def test_duplicate_in_one_list_counts_once() -> None:
 
 
 def test_single_list_keeps_its_order() -> None:
-    assert [f.item for f in single_list("bm25", [5, 2, 9])] == [5, 2, 9]
+    assert [f.item for f in rrf({"bm25": [5, 2, 9], "vector": []})] == [5, 2, 9]
+
+
+def test_convex_matches_a_hand_computed_example() -> None:
+    # bm25 scores 10, 6, 2 normalise to 1, 0.5, 0; vector 0.9, 0.5 normalise to 1, 0.
+    fused = convex(
+        {"bm25": [(1, 10.0), (2, 6.0), (3, 2.0)], "vector": [(2, 0.9), (4, 0.5)]},
+        weights={"bm25": 0.4, "vector": 0.6},
+    )
+    got = {f.item: round(f.score, 6) for f in fused}
+    assert got == {2: round(0.4 * 0.5 + 0.6 * 1.0, 6), 1: 0.4, 4: 0.0, 3: 0.0}
+    assert [f.item for f in fused] == [2, 1, 4, 3]  # 3 and 4 tie at 0: 4 has the better best rank
+    assert dict(fused[0].ranks) == {"bm25": 2, "vector": 1}
+
+
+def test_convex_single_score_list_and_empty() -> None:
+    assert [f.score for f in convex({"a": [(7, 3.0)], "b": []})] == [1.0]
 
 
 @given(

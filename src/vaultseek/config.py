@@ -47,6 +47,8 @@ class Config:
     top_k: int = 10
     candidates: int = 30
     """How many hits each list (BM25, vector) contributes to fusion."""
+    fusion: str = "rrf"
+    """How the BM25 and vector lists are combined: 'rrf' or 'convex' (see fusion.py)."""
     rrf_k: int = 60
     bm25_weight: float = 1.0
     vector_weight: float = 1.0
@@ -114,6 +116,11 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
         return float(value)
     if not isinstance(value, str) or not value.strip():
         raise bad("a non-empty string")
+    if key == "fusion":
+        from .fusion import FUSION_METHODS
+
+        if value not in FUSION_METHODS:
+            raise bad(f"one of {', '.join(FUSION_METHODS)}")
     return value
 
 

@@ -120,8 +120,13 @@ class Index:
         mode: SearchMode = "hybrid",
         k: int | None = None,
         max_tokens: int | None = None,
+        fusion: str | None = None,
+        candidates: int | None = None,
     ) -> SearchResponse:
-        """Search the index. Same index state and query → the same response."""
+        """Search the index. Same index state and query → the same response.
+
+        ``fusion`` and ``candidates`` override the configured fusion method and list depth
+        (the evaluation harness compares them)."""
         if not isinstance(query, str):
             raise QueryError("the query must be text")
         # Lone surrogates (from a broken terminal or file) cannot be encoded; keep the rest.
@@ -129,7 +134,8 @@ class Index:
         params = SearchParams(
             mode=mode,
             k=k if k is not None else self.config.top_k,
-            candidates=self.config.candidates,
+            candidates=candidates if candidates is not None else self.config.candidates,
+            fusion=fusion if fusion is not None else self.config.fusion,
             rrf_k=self.config.rrf_k,
             bm25_weight=self.config.bm25_weight,
             vector_weight=self.config.vector_weight,

@@ -12,6 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 DEFAULT_K = 60
+FUSION_METHODS = ("rrf", "convex")
+"""``rrf``: Reciprocal Rank Fusion on ranks. ``convex``: each list's scores min-max
+normalised over its candidates, then ``Σ weight × normalised score``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +48,30 @@ def rrf(
     return [Fused(i, scores[i], ranks[i]) for i in order]
 
 
-def single_list(name: str, items: Sequence[int], *, k: int = DEFAULT_K) -> list[Fused]:
-    """A one-list "fusion", so single-mode searches carry the same score and rank data."""
-    return rrf({name: items}, k=k)
+def convex(
+    lists: Mapping[str, Sequence[tuple[int, float]]],
+    *,
+    weights: Mapping[str, float] | None = None,
+) -> list[Fused]:
+    """Score-normalised convex combination of lists of ``(item, score)``, best first.
+
+    Each list's scores (higher = better) are mapped to [0, 1] by min-max over that list's own
+    candidates, so BM25's unbounded scores and cosine similarities become comparable; an item
+    missing from a list gets 0 from it. Ties as in :func:`rrf`."""
+    scores: dict[int, float] = {}
+    ranks: dict[int, dict[str, int]] = {}
+    for name, items in lists.items():
+        weight = 1.0 if weights is None else weights.get(name, 1.0)
+        if not items:
+            continue
+        values = [score for _item, score in items]
+        low, high = min(values), max(values)
+        span = high - low
+        for rank, (item, score) in enumerate(items, start=1):
+            if name in ranks.setdefault(item, {}):
+                continue
+            ranks[item][name] = rank
+            normalised = (score - low) / span if span > 0 else 1.0
+            scores[item] = scores.get(item, 0.0) + weight * normalised
+    order = sorted(scores, key=lambda i: (-scores[i], min(ranks[i].values()), i))
+    return [Fused(i, scores[i], ranks[i]) for i in order]

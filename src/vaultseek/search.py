@@ -1,6 +1,6 @@
 """The search pipeline: query → ranked lists (BM25, vector) → fusion → results.
 
-Both lists are computed on demand and fused by :func:`fusion.rrf`; the result keeps each
+Both lists are computed on demand and fused (:mod:`fusion`); the result keeps each
 chunk's rank in each list. When the vector side is unavailable (no model, a model that does
 not match the index, no vectors) hybrid search degrades to BM25 and says so in a notice.
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .errors import QueryError
-from .fusion import Fused, rrf, single_list
+from .fusion import FUSION_METHODS, Fused, convex, rrf
 from .lexical import LexicalQuery, make_snippet, parse_query
 from .records import SEARCH_MODES, SearchMode, SearchResponse, SearchResult
 from .store import Store
@@ -31,6 +31,7 @@ class SearchParams:
     mode: SearchMode = "hybrid"
     k: int = 10
     candidates: int = 30
+    fusion: str = "rrf"
     rrf_k: int = 60
     bm25_weight: float = 1.0
     vector_weight: float = 1.0
@@ -44,20 +45,31 @@ long question are left out of it until their postings fit. Ranking every chunk t
 such words anyway. (Budgeted in postings, not as a share: the cost is absolute.)"""
 
 
-def lexical_ids(store: Store, query: LexicalQuery, limit: int) -> list[int]:
+Scored = list[tuple[int, float]]
+"""(chunk id, score) best first; higher scores are better."""
+
+
+def lexical_hits(store: Store, query: LexicalQuery, limit: int) -> Scored:
     """BM25 hits: all terms first (precise), topped up from any-term matches when that
-    finds fewer than ``limit`` (a long question rarely has every word in one chunk)."""
+    finds fewer than ``limit`` (a long question rarely has every word in one chunk). Top-up
+    scores are capped at the last all-terms score, so the list stays in score order."""
     if query.empty:
         return []
-    ids = store.bm25(query.match_all(), limit)
-    if len(ids) >= limit or len(query.phrases) < 2:
-        return ids
-    seen = set(ids)
+    hits = store.bm25(query.match_all(), limit)
+    if len(hits) >= limit or len(query.phrases) < 2:
+        return hits
     phrases = affordable_phrases(store, query.phrases)
     if not phrases:  # no word of the query occurs anywhere
-        return ids
-    extra = store.bm25(" OR ".join(phrases), limit)
-    return ids + [i for i in extra if i not in seen][: limit - len(ids)]
+        return hits
+    seen = {i for i, _s in hits}
+    ceiling = hits[-1][1] if hits else float("inf")
+    for item, score in store.bm25(" OR ".join(phrases), limit):
+        if len(hits) >= limit:
+            break
+        if item not in seen:
+            ceiling = min(score, ceiling)
+            hits.append((item, ceiling))
+    return hits
 
 
 def affordable_phrases(store: Store, phrases: tuple[str, ...]) -> tuple[str, ...]:
@@ -97,11 +109,15 @@ def run_search(
         )
     if params.k < 1:
         raise QueryError("k must be at least 1")
+    if params.fusion not in FUSION_METHODS:
+        raise QueryError(
+            f"unknown fusion {params.fusion!r}", hint=f"use one of {', '.join(FUSION_METHODS)}"
+        )
     query = parse_query(text)
     pool = max(params.candidates, params.k)
     notices: list[str] = []
-    bm25: list[int] = []
-    vec: list[int] = []
+    bm25: Scored = []
+    vec: Scored = []
     if params.mode in ("hybrid", "vector") and text.strip():
         try:
             index, embed = vector_side()
@@ -112,21 +128,21 @@ def run_search(
         else:
             vec = index.search(embed(text), pool)
     if params.mode in ("hybrid", "bm25"):
-        bm25 = lexical_ids(store, query, pool)
-    if params.mode == "hybrid":
-        fused = rrf(
-            {"bm25": bm25, "vector": vec},
-            k=params.rrf_k,
-            weights={"bm25": params.bm25_weight, "vector": params.vector_weight},
-        )
-    elif params.mode == "bm25":
-        fused = single_list("bm25", bm25, k=params.rrf_k)
-    else:
-        fused = single_list("vector", vec, k=params.rrf_k)
+        bm25 = lexical_hits(store, query, pool)
+    fused = fuse({"bm25": bm25, "vector": vec}, params)
     results = _materialise(store, fused[: params.k], query)
     if params.max_tokens is not None:
         results = fit_budget(results, params.max_tokens)
     return SearchResponse(text, params.mode, tuple(results), tuple(notices))
+
+
+def fuse(lists: dict[str, Scored], params: SearchParams) -> list[Fused]:
+    """Combine the lists with the configured method. A single-mode search is a one-list
+    fusion, so every mode's results carry the same score and rank data."""
+    weights = {"bm25": params.bm25_weight, "vector": params.vector_weight}
+    if params.fusion == "convex":
+        return convex(lists, weights=weights)
+    return rrf({name: [i for i, _s in hits] for name, hits in lists.items()}, k=params.rrf_k, weights=weights)
 
 
 def _materialise(store: Store, fused: list[Fused], query: LexicalQuery) -> list[SearchResult]:

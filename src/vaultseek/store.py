@@ -224,14 +224,15 @@ class Store:
             )
 
     # -- search -------------------------------------------------------------------------
-    def bm25(self, fts_query: str, limit: int) -> list[int]:
-        """Chunk ids best first, by FTS5 BM25 with column weights text 1.0, section 0.5,
-        heading context 0.3; ties broken by id so the order is stable."""
+    def bm25(self, fts_query: str, limit: int) -> list[tuple[int, float]]:
+        """(chunk id, BM25 score) best first, by FTS5 BM25 with column weights text 1.0,
+        section 0.5, heading context 0.3; higher is better (FTS5's own sign is flipped);
+        ties broken by id so the order is stable."""
         return [
-            row[0]
+            (row[0], -row[1])
             for row in self.conn.execute(
-                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? "
-                "ORDER BY bm25(chunks_fts, 1.0, 0.5, 0.3), rowid LIMIT ?",
+                "SELECT rowid, bm25(chunks_fts, 1.0, 0.5, 0.3) AS score FROM chunks_fts "
+                "WHERE chunks_fts MATCH ? ORDER BY score, rowid LIMIT ?",
                 (fts_query, limit),
             )
         ]

@@ -35,9 +35,9 @@ class VectorIndex:
     def dim(self) -> int:
         return int(self.matrix_t.shape[0]) if len(self.ids) else 0
 
-    def search(self, query: np.ndarray, k: int) -> list[int]:
-        """The ``k`` chunk ids most similar to ``query`` (cosine; rows and query are unit
-        length), best first, ties broken by smaller id so results are reproducible."""
+    def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """The ``k`` (chunk id, cosine similarity) pairs most similar to ``query`` (rows and
+        query are unit length), best first, ties broken by smaller id for reproducibility."""
         n = len(self.ids)
         if k <= 0 or not n or not np.any(query):
             return []
@@ -49,5 +49,5 @@ class VectorIndex:
             candidates = np.flatnonzero(scores >= kth)
         else:
             candidates = np.arange(n)
-        order = np.lexsort((self.ids[candidates], -scores[candidates]))[:k]
-        return [int(i) for i in self.ids[candidates[order]]]
+        order = candidates[np.lexsort((self.ids[candidates], -scores[candidates]))[:k]]
+        return [(int(i), float(s)) for i, s in zip(self.ids[order], scores[order])]
