@@ -14,6 +14,36 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+# Han, Hiragana, Katakana (incl. half-width), Hangul: scripts written without spaces
+# between words (Korean has spaces, but particles cling to the words).
+_CJK_RUN = re.compile(
+    "[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]+"
+)
+
+
+def index_text(text: str) -> str:
+    """What the full-text index receives for ``text`` (queries go through it too).
+
+    FTS5's ``unicode61`` tokenizer takes a whole run of CJK characters as one token, so a
+    two-character word inside a sentence could never be found. Each run is rewritten as its
+    overlapping character pairs plus its last character (``東京大学`` → ``東京 京大 大学 学``):
+    any word of two or more characters is then the phrase of its pairs, and a single
+    character is a prefix of a pair or the final single. ``ß`` becomes ``ss``, so *Straße*
+    finds *Strasse* (the tokenizer already folds ä/ö/ü to a/o/u)."""
+    if "ß" in text or "ẞ" in text:
+        text = text.replace("ß", "ss").replace("ẞ", "SS")
+    if not _CJK_RUN.search(text):
+        return text
+    return _CJK_RUN.sub(_split_run, text)
+
+
+def _split_run(match: re.Match[str]) -> str:
+    run = match.group()
+    pairs = [run[i : i + 2] for i in range(len(run) - 1)]
+    return " " + " ".join([*pairs, run[-1]]) + " "
+
+
 # unicode61 splits on everything that is not a letter, number or private-use character;
 # underscore is punctuation to it, so it is a separator here too.
 _WORD = re.compile(r"[^\W_]+")
@@ -52,17 +82,35 @@ class LexicalQuery:
         return " OR ".join(self.phrases)
 
 
+def _query_tokens(piece: str) -> list[str]:
+    """Word tokens of an ``index_text``-ed piece; a CJK run's trailing single is dropped from
+    a multi-character word, so the phrase is just its pairs (found anywhere in a run)."""
+    tokens = _WORD.findall(piece)
+    out: list[str] = []
+    for i, token in enumerate(tokens):
+        follows_pair = i > 0 and len(tokens[i - 1]) == 2 and tokens[i - 1][1] == token
+        if _is_single_cjk(token) and follows_pair:
+            continue
+        out.append(token)
+    return out
+
+
+def _is_single_cjk(token: str) -> bool:
+    return len(token) == 1 and bool(_CJK_RUN.match(token))
+
+
 def parse_query(text: str, *, max_terms: int = MAX_TERMS) -> LexicalQuery:
     """Split user text into safe FTS5 phrases; never raises."""
     phrases: list[str] = []
     stop_phrases: list[str] = []
     terms: list[str] = []
     seen: set[str] = set()
-    for piece in text.split():
-        tokens = _WORD.findall(piece)
+    for raw in text.split():
+        piece = index_text(raw)
+        tokens = _query_tokens(piece)
         if not tokens:
             continue
-        prefix = piece.endswith("*")
+        prefix = raw.endswith("*") or (len(tokens) == 1 and _is_single_cjk(tokens[0]))
         phrase = '"' + " ".join(tokens) + '"' + (" *" if prefix else "")
         key = phrase.lower()
         if key in seen:

@@ -4,10 +4,11 @@ Append a new ``mNNN_*`` function to ``MIGRATIONS`` to change the schema; never e
 has shipped. Pending migrations run in one write transaction, so a crash leaves the database
 at the version it had.
 
-Three stores must agree at all times: ``chunks`` (the rows), ``chunks_fts`` (an FTS5 index
-with external content — FTS5 does not follow changes to its content table by itself, so the
-triggers below mirror every insert, update and delete) and ``vectors`` (removed with their
-chunk by ``ON DELETE CASCADE``).
+Three stores must agree at all times: ``chunks`` (the rows), ``chunks_fts`` (a contentless
+FTS5 index: it holds what is *searched*, which for Chinese, Japanese and Korean text differs
+from what is shown — see ``lexical.index_text`` — so the store writes its rows next to each
+chunk in the same transaction, and the trigger below removes them with the chunk) and
+``vectors`` (removed with their chunk by ``ON DELETE CASCADE``).
 """
 
 from __future__ import annotations
@@ -54,22 +55,11 @@ def m001_initial(conn: Connection) -> None:
         CREATE INDEX chunks_by_embed_hash ON chunks(embed_hash);
         CREATE VIRTUAL TABLE chunks_fts USING fts5(
             text, section, heading_context,
-            content='chunks', content_rowid='id',
+            content='', contentless_delete=1,
             tokenize='{FTS_TOKENIZER}'
         );
-        CREATE TRIGGER chunks_after_insert AFTER INSERT ON chunks BEGIN
-            INSERT INTO chunks_fts(rowid, text, section, heading_context)
-            VALUES (new.id, new.text, new.section, new.heading_context);
-        END;
         CREATE TRIGGER chunks_after_delete AFTER DELETE ON chunks BEGIN
-            INSERT INTO chunks_fts(chunks_fts, rowid, text, section, heading_context)
-            VALUES ('delete', old.id, old.text, old.section, old.heading_context);
-        END;
-        CREATE TRIGGER chunks_after_update AFTER UPDATE ON chunks BEGIN
-            INSERT INTO chunks_fts(chunks_fts, rowid, text, section, heading_context)
-            VALUES ('delete', old.id, old.text, old.section, old.heading_context);
-            INSERT INTO chunks_fts(rowid, text, section, heading_context)
-            VALUES (new.id, new.text, new.section, new.heading_context);
+            DELETE FROM chunks_fts WHERE rowid = old.id;
         END;
         CREATE TABLE vectors (
             chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,

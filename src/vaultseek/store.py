@@ -48,11 +48,13 @@ class ChunkRow:
 
 @dataclass(frozen=True, slots=True)
 class PreparedChunk:
-    """A chunk ready to store: its draft, the hash of what was embedded, and the vector."""
+    """A chunk ready to store: its draft, the hash of what was embedded, the vector, and the
+    (text, section, heading context) the full-text index receives."""
 
     draft: ChunkDraft
     embed_hash: bytes
     vector: np.ndarray
+    searched: tuple[str, str, str]
 
 
 def utc_now() -> str:
@@ -129,9 +131,15 @@ class Store:
                     "embed_hash) VALUES (?, ?, ?, ?, ?, ?)",
                     (file_id, d.position, d.section, d.heading_context, d.text, chunk.embed_hash),
                 )
+                chunk_id = self.conn.last_insert_rowid()
+                self.conn.execute(
+                    "INSERT INTO chunks_fts(rowid, text, section, heading_context) "
+                    "VALUES (?, ?, ?, ?)",
+                    (chunk_id, *chunk.searched),
+                )
                 self.conn.execute(
                     "INSERT INTO vectors(chunk_id, vector) VALUES (?, ?)",
-                    (self.conn.last_insert_rowid(), _vector_blob(chunk.vector)),
+                    (chunk_id, _vector_blob(chunk.vector)),
                 )
             self._insert_links(file_id, note.links)
 

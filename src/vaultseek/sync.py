@@ -22,6 +22,7 @@ from .chunking import chunk_note
 from .config import Config
 from .credentials import scrub
 from .embeddings import StaticEmbedder
+from .lexical import index_text
 from .markdown import parse_note
 from .records import ChunkDraft, Note, Progress, SkippedFile, SyncReport
 from .sources import PathFilter, SourceError, SourceFile, read_source, scan_vault
@@ -208,7 +209,16 @@ class Syncer:
                 if self.should_stop():
                     return True
                 chunks = [
-                    PreparedChunk(draft, digest, vectors[digest])
+                    PreparedChunk(
+                        draft,
+                        digest,
+                        vectors[digest],
+                        (
+                            index_text(draft.text),
+                            index_text(draft.section),
+                            index_text(draft.heading_context),
+                        ),
+                    )
                     for draft, digest in zip(item.drafts, item.hashes)
                 ]
                 self.counts["reused"] += sum(1 for h in item.hashes if h not in fresh)
