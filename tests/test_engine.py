@@ -344,3 +344,16 @@ def test_concurrent_first_runs_do_not_race_on_the_schema(vault: Path, tmp_path: 
     for t in threads:
         t.join()
     assert errors == []
+
+
+@pytest.mark.parametrize("position", [0, 30, 59])
+def test_a_60_word_prompt_finds_its_one_known_word_wherever_it_stands(
+    sample_vault: Path, position: int
+) -> None:
+    filler = [f"unknownword{i}" for i in range(59)]
+    words = filler[:position] + ["sourdough"] + filler[position:]
+    prompt = " ".join(words)
+    assert len(prompt.split()) == 60
+    with indexed(sample_vault) as index:
+        hits = index.search(prompt, mode="bm25").results
+        assert hits and hits[0].path == "cooking/bread.md"

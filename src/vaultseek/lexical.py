@@ -47,9 +47,9 @@ def _split_run(match: re.Match[str]) -> str:
 # unicode61 splits on everything that is not a letter, number or private-use character;
 # underscore is punctuation to it, so it is a separator here too.
 _WORD = re.compile(r"[^\W_]+")
-MAX_TERMS = 32
-"""Longer queries keep their first 32 distinct pieces: enough for any real question, and
-a bound on the work a 10 KB paste can cause."""
+MAX_TERMS = 64
+"""Longer queries keep their first 64 distinct non-stopword pieces: a whole 60-word prompt
+from an agent hook fits, and a 10 KB paste still costs a bounded amount of work."""
 
 
 STOPWORDS = frozenset(
