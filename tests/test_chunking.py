@@ -361,3 +361,10 @@ def test_opening_h1_that_differs_from_the_file_name_joins_the_breadcrumb() -> No
     note = parse_note("# Sourdough\n\n## Feeding the starter\n\n" + "Feed it flour and water daily. " * 3, path="cooking/bread.md")
     [chunk] = chunk_note(note)
     assert chunk.heading_context == "bread | bread > Sourdough > Feeding the starter"
+
+
+def test_a_short_note_is_kept_whole() -> None:
+    [chunk] = chunk_note(parse_note("Call Bob about the invoice.", path="inbox/todo.md"))
+    assert chunk.text == "Call Bob about the invoice."
+    assert chunk.heading_context == "todo | todo"
+    assert chunk_note(parse_note("  \n\n ", path="empty.md")) == []

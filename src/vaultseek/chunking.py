@@ -90,6 +90,12 @@ def chunk_note(note: Note) -> list[ChunkDraft]:
                 position=len(drafts),
             )
         )
+    if not drafts and len(text.strip()) > 0:
+        # A short note ("Call Bob about the invoice") is below the fragment limit, but it is a
+        # whole note, not a fragment: keep it as one chunk so it can be found at all.
+        drafts.append(
+            ChunkDraft(section="", heading_context=prefix + root, text=text.strip(), position=0)
+        )
     return drafts
 
 

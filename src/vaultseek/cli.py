@@ -65,7 +65,22 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true")
     status.add_argument("--all", action="store_true", help="list every skipped file")
     _add_common(status)
+
+    evaluate = commands.add_parser("eval", help="measure search quality on judged queries")
+    evaluate.add_argument("folder", nargs="?", metavar="BEIR_FOLDER", help="corpus.jsonl, queries.jsonl, qrels.tsv")
+    evaluate.add_argument("--golden", metavar="FILE", help='JSON Lines {"id", "query", "relevant": {path: grade}}')
+    evaluate.add_argument("--split", metavar="NAME", help="use queries_NAME.jsonl / qrels_NAME.tsv")
+    evaluate.add_argument("--workdir", metavar="DIR", help="keep the BEIR corpus's scratch index here, reused")
+    evaluate.add_argument("--json", action="store_true", help="machine-readable output")
+    evaluate.add_argument("--modes", type=_names, default=None, metavar="LIST", help="e.g. bm25,hybrid")
+    evaluate.add_argument("--fusion", type=_names, default=None, metavar="LIST", help="hybrid variants, e.g. rrf,convex")
+    _add_common(evaluate)
     return parser
+
+
+def _names(text: str) -> list[str]:
+    """A comma-separated list flag (one value, so it never swallows the positional folder)."""
+    return [name.strip() for name in text.split(",") if name.strip()]
 
 
 def _positive_int(text: str) -> int:
@@ -192,10 +207,48 @@ def cmd_status(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
+    if (args.folder is None) == (args.golden is None):
+        raise UsageError(
+            "give either a BEIR folder or --golden FILE",
+            hint="vaultseek eval ../data/scifact --split test, or vaultseek eval --golden q.jsonl --vault ~/vault",
+        )
+    if args.golden is None and (args.vault or args.db):
+        raise UsageError("--vault and --db go with --golden; a BEIR folder is indexed into --workdir")
+    if args.golden is not None and (args.split or args.workdir):
+        raise UsageError("--split and --workdir go with a BEIR folder, not --golden")
+    from .evaluation import (
+        MODES,
+        configurations,
+        evaluate_beir,
+        evaluate_golden,
+        render_table,
+    )
+    from .fusion import FUSION_METHODS
+    from .terminal import ProgressBar
+
+    chosen = configurations(args.modes or MODES, FUSION_METHODS if args.fusion is None else args.fusion)
+    bar = ProgressBar()
+    try:
+        if args.golden is not None:
+            with _open(args, create=False) as index:
+                report = evaluate_golden(index, args.golden, chosen=chosen, progress=bar)
+        else:
+            report = evaluate_beir(
+                args.folder, split=args.split, workdir=args.workdir, chosen=chosen, progress=bar,
+                config_file=args.config,
+            )  # fmt: skip
+    finally:
+        bar.clear()
+    out.write((json.dumps(report.to_dict(), ensure_ascii=False) if args.json else render_table(report)) + "\n")
+    return 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "index": cmd_index,
     "search": cmd_search,
     "status": cmd_status,
+    "eval": cmd_eval,
 }
 
 

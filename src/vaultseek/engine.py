@@ -84,8 +84,12 @@ class Index:
         *,
         progress: ProgressCallback | None = None,
         should_stop: StopCheck | None = None,
+        remember: bool = True,
     ) -> SyncReport:
-        """Bring the index in line with the vault's files (incremental)."""
+        """Bring the index in line with the vault's files (incremental).
+
+        ``remember`` records the vault as the user's most recent one (so a bare
+        ``vaultseek search`` finds it); scratch indexes such as evaluations pass False."""
         if not self.vault.is_dir():
             raise VaultNotFoundError(f"vault folder {self.vault} does not exist")
         owner = self.store.get_meta("vault")
@@ -108,7 +112,7 @@ class Index:
             if translated is exc:
                 raise
             raise translated from exc
-        if not report.interrupted:
+        if remember and not report.interrupted:
             VaultRegistry().remember(self.vault, self.db_path)
         return report
 

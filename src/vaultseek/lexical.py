@@ -134,6 +134,28 @@ _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s.*$", re.MULTILINE)
 _SPACE = re.compile(r"\s+")
 
 
+def _stems(terms: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple({t[: max(3, len(t) - 2)] for t in terms if t})
+
+
+def _word_starts(flat: str, stems: tuple[str, ...]) -> list[int]:
+    """Offsets where a word starting with one of ``stems`` begins (case-insensitive).
+
+    ``str.find`` per stem over a lower-cased copy: a C-level scan, where testing every word
+    in Python made snippets 90% of a 100-result search."""
+    low = flat.lower()
+    if len(low) != len(flat):  # a rare character changed length when lower-cased
+        low = "".join(ch.lower()[:1] or ch for ch in flat)
+    found = set()
+    for stem in stems:
+        at = low.find(stem)
+        while at >= 0:
+            if at == 0 or not low[at - 1].isalnum():
+                found.add(at)
+            at = low.find(stem, at + 1)
+    return sorted(found)
+
+
 def make_snippet(text: str, terms: tuple[str, ...], *, width: int = SNIPPET_CHARS) -> str:
     """The ``width``-character window of ``text`` holding the most query-term matches.
 
@@ -144,8 +166,7 @@ def make_snippet(text: str, terms: tuple[str, ...], *, width: int = SNIPPET_CHAR
     flat = _SPACE.sub(" ", body if body.strip() else text).strip()
     if len(flat) <= width:
         return flat
-    stems = tuple({t[: max(3, len(t) - 2)] for t in terms if t})
-    hits = [m.start() for m in _WORD.finditer(flat) if stems and m.group().lower().startswith(stems)]
+    hits = _word_starts(flat, _stems(terms))
     start = 0
     if hits:
         best, best_count, right = hits[0], 0, 0

@@ -28,7 +28,7 @@ from .records import ChunkDraft, Note, Progress, SkippedFile, SyncReport
 from .sources import PathFilter, SourceError, SourceFile, read_source, scan_vault
 from .store import FileState, PreparedChunk, Store
 
-PIPELINE_VERSION = "1"
+PIPELINE_VERSION = "2"
 """Bump when reading, scrubbing or chunking changes what a file becomes: the next run then
 re-processes every file (vectors are reused wherever the embedded text is unchanged), so
 e.g. a new credential pattern reaches notes that have not been edited since."""
