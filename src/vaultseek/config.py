@@ -47,11 +47,12 @@ class Config:
     top_k: int = 10
     candidates: int = 30
     """How many hits each list (BM25, vector) contributes to fusion."""
-    fusion: str = "rrf"
-    """How the BM25 and vector lists are combined: 'rrf' or 'convex' (see fusion.py)."""
+    fusion: str = "convex"
+    """How the BM25 and vector lists are combined: 'convex' or 'rrf' (see fusion.py)."""
     rrf_k: int = 60
-    bm25_weight: float = 1.0
-    vector_weight: float = 1.0
+    bm25_weight: float | None = None
+    """List weights in fusion; unset means the method's measured default."""
+    vector_weight: float | None = None
     sources: tuple[str, ...] = field(default=(), compare=False)
     """Which files the settings came from (for ``status`` and error messages)."""
 
@@ -105,7 +106,7 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise bad("a whole number of at least 1")
         return value
-    if kind == "float":
+    if kind in ("float", "float | None"):
         if isinstance(value, str):
             try:
                 value = float(value)

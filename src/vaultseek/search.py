@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .errors import QueryError
-from .fusion import FUSION_METHODS, Fused, convex, rrf
+from .fusion import DEFAULT_WEIGHTS, FUSION_METHODS, Fused, convex, rrf
 from .lexical import LexicalQuery, make_snippet, parse_query
 from .records import SEARCH_MODES, SearchMode, SearchResponse, SearchResult
 from .store import Store
@@ -31,10 +31,11 @@ class SearchParams:
     mode: SearchMode = "hybrid"
     k: int = 10
     candidates: int = 30
-    fusion: str = "rrf"
+    fusion: str = "convex"
     rrf_k: int = 60
-    bm25_weight: float = 1.0
-    vector_weight: float = 1.0
+    bm25_weight: float | None = None
+    """None: the fusion method's own default (fusion.DEFAULT_WEIGHTS)."""
+    vector_weight: float | None = None
     max_tokens: int | None = None
 
 
@@ -139,7 +140,11 @@ def run_search(
 def fuse(lists: dict[str, Scored], params: SearchParams) -> list[Fused]:
     """Combine the lists with the configured method. A single-mode search is a one-list
     fusion, so every mode's results carry the same score and rank data."""
-    weights = {"bm25": params.bm25_weight, "vector": params.vector_weight}
+    weights = dict(DEFAULT_WEIGHTS[params.fusion])
+    if params.bm25_weight is not None:
+        weights["bm25"] = params.bm25_weight
+    if params.vector_weight is not None:
+        weights["vector"] = params.vector_weight
     if params.fusion == "convex":
         return convex(lists, weights=weights)
     return rrf({name: [i for i, _s in hits] for name, hits in lists.items()}, k=params.rrf_k, weights=weights)
