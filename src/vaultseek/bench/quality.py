@@ -93,8 +93,9 @@ PROTOCOL = """\
 ## How it is measured
 
 - Each collection in `../shared/data/ir` (BEIR layout) is written as a vault, one note per
-  document (`# <title>`, a blank line, the text; no heading when there is no title), and indexed
-  by the real engine: chunking, heading context, BM25, vectors.
+  document (the title in frontmatter and as `# <title>`, a blank line, the text; no title at
+  all when the document has none), and indexed by the real engine: chunking, heading context,
+  BM25, vectors.
 - Every configuration answers every judged query with k = {depth} and candidates = {depth} (each
   list contributes {depth} hits to fusion; the product default is 30), so Recall@100 sees a full
   100-deep list. `hybrid` uses the configured default fusion; `hybrid:<name>` names one.
