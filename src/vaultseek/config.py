@@ -45,7 +45,7 @@ class Config:
     of :data:`ALWAYS_EXCLUDED`."""
     max_file_mb: float = 10.0
     top_k: int = 10
-    candidates: int = 30
+    candidates: int = 100
     """How many hits each list (BM25, vector) contributes to fusion."""
     fusion: str = "convex"
     """How the BM25 and vector lists are combined: 'convex' or 'rrf' (see fusion.py)."""

@@ -17,7 +17,7 @@ FUSION_METHODS = ("rrf", "convex")
 normalised over its candidates, then ``Σ weight × normalised score``."""
 DEFAULT_WEIGHTS: dict[str, dict[str, float]] = {
     "rrf": {"bm25": 1.0, "vector": 1.0},
-    "convex": {"bm25": 0.7, "vector": 0.3},
+    "convex": {"bm25": 0.75, "vector": 0.25},
 }
 """Per-method list weights when none are configured. RRF keeps the seed design's equal
 weights; the convex weights were tuned on SciFact's train split (docs/quality.md)."""

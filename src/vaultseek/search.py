@@ -30,7 +30,7 @@ class VectorsUnavailable(Exception):
 class SearchParams:
     mode: SearchMode = "hybrid"
     k: int = 10
-    candidates: int = 30
+    candidates: int = 100
     fusion: str = "convex"
     rrf_k: int = 60
     bm25_weight: float | None = None

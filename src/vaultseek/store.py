@@ -18,6 +18,8 @@ from .db import FTS5_TOKENIZE_QUERY, Connection
 from .migrations import FTS_TOKENIZER
 from .records import ChunkDraft, Link, Note, SkippedFile
 
+BM25_WEIGHTS = (1.0, 0.5, 0.3)
+"""FTS5 column weights for chunk text, section heading and heading context."""
 _SCALE_BYTES = 4
 """Vectors are stored as int8 with one float32 scale each (``max|v| / 127``): a quarter of
 float32's bytes. On unit vectors the rounding error in a cosine is below 0.005, far under
@@ -239,9 +241,9 @@ class Store:
         return [
             (row[0], -row[1])
             for row in self.conn.execute(
-                "SELECT rowid, bm25(chunks_fts, 1.0, 0.5, 0.3) AS score FROM chunks_fts "
+                "SELECT rowid, bm25(chunks_fts, ?, ?, ?) AS score FROM chunks_fts "
                 "WHERE chunks_fts MATCH ? ORDER BY score, rowid LIMIT ?",
-                (fts_query, limit),
+                (*BM25_WEIGHTS, fts_query, limit),
             )
         ]
 
