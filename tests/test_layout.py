@@ -81,7 +81,7 @@ def test_readme_documents_every_command_and_flag() -> None:
 
     from vaultseek.cli import build_parser
 
-    readme = (PACKAGE.parents[1] / "README.md").read_text("utf-8")
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text("utf-8")
     parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     missing = []
