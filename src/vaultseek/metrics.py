@@ -120,8 +120,8 @@ def mean(values: Iterable[float]) -> float:
 def percentile(values: Sequence[float], p: float) -> float:
     """The ``p``-th percentile (0–100) by linear interpolation between closest ranks.
 
-    Same definition as numpy's default (Hyndman & Fan type 7) and as the benchmark's, so
-    latency figures compare across reports; with few samples it does not jump the way
+    Same definition as numpy's default (Hyndman & Fan type 7), so latency figures compare
+    with any numpy-based report; with few samples it does not jump the way
     nearest-rank does."""
     if not values:
         raise ValueError("percentile of no values")

@@ -13,13 +13,14 @@ unit vectors and prints a small table.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from vaultseek.metrics import percentile
 
 
 @dataclass(frozen=True)
@@ -36,23 +37,6 @@ class LatencyStats:
     setup_ms: float = 0.0
     """One-off cost before the first query: for vec0, creating the table and inserting every row;
     for numpy, normalizing the matrix."""
-
-
-def percentile(values: Sequence[float], p: float) -> float:
-    """The ``p``-th percentile (0–100) by linear interpolation between closest ranks.
-
-    Same definition as numpy's default (Hyndman & Fan type 7), so figures compare with any
-    numpy-based report; with few samples it does not jump the way nearest-rank does.
-    """
-    if not values:
-        raise ValueError("percentile of no values")
-    if not 0.0 <= p <= 100.0:
-        raise ValueError(f"percentile must be within 0..100, not {p}")
-    ordered = sorted(values)
-    rank = (len(ordered) - 1) * p / 100.0
-    low = math.floor(rank)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
 def random_unit_vectors(rows: int, dim: int, *, seed: int = 0) -> np.ndarray:
