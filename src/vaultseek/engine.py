@@ -13,7 +13,8 @@ and reloads the matrix when another process has written to the index.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -42,18 +43,28 @@ class Index:
         self.db_path: Path = config.db
         self.conn = db.open_connection(self.db_path, create=create)
         try:
-            self.schema_version = migrate(self.conn)
-        except BaseException as exc:
+            with self._database_errors():
+                self.schema_version = migrate(self.conn)
+        except BaseException:
             self.conn.close()
-            translated = db.translate(exc, self.db_path)
-            if translated is exc:
-                raise
-            raise translated from exc
+            raise
         self.store = Store(self.conn)
         self._embedder: StaticEmbedder | None = None
         self._embedder_error: ModelError | None = None
         self._vectors: VectorIndex | None = None
         self._vectors_version: int | None = None
+
+    @contextmanager
+    def _database_errors(self) -> Iterator[None]:
+        """Re-raise database failures (locked, read-only, damaged, …) as vaultseek errors
+        that name this index; anything else passes through untouched."""
+        try:
+            yield
+        except Exception as exc:
+            translated = db.translate(exc, self.db_path)
+            if translated is exc:
+                raise
+            raise translated from exc
 
     # -- lifecycle ----------------------------------------------------------------------
     def close(self) -> None:
@@ -99,7 +110,7 @@ class Index:
                 hint="pass the matching --vault, or another --db for this vault",
             )
         self._vectors = None  # whatever happens below, reload the matrix next time
-        try:
+        with self._database_errors():
             report = Syncer(
                 self.store, self.config, self.embedder, progress=progress, should_stop=should_stop
             ).run()
@@ -107,11 +118,6 @@ class Index:
             if not report.interrupted:
                 values["last_indexed"] = utc_now()
             self.store.set_meta(values)
-        except Exception as exc:
-            translated = db.translate(exc, self.db_path)
-            if translated is exc:
-                raise
-            raise translated from exc
         if remember and not report.interrupted:
             VaultRegistry().remember(self.vault, self.db_path)
         return report
@@ -145,13 +151,8 @@ class Index:
             vector_weight=self.config.vector_weight,
             max_tokens=max_tokens,
         )
-        try:
+        with self._database_errors():
             return run_search(self.store, query, params, self._vector_side)
-        except Exception as exc:
-            translated = db.translate(exc, self.db_path)
-            if translated is exc:
-                raise
-            raise translated from exc
 
     def _vector_side(self) -> tuple[VectorIndex, Callable[[str], np.ndarray]]:
         """The vector index and the query embedder, if they can serve this index."""
