@@ -28,6 +28,13 @@ from .errors import ConfigError, VaultNotFoundError
 ALWAYS_EXCLUDED = (".obsidian", ".git", ".trash", "node_modules", ".vaultseek")
 """Never indexed, whatever ``exclude`` says: app state, history, deleted notes, packages."""
 VAULT_CONFIG_NAME = ".vaultseek.toml"
+NOTE_GLOBS = ("*.md", "*.markdown")
+DOCUMENT_GLOBS = (
+    "*.pdf", "*.docx", "*.pptx", "*.xlsx", "*.xlsm", "*.csv", "*.tsv",
+    "*.html", "*.htm", "*.txt", "*.json", "*.yaml", "*.yml",
+)  # fmt: skip
+"""Every document type vaultseek can read (``documents/registry.py`` maps them to readers;
+a test keeps the two lists equal)."""
 
 
 @dataclass(frozen=True)
@@ -38,12 +45,19 @@ class Config:
     db: Path | None = None
     model: str = "bundled"
     """'bundled', a Model2Vec folder, or a hub id such as 'minishlab/potion-base-8M'."""
-    include: tuple[str, ...] = ("*.md", "*.markdown")
+    include: tuple[str, ...] = NOTE_GLOBS + DOCUMENT_GLOBS
     """Glob patterns a file's vault-relative path (or name) must match to be indexed."""
     exclude: tuple[str, ...] = ()
     """More folder/file names to skip anywhere, or globs on the vault-relative path, on top
     of :data:`ALWAYS_EXCLUDED`."""
     max_file_mb: float = 10.0
+    """Size cap for notes (and any included file that is not a document type)."""
+    max_document_mb: float = 100.0
+    """Size cap for documents (PDF, Office, HTML, CSV, …), which are often bigger."""
+    ocr: bool = True
+    """Run OCR on PDF pages without a text layer (needs the ``tesseract`` program)."""
+    ocr_languages: str = "eng+deu"
+    """Tesseract language packs, ``+``-separated; missing ones are left out with a notice."""
     top_k: int = 10
     candidates: int = 100
     """How many hits each list (BM25, vector) contributes to fusion."""
@@ -59,6 +73,10 @@ class Config:
     @property
     def max_file_bytes(self) -> int:
         return int(self.max_file_mb * 1024 * 1024)
+
+    @property
+    def max_document_bytes(self) -> int:
+        return int(self.max_document_mb * 1024 * 1024)
 
     @property
     def excluded(self) -> tuple[str, ...]:
@@ -100,6 +118,14 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
         if key == "include" and not value:
             raise bad("a non-empty list (nothing would be indexed)")
         return tuple(value)
+    if kind == "bool":
+        if isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on"):
+            value = True
+        elif isinstance(value, str) and value.strip().lower() in ("0", "false", "no", "off"):
+            value = False
+        if not isinstance(value, bool):
+            raise bad("true or false")
+        return value
     if kind == "int":
         if isinstance(value, str) and value.strip().isdigit():
             value = int(value)
@@ -117,6 +143,10 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
         return float(value)
     if not isinstance(value, str) or not value.strip():
         raise bad("a non-empty string")
+    if key == "ocr_languages" and not all(
+        part.isascii() and part.replace("_", "").isalnum() for part in value.split("+")
+    ):
+        raise bad('Tesseract language codes joined by "+", e.g. "eng+deu"')
     if key == "fusion":
         from .fusion import FUSION_METHODS
 

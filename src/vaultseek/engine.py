@@ -197,6 +197,7 @@ class Index:
 
     def status(self) -> IndexStatus:
         counts = self.store.counts()
+        ocr_pages, ocr_pending = self.store.ocr_totals()
         size = sum(
             os.path.getsize(p)
             for p in (self.db_path, Path(f"{self.db_path}-wal"))
@@ -214,6 +215,10 @@ class Index:
             last_indexed=self.store.get_meta("last_indexed"),
             skipped=tuple(self.store.skipped_files()),
             schema_version=self.schema_version,
+            documents=self.store.document_counts(),
+            failed_documents=tuple(self.store.skipped_files(documents_only=True)),
+            ocr_pages=ocr_pages,
+            ocr_pending=ocr_pending,
         )
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "fence_spans",
     "headings",
     "in_spans",
+    "load_yaml_documents",
     "normalize_text",
     "parse_note",
     "render_links",
@@ -243,6 +244,19 @@ def clean_heading(text: str) -> str:
 
 
 # --------------------------------------------------------------------------- frontmatter
+
+
+def load_yaml_documents(text: str) -> list[Any]:
+    """Every document in a YAML stream, with the safe loader (for YAML data files).
+    Raises ValueError with a short reason when the text is not valid YAML."""
+    try:
+        return list(yaml.load_all(text, Loader=_Loader))  # noqa: S506 - a safe loader
+    except yaml.YAMLError as exc:
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        mark = getattr(exc, "problem_mark", None)
+        raise ValueError(f"{problem} at line {mark.line + 1}" if mark is not None else problem) from exc
+    except (ValueError, TypeError, RecursionError) as exc:  # e.g. a date such as 2024-13-45
+        raise ValueError(type(exc).__name__) from exc
 
 
 def _load_frontmatter(source: str) -> tuple[dict[str, Any], str | None]:

@@ -78,7 +78,39 @@ def m001_initial(conn: Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (m001_initial,)
+def m002_documents(conn: Connection) -> None:
+    """Documents (PDF, Office, HTML, CSV, …) beside the notes.
+
+    * ``chunks.location``: where in its document a chunk comes from, as compact JSON
+      (``{"page":3}``, ``{"slide":2}``, ``{"sheet":"Q1","row_start":2,"row_end":21}``); NULL for
+      notes. One JSON column rather than a column per kind: each format cites differently, a
+      new format needs no migration, and nothing ever filters on it in SQL — it is only carried
+      to results.
+    * ``files.kind``: ``note`` or the document type; a file whose kind changes (a ``.txt`` once
+      read as a note) is re-processed. ``files.ocr_pages`` / ``ocr_pending``: pages whose text
+      came from OCR, and pages that needed OCR but could not get it (retried on later runs).
+    * ``ocr_checkpoints``: each OCRed page's text, committed as soon as the page is done, keyed
+      by the document's content hash. An interrupted run (Ctrl-C, ``kill -9``) resumes from
+      them; they are deleted in the transaction that stores the document's chunks.
+    """
+    conn.execute(
+        """
+        ALTER TABLE chunks ADD COLUMN location TEXT;
+        ALTER TABLE files ADD COLUMN kind TEXT NOT NULL DEFAULT 'note';
+        ALTER TABLE files ADD COLUMN ocr_pages INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE files ADD COLUMN ocr_pending INTEGER NOT NULL DEFAULT 0;
+        CREATE TABLE ocr_checkpoints (
+            path         TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            page         INTEGER NOT NULL,       -- 1-based
+            text         TEXT NOT NULL,          -- already scrubbed of credentials
+            PRIMARY KEY (path, content_hash, page)
+        ) WITHOUT ROWID;
+        """
+    )
+
+
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (m001_initial, m002_documents)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

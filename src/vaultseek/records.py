@@ -40,6 +40,41 @@ class Note:
 
 
 @dataclass(frozen=True, slots=True)
+class Location:
+    """Where in a document a chunk comes from, precise enough to open the spot: a PDF page,
+    a slide, a spreadsheet sheet and its rows (1-based, as the application shows them).
+    Notes have none: their ``section`` already says where to look."""
+
+    page: int | None = None
+    slide: int | None = None
+    sheet: str | None = None
+    row_start: int | None = None
+    row_end: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Only the parts that are set, e.g. ``{"page": 3}``."""
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Location:
+        return cls(**{k: data[k] for k in ("page", "slide", "sheet", "row_start", "row_end") if k in data})
+
+    def label(self) -> str:
+        """Short human form: ``p. 3``, ``slide 4``, ``Q1 rows 2–21``."""
+        parts = []
+        if self.page is not None:
+            parts.append(f"p. {self.page}")
+        if self.slide is not None:
+            parts.append(f"slide {self.slide}")
+        if self.sheet is not None:
+            parts.append(self.sheet)
+        if self.row_start is not None:
+            end = self.row_end if self.row_end is not None else self.row_start
+            parts.append(f"rows {self.row_start}–{end}" if end != self.row_start else f"row {end}")
+        return " ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
 class ChunkDraft:
     """One searchable piece of a note, before it is stored."""
 
@@ -51,6 +86,8 @@ class ChunkDraft:
     """The chunk's readable text (links rendered, comments removed)."""
     position: int
     """0-based order of the chunk within its note."""
+    location: Location | None = None
+    """Page, slide or sheet rows for a document chunk; None for notes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +106,8 @@ class SearchResult:
     """1-based rank in the vector list, None when the chunk was not in it."""
     chunk_id: int
     text: str = field(repr=False, default="")
+    location: Location | None = None
+    """Page / slide / sheet and rows for a document hit; None for a note."""
 
     def to_dict(self) -> dict[str, Any]:
         """The documented JSON shape of a result (``text`` and ``chunk_id`` stay internal)."""
@@ -80,6 +119,7 @@ class SearchResult:
             "score": round(self.score, 6),
             "bm25_rank": self.bm25_rank,
             "vec_rank": self.vec_rank,
+            "location": self.location.to_dict() if self.location is not None else None,
         }
 
 
@@ -133,6 +173,14 @@ class SyncReport:
     interrupted: bool = False
     seconds: float = 0.0
     notices: tuple[str, ...] = ()
+    documents_extracted: int = 0
+    """Documents (PDF, DOCX, …) whose text was extracted in this run."""
+    pages_extracted: int = 0
+    """PDF pages read in this run (text layer or OCR)."""
+    pages_ocred: int = 0
+    """PDF pages run through OCR in this run."""
+    pages_resumed: int = 0
+    """OCRed pages taken from the checkpoints an earlier, interrupted run left."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -153,12 +201,23 @@ class IndexStatus:
     last_indexed: str | None
     skipped: tuple[SkippedFile, ...]
     schema_version: int
+    documents: dict[str, int] = field(default_factory=dict)
+    """Indexed documents by type (``{"pdf": 3, "docx": 1}``); notes are ``files`` minus these."""
+    failed_documents: tuple[SkippedFile, ...] = ()
+    """The documents among ``skipped``: encrypted, corrupt, unsupported, too large, …"""
+    ocr_pages: int = 0
+    """Pages of the indexed documents whose text came from OCR."""
+    ocr_pending: int = 0
+    """Pages that need OCR but did not get it (Tesseract or a language pack missing, OCR
+    off); they are OCRed on the next run that can."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-ProgressPhase = Literal["scan", "index", "embed", "delete", "done"]
+ProgressPhase = Literal["scan", "index", "extract", "ocr", "embed", "delete", "done"]
+"""``extract`` and ``ocr`` report pages of one document: ``done`` is the page being worked
+on, ``total`` the document's pages, ``path`` the document."""
 
 
 @dataclass(frozen=True, slots=True)

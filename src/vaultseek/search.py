@@ -168,6 +168,7 @@ def _materialise(store: Store, fused: list[Fused], query: LexicalQuery) -> list[
                 vec_rank=f.ranks.get("vector"),
                 chunk_id=row.id,
                 text=row.text,
+                location=row.location,
             )
         )
     return out

@@ -12,7 +12,7 @@ import errno
 import fnmatch
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +41,17 @@ class SourceText:
     text: str
     content_hash: str
     """sha256 of the file's bytes, so a touched-but-unchanged file is recognised."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceBytes:
+    data: bytes
+    content_hash: str
+    """sha256 of ``data``."""
+
+
+SizeLimit = Callable[[str], tuple[int, str]]
+"""Vault-relative path → (the most bytes it may have, the setting that says so)."""
 
 
 class PathFilter:
@@ -73,9 +84,17 @@ class PathFilter:
         )
 
 
-def scan_vault(vault: Path, path_filter: PathFilter, *, max_bytes: int) -> list[SourceFile]:
+def scan_vault(
+    vault: Path,
+    path_filter: PathFilter,
+    *,
+    max_bytes: int,
+    size_limit: SizeLimit | None = None,
+) -> list[SourceFile]:
     """Every file the filter accepts, sorted by path, with stat data or the reason it is
-    unusable. Directory symlinks are not followed (they are how vaults loop into themselves)."""
+    unusable. Directory symlinks are not followed (they are how vaults loop into themselves).
+    ``size_limit`` gives some files another cap than ``max_bytes`` (documents)."""
+    limit: SizeLimit = size_limit or (lambda _rel: (max_bytes, "max_file_mb"))
     found: list[SourceFile] = []
     unreadable_dirs: list[SourceFile] = []
 
@@ -93,7 +112,7 @@ def scan_vault(vault: Path, path_filter: PathFilter, *, max_bytes: int) -> list[
         for name in files:
             rel = f"{rel_root}/{name}" if rel_root else name
             if path_filter.accepts_file(rel):
-                found.append(_stat(Path(root) / name, rel, max_bytes))
+                found.append(_stat(Path(root) / name, rel, *limit(rel)))
     found.extend(unreadable_dirs)
     found.sort(key=lambda f: f.path)
     return found
@@ -104,7 +123,7 @@ def _relative(path: Path, vault: Path) -> str:
     return "" if rel == "." else rel.replace(os.sep, "/")
 
 
-def _stat(absolute: Path, rel: str, max_bytes: int) -> SourceFile:
+def _stat(absolute: Path, rel: str, max_bytes: int, setting: str) -> SourceFile:
     try:
         st = absolute.stat()
     except OSError as exc:
@@ -118,7 +137,7 @@ def _stat(absolute: Path, rel: str, max_bytes: int) -> SourceFile:
             st.st_size,
             st.st_mtime_ns,
             f"too large ({st.st_size / 1048576:.1f} MB; the limit is "
-            f"{max_bytes / 1048576:g} MB, set max_file_mb to change it)",
+            f"{max_bytes / 1048576:g} MB, set {setting} to change it)",
         )
     return SourceFile(rel, absolute, st.st_size, st.st_mtime_ns)
 
@@ -131,6 +150,15 @@ def _os_reason(exc: OSError) -> str:
     if exc.errno == errno.ENOENT:
         return "broken symlink or vanished while scanning"
     return exc.strerror or exc.__class__.__name__
+
+
+def read_bytes(source: SourceFile) -> SourceBytes:
+    """A document's bytes, read once: hashed here, parsed from memory by its reader."""
+    try:
+        data = source.absolute.read_bytes()
+    except OSError as exc:
+        raise SourceError(_os_reason(exc)) from exc
+    return SourceBytes(data, hashlib.sha256(data).hexdigest())
 
 
 def read_source(source: SourceFile) -> SourceText:

@@ -16,7 +16,7 @@ import numpy as np
 
 from .db import FTS5_TOKENIZE_QUERY, Connection
 from .migrations import FTS_TOKENIZER
-from .records import ChunkDraft, Link, Note, SkippedFile
+from .records import ChunkDraft, Link, Location, Note, SkippedFile
 
 BM25_WEIGHTS = (1.0, 0.5, 0.3)
 """FTS5 column weights for chunk text, section heading and heading context."""
@@ -36,6 +36,10 @@ class FileState:
     content_hash: str | None
     status: str
     error: str | None
+    kind: str = "note"
+    """``note`` or the document type (``pdf``, ``docx``, …)."""
+    ocr_pending: int = 0
+    """Pages that still need OCR: the file is re-processed until this is 0."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +50,7 @@ class ChunkRow:
     section: str
     heading_context: str
     text: str
+    location: Location | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,9 +96,10 @@ class Store:
     # -- files --------------------------------------------------------------------------
     def file_states(self) -> dict[str, FileState]:
         return {
-            path: FileState(fid, size, mtime, digest, status, error)
-            for fid, path, size, mtime, digest, status, error in self.conn.execute(
-                "SELECT id, path, size, mtime_ns, content_hash, status, error FROM files"
+            row[1]: FileState(row[0], *row[2:])
+            for row in self.conn.execute(
+                "SELECT id, path, size, mtime_ns, content_hash, status, error, kind, ocr_pending "
+                "FROM files"
             )
         }
 
@@ -106,13 +112,19 @@ class Store:
         content_hash: str,
         note: Note,
         chunks: Sequence[PreparedChunk],
+        kind: str = "note",
+        ocr_pages: int = 0,
+        ocr_pending: int = 0,
     ) -> None:
-        """Store a file's new rows in place of its old ones, atomically."""
+        """Store a file's new rows in place of its old ones, atomically (its OCR checkpoints
+        go in the same transaction: from now on the chunks hold that text)."""
         with self.conn:
             self.conn.execute("DELETE FROM files WHERE path = ?", (path,))
+            self.conn.execute("DELETE FROM ocr_checkpoints WHERE path = ?", (path,))
             self.conn.execute(
                 "INSERT INTO files(path, size, mtime_ns, content_hash, status, title, type, "
-                "tags, aliases, indexed_at) VALUES (?, ?, ?, ?, 'indexed', ?, ?, ?, ?, ?)",
+                "tags, aliases, indexed_at, kind, ocr_pages, ocr_pending) "
+                "VALUES (?, ?, ?, ?, 'indexed', ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     path,
                     size,
@@ -123,15 +135,23 @@ class Store:
                     json.dumps(list(note.tags), ensure_ascii=False),
                     json.dumps(list(note.aliases), ensure_ascii=False),
                     utc_now(),
+                    kind,
+                    ocr_pages,
+                    ocr_pending,
                 ),
             )
             file_id = self.conn.last_insert_rowid()
             for chunk in chunks:
                 d = chunk.draft
+                location = (
+                    json.dumps(d.location.to_dict(), ensure_ascii=False, separators=(",", ":"))
+                    if d.location is not None
+                    else None
+                )
                 self.conn.execute(
                     "INSERT INTO chunks(file_id, position, section, heading_context, text, "
-                    "embed_hash) VALUES (?, ?, ?, ?, ?, ?)",
-                    (file_id, d.position, d.section, d.heading_context, d.text, chunk.embed_hash),
+                    "embed_hash, location) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (file_id, d.position, d.section, d.heading_context, d.text, chunk.embed_hash, location),
                 )
                 chunk_id = self.conn.last_insert_rowid()
                 self.conn.execute(
@@ -158,28 +178,88 @@ class Store:
                 "UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, file_id)
             )
 
-    def record_skip(self, path: str, *, size: int, mtime_ns: int, reason: str) -> None:
+    def record_skip(
+        self, path: str, *, size: int, mtime_ns: int, reason: str, kind: str = "note"
+    ) -> None:
         """Remember a file that could not be indexed (dropping any rows it had before)."""
         with self.conn:
             self.conn.execute("DELETE FROM files WHERE path = ?", (path,))
+            self.conn.execute("DELETE FROM ocr_checkpoints WHERE path = ?", (path,))
             self.conn.execute(
-                "INSERT INTO files(path, size, mtime_ns, status, error, indexed_at) "
-                "VALUES (?, ?, ?, 'skipped', ?, ?)",
-                (path, size, mtime_ns, reason, utc_now()),
+                "INSERT INTO files(path, size, mtime_ns, status, error, indexed_at, kind) "
+                "VALUES (?, ?, ?, 'skipped', ?, ?, ?)",
+                (path, size, mtime_ns, reason, utc_now(), kind),
             )
 
     def delete_file(self, path: str) -> None:
         """Remove a file and, by cascade and trigger, its chunks, FTS rows, vectors, links."""
         with self.conn:
             self.conn.execute("DELETE FROM files WHERE path = ?", (path,))
+            self.conn.execute("DELETE FROM ocr_checkpoints WHERE path = ?", (path,))
 
-    def skipped_files(self) -> list[SkippedFile]:
+    def skipped_files(self, *, documents_only: bool = False) -> list[SkippedFile]:
+        where = "status = 'skipped'" + (" AND kind != 'note'" if documents_only else "")
         return [
             SkippedFile(path, error or "")
             for path, error in self.conn.execute(
-                "SELECT path, error FROM files WHERE status = 'skipped' ORDER BY path"
+                f"SELECT path, error FROM files WHERE {where} ORDER BY path"
             )
         ]
+
+    def document_counts(self) -> dict[str, int]:
+        """Indexed documents by kind (notes left out)."""
+        return {
+            kind: n
+            for kind, n in self.conn.execute(
+                "SELECT kind, count(*) FROM files WHERE status = 'indexed' AND kind != 'note' "
+                "GROUP BY kind ORDER BY kind"
+            )
+        }
+
+    def ocr_totals(self) -> tuple[int, int]:
+        """(pages whose text came from OCR, pages still waiting for OCR) over indexed files."""
+        done, pending = self.conn.execute(
+            "SELECT coalesce(sum(ocr_pages), 0), coalesce(sum(ocr_pending), 0) FROM files "
+            "WHERE status = 'indexed'"
+        ).fetchall()[0]
+        return int(done), int(pending)
+
+    # -- OCR checkpoints ----------------------------------------------------------------
+    def ocr_checkpoints(self, path: str, content_hash: str) -> dict[int, str]:
+        """Page number → OCR text saved by an earlier run for exactly these bytes; stale
+        checkpoints (an older version of the file) are deleted."""
+        with self.conn:
+            self.conn.execute(
+                "DELETE FROM ocr_checkpoints WHERE path = ? AND content_hash != ?",
+                (path, content_hash),
+            )
+        return {
+            page: text
+            for page, text in self.conn.execute(
+                "SELECT page, text FROM ocr_checkpoints WHERE path = ? AND content_hash = ?",
+                (path, content_hash),
+            )
+        }
+
+    def save_ocr_checkpoint(self, path: str, content_hash: str, page: int, text: str) -> None:
+        """Commit one OCRed page at once, so a crash after it never repeats its OCR."""
+        with self.conn:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO ocr_checkpoints(path, content_hash, page, text) "
+                "VALUES (?, ?, ?, ?)",
+                (path, content_hash, page, text),
+            )
+
+    def prune_ocr_checkpoints(self, keep: set[str]) -> None:
+        """Drop checkpoints of files that are no longer in the vault."""
+        gone = [
+            row[0]
+            for row in self.conn.execute("SELECT DISTINCT path FROM ocr_checkpoints")
+            if row[0] not in keep
+        ]
+        if gone:
+            with self.conn:
+                self.conn.executemany("DELETE FROM ocr_checkpoints WHERE path = ?", [(p,) for p in gone])
 
     # -- vectors ------------------------------------------------------------------------
     def vectors_by_hash(self, hashes: Iterable[bytes]) -> dict[bytes, np.ndarray]:
@@ -280,20 +360,21 @@ class Store:
         for start in range(0, len(ids), 500):
             batch = list(ids[start : start + 500])
             marks = ",".join("?" * len(batch))
-            for cid, path, pos, section, ctx, text in self.conn.execute(
-                "SELECT c.id, f.path, c.position, c.section, c.heading_context, c.text "
-                f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+            for cid, path, pos, section, ctx, text, location in self.conn.execute(
+                "SELECT c.id, f.path, c.position, c.section, c.heading_context, c.text, "
+                f"c.location FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
                 batch,
             ):
-                out[cid] = ChunkRow(cid, path, pos, section, ctx, text)
+                out[cid] = ChunkRow(cid, path, pos, section, ctx, text, _location(location))
         return out
 
     def chunks_of_file(self, path: str) -> list[ChunkRow]:
         return [
-            ChunkRow(cid, path, pos, section, ctx, text)
-            for cid, pos, section, ctx, text in self.conn.execute(
-                "SELECT c.id, c.position, c.section, c.heading_context, c.text FROM chunks c "
-                "JOIN files f ON f.id = c.file_id WHERE f.path = ? ORDER BY c.position",
+            ChunkRow(cid, path, pos, section, ctx, text, _location(location))
+            for cid, pos, section, ctx, text, location in self.conn.execute(
+                "SELECT c.id, c.position, c.section, c.heading_context, c.text, c.location "
+                "FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ? "
+                "ORDER BY c.position",
                 (path,),
             )
         ]
@@ -328,6 +409,10 @@ class Store:
             self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
         self.conn.execute("PRAGMA incremental_vacuum")
         self.conn.execute("PRAGMA optimize")
+
+
+def _location(stored: str | None) -> Location | None:
+    return Location.from_dict(json.loads(stored)) if stored else None
 
 
 def _vector_blob(vector: np.ndarray) -> bytes:

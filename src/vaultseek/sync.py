@@ -6,6 +6,12 @@ re-chunked, and any chunk whose embedded text is unchanged keeps its stored vect
 commits in its own transaction, so an interrupted run loses at most the file in flight and the
 next run simply continues. Deletions run after additions, so a renamed file finds its old
 vectors still in place to reuse.
+
+Documents (PDF, Office, HTML, CSV, …; see :mod:`vaultseek.documents`) take the same path with
+another reader, and are written as soon as each is extracted rather than in batches, since one
+may take minutes. Within a PDF, every OCRed page is checkpointed in the index the moment it is
+done (scrubbed first, like everything stored), so a run killed mid-OCR resumes at the next
+page; the document's chunks replace its checkpoints in one transaction.
 """
 
 from __future__ import annotations
@@ -14,18 +20,28 @@ import hashlib
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import PurePosixPath
 
 import numpy as np
 
 from .chunking import chunk_note
 from .config import Config
 from .credentials import scrub
+from .documents import (
+    DocumentError,
+    ExtractContext,
+    ExtractionStopped,
+    OcrSettings,
+    document_chunks,
+    extract,
+    kind_of,
+)
 from .embeddings import StaticEmbedder
 from .lexical import index_text
 from .markdown import parse_note
 from .records import ChunkDraft, Note, Progress, SkippedFile, SyncReport
-from .sources import PathFilter, SourceError, SourceFile, read_source, scan_vault
+from .sources import PathFilter, SourceError, SourceFile, read_bytes, read_source, scan_vault
 from .store import FileState, PreparedChunk, Store
 
 PIPELINE_VERSION = "2"
@@ -50,6 +66,9 @@ class _Parsed:
     note: Note
     drafts: list[ChunkDraft]
     hashes: list[bytes]
+    kind: str = "note"
+    ocr_pages: int = 0
+    ocr_pending: int = 0
 
 
 def embedding_text(heading_context: str, text: str) -> str:
@@ -59,6 +78,22 @@ def embedding_text(heading_context: str, text: str) -> str:
 
 def embed_hash(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()[:16]
+
+
+class _Checkpoints:
+    """The index's OCR checkpoints for one version of one document (a ``PageLog``)."""
+
+    def __init__(self, syncer: Syncer, path: str, content_hash: str) -> None:
+        self.syncer, self.path, self.content_hash = syncer, path, content_hash
+
+    def done(self) -> dict[int, str]:
+        return self.syncer.store.ocr_checkpoints(self.path, self.content_hash)
+
+    def save(self, page: int, text: str) -> str:
+        scrubbed = scrub(text)  # nothing reaches the database unscrubbed, checkpoints included
+        self.syncer.redactions.update(scrubbed.counts)
+        self.syncer.store.save_ocr_checkpoint(self.path, self.content_hash, page, scrubbed.text)
+        return scrubbed.text
 
 
 class Syncer:
@@ -90,10 +125,13 @@ class Syncer:
         assert vault is not None
         interrupted = self._reembed_if_model_changed()
         self.progress(Progress("scan", 0, 0))
+        notes_cap = (self.config.max_file_bytes, "max_file_mb")
+        documents_cap = (self.config.max_document_bytes, "max_document_mb")
         sources = scan_vault(
             vault,
             PathFilter(self.config.include, self.config.excluded),
             max_bytes=self.config.max_file_bytes,
+            size_limit=lambda rel: documents_cap if kind_of(rel) else notes_cap,
         )
         known = self.store.file_states()
         reprocess_all = self.reprocess_all = (
@@ -108,6 +146,8 @@ class Syncer:
                 state is not None
                 and state.status == "indexed"
                 and (state.size, state.mtime_ns) == (source.size, source.mtime_ns)
+                and state.kind == (kind_of(source.path) or "note")
+                and not state.ocr_pending
                 and not reprocess_all
             ):
                 self.counts["unchanged"] += 1
@@ -125,6 +165,7 @@ class Syncer:
                 self.store.optimize()
             if reprocess_all:
                 self.store.set_meta({"pipeline_version": PIPELINE_VERSION})
+            self.store.prune_ocr_checkpoints({s.path for s in sources})
         self.progress(Progress("done", 1, 1))
         return SyncReport(
             scanned=len(sources),
@@ -141,6 +182,10 @@ class Syncer:
             interrupted=interrupted,
             seconds=round(time.perf_counter() - started, 3),
             notices=tuple(self.notices),
+            documents_extracted=self.counts["documents"],
+            pages_extracted=self.counts["pages"],
+            pages_ocred=self.counts["ocred"],
+            pages_resumed=self.counts["resumed"],
         )
 
     def _skip(self, source: SourceFile, state: FileState | None, reason: str) -> None:
@@ -152,7 +197,11 @@ class Syncer:
             or (state.size, state.mtime_ns) != (source.size, source.mtime_ns)
         ):
             self.store.record_skip(
-                source.path, size=source.size, mtime_ns=source.mtime_ns, reason=reason
+                source.path,
+                size=source.size,
+                mtime_ns=source.mtime_ns,
+                reason=reason,
+                kind=kind_of(source.path) or "note",
             )
         self.skipped.append(SkippedFile(source.path, reason))
 
@@ -195,51 +244,72 @@ class Syncer:
 
     # -- files --------------------------------------------------------------------------
     def _index(self, todo: Sequence[tuple[SourceFile, FileState | None]]) -> bool:
-        """Index changed files in batches; returns True if stopped early."""
+        """Index changed files in batches; returns True if stopped early. A document is
+        written as soon as it is extracted (with the notes parsed before it), since
+        extracting one may take minutes."""
         done = 0
         for start in range(0, len(todo), _BATCH_FILES):
             batch = todo[start : start + _BATCH_FILES]
             parsed: list[tuple[_Parsed, FileState | None]] = []
             for source, state in batch:
-                item = self._parse(source, state)
+                try:
+                    item = self._parse(source, state)
+                except ExtractionStopped:
+                    return True
                 if item is not None:
                     parsed.append((item, state))
-            vectors, fresh = self._vectors_for([p for p, _s in parsed])
-            for item, state in parsed:
-                if self.should_stop():
-                    return True
-                chunks = [
-                    PreparedChunk(
-                        draft,
-                        digest,
-                        vectors[digest],
-                        (
-                            index_text(draft.text),
-                            index_text(draft.section),
-                            index_text(draft.heading_context),
-                        ),
-                    )
-                    for draft, digest in zip(item.drafts, item.hashes)
-                ]
-                self.counts["reused"] += sum(1 for h in item.hashes if h not in fresh)
-                self.store.replace_file(
-                    item.source.path,
-                    size=item.source.size,
-                    mtime_ns=item.source.mtime_ns,
-                    content_hash=item.content_hash,
-                    note=item.note,
-                    chunks=chunks,
-                )
-                self.counts["updated" if state else "added"] += 1
-                self.counts["chunks"] += len(chunks)
+                    if item.kind != "note":
+                        if not self._write(parsed):
+                            return True
+                        parsed = []
+            if not self._write(parsed):
+                return True
             done += len(batch)
             self.progress(Progress("index", done, len(todo), batch[-1][0].path))
             if self.should_stop() and done < len(todo):
                 return True
         return False
 
+    def _write(self, parsed: Sequence[tuple[_Parsed, FileState | None]]) -> bool:
+        """Embed and store parsed files; False if stopped before all were written."""
+        vectors, fresh = self._vectors_for([p for p, _s in parsed])
+        for item, state in parsed:
+            if self.should_stop():
+                return False
+            chunks = [
+                PreparedChunk(
+                    draft,
+                    digest,
+                    vectors[digest],
+                    (
+                        index_text(draft.text),
+                        index_text(draft.section),
+                        index_text(draft.heading_context),
+                    ),
+                )
+                for draft, digest in zip(item.drafts, item.hashes)
+            ]
+            self.counts["reused"] += sum(1 for h in item.hashes if h not in fresh)
+            self.store.replace_file(
+                item.source.path,
+                size=item.source.size,
+                mtime_ns=item.source.mtime_ns,
+                content_hash=item.content_hash,
+                note=item.note,
+                chunks=chunks,
+                kind=item.kind,
+                ocr_pages=item.ocr_pages,
+                ocr_pending=item.ocr_pending,
+            )
+            self.counts["updated" if state else "added"] += 1
+            self.counts["chunks"] += len(chunks)
+        return True
+
     def _parse(self, source: SourceFile, state: FileState | None) -> _Parsed | None:
         """Read, scrub, parse and chunk one file; None if it needs no new rows."""
+        kind = kind_of(source.path)
+        if kind is not None:
+            return self._parse_document(source, state, kind)
         try:
             loaded = read_source(source)
         except SourceError as exc:
@@ -249,6 +319,7 @@ class Syncer:
             state is not None
             and state.status == "indexed"
             and state.content_hash == loaded.content_hash
+            and state.kind == "note"
             and not self.reprocess_all
         ):
             self.store.touch_file(state.id, size=source.size, mtime_ns=source.mtime_ns)
@@ -260,6 +331,67 @@ class Syncer:
         drafts = chunk_note(note)
         hashes = [embed_hash(embedding_text(d.heading_context, d.text)) for d in drafts]
         return _Parsed(source, loaded.content_hash, note, drafts, hashes)
+
+    def _parse_document(
+        self, source: SourceFile, state: FileState | None, kind: str
+    ) -> _Parsed | None:
+        """Extract, scrub and chunk one document; None if it needs no new rows. Raises
+        :class:`ExtractionStopped` when the user stops mid-document."""
+        try:
+            loaded = read_bytes(source)
+        except SourceError as exc:
+            self._skip(source, state, str(exc))
+            return None
+        if (
+            state is not None
+            and state.status == "indexed"
+            and state.content_hash == loaded.content_hash
+            and state.kind == kind
+            and not state.ocr_pending
+            and not self.reprocess_all
+        ):
+            self.store.touch_file(state.id, size=source.size, mtime_ns=source.mtime_ns)
+            self.counts["touched"] += 1
+            return None
+        path = source.path
+        context = ExtractContext(
+            path=path,
+            ocr=OcrSettings(enabled=self.config.ocr, languages=self.config.ocr_languages),
+            pages=_Checkpoints(self, path, loaded.content_hash),
+            progress=lambda phase, done, total: self.progress(Progress(phase, done, total, path)),  # type: ignore[arg-type]
+            should_stop=self.should_stop,
+        )
+        try:
+            extracted = extract(path, loaded.data, context)
+        except DocumentError as exc:
+            self._skip(source, state, str(exc))
+            return None
+        self.counts["documents"] += 1
+        if kind == "pdf":
+            self.counts["pages"] += extracted.pages
+        self.counts["ocred"] += extracted.pages_ocred
+        self.counts["resumed"] += extracted.pages_resumed
+        for notice in extracted.notices:
+            if notice not in self.notices:
+                self.notices.append(notice)
+        segments = []
+        for segment in extracted.segments:
+            scrubbed = scrub(segment.text)
+            self.redactions.update(scrubbed.counts)
+            segments.append(replace(segment, text=scrubbed.text))
+        title = scrub(extracted.title or PurePosixPath(path).stem).text
+        drafts = document_chunks(segments, title=title, kind=kind)
+        hashes = [embed_hash(embedding_text(d.heading_context, d.text)) for d in drafts]
+        return _Parsed(
+            source,
+            loaded.content_hash,
+            Note(title=title, body="", type=kind),
+            drafts,
+            hashes,
+            kind=kind,
+            ocr_pages=extracted.ocr_pages,
+            ocr_pending=extracted.ocr_pending,
+        )
 
     def _vectors_for(
         self, parsed: Sequence[_Parsed]

@@ -17,6 +17,8 @@ from .records import IndexStatus, Progress, SearchResponse, SyncReport
 _PHASE_LABEL = {
     "scan": "Scanning",
     "index": "Indexing",
+    "extract": "Reading page",
+    "ocr": "OCR page",
     "embed": "Re-embedding",
     "delete": "Removing",
     "done": "Done",
@@ -62,6 +64,16 @@ class ProgressBar:
             self._phase, self._phase_started = event.phase, now
         width = shutil.get_terminal_size((80, 20)).columns
         label = _PHASE_LABEL[event.phase]
+        if event.phase in ("extract", "ocr"):  # one document's pages: "OCR page 3 of 21 · scan.pdf"
+            line = f"{label} {event.done:,} of {event.total:,}"
+            room = width - len(line) - 4
+            if event.path and room > 10:
+                path = clean(event.path)
+                line += " · " + (path if len(path) <= room else "…" + path[-room + 1 :])
+            self.stream.write("\r" + line[: width - 1].ljust(width - 1))
+            self.stream.flush()
+            self._drawn = True
+            return
         if event.total:
             fraction = min(1.0, event.done / event.total)
             bar_len = max(10, min(30, width // 4))
@@ -102,6 +114,15 @@ def format_sync_report(report: SyncReport, *, vault: str, db: str) -> str:
         f"{len(report.skipped):,} skipped",
         f"  {report.chunks_written:,} chunks written ({report.vectors_reused:,} vectors reused)",
     ]
+    if report.documents_extracted:
+        pages = f", {report.pages_extracted:,} PDF pages read" if report.pages_extracted else ""
+        ocr = f", {report.pages_ocred:,} pages OCRed" if report.pages_ocred else ""
+        resumed = (
+            f", {report.pages_resumed:,} OCRed pages resumed from an interrupted run"
+            if report.pages_resumed
+            else ""
+        )
+        lines.append(f"  {report.documents_extracted:,} documents extracted{pages}{ocr}{resumed}")
     if report.redactions:
         total = sum(report.redactions.values())
         kinds = ", ".join(f"{name} ×{n}" for name, n in report.redactions.items())
@@ -131,7 +152,10 @@ def format_results(response: SearchResponse, *, color: bool) -> str:
             ranks.append(f"bm25 #{hit.bm25_rank}")
         if hit.vec_rank is not None:
             ranks.append(f"vector #{hit.vec_rank}")
-        where = clean(f"{hit.path} › {hit.section}" if hit.section else hit.path)
+        where = hit.path
+        if hit.location is not None and hit.location.label():
+            where += f" · {hit.location.label()}"
+        where = clean(f"{where} › {hit.section}" if hit.section else where)
         lines.append(f"{number:>2}. {bold}{where}{reset}  {dim}{hit.score:.4f} · {', '.join(ranks)}{reset}")
         lines.append(f"    {dim}{clean(hit.heading_context)}{reset}")
         lines.append(f"    {clean(hit.snippet)}")
@@ -148,11 +172,26 @@ def format_status(status: IndexStatus, *, show_all_skipped: bool = False) -> str
         f"model:        {status.model or '—'} ({status.model_fingerprint or 'no vectors yet'})",
         f"last indexed: {status.last_indexed or 'never'}",
     ]
-    if status.skipped:
-        lines.append("skipped files:")
-        shown = status.skipped if show_all_skipped else status.skipped[:20]
+    if status.documents or status.failed_documents:
+        kinds = ", ".join(f"{kind} {n:,}" for kind, n in status.documents.items())
+        total = sum(status.documents.values())
+        lines.insert(
+            3,
+            f"documents:    {total:,} indexed{f' ({kinds})' if kinds else ''}, "
+            f"{len(status.failed_documents):,} failed",
+        )
+    if status.ocr_pages or status.ocr_pending:
+        waiting = f", {status.ocr_pending:,} waiting for OCR" if status.ocr_pending else ""
+        lines.insert(4, f"OCR:          {status.ocr_pages:,} pages OCRed{waiting}")
+    failed = {item.path for item in status.failed_documents}
+    others = tuple(item for item in status.skipped if item.path not in failed)
+    for title, items in (("failed documents:", status.failed_documents), ("skipped files:", others)):
+        if not items:
+            continue
+        lines.append(title)
+        shown = items if show_all_skipped else items[:20]
         for item in shown:
             lines.append(f"  {clean(item.path)}: {clean(item.reason)}")
-        if len(shown) < len(status.skipped):
-            lines.append(f"  … and {len(status.skipped) - len(shown):,} more (--all to list them)")
+        if len(shown) < len(items):
+            lines.append(f"  … and {len(items) - len(shown):,} more (--all to list them)")
     return "\n".join(lines)

@@ -1,0 +1,35 @@
+"""Documents beside the notes: PDF, Word, PowerPoint, Excel, CSV, HTML, plain text, JSON/YAML.
+
+Each format has one reader module, and each third-party library one owner among them, imported
+only when a document of that kind is met (``registry.py`` maps suffixes to readers). A reader
+turns a file's bytes into :class:`Segment` s — text plus where it came from — and
+:func:`document_chunks` turns those into the same chunk drafts notes become.
+"""
+
+from __future__ import annotations
+
+from .chunks import document_chunks
+from .extraction import (
+    DocumentError,
+    ExtractContext,
+    Extracted,
+    ExtractionStopped,
+    OcrSettings,
+    PageLog,
+    Segment,
+)
+from .registry import DOCUMENT_SUFFIXES, extract, kind_of
+
+__all__ = [
+    "DOCUMENT_SUFFIXES",
+    "DocumentError",
+    "ExtractContext",
+    "Extracted",
+    "ExtractionStopped",
+    "OcrSettings",
+    "PageLog",
+    "Segment",
+    "document_chunks",
+    "extract",
+    "kind_of",
+]

@@ -1,0 +1,92 @@
+"""Segments → chunk drafts, with the same shape notes have.
+
+Running text (PDF pages, DOCX sections, HTML, TXT) is cut by :func:`~.splitting.split_text`
+(~1,000 characters, ~100 overlap) and pieces under 100 characters are dropped; structured
+text (rows, slides, flattened data) keeps pieces down to 20 characters. A page never shares a
+chunk with another page, so each chunk cites exactly one page (slide, row range).
+
+Every chunk's heading context names the document, its type and the place in it —
+``Annual report | pdf | Annual report > page 3`` — so BM25 and the vectors both see it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..records import ChunkDraft, Location
+from .extraction import Segment
+from .splitting import split_text
+
+CHUNK_CHARS = 1000
+OVERLAP_CHARS = 100
+MIN_RUNNING_CHARS = 100
+MIN_STRUCTURED_CHARS = 20
+
+_SPACE_RUNS = re.compile(r"[ \t\u00a0]+")
+_BLANK_RUNS = re.compile(r"\n\s*\n\s*\n+")
+
+
+def clean_text(text: str) -> str:
+    """One form for extracted text: ``\\n`` line ends, no NULs or soft hyphens, runs of
+    spaces and of blank lines collapsed, lines right-trimmed."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "").replace("\xad", "")
+    text = text.replace("\f", "\n\n")
+    text = "\n".join(_SPACE_RUNS.sub(" ", line).rstrip() for line in text.split("\n"))
+    return _BLANK_RUNS.sub("\n\n", text).strip()
+
+
+def _place(location: Location | None) -> list[str]:
+    """Words for the heading context: ``page 3``, ``slide 2``, ``sheet Q1``, ``rows 2–21``."""
+    if location is None:
+        return []
+    words = []
+    if location.page is not None:
+        words.append(f"page {location.page}")
+    if location.slide is not None:
+        words.append(f"slide {location.slide}")
+    if location.sheet is not None:
+        words.append(f"sheet {location.sheet}")
+    if location.row_start is not None:
+        words.append(f"rows {location.row_start}–{location.row_end or location.row_start}")
+    return words
+
+
+def document_chunks(segments: list[Segment], *, title: str, kind: str) -> list[ChunkDraft]:
+    """Ordered chunk drafts for a document's (already scrubbed) segments."""
+    drafts: list[ChunkDraft] = []
+    leftovers: list[tuple[str, Segment]] = []
+    for segment in segments:
+        text = clean_text(segment.text)
+        if not text:
+            continue
+        pieces = (
+            [text]
+            if segment.whole
+            else split_text(
+                text, size=CHUNK_CHARS, overlap=0 if segment.structured else OVERLAP_CHARS
+            )
+        )
+        minimum = MIN_STRUCTURED_CHARS if segment.structured else MIN_RUNNING_CHARS
+        for piece in pieces:
+            if len(piece) < minimum:
+                leftovers.append((piece, segment))
+                continue
+            drafts.append(_draft(piece, segment, title, kind, len(drafts)))
+    if not drafts and leftovers:
+        # A short document ("Call Bob re: invoice") is below the fragment limit, but it is a
+        # whole document, not a fragment: keep it as one chunk so it can be found at all.
+        first = leftovers[0][1]
+        text = "\n\n".join(piece for piece, _s in leftovers)
+        drafts.append(_draft(text, first, title, kind, 0))
+    return drafts
+
+
+def _draft(text: str, segment: Segment, title: str, kind: str, position: int) -> ChunkDraft:
+    crumbs = [title, *_place(segment.location), *segment.heading]
+    return ChunkDraft(
+        section=segment.heading[-1] if segment.heading else "",
+        heading_context=f"{title} | {kind} | {' > '.join(crumbs)}",
+        text=text,
+        position=position,
+        location=segment.location,
+    )

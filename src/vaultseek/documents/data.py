@@ -1,0 +1,67 @@
+"""JSON and YAML data files, flattened to ``key.path: value`` lines before chunking.
+
+``servers[0].host: db.internal`` is what a person searches for and what an embedding can
+place; nested braces are neither. YAML is parsed by :mod:`vaultseek.markdown` (PyYAML's one
+owner), with its safe loader.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from ..markdown import load_yaml_documents
+from .encoding import decode_text
+from .extraction import DocumentError, ExtractContext, Extracted, Segment
+
+MAX_VALUE_CHARS = 500
+"""Longer string values are cut: a data file's blobs (base64, minified text) are not prose."""
+MAX_LINES = 500_000
+"""YAML aliases can make a small file expand without bound ("billion laughs"): stop there."""
+
+
+def read_json(data: bytes, context: ExtractContext) -> Extracted:
+    try:
+        value = json.loads(decode_text(data))
+    except json.JSONDecodeError as exc:
+        raise DocumentError(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
+    return _extracted([value])
+
+
+def read_yaml(data: bytes, context: ExtractContext) -> Extracted:
+    try:
+        documents = load_yaml_documents(decode_text(data))
+    except ValueError as exc:
+        raise DocumentError(f"not valid YAML ({exc})") from exc
+    return _extracted(documents)
+
+
+def _extracted(documents: list[Any]) -> Extracted:
+    lines: list[str] = []
+    for document in documents:
+        for line in flatten(document):
+            lines.append(line)
+            if len(lines) > MAX_LINES:
+                raise DocumentError(f"too large once flattened (over {MAX_LINES:,} values)")
+    return Extracted(segments=[Segment("\n".join(lines), structured=True)] if lines else [])
+
+
+def flatten(value: Any, path: str = "") -> Iterator[str]:
+    """``key.path: value`` lines, depth first, in the file's order (``list[0]`` for items)."""
+    if isinstance(value, dict):
+        if not value and path:
+            yield f"{path}: {{}}"
+        for key, item in value.items():
+            yield from flatten(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        if not value and path:
+            yield f"{path}: []"
+        for index, item in enumerate(value):
+            yield from flatten(item, f"{path}[{index}]")
+    else:
+        text = "null" if value is None else (str(value).lower() if isinstance(value, bool) else str(value))
+        text = " ".join(text.split())
+        if len(text) > MAX_VALUE_CHARS:
+            text = text[:MAX_VALUE_CHARS] + "…"
+        yield f"{path}: {text}" if path else text

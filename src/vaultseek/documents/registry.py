@@ -1,0 +1,86 @@
+"""File suffix → document kind → reader module, imported on first use.
+
+A markdown-only vault never imports any reader, so it never pays for pypdfium2, openpyxl,
+trafilatura and the rest (a test checks ``sys.modules``).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from .extraction import DocumentError, ExtractContext, Extracted, ExtractionStopped
+
+_KINDS: dict[str, tuple[str, str]] = {
+    ".pdf": ("pdf", "pdf:read"),
+    ".docx": ("docx", "word:read"),
+    ".pptx": ("pptx", "slides:read"),
+    ".xlsx": ("xlsx", "spreadsheet:read_xlsx"),
+    ".xlsm": ("xlsx", "spreadsheet:read_xlsx"),
+    ".csv": ("csv", "spreadsheet:read_csv"),
+    ".tsv": ("csv", "spreadsheet:read_csv"),
+    ".html": ("html", "webpage:read"),
+    ".htm": ("html", "webpage:read"),
+    ".txt": ("txt", "plaintext:read"),
+    ".json": ("json", "data:read_json"),
+    ".yaml": ("yaml", "data:read_yaml"),
+    ".yml": ("yaml", "data:read_yaml"),
+}
+DOCUMENT_SUFFIXES = tuple(_KINDS)
+
+_UNSUPPORTED = {
+    ".doc": "save it as .docx",
+    ".ppt": "save it as .pptx",
+    ".xls": "save it as .xlsx",
+    ".odt": "save it as .docx",
+    ".ods": "save it as .xlsx",
+    ".odp": "save it as .pptx",
+    ".rtf": "save it as .docx",
+    ".epub": "convert it to PDF or HTML",
+    ".pages": "export it as .docx or PDF",
+    ".key": "export it as .pptx or PDF",
+    ".numbers": "export it as .xlsx or CSV",
+}
+"""Document types people include by mistake: reported as unsupported, with what to do."""
+
+
+def _suffix(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    return name[dot:].lower() if dot > 0 else ""
+
+
+def kind_of(path: str) -> str | None:
+    """The document kind of a vault-relative path (``pdf``, ``docx``, …), or None for a note
+    (``.md``, or any other included file, which is read as markdown as before)."""
+    suffix = _suffix(path)
+    if suffix in _KINDS:
+        return _KINDS[suffix][0]
+    if suffix in _UNSUPPORTED:
+        return suffix[1:]
+    return None
+
+
+def extract(path: str, data: bytes, context: ExtractContext) -> Extracted:
+    """Read one document's bytes. Raises :class:`DocumentError` for anything wrong with the
+    file (never a library's own exception) and :class:`ExtractionStopped` on request."""
+    suffix = _suffix(path)
+    if suffix in _UNSUPPORTED:
+        raise DocumentError(f"unsupported document type {suffix}; {_UNSUPPORTED[suffix]}")
+    if suffix not in _KINDS:
+        raise DocumentError(f"unsupported document type {suffix or '(no suffix)'}")
+    kind, target = _KINDS[suffix]
+    module_name, function = target.split(":")
+    reader = getattr(import_module(f".{module_name}", __package__), function)
+    try:
+        result: Extracted = reader(data, context)
+    except (DocumentError, ExtractionStopped):
+        raise
+    except (MemoryError, RecursionError) as exc:
+        raise DocumentError(f"too complex to read ({exc.__class__.__name__})") from exc
+    except Exception as exc:  # a parser's own error on a damaged file: report, never crash
+        detail = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else ""
+        raise DocumentError(
+            f"corrupt or unreadable {kind.upper()} file ({exc.__class__.__name__}"
+            + (f": {detail})" if detail else ")")
+        ) from exc
+    return result
