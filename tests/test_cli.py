@@ -27,7 +27,8 @@ def test_search_json_shape(sample_vault: Path) -> None:
     data = json.loads(done.stdout)
     assert data["query"] == "_rrf_fuse" and data["mode"] == "bm25"
     first = data["results"][0]
-    assert set(first) == {"path", "section", "heading_context", "snippet", "score", "bm25_rank", "vec_rank"}
+    assert set(first) == {"path", "section", "heading_context", "snippet", "score", "bm25_rank", "vec_rank", "location"}
+    assert first["location"] is None  # notes have no page or slide
     assert first["path"] == "code/fusion.md" and first["bm25_rank"] == 1 and first["vec_rank"] is None
     again = run_cli("search", "_rrf_fuse", "--mode", "bm25", "--json", "--vault", str(sample_vault))
     assert again.stdout == done.stdout  # byte-identical

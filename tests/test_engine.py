@@ -150,7 +150,7 @@ def test_bad_files_are_recorded_and_do_not_stop_the_run(sample_vault: Path, writ
 def test_default_excludes_and_config_globs(vault: Path, write: Callable[..., Path]) -> None:
     body = "# Title\n\nEnough words in this note to make a chunk of text."
     for rel in (".obsidian/workspace.md", ".git/x.md", ".trash/old.md", "node_modules/p/readme.md",
-                "drafts/private.md", "notes/keep.md", "notes/data.txt"):
+                "drafts/private.md", "notes/keep.md", "notes/data.log"):  # .log: not a known type
         write(rel, body)
     write(".vaultseek.toml", 'exclude = [".obsidian", ".git", ".trash", "node_modules", "drafts/*"]\n')
     with indexed(vault) as index:
