@@ -42,27 +42,31 @@ def _atoms(text: str, size: int, level: int) -> list[str]:
 
 
 def _merge(atoms: list[str], size: int, overlap: int) -> list[str]:
+    """Pack atoms greedily; each new chunk opens with the previous chunk's last ~``overlap``
+    characters (cut at a word boundary)."""
     chunks: list[str] = []
-    current: list[str] = []
-    carried = 0  # how many atoms at the start of `current` repeat the previous chunk
-    length = 0
+    current = ""
+    carried = 0  # length of the overlap at the start of `current`
     for atom in atoms:
-        if len(current) > carried and length + len(atom) > size:
-            chunks.append("".join(current))
-            # Carry whole trailing atoms worth at most `overlap` characters into the next chunk.
-            keep: list[str] = []
-            kept = 0
-            for prev in reversed(current):
-                if kept + len(prev) > overlap or kept + len(prev) + len(atom) > size:
-                    break
-                keep.insert(0, prev)
-                kept += len(prev)
-            current, carried, length = keep, len(keep), kept
-        current.append(atom)
-        length += len(atom)
-    fresh = "".join(current[carried:])
+        if len(current) > carried and len(current) + len(atom) > size:
+            chunks.append(current)
+            tail = _tail(current, min(overlap, size - len(atom)))
+            current, carried = tail, len(tail)
+        current += atom
+    fresh = current[carried:]
     if chunks and len(fresh.strip()) < size // 10 and len(chunks[-1]) + len(fresh) <= size * 1.1:
         chunks[-1] += fresh  # a crumb at the end belongs with the chunk before it
     elif fresh.strip():
-        chunks.append("".join(current))
+        chunks.append(current)
     return chunks
+
+
+def _tail(text: str, limit: int) -> str:
+    """The end of ``text``, at most ``limit`` characters, starting at a word."""
+    if limit <= 0:
+        return ""
+    tail = text[-limit:]
+    if len(text) > limit and not text[-limit - 1].isspace():
+        cut = next((i for i, ch in enumerate(tail) if ch.isspace()), len(tail))
+        tail = tail[cut:]
+    return tail.lstrip()
