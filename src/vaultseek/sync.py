@@ -41,7 +41,14 @@ from .embeddings import StaticEmbedder
 from .lexical import index_text
 from .markdown import parse_note
 from .records import ChunkDraft, Note, Progress, SkippedFile, SyncReport
-from .sources import PathFilter, SourceError, SourceFile, read_bytes, read_source, scan_vault
+from .sources import (
+    PathFilter,
+    SourceError,
+    SourceFile,
+    read_bytes,
+    read_source,
+    scan_vault,
+)
 from .store import FileState, PreparedChunk, Store
 
 PIPELINE_VERSION = "2"

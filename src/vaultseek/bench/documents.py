@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument("--mixed", type=int, default=1000, help="how many small mixed documents")
     args = parser.parse_args(argv)
-    os.environ.setdefault("XDG_CONFIG_HOME", tempfile.mkdtemp())  # the user's config must not shape the figures
+    os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp()  # the user's config must not shape the figures
     with tempfile.TemporaryDirectory() as scratch:
         figures = run(args.workdir or Path(scratch), mixed=args.mixed)
     t, o, m = figures["text_pdf"], figures["ocr"], figures["mixed"]

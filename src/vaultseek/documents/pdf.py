@@ -5,21 +5,36 @@ PyMuPDF's AGPL. A page whose text layer has under :data:`OCR_BELOW_CHARS` charac
 rendered at 300 dpi in grayscale and read by Tesseract (:mod:`.ocr`). Each OCRed page is
 checkpointed at once through the context's page log, so an interrupted run resumes at the next
 page; pages with a text layer are simply read again (milliseconds each).
+
+Up to :data:`OCR_WORKERS` pages are OCRed at once: each Tesseract runs single-threaded
+(``OMP_THREAD_LIMIT=1``), so two pages in flight use both cores of a small machine. Pages are
+rendered on the calling thread (PDFium is not thread-safe); only Tesseract runs in workers,
+and every checkpoint is written from the calling thread.
 """
 
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
 import pypdfium2 as pdfium
 
 from ..records import Location
-from .extraction import DocumentError, ExtractContext, Extracted, ExtractionStopped, Segment
+from .extraction import (
+    DocumentError,
+    ExtractContext,
+    Extracted,
+    ExtractionStopped,
+    Segment,
+)
 
 OCR_BELOW_CHARS = 50
 OCR_DPI = 300
 MAX_RENDER_PIXELS = 40_000_000
 """A poster-sized page is rendered at a lower resolution rather than at 300 dpi (~160 MB)."""
+OCR_WORKERS = max(1, min(2, os.cpu_count() or 1))
 
 
 def read(data: bytes, context: ExtractContext) -> Extracted:
@@ -32,36 +47,81 @@ def read(data: bytes, context: ExtractContext) -> Extracted:
         raise DocumentError(f"corrupt PDF ({reason})") from exc
     result = Extracted(segments=[])
     try:
-        total = result.pages = len(document)
-        resumed = context.pages.done()
-        engine = None
-        for index in range(total):
-            if context.should_stop():
-                raise ExtractionStopped
-            number = index + 1
-            context.progress("extract", number, total)
-            page = document[index]
-            try:
-                text = _text_layer(page)
-                if len(text.strip()) < OCR_BELOW_CHARS:
-                    if number in resumed:
-                        text = resumed[number]
-                        result.pages_resumed += 1
-                        result.ocr_pages += 1
-                    elif context.ocr.enabled:
-                        if engine is None:
-                            engine = _open_engine(context, result)
-                        if engine is None:
-                            result.ocr_pending += 1
-                        else:
-                            context.progress("ocr", number, total)
-                            text = _ocr_page(page, engine, context, number, result, fallback=text)
-            finally:
-                page.close()
-            result.segments.append(Segment(text, Location(page=number)))
+        texts = _read_pages(document, context, result)
     finally:
         document.close()
+    result.segments = [Segment(text, Location(page=n)) for n, text in enumerate(texts, start=1)]
     return result
+
+
+def _read_pages(document: pdfium.PdfDocument, context: ExtractContext, result: Extracted) -> list[str]:
+    total = result.pages = len(document)
+    resumed = context.pages.done()
+    texts: list[str] = []
+    engine: Any = None
+    in_flight: dict[int, Future[str]] = {}
+    with ThreadPoolExecutor(max_workers=OCR_WORKERS, thread_name_prefix="ocr") as pool:
+        try:
+            for index in range(total):
+                if context.should_stop():
+                    raise ExtractionStopped
+                number = index + 1
+                context.progress("extract", number, total)
+                page = document[index]
+                try:
+                    text = _text_layer(page)
+                    if len(text.strip()) < OCR_BELOW_CHARS:
+                        if number in resumed:
+                            text = resumed[number]
+                            result.pages_resumed += 1
+                            result.ocr_pages += 1
+                        elif context.ocr.enabled:
+                            if engine is None:
+                                engine = _open_engine(context, result) or False
+                            if not engine:
+                                result.ocr_pending += 1
+                            else:
+                                while len(in_flight) >= OCR_WORKERS:
+                                    _collect(in_flight, min(in_flight), texts, context, result)
+                                context.progress("ocr", number, total)
+                                in_flight[number] = pool.submit(engine.read, _render(page))
+                finally:
+                    page.close()
+                texts.append(text)
+        finally:
+            # Finished pages are checkpointed even when stopping, so no OCR is wasted.
+            for number in sorted(in_flight):
+                _collect(in_flight, number, texts, context, result)
+    return texts
+
+
+def _collect(in_flight: dict[int, Future[str]], number: int, texts: list[str],
+             context: ExtractContext, result: Extracted) -> None:
+    """Wait for one page's OCR and checkpoint it; a failed page keeps its text layer."""
+    from .ocr import ocr_error_types
+
+    future = in_flight.pop(number)
+    try:
+        text = future.result()
+    except ocr_error_types() as exc:
+        result.notices.append(f"OCR failed on page {number} of {context.path}: {exc}")
+        return
+    result.pages_ocred += 1
+    result.ocr_pages += 1
+    texts[number - 1] = context.pages.save(number, text)
+
+
+def _render(page: pdfium.PdfPage) -> Any:
+    """The page as a grayscale PIL image at 300 dpi (less for a poster-sized page)."""
+    width, height = page.get_size()  # points
+    scale = OCR_DPI / 72
+    if width * height * scale * scale > MAX_RENDER_PIXELS:
+        scale = math.sqrt(MAX_RENDER_PIXELS / (width * height))
+    bitmap = page.render(scale=scale, grayscale=True)
+    try:
+        return bitmap.to_pil().copy()  # detached from the bitmap's buffer
+    finally:
+        bitmap.close()
 
 
 def _text_layer(page: pdfium.PdfPage) -> str:
@@ -79,26 +139,3 @@ def _open_engine(context: ExtractContext, result: Extracted):  # type: ignore[no
     if engine.notice:
         result.notices.append(engine.notice)
     return engine if engine.available else None
-
-
-def _ocr_page(page: pdfium.PdfPage, engine, context: ExtractContext, number: int,  # type: ignore[no-untyped-def]
-              result: Extracted, *, fallback: str) -> str:
-    from .ocr import ocr_error_types
-
-    width, height = page.get_size()  # points
-    scale = OCR_DPI / 72
-    if width * height * scale * scale > MAX_RENDER_PIXELS:
-        scale = math.sqrt(MAX_RENDER_PIXELS / (width * height))
-    bitmap = page.render(scale=scale, grayscale=True)
-    try:
-        image = bitmap.to_pil()
-        try:
-            text = engine.read(image)
-        except ocr_error_types() as exc:
-            result.notices.append(f"OCR failed on page {number} of {context.path}: {exc}")
-            return fallback
-    finally:
-        bitmap.close()
-    result.pages_ocred += 1
-    result.ocr_pages += 1
-    return context.pages.save(number, text)

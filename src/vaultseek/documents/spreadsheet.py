@@ -18,7 +18,13 @@ import openpyxl
 
 from ..records import Location
 from .encoding import decode_text
-from .extraction import DocumentError, ExtractContext, Extracted, ExtractionStopped, Segment
+from .extraction import (
+    DocumentError,
+    ExtractContext,
+    Extracted,
+    ExtractionStopped,
+    Segment,
+)
 
 ROWS_PER_CHUNK = 20
 _SNIFF_CHARS = 64 * 1024
