@@ -196,3 +196,28 @@ def test_cli_eval_table_json_and_errors(beir: Path, tmp_path: Path) -> None:
     assert broken.returncode == 2 and "no header line" in broken.stderr and "Traceback" not in broken.stderr
     neither = run_cli("eval")
     assert neither.returncode == 2 and "give either a BEIR folder or --golden" in neither.stderr
+
+
+def test_quality_table_keeps_the_hand_written_tail(tmp_path: Path) -> None:
+    """``python -m vaultseek.bench.quality`` rewrites the tables but carries over everything
+    from its marker on (the write-up of tuning attempts), and nothing when there is none."""
+    from vaultseek.bench import quality
+
+    beir = tmp_path / "ir" / "tiny"
+    beir.mkdir(parents=True)
+    (beir / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, t, x in DOCS[:3]), "utf-8"
+    )
+    (beir / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "sourdough starter"}) + "\n", "utf-8")
+    (beir / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n", "utf-8")
+    out = tmp_path / "quality.md"
+    tail = f"{quality.KEPT_MARKER}\n\n## Attempts\n\nweighted RRF: 0.636\n"
+    out.write_text("# old tables\n\n| stale |\n\n" + tail, "utf-8")
+    args = ["--data", str(tmp_path / "ir"), "--workdir", str(tmp_path / "work"), "--out", str(out)]
+    assert quality.main(args) == 0
+    text = out.read_text("utf-8")
+    assert "| stale |" not in text and "## tiny" in text
+    assert text.endswith("\n" + tail) and text.count(quality.KEPT_MARKER) == 1
+    assert quality.main(args) == 0  # a second run keeps it again, once
+    assert out.read_text("utf-8").count("## Attempts") == 1
+    assert quality.kept_tail("# only tables\n") == ""
