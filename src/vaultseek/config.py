@@ -53,6 +53,16 @@ class Config:
     bm25_weight: float | None = None
     """List weights in fusion; unset means the method's measured default."""
     vector_weight: float | None = None
+    hook_max_tokens: int = 500
+    """Agent hooks: the token budget of the context a prompt gets."""
+    hook_min_similarity: float = 0.30
+    """Agent hooks: the cosine similarity a note must reach to be injected (see hooks.py)."""
+    hook_timeout: float = 2.0
+    """Agent hooks: seconds after which a hook gives up silently (exit 0, no output)."""
+    hook_tool_output_chars: int = 8_000
+    """Agent hooks: tool outputs at least this long get a ranked extract (PostToolUse)."""
+    hook_tool_max_tokens: int = 400
+    """Agent hooks: the token budget of that extract."""
     sources: tuple[str, ...] = field(default=(), compare=False)
     """Which files the settings came from (for ``status`` and error messages)."""
 
