@@ -284,7 +284,14 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    if len(words) >= 2 and words[0] == "hook" and words[1] in ("user-prompt-submit", "post-tool-use"):
+        from .hook_runner import run_from_args  # on every prompt: skip building the parser
+
+        handled = run_from_args(words[1], words[2:])
+        if handled is not None:
+            return handled
+    args = build_parser().parse_args(words)
     try:
         return COMMANDS[args.command](args, sys.stdout)
     except VaultseekError as exc:

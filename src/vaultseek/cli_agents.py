@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -153,6 +152,8 @@ def threading_stop(daemon: Any) -> None:
 
 
 def _spawn_daemon(args: argparse.Namespace, config: Any, out: TextIO) -> int:
+    import subprocess
+
     from . import daemon_client
 
     running = daemon_client.is_running(config.db)

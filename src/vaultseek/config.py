@@ -14,12 +14,9 @@ which vaults were indexed, so ``vaultseek search`` works from any folder after o
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import tomllib
 from dataclasses import dataclass, field, fields, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +133,8 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    import tomllib  # only when a config file exists: agent hooks start on every prompt
+
     try:
         data = tomllib.loads(path.read_text("utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
@@ -228,6 +227,8 @@ def resolve_vault(explicit: Path | str | None, *, prefer_cwd: bool = False) -> P
 
 def default_db_path(vault: Path) -> Path:
     """``$XDG_DATA_HOME/vaultseek/<folder name>-<hash of the absolute path>.db``."""
+    import hashlib
+
     digest = hashlib.sha256(str(vault.resolve()).encode("utf-8")).hexdigest()[:10]
     safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in vault.name) or "vault"
     return data_home() / "indexes" / f"{safe}-{digest}.db"
@@ -271,6 +272,8 @@ class VaultRegistry:
 
     def remember(self, vault: Path, db: Path) -> None:
         """Record a finished index run; failures to write are not worth failing the run."""
+        from datetime import datetime, timezone
+
         data = self._load()
         data[str(vault)] = {
             "db": str(db),

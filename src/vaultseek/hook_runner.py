@@ -158,6 +158,30 @@ def compute(event: str, payload: dict[str, Any], config: Config, *, timeout: flo
         return run_event(index, event, payload, settings, last_prompt=last_prompt)
 
 
+def run_from_args(event: str, words: list[str]) -> int | None:
+    """The hook's fast path from the command line (no argparse, no parser of every other
+    command): ``--vault``, ``--db``, ``--config`` (``--x V`` or ``--x=V``) and ``--debug``.
+    None if the words hold anything else (the full parser then reports it)."""
+    options: dict[str, str] = {}
+    at = 0
+    while at < len(words):
+        word = words[at]
+        name, eq, value = word.partition("=")
+        if name == "--debug" and not eq:
+            at += 1
+            continue
+        if name not in ("--vault", "--db", "--config"):
+            return None
+        if not eq:
+            if at + 1 >= len(words):
+                return None
+            value = words[at + 1]
+            at += 1
+        options[name[2:]] = value
+        at += 1
+    return run(event, vault=options.get("vault"), db=options.get("db"), config_file=options.get("config"))
+
+
 def run(
     event: str,
     *,
