@@ -27,6 +27,16 @@ def test_light_entry_points_do_not_import_the_heavy_stack() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_the_hook_client_path_stays_on_the_standard_library() -> None:
+    code = (
+        "import sys, vaultseek.cli, vaultseek.hook_runner, vaultseek.daemon_client;"
+        "heavy = ('numpy', 'apsw', 'tokenizers', 'yaml', 'mcp', 'watchfiles', 'vaultseek.engine');"
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
 def imports_of(module: Path) -> set[str]:
     names: set[str] = set()
     for node in ast.walk(ast.parse(module.read_text("utf-8"))):
@@ -39,8 +49,13 @@ def imports_of(module: Path) -> set[str]:
     return names
 
 
-ADAPTERS = {"cli", "terminal"}
+ADAPTERS = {
+    "cli", "terminal", "cli_agents", "hooks", "hook_runner", "daemon", "daemon_client",
+    "mcp_server", "watch", "claude_settings",
+}  # fmt: skip
 THIRD_PARTY_OWNERS = {
+    "mcp": {"mcp_server"},
+    "watchfiles": {"watch"},
     "apsw": {"db"},
     "yaml": {"markdown"},
     "tokenizers": {"embeddings"},
