@@ -100,11 +100,18 @@ def test_readme_documents_every_command_and_flag() -> None:
     parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     missing = []
-    for name, sub in commands.choices.items():
-        if f"vaultseek {name}" not in readme:
-            missing.append(name)
+
+    def check(prefix: str, sub: argparse.ArgumentParser) -> None:
+        if prefix not in readme:
+            missing.append(prefix)
         for action in sub._actions:
+            if isinstance(action, argparse._SubParsersAction):  # hook install, daemon start, …
+                for child_name, child in action.choices.items():
+                    check(f"{prefix} {child_name}", child)
             for flag in action.option_strings:
                 if flag.startswith("--") and flag not in ("--help",) and flag not in readme:
-                    missing.append(f"{name} {flag}")
+                    missing.append(f"{prefix} {flag}")
+
+    for name, sub in commands.choices.items():
+        check(f"vaultseek {name}", sub)
     assert missing == []

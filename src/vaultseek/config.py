@@ -52,8 +52,8 @@ class Config:
     vector_weight: float | None = None
     hook_max_tokens: int = 500
     """Agent hooks: the token budget of the context a prompt gets."""
-    hook_min_similarity: float = 0.30
-    """Agent hooks: the cosine similarity a note must reach to be injected (see hooks.py)."""
+    hook_min_relevance: float = 0.45
+    """Agent hooks: the cosine similarity to the prompt a section needs to be injected."""
     hook_timeout: float = 2.0
     """Agent hooks: seconds after which a hook gives up silently (exit 0, no output)."""
     hook_tool_output_chars: int = 8_000

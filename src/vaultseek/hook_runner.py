@@ -68,7 +68,7 @@ def log_event(event: str, message: str) -> None:
 def settings_of(config: Config) -> HookSettings:
     return HookSettings(
         max_tokens=config.hook_max_tokens,
-        min_similarity=config.hook_min_similarity,
+        min_relevance=config.hook_min_relevance,
         tool_output_chars=config.hook_tool_output_chars,
         tool_max_tokens=config.hook_tool_max_tokens,
     )

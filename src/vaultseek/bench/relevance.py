@@ -25,7 +25,19 @@ from ..hooks import CANDIDATES
 from .vaultgen import get_shared_data
 
 COLLECTIONS = ("scifact", "cranfield", "medline", "cisi", "cacm")
-THRESHOLDS = (0.15, 0.20, 0.25, 0.30, 0.35, 0.40, 0.45, 0.50)
+THRESHOLDS = (0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60)
+AGENT_PROMPTS = (
+    "refactor this function to use async await", "why does the build fail with a linker error",
+    "add a unit test for the login form", "rename the variable across the whole project",
+    "set up a github actions workflow for python", "fix the off by one error in the loop",
+    "how do I center a div with flexbox", "write a dockerfile for a node app",
+    "the api returns 500 when the payload is empty", "migrate the database schema to add a column",
+    "explain what this regex does", "speed up this pandas groupby", "commit and push the changes",
+    "add type hints to this module", "why is the react component rendering twice",
+    "configure eslint and prettier", "parse the csv and sum the third column",
+    "deploy to kubernetes with helm", "what does this stack trace mean", "bump the version to 2.0",
+)
+"""Typical coding-agent prompts: unrelated to every collection here."""
 PER_SET = 150
 
 
@@ -47,27 +59,31 @@ def measure(workdir: Path) -> dict[str, dict[str, list[float]]]:
                     judged = query.judgments.get(doc_of_path.get(hit.path, ""), 0) > 0
                     (relevant if judged else other).append(cos.get(hit.chunk_id, -1.0))
             unrelated: list[float] = []
-            for foreign, foreign_set in sets.items():
-                if foreign == name:
-                    continue
-                for query in foreign_set.queries[: PER_SET // 2]:
-                    hits = index.search(query.text, k=CANDIDATES).results
-                    cos = index.similarities(query.text, [h.chunk_id for h in hits])
-                    unrelated.append(max(cos.values(), default=-1.0))
-        out[name] = {"relevant": relevant, "other": other, "unrelated_top": unrelated}
+            foreign = [q.text for f, s in sets.items() if f != name for q in s.queries[: PER_SET // 2]]
+            for text in foreign:
+                hits = index.search(text, k=CANDIDATES).results
+                cos = index.similarities(text, [h.chunk_id for h in hits])
+                unrelated.append(max(cos.values(), default=-1.0))
+            agent: list[float] = []
+            for text in AGENT_PROMPTS:
+                hits = index.search(text, k=CANDIDATES).results
+                cos = index.similarities(text, [h.chunk_id for h in hits])
+                agent.append(max(cos.values(), default=-1.0))
+        out[name] = {"relevant": relevant, "other": other, "unrelated_top": unrelated, "agent_top": agent}
     return out
 
 
 def table(data: dict[str, dict[str, list[float]]]) -> str:
-    lines = ["| threshold | relevant results kept | unrelated prompts that inject | per collection (kept / injected) |",
-             "|---:|---:|---:|---|"]  # fmt: skip
+    lines = ["| cosine threshold | relevant results kept | other collections' queries that inject | coding prompts that inject | per collection (kept / injected) |",
+             "|---:|---:|---:|---:|---|"]  # fmt: skip
     for t in THRESHOLDS:
         rel = [c for d in data.values() for c in d["relevant"]]
         unrel = [c for d in data.values() for c in d["unrelated_top"]]
+        agent = [c for d in data.values() for c in d["agent_top"]]
         per = ", ".join(
             f"{name} {share(d['relevant'], t):.0%} / {share(d['unrelated_top'], t):.0%}" for name, d in data.items()
         )
-        lines.append(f"| {t:.2f} | {share(rel, t):.1%} | {share(unrel, t):.1%} | {per} |")
+        lines.append(f"| {t:.2f} | {share(rel, t):.1%} | {share(unrel, t):.1%} | {share(agent, t):.1%} | {per} |")
     return "\n".join(lines)
 
 
