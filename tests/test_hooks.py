@@ -7,10 +7,17 @@ import os
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli
+
 from vaultseek import open_index
-from vaultseek.hooks import HEADER, HookSettings, is_trivial, render_memory, text_of, user_prompt_context
+from vaultseek.hooks import (
+    HEADER,
+    HookSettings,
+    is_trivial,
+    render_memory,
+    text_of,
+    user_prompt_context,
+)
 
 
 def event(prompt: str, **extra: object) -> str:

@@ -174,6 +174,7 @@ def _search_by_daemon(args: argparse.Namespace, options: dict[str, Any]) -> Any:
     from .records import SearchResponse, SearchResult
 
     config = load_config(vault=args.vault, db=args.db, config_file=args.config)
+    assert config.db is not None
     request = {"op": "search", "query": args.query, **options, "fusion": config.fusion, "candidates": config.candidates}
     request["k"] = options["k"] or config.top_k
     try:
@@ -286,7 +287,9 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
 def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     if len(words) >= 2 and words[0] == "hook" and words[1] in ("user-prompt-submit", "post-tool-use"):
-        from .hook_runner import run_from_args  # on every prompt: skip building the parser
+        from .hook_runner import (
+            run_from_args,  # on every prompt: skip building the parser
+        )
 
         handled = run_from_args(words[1], words[2:])
         if handled is not None:

@@ -229,7 +229,10 @@ def cmd_mcp(args: argparse.Namespace, out: TextIO) -> int:
     if args.watch:
         from .watch import Watcher
 
-        watcher = Watcher(config, on_error=lambda exc: sys.stderr.write(f"watch: {exc.message}\n"))
+        def on_error(exc: VaultseekError) -> None:
+            sys.stderr.write(f"watch: {exc.message}\n")
+
+        watcher = Watcher(config, on_error=on_error)
         _thread, stop = watcher.start()
         watcher.ready.wait(timeout=600)
     try:

@@ -30,7 +30,14 @@ from typing import Any, BinaryIO, TextIO
 
 from . import daemon_client
 from .config import Config, load_config
-from .hooks import EVENTS, HookSettings, is_trivial, parse_hook_input, prompt_of, tool_output_size
+from .hooks import (
+    EVENTS,
+    HookSettings,
+    is_trivial,
+    parse_hook_input,
+    prompt_of,
+    tool_output_size,
+)
 
 LOG_BYTES = 256 * 1024
 """hook.log is rotated to hook.log.1 past this size: it never grows without bound."""

@@ -104,7 +104,7 @@ def build_mcp_server(index: Index) -> MCPServer:
         description="Read one section of a note by the id a search result gave, with its path and "
         "heading context (ids change when the note is edited: search again if one is unknown)."
     )
-    def get_chunk(id: int) -> dict[str, Any]:  # noqa: A002 - the tool's parameter name
+    def get_chunk(id: int) -> dict[str, Any]:
         return _chunk(call(index.get_chunk, id))
 
     @server.tool(
