@@ -191,7 +191,7 @@ def freshness(vault: Path, db: Path, saves: int = 20) -> list[float]:
         word = f"zqfresh{i}x{rng.randrange(10**6)}"
         note = rng.choice(notes)
         started = time.perf_counter()
-        note.write_text(note.read_text("utf-8") + f"\n\nA fresh word: {word}\n", "utf-8")
+        note.write_text(note.read_text("utf-8") + f"\n\n## Fresh {i}\n\nA fresh word: {word}\n", "utf-8")  # its own section: a trailing "Related" section is not indexed
         while True:
             found = daemon_client.request(db, {"op": "search", "query": word, "mode": "bm25", "k": 1})
             if found and found["results"]:
