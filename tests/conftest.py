@@ -23,6 +23,9 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
+    (home / "run").mkdir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(home / "run"))  # daemon sockets
     for key in list(os.environ):
         if key.startswith("VAULTSEEK_") and key != "VAULTSEEK_SHARED_DATA":
             monkeypatch.delenv(key)

@@ -27,6 +27,16 @@ def test_light_entry_points_do_not_import_the_heavy_stack() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_the_hook_client_path_stays_on_the_standard_library() -> None:
+    code = (
+        "import sys, vaultseek.cli, vaultseek.hook_runner, vaultseek.daemon_client;"
+        "heavy = ('numpy', 'apsw', 'tokenizers', 'yaml', 'mcp', 'watchfiles', 'vaultseek.engine');"
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
 def imports_of(module: Path) -> set[str]:
     names: set[str] = set()
     for node in ast.walk(ast.parse(module.read_text("utf-8"))):
@@ -39,8 +49,13 @@ def imports_of(module: Path) -> set[str]:
     return names
 
 
-ADAPTERS = {"cli", "terminal"}
+ADAPTERS = {
+    "cli", "terminal", "cli_agents", "hooks", "hook_runner", "daemon", "daemon_client",
+    "mcp_server", "watch", "claude_settings",
+}  # fmt: skip
 THIRD_PARTY_OWNERS = {
+    "mcp": {"mcp_server"},
+    "watchfiles": {"watch"},
     "apsw": {"db"},
     "yaml": {"markdown"},
     "tokenizers": {"embeddings"},
@@ -120,11 +135,18 @@ def test_readme_documents_every_command_and_flag() -> None:
     parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     missing = []
-    for name, sub in commands.choices.items():
-        if f"vaultseek {name}" not in readme:
-            missing.append(name)
+
+    def check(prefix: str, sub: argparse.ArgumentParser) -> None:
+        if prefix not in readme:
+            missing.append(prefix)
         for action in sub._actions:
+            if isinstance(action, argparse._SubParsersAction):  # hook install, daemon start, …
+                for child_name, child in action.choices.items():
+                    check(f"{prefix} {child_name}", child)
             for flag in action.option_strings:
                 if flag.startswith("--") and flag not in ("--help",) and flag not in readme:
-                    missing.append(f"{name} {flag}")
+                    missing.append(f"{prefix} {flag}")
+
+    for name, sub in commands.choices.items():
+        check(f"vaultseek {name}", sub)
     assert missing == []

@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from .cli_agents import COMMANDS as AGENT_COMMANDS
+from .cli_agents import add_parsers as add_agent_parsers
 from .errors import VaultseekError
 
 EXIT_INTERRUPTED = 130
@@ -59,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help='JSON Lines of {"id": ..., "query": ...} ("-" for stdin); one JSON line out per query',
     )
+    search.add_argument("--no-daemon", action="store_true", help="search in this process even if a daemon runs")
     _add_common(search)
 
     status = commands.add_parser("status", help="what is indexed, what was skipped and why")
@@ -75,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--modes", type=_names, default=None, metavar="LIST", help="e.g. bm25,hybrid")
     evaluate.add_argument("--fusion", type=_names, default=None, metavar="LIST", help="hybrid variants, e.g. rrf,convex")
     _add_common(evaluate)
+    add_agent_parsers(commands, _add_common)
     return parser
 
 
@@ -147,17 +151,44 @@ def cmd_search(args: argparse.Namespace, out: TextIO) -> int:
             hint='vaultseek search "how do I …" (a query starting with - goes after --)',
         )
     options = {"mode": args.mode, "k": args.k, "max_tokens": args.max_tokens}
-    with _open(args, create=False) as index:
-        if args.batch is not None:
-            return _run_batch(index, args.batch, options, out)
-        response = index.search(args.query, **options)
-        if args.json:
-            out.write(json.dumps(response.to_dict(), ensure_ascii=False) + "\n")
-        else:
-            from .terminal import format_results, use_color
+    response = None if args.batch is not None or args.no_daemon else _search_by_daemon(args, options)
+    if response is None:
+        with _open(args, create=False) as index:
+            if args.batch is not None:
+                return _run_batch(index, args.batch, options, out)
+            response = index.search(args.query, **options)
+    if args.json:
+        out.write(json.dumps(response.to_dict(), ensure_ascii=False) + "\n")
+    else:
+        from .terminal import format_results, use_color
 
-            out.write(format_results(response, color=use_color(out)) + "\n")
+        out.write(format_results(response, color=use_color(out)) + "\n")
     return 0
+
+
+def _search_by_daemon(args: argparse.Namespace, options: dict[str, Any]) -> Any:
+    """The response from a running daemon for this index, or None (then search here). The
+    daemon gets this process's settings for what a search may vary (k, fusion, depth)."""
+    from . import daemon_client
+    from .config import load_config
+    from .records import SearchResponse, SearchResult
+
+    config = load_config(vault=args.vault, db=args.db, config_file=args.config)
+    assert config.db is not None
+    request = {"op": "search", "query": args.query, **options, "fusion": config.fusion, "candidates": config.candidates}
+    request["k"] = options["k"] or config.top_k
+    try:
+        found = daemon_client.request(config.db, request, timeout=30.0)
+    except TimeoutError:
+        return None
+    if found is None:
+        return None
+    results = tuple(
+        SearchResult(**{key: row[key] for key in (
+            "path", "section", "heading_context", "snippet", "score", "bm25_rank", "vec_rank", "chunk_id")})
+        for row in found["results"]
+    )  # fmt: skip
+    return SearchResponse(found["query"], found["mode"], results, tuple(found.get("notices", ())))
 
 
 def _run_batch(index: Any, source: str, options: dict[str, Any], out: TextIO) -> int:
@@ -249,11 +280,21 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "search": cmd_search,
     "status": cmd_status,
     "eval": cmd_eval,
+    **AGENT_COMMANDS,
 }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    if len(words) >= 2 and words[0] == "hook" and words[1] in ("user-prompt-submit", "post-tool-use"):
+        from .hook_runner import (
+            run_from_args,  # on every prompt: skip building the parser
+        )
+
+        handled = run_from_args(words[1], words[2:])
+        if handled is not None:
+            return handled
+    args = build_parser().parse_args(words)
     try:
         return COMMANDS[args.command](args, sys.stdout)
     except VaultseekError as exc:

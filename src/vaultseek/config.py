@@ -14,12 +14,9 @@ which vaults were indexed, so ``vaultseek search`` works from any folder after o
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import tomllib
 from dataclasses import dataclass, field, fields, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +64,16 @@ class Config:
     bm25_weight: float | None = None
     """List weights in fusion; unset means the method's measured default."""
     vector_weight: float | None = None
+    hook_max_tokens: int = 500
+    """Agent hooks: the token budget of the context a prompt gets."""
+    hook_min_relevance: float = 0.45
+    """Agent hooks: the cosine similarity to the prompt a section needs to be injected."""
+    hook_timeout: float = 2.0
+    """Agent hooks: seconds after which a hook gives up silently (exit 0, no output)."""
+    hook_tool_output_chars: int = 8_000
+    """Agent hooks: tool outputs at least this long get a ranked extract (PostToolUse)."""
+    hook_tool_max_tokens: int = 400
+    """Agent hooks: the token budget of that extract."""
     sources: tuple[str, ...] = field(default=(), compare=False)
     """Which files the settings came from (for ``status`` and error messages)."""
 
@@ -156,6 +163,8 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    import tomllib  # only when a config file exists: agent hooks start on every prompt
+
     try:
         data = tomllib.loads(path.read_text("utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
@@ -248,6 +257,8 @@ def resolve_vault(explicit: Path | str | None, *, prefer_cwd: bool = False) -> P
 
 def default_db_path(vault: Path) -> Path:
     """``$XDG_DATA_HOME/vaultseek/<folder name>-<hash of the absolute path>.db``."""
+    import hashlib
+
     digest = hashlib.sha256(str(vault.resolve()).encode("utf-8")).hexdigest()[:10]
     safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in vault.name) or "vault"
     return data_home() / "indexes" / f"{safe}-{digest}.db"
@@ -291,6 +302,8 @@ class VaultRegistry:
 
     def remember(self, vault: Path, db: Path) -> None:
         """Record a finished index run; failures to write are not worth failing the run."""
+        from datetime import datetime, timezone
+
         data = self._load()
         data[str(vault)] = {
             "db": str(db),

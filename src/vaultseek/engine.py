@@ -13,7 +13,7 @@ and reloads the matrix when another process has written to the index.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from . import db
 from .config import Config, VaultRegistry, load_config
 from .embeddings import StaticEmbedder, load_embedder
 from .errors import ConfigError, ModelError, QueryError, VaultNotFoundError
+from .extract import Extract, extract_relevant
 from .migrations import migrate
 from .records import IndexStatus, SearchMode, SearchResponse, SyncReport
 from .search import SearchParams, VectorsUnavailable, run_search
@@ -194,6 +195,46 @@ class Index:
         if not rows:
             raise QueryError(f"{path} is not in the index", hint="check the path with `status`")
         return rows
+
+    def get_chunk(self, chunk_id: int) -> ChunkRow:
+        """One chunk by its id (ids are stable until the note is edited; raises QueryError)."""
+        with self._database_errors():
+            row = self.store.chunks_by_id([chunk_id]).get(chunk_id)
+        if row is None:
+            raise QueryError(
+                f"no chunk with id {chunk_id}", hint="ids change when a note is edited; search again"
+            )
+        return row
+
+    def similarities(self, text: str, chunk_ids: list[int]) -> dict[int, float]:
+        """The cosine similarity of ``text`` to each stored chunk (an absolute relevance
+        measure, unlike the per-query normalised fused score). Empty when the vector side
+        cannot serve this index; chunks without a vector are left out."""
+        try:
+            index, embed = self._vector_side()
+        except VectorsUnavailable:
+            return {}
+        query = embed(text)
+        positions = np.searchsorted(index.ids, np.asarray(chunk_ids, dtype=np.int64))
+        out: dict[int, float] = {}
+        for chunk_id, at in zip(chunk_ids, positions):
+            if at < len(index.ids) and index.ids[at] == chunk_id:
+                out[chunk_id] = float(query @ index.matrix_t[:, at])
+        return out
+
+    def extract(self, text: str, query: str, *, max_tokens: int) -> Extract:
+        """The passages of ``text`` (e.g. a long tool output) most relevant to ``query``,
+        ranked in memory by BM25 and the index's model, within ``max_tokens``."""
+        try:
+            model = self.embedder()
+        except ModelError:
+            return extract_relevant(text, query, max_tokens=max_tokens)
+
+        def similarity(query: str, passages: Sequence[str]) -> list[float]:
+            vectors = model.embed([query, *passages])
+            return [float(v) for v in vectors[1:] @ vectors[0]]
+
+        return extract_relevant(text, query, max_tokens=max_tokens, similarity=similarity)
 
     def status(self) -> IndexStatus:
         counts = self.store.counts()

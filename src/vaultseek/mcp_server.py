@@ -1,0 +1,133 @@
+"""The MCP server: the one module that imports ``mcp`` (the 2.x SDK, ``MCPServer``).
+
+``vaultseek mcp`` serves one index over stdio (or streamable HTTP with ``--http``) with four
+tools — ``search``, ``get_note``, ``get_chunk``, ``status`` — built by
+:func:`build_mcp_server` around an open :class:`Index`; nothing is registered at import. The
+SDK runs plain tool functions on worker threads, so every call takes a lock: an ``Index`` is
+used by one thread at a time. Results are compact dicts with vault-relative paths; errors are
+vaultseek's own messages and hints, raised as tool errors the model can read.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from . import __version__
+from .engine import Index
+from .errors import VaultseekError
+
+INSTRUCTIONS = """\
+Search the user's notes (a local markdown vault) before answering questions about their
+projects, decisions, conventions or past work. `search` returns the best-matching sections with
+their path, heading and a short excerpt; read a whole note with `get_note(path)` or one
+section with `get_chunk(id)` only when the excerpt is not enough."""
+
+SEARCH_DESCRIPTION = """\
+Search the user's notes. Hybrid search by default: exact words and identifiers (BM25) plus
+meaning (embeddings), so both `_rrf_fuse` and "how do we rotate tokens" work. Returns up to k
+sections, best first, each with `path` (vault-relative), `section`, `heading_context` (note title |
+type | tags | heading trail), a short `snippet`, `score` and `id` (pass it to get_chunk for the
+whole section). mode: "hybrid" (default), "bm25" for exact terms, "vector" for paraphrases.
+max_tokens caps the size of the whole answer (about 4 characters a token)."""
+
+
+def _search_result(hit: Any) -> dict[str, Any]:
+    return {
+        "id": hit.chunk_id,
+        "path": hit.path,
+        "section": hit.section,
+        "heading_context": hit.heading_context,
+        "snippet": hit.snippet,
+        "score": round(hit.score, 4),
+    }
+
+
+def _chunk(row: Any) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "path": row.path,
+        "position": row.position,
+        "section": row.section,
+        "heading_context": row.heading_context,
+        "text": row.text,
+    }
+
+
+def build_mcp_server(index: Index) -> MCPServer:
+    """An MCP server whose tools answer from ``index`` (which the caller opens and closes)."""
+    server: MCPServer = MCPServer(
+        name="vaultseek", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
+    )
+    lock = threading.Lock()
+
+    def call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            with lock:
+                return fn(*args, **kwargs)
+        except VaultseekError as exc:
+            raise ToolError(exc.message + (f" ({exc.hint})" if exc.hint else "")) from None
+
+    @server.tool(description=SEARCH_DESCRIPTION)
+    def search(
+        query: str,
+        k: int = 8,
+        mode: Literal["hybrid", "bm25", "vector"] = "hybrid",
+        max_tokens: int | None = None,
+    ) -> dict[str, Any]:
+        if k < 1 or k > 100:
+            raise ToolError("k must be between 1 and 100")
+        if max_tokens is not None and max_tokens < 1:
+            raise ToolError("max_tokens must be at least 1")
+        response = call(index.search, query, mode=mode, k=k, max_tokens=max_tokens)
+        out: dict[str, Any] = {"query": query, "results": [_search_result(h) for h in response.results]}
+        if response.notices:
+            out["notices"] = list(response.notices)
+        return out
+
+    @server.tool(
+        description="Read a whole note by its vault-relative path (as returned by search): every "
+        "section in order with its heading context. section, if given, keeps only sections whose "
+        "heading contains it (case-insensitive)."
+    )
+    def get_note(path: str, section: str | None = None) -> dict[str, Any]:
+        rows = call(index.get_note, path)
+        if section:
+            wanted = section.casefold()
+            rows = [r for r in rows if wanted in r.section.casefold()]
+        return {"path": path, "chunks": [_chunk(r) for r in rows]}
+
+    @server.tool(
+        description="Read one section of a note by the id a search result gave, with its path and "
+        "heading context (ids change when the note is edited: search again if one is unknown)."
+    )
+    def get_chunk(id: int) -> dict[str, Any]:
+        return _chunk(call(index.get_chunk, id))
+
+    @server.tool(
+        description="What the index holds: vault folder, number of notes and sections, embedding "
+        "model, when it was last indexed, and files that could not be indexed."
+    )
+    def status() -> dict[str, Any]:
+        info = call(index.status)
+        return {
+            "vault": info.vault,
+            "files": info.files,
+            "chunks": info.chunks,
+            "model": info.model,
+            "last_indexed": info.last_indexed,
+            "skipped": [{"path": s.path, "reason": s.reason} for s in info.skipped[:50]],
+        }
+
+    return server
+
+
+def run_mcp_server(server: MCPServer, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765) -> None:
+    """Serve until the client disconnects (stdio) or the process is stopped (HTTP)."""
+    if http:
+        server.run("streamable-http", host=host, port=port)
+    else:
+        server.run("stdio")

@@ -1,0 +1,104 @@
+"""`vaultseek hook install / uninstall` against real settings.json files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+from vaultseek.claude_settings import install, is_ours, uninstall
+from vaultseek.errors import ConfigError
+
+FOREIGN = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(git status)"]},
+    "hooks": {
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "~/bin/log-prompt.sh"}]}],
+        "PostToolUse": [{"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "prettier --write"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+    },
+}
+
+
+def ours_in(settings: dict) -> list[str]:
+    return [h["command"] for groups in settings.get("hooks", {}).values() for g in groups
+            for h in g["hooks"] if is_ours(h["command"])]  # fmt: skip
+
+
+def test_install_merges_keeps_everything_and_backs_up(tmp_path: Path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(FOREIGN), "utf-8")
+    change = install(path, ["--vault=/notes"])
+    assert change.changed and change.backup is not None
+    assert json.loads(change.backup.read_text("utf-8")) == FOREIGN
+    after = json.loads(path.read_text("utf-8"))
+    assert after["model"] == "opus" and after["permissions"] == FOREIGN["permissions"]
+    assert after["hooks"]["Stop"] == FOREIGN["hooks"]["Stop"]
+    assert after["hooks"]["UserPromptSubmit"][0] == FOREIGN["hooks"]["UserPromptSubmit"][0]
+    assert after["hooks"]["PostToolUse"][0] == FOREIGN["hooks"]["PostToolUse"][0]
+    mine = ours_in(after)
+    assert len(mine) == 2 and all("--vault=/notes" in c for c in mine)
+    assert after["hooks"]["PostToolUse"][1]["matcher"] == "Bash|Read|WebFetch|Grep"
+    assert after["hooks"]["UserPromptSubmit"][1]["hooks"][0]["timeout"] == 10
+
+    again = install(path, ["--vault=/notes"])  # idempotent: no change, no new backup
+    assert not again.changed and again.backup is None
+    assert json.loads(path.read_text("utf-8")) == after
+
+    moved = install(path, ["--vault=/other"])  # a new vault replaces our entries, not adds
+    assert len(ours_in(json.loads(path.read_text("utf-8")))) == 2 and moved.changed
+
+    removed = uninstall(path)
+    assert removed.changed
+    assert json.loads(path.read_text("utf-8")) == FOREIGN
+    assert not uninstall(path).changed
+
+
+def test_install_into_a_missing_file_and_dry_run(tmp_path: Path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    preview = install(path, [], dry_run=True)
+    assert preview.changed and not path.exists()
+    assert "hook user-prompt-submit" in preview.describe()
+    install(path, [])
+    assert len(ours_in(json.loads(path.read_text("utf-8")))) == 2
+    uninstall(path)
+    assert json.loads(path.read_text("utf-8")) == {}
+
+
+def test_a_broken_settings_file_is_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text("{ not json", "utf-8")
+    with pytest.raises(ConfigError):
+        install(path, [])
+    assert path.read_text("utf-8") == "{ not json"
+
+
+def test_is_ours() -> None:
+    assert is_ours("vaultseek hook user-prompt-submit")
+    assert is_ours("/home/me/.venv/bin/vaultseek hook post-tool-use --vault /n")
+    assert is_ours("/usr/bin/python3 -m vaultseek.cli hook user-prompt-submit")
+    assert not is_ours("~/bin/log-prompt.sh")
+    assert not is_ours("vaultseek search hook")
+    assert not is_ours(None)
+
+
+def test_cli_install_project_and_user(tmp_path: Path, sample_vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    result = run_cli("hook", "install", "--project", "--vault", str(sample_vault), "--dry-run", cwd=project)
+    assert result.returncode == 0 and "dry run" in result.stdout
+    assert not (project / ".claude").exists()
+    result = run_cli("hook", "install", "--vault", str(sample_vault), cwd=project)
+    assert result.returncode == 0, result.stderr
+    settings = json.loads((project / ".claude" / "settings.json").read_text("utf-8"))
+    assert len(ours_in(settings)) == 2
+    home = tmp_path / "home"
+    home.mkdir()
+    result = run_cli("hook", "install", "--user", cwd=project, env={"HOME": str(home)})
+    assert result.returncode == 0, result.stderr
+    assert (home / ".claude" / "settings.json").exists()
+    result = run_cli("hook", "uninstall", "--user", cwd=project, env={"HOME": str(home)})
+    assert json.loads((home / ".claude" / "settings.json").read_text("utf-8")) == {}

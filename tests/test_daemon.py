@@ -1,0 +1,143 @@
+"""The resident process: a real `vaultseek daemon` behind its socket, and the light client."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+from vaultseek import daemon_client, open_index
+from vaultseek.config import load_config
+
+PROMPT = json.dumps({"session_id": "s", "hook_event_name": "UserPromptSubmit",
+                     "prompt": "how should we rotate refresh tokens?"})  # fmt: skip
+
+
+def db_of(vault: Path) -> Path:
+    db = load_config(vault=vault).db
+    assert db is not None
+    return db
+
+
+def stop_daemon(vault: Path) -> None:
+    pid_file = daemon_client.pid_path(db_of(vault))
+    run_cli("daemon", "stop", "--vault", str(vault))
+    if pid_file.exists():
+        try:
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+        except (ValueError, OSError):
+            pass
+
+
+@pytest.fixture
+def daemon(sample_vault: Path) -> Iterator[Path]:
+    with open_index(sample_vault, create=True) as index:
+        index.sync()
+    result = run_cli("daemon", "start", "--vault", str(sample_vault))
+    assert result.returncode == 0, result.stderr
+    try:
+        yield sample_vault
+    finally:
+        stop_daemon(sample_vault)
+
+
+def test_daemon_answers_hooks_and_searches_like_the_process_itself(daemon: Path, tmp_path: Path) -> None:
+    db = db_of(daemon)
+    assert daemon_client.is_running(db) is not None
+    modules = tmp_path / "modules.txt"
+    warm = run_cli("hook", "user-prompt-submit", "--vault", str(daemon), stdin=PROMPT,
+                   env={"VAULTSEEK_DEBUG_MODULES": str(modules)})  # fmt: skip
+    loaded = set(modules.read_text().split())
+    assert not loaded & {"numpy", "apsw", "tokenizers", "safetensors", "yaml", "vaultseek.engine"}
+    assert warm.stdout.startswith("## Relevant Memory Context")
+
+    run_cli("daemon", "stop", "--vault", str(daemon))
+    assert daemon_client.is_running(db) is None
+    cold = run_cli("hook", "user-prompt-submit", "--vault", str(daemon), stdin=PROMPT,
+                   env={"VAULTSEEK_DEBUG_MODULES": str(modules)})  # fmt: skip
+    assert "numpy" in modules.read_text().split()  # the in-process fallback
+    assert cold.stdout == warm.stdout
+
+
+def test_search_through_the_daemon_is_identical(daemon: Path) -> None:
+    via = run_cli("search", "rotate refresh tokens", "--json", "--vault", str(daemon))
+    local = run_cli("search", "rotate refresh tokens", "--json", "--no-daemon", "--vault", str(daemon))
+    assert via.returncode == local.returncode == 0
+    assert via.stdout == local.stdout
+    text = run_cli("search", "sourdough", "--vault", str(daemon), "-k", "1")
+    assert "cooking/bread.md" in text.stdout
+    bad = run_cli("search", "x", "--mode", "vector", "--vault", str(daemon), "-k", "1")
+    assert bad.returncode == 0
+
+
+def test_socket_is_private_and_status_reports(daemon: Path) -> None:
+    path = daemon_client.socket_path(db_of(daemon))
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    status = run_cli("daemon", "status", "--json", "--vault", str(daemon))
+    info = json.loads(status.stdout)
+    assert info["files"] == 4 and info["daemon"]["watching"] is True
+    again = run_cli("daemon", "start", "--vault", str(daemon))
+    assert "already running" in again.stdout
+
+
+def test_a_killed_daemon_leaves_a_stale_socket_that_is_cleaned_up(daemon: Path) -> None:
+    db = db_of(daemon)
+    pid = int(daemon_client.pid_path(db).read_text())
+    os.kill(pid, signal.SIGKILL)
+    time.sleep(0.2)
+    assert daemon_client.socket_path(db).exists()
+    assert daemon_client.is_running(db) is None  # refused: stale
+    fallback = run_cli("hook", "user-prompt-submit", "--vault", str(daemon), stdin=PROMPT)
+    assert fallback.stdout.startswith("## Relevant Memory Context")
+    restarted = run_cli("daemon", "start", "--vault", str(daemon))
+    assert restarted.returncode == 0, restarted.stderr
+    assert daemon_client.is_running(db)["pid"] != pid
+
+
+def test_the_daemon_reindexes_saved_and_deleted_notes(daemon: Path) -> None:
+    db = db_of(daemon)
+
+    def paths(query: str) -> list[str]:
+        found = daemon_client.request(db, {"op": "search", "query": query, "mode": "bm25", "k": 5})
+        assert found is not None
+        return [r["path"] for r in found["results"]]
+
+    note = daemon / "zoo" / "zebra.md"
+    note.parent.mkdir()
+    note.write_text("# Zebras\n\n## Stripes\n\nZebra stripes confuse biting flies.\n", "utf-8")
+    assert wait_for(lambda: paths("zebra stripes") == ["zoo/zebra.md"])
+    note.write_text("# Zebras\n\n## Stripes\n\nOkapi cousins have fewer stripes.\n", "utf-8")
+    assert wait_for(lambda: paths("okapi") == ["zoo/zebra.md"] and paths("biting flies") == [])
+    note.rename(daemon / "zoo" / "renamed.md")
+    assert wait_for(lambda: paths("okapi") == ["zoo/renamed.md"])
+    (daemon / "zoo").rename(daemon / "animals")  # a folder rename reports only the folder
+    assert wait_for(lambda: paths("okapi") == ["animals/renamed.md"])
+    (daemon / "animals" / "renamed.md").unlink()
+    assert wait_for(lambda: paths("okapi") == [])
+
+
+def wait_for(check, seconds: float = 2.0) -> bool:  # type: ignore[no-untyped-def]
+    """True once ``check()`` holds, within ``seconds`` (the freshness promise)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return bool(check())
+
+
+def test_protocol_errors_are_answers_not_crashes(daemon: Path) -> None:
+    db = db_of(daemon)
+    with pytest.raises(daemon_client.DaemonError, match="unknown op"):
+        daemon_client.request(db, {"op": "launch-missiles"})
+    with pytest.raises(daemon_client.DaemonError, match="unknown search mode"):
+        daemon_client.request(db, {"op": "search", "query": "x", "mode": "psychic"})
+    assert daemon_client.is_running(db) is not None

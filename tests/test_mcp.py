@@ -1,0 +1,90 @@
+"""The MCP server through the SDK's own client, over stdio, against a spawned process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vaultseek import open_index
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+@pytest.fixture
+def indexed(sample_vault: Path) -> Path:
+    with open_index(sample_vault, create=True) as index:
+        index.sync()
+    return sample_vault
+
+
+async def session_calls(vault: Path) -> dict[str, Any]:
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "vaultseek.cli", "mcp", "--vault", str(vault)],
+        env={k: v for k, v in os.environ.items() if k.startswith(("XDG_", "VAULTSEEK_"))},
+    )
+    out: dict[str, Any] = {}
+    async with Client(params) as client:
+        tools = await client.list_tools()
+        out["tools"] = {t.name: t for t in tools.tools}
+        found = await client.call_tool("search", {"query": "rotate refresh tokens", "k": 3})
+        out["search"] = found
+        first = found.structured_content["results"][0]
+        out["chunk"] = await client.call_tool("get_chunk", {"id": first["id"]})
+        out["note"] = await client.call_tool("get_note", {"path": "security/oauth.md", "section": "reuse"})
+        out["status"] = await client.call_tool("status", {})
+        out["missing"] = await client.call_tool("get_note", {"path": "nope.md"})
+        out["bm25"] = await client.call_tool("search", {"query": "_rrf_fuse", "mode": "bm25", "max_tokens": 60})
+        out["bad"] = await client.call_tool("search", {"query": "x", "mode": "psychic"})
+    return out
+
+
+def test_mcp_tools_over_stdio(indexed: Path) -> None:
+    out = run(session_calls(indexed))
+    assert set(out["tools"]) == {"search", "get_note", "get_chunk", "status"}
+    schema = out["tools"]["search"].input_schema
+    assert set(schema["properties"]) == {"query", "k", "mode", "max_tokens"}
+    assert "path" in out["tools"]["search"].description
+
+    search = out["search"].structured_content
+    assert not out["search"].is_error
+    top = search["results"][0]
+    assert top["path"] == "security/oauth.md"
+    assert set(top) == {"id", "path", "section", "heading_context", "snippet", "score"}
+
+    chunk = out["chunk"].structured_content
+    assert chunk["path"] == top["path"] and chunk["section"] == top["section"] and chunk["text"]
+    note = out["note"].structured_content
+    assert [c["section"] for c in note["chunks"]] == ["Detecting reuse"]
+    assert out["status"].structured_content["files"] == 4
+
+    assert out["missing"].is_error
+    assert "not in the index" in json.dumps([c.model_dump() for c in out["missing"].content])
+    assert out["bm25"].structured_content["results"][0]["path"] == "code/fusion.md"
+    assert len(out["bm25"].structured_content["results"]) >= 1
+    assert out["bad"].is_error
+
+
+def test_mcp_without_an_index_is_one_line_not_a_traceback(vault: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "vaultseek.cli", "mcp", "--vault", str(vault)],
+                            capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert result.returncode == 3 or result.returncode == 2
+    assert result.stderr.startswith("error: no index") and "Traceback" not in result.stderr
+
+
+def test_importing_the_mcp_module_registers_nothing() -> None:
+    code = "import sys, vaultseek.mcp_server as m; print('build_mcp_server' in dir(m))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"
