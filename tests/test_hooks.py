@@ -138,6 +138,16 @@ def test_budget_is_respected_and_first_entry_kept(indexed: Path) -> None:
     assert len(out) <= 40 * 4 + 2
 
 
+def test_a_document_entry_says_where_to_look(indexed: Path) -> None:
+    rows = "\n".join(f"{n},valve-{n},torque {n * 7} Nm" for n in range(1, 41))
+    (indexed / "specs.csv").write_text(f"id,part,torque\n{rows}\n", "utf-8")
+    with open_index(indexed) as index:
+        index.sync()
+        out = user_prompt_context(index, {"prompt": "what torque does valve-33 need?"},
+                                  HookSettings(min_relevance=-1.0))  # fmt: skip
+    assert "### specs · rows 22–41 (specs.csv)" in out
+
+
 def test_render_memory_is_empty_without_results() -> None:
     assert render_memory([], (), max_tokens=500) == ""
 

@@ -21,6 +21,8 @@ def run(coro: Any) -> Any:
 
 @pytest.fixture
 def indexed(sample_vault: Path) -> Path:
+    rows = "\n".join(f"{n},widget-{n},{n * 3}" for n in range(1, 41))
+    (sample_vault / "inventory.csv").write_text(f"id,part,stock\n{rows}\n", "utf-8")
     with open_index(sample_vault, create=True) as index:
         index.sync()
     return sample_vault
@@ -47,6 +49,7 @@ async def session_calls(vault: Path) -> dict[str, Any]:
         out["status"] = await client.call_tool("status", {})
         out["missing"] = await client.call_tool("get_note", {"path": "nope.md"})
         out["bm25"] = await client.call_tool("search", {"query": "_rrf_fuse", "mode": "bm25", "max_tokens": 60})
+        out["document"] = await client.call_tool("search", {"query": "widget-33", "mode": "bm25"})
         out["bad"] = await client.call_tool("search", {"query": "x", "mode": "psychic"})
     return out
 
@@ -68,7 +71,10 @@ def test_mcp_tools_over_stdio(indexed: Path) -> None:
     assert chunk["path"] == top["path"] and chunk["section"] == top["section"] and chunk["text"]
     note = out["note"].structured_content
     assert [c["section"] for c in note["chunks"]] == ["Detecting reuse"]
-    assert out["status"].structured_content["files"] == 4
+    assert out["status"].structured_content["files"] == 5
+    document = out["document"].structured_content["results"][0]
+    assert document["path"] == "inventory.csv"
+    assert document["location"] == {"row_start": 22, "row_end": 41}  # the header is row 1
 
     assert out["missing"].is_error
     assert "not in the index" in json.dumps([c.model_dump() for c in out["missing"].content])

@@ -147,9 +147,12 @@ def user_prompt_context(index: Index, payload: dict[str, Any], settings: HookSet
 
 def entry_heading(result: SearchResult) -> str:
     """A result's ``### heading``: its section, else its note's title from the heading
-    context (``Title | type | tags | Note > Section``), else its file name."""
+    context (``Title | type | tags | Note > Section``), else its file name; for a document
+    chunk, followed by its place (page, slide, sheet rows)."""
     heading = result.section.strip() or result.heading_context.split("|")[0].strip()
-    return " ".join(heading.split()) or Path(result.path).stem
+    heading = " ".join(heading.split()) or Path(result.path).stem
+    # A document's entry says where to look in it: "Annual report · p. 3".
+    return f"{heading} · {result.location.label()}" if result.location else heading
 
 
 def render_memory(results: list[SearchResult], terms: tuple[str, ...], *, max_tokens: int) -> str:

@@ -21,18 +21,20 @@ from .engine import Index
 from .errors import VaultseekError
 
 INSTRUCTIONS = """\
-Search the user's notes (a local markdown vault) before answering questions about their
-projects, decisions, conventions or past work. `search` returns the best-matching sections with
-their path, heading and a short excerpt; read a whole note with `get_note(path)` or one
-section with `get_chunk(id)` only when the excerpt is not enough."""
+Search the user's notes and documents (a local markdown vault, with PDFs, Office files and the
+like beside it) before answering questions about their projects, decisions, conventions or
+past work. `search` returns the best-matching sections with their path, heading and a short
+excerpt; read a whole note with `get_note(path)` or one section with `get_chunk(id)` only when
+the excerpt is not enough."""
 
 SEARCH_DESCRIPTION = """\
-Search the user's notes. Hybrid search by default: exact words and identifiers (BM25) plus
-meaning (embeddings), so both `_rrf_fuse` and "how do we rotate tokens" work. Returns up to k
-sections, best first, each with `path` (vault-relative), `section`, `heading_context` (note title |
-type | tags | heading trail), a short `snippet`, `score` and `id` (pass it to get_chunk for the
-whole section). mode: "hybrid" (default), "bm25" for exact terms, "vector" for paraphrases.
-max_tokens caps the size of the whole answer (about 4 characters a token)."""
+Search the user's notes and documents. Hybrid search by default: exact words and identifiers
+(BM25) plus meaning (embeddings), so both `_rrf_fuse` and "how do we rotate tokens" work.
+Returns up to k sections, best first, each with `path` (vault-relative), `section`,
+`heading_context` (note title | type | tags | heading trail), a short `snippet`, `score` and
+`id` (pass it to get_chunk for the whole section); a document's sections also carry `location`
+(page, slide, or sheet and rows). mode: "hybrid" (default), "bm25" for exact terms, "vector"
+for paraphrases. max_tokens caps the size of the whole answer (about 4 characters a token)."""
 
 
 def _search_result(hit: Any) -> dict[str, Any]:
@@ -43,6 +45,7 @@ def _search_result(hit: Any) -> dict[str, Any]:
         "heading_context": hit.heading_context,
         "snippet": hit.snippet,
         "score": round(hit.score, 4),
+        **_location(hit.location),
     }
 
 
@@ -54,7 +57,13 @@ def _chunk(row: Any) -> dict[str, Any]:
         "section": row.section,
         "heading_context": row.heading_context,
         "text": row.text,
+        **_location(row.location),
     }
+
+
+def _location(location: Any) -> dict[str, Any]:
+    """``{"location": {"page": 3}}`` for a document chunk; nothing for a note's."""
+    return {"location": location.to_dict()} if location is not None else {}
 
 
 def build_mcp_server(index: Index) -> MCPServer:
