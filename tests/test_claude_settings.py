@@ -9,6 +9,7 @@ import pytest
 from conftest import run_cli
 
 from vaultseek.claude_settings import install, is_ours, uninstall
+from vaultseek.config import load_config
 from vaultseek.errors import ConfigError
 
 FOREIGN = {
@@ -80,6 +81,7 @@ def test_is_ours() -> None:
     assert is_ours("vaultseek hook user-prompt-submit")
     assert is_ours("/home/me/.venv/bin/vaultseek hook post-tool-use --vault /n")
     assert is_ours("/usr/bin/python3 -m vaultseek.cli hook user-prompt-submit")
+    assert is_ours("/usr/bin/python3 -m vaultseek.launcher hook post-tool-use --db=/x.db")
     assert not is_ours("~/bin/log-prompt.sh")
     assert not is_ours("vaultseek search hook")
     assert not is_ours(None)
@@ -95,6 +97,9 @@ def test_cli_install_project_and_user(tmp_path: Path, sample_vault: Path, monkey
     assert result.returncode == 0, result.stderr
     settings = json.loads((project / ".claude" / "settings.json").read_text("utf-8"))
     assert len(ours_in(settings)) == 2
+    db = load_config(vault=sample_vault).db
+    for command in ours_in(settings):  # the index is named exactly: the hook's fast lane needs --db
+        assert command.endswith(f"--vault={sample_vault} --db={db}")
     home = tmp_path / "home"
     home.mkdir()
     result = run_cli("hook", "install", "--user", cwd=project, env={"HOME": str(home)})

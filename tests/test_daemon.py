@@ -20,6 +20,10 @@ PROMPT = json.dumps({"session_id": "s", "hook_event_name": "UserPromptSubmit",
                      "prompt": "how should we rotate refresh tokens?"})  # fmt: skip
 
 
+LIGHT_TRAPS = {"argparse", "pathlib", "typing", "dataclasses", "numpy", "apsw"}
+"""Modules the hook's fast lane has no need for (each costs a hook milliseconds)."""
+
+
 def db_of(vault: Path) -> Path:
     db = load_config(vault=vault).db
     assert db is not None
@@ -57,6 +61,17 @@ def test_daemon_answers_hooks_and_searches_like_the_process_itself(daemon: Path,
     loaded = set(modules.read_text().split())
     assert not loaded & {"numpy", "apsw", "tokenizers", "safetensors", "yaml", "vaultseek.engine"}
     assert warm.stdout.startswith("## Relevant Memory Context")
+
+    # The command `hook install --vault` writes names the database: the launcher's fast lane
+    # then forwards the event without reading any configuration (nor importing what that needs).
+    fast = run_cli("hook", "user-prompt-submit", f"--vault={daemon}", f"--db={db}", stdin=PROMPT,
+                   env={"VAULTSEEK_DEBUG_MODULES": str(modules)})  # fmt: skip
+    loaded = {m for m in modules.read_text().split() if m.startswith("vaultseek") or m in LIGHT_TRAPS}
+    assert loaded == {"vaultseek", "vaultseek.daemon_client", "vaultseek.errors"}  # + __main__
+    assert fast.stdout == warm.stdout
+    for trivial in ("thanks!", "/compact"):  # the daemon applies the client's steps itself
+        event = json.dumps({"session_id": "s", "prompt": trivial})
+        assert run_cli("hook", "user-prompt-submit", f"--db={db}", stdin=event).stdout == ""
 
     run_cli("daemon", "stop", "--vault", str(daemon))
     assert daemon_client.is_running(db) is None
@@ -141,3 +156,17 @@ def test_protocol_errors_are_answers_not_crashes(daemon: Path) -> None:
     with pytest.raises(daemon_client.DaemonError, match="unknown search mode"):
         daemon_client.request(db, {"op": "search", "query": "x", "mode": "psychic"})
     assert daemon_client.is_running(db) is not None
+
+
+def test_the_socket_folder_follows_the_configured_data_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from vaultseek.config import data_home
+
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert daemon_client.runtime_dir() == data_home() / "run"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert daemon_client.runtime_dir() == data_home() / "run"
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    assert daemon_client.socket_path("x.db").parent == tmp_path / "vaultseek"
+    assert daemon_client.index_key("x.db") == daemon_client.index_key(Path.cwd() / "x.db")

@@ -8,7 +8,8 @@ module and may change. Names are resolved on first use (PEP 562) so that light e
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # not `from typing import …`: an agent hook would pay for typing
 
 __version__ = "0.1.0"
 
@@ -36,7 +37,7 @@ _EXPORTS = {
 __all__ = sorted([*_EXPORTS, "__version__"])
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'vaultseek' has no attribute {name!r}")

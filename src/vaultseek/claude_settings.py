@@ -9,7 +9,7 @@ the default, in the current folder) or ``~/.claude/settings.json`` (``--user``):
 
 Every other key, event and hook is kept as it was, in its order. Running it again changes
 nothing (our entries are recognised by their command: an executable named ``vaultseek``, or
-``python -m vaultseek.cli``, followed by ``hook``); before any change the old file is copied
+``python -m vaultseek.cli``/``vaultseek.launcher``, followed by ``hook``); before any change the old file is copied
 to ``settings.json.bak-<timestamp>``. ``uninstall`` removes only our entries.
 """
 
@@ -60,7 +60,7 @@ def is_ours(command: Any) -> bool:
     except ValueError:
         return False
     for i, word in enumerate(words[:-1]):
-        if words[i + 1] == "hook" and (Path(word).name == "vaultseek" or word == "vaultseek.cli"):
+        if words[i + 1] == "hook" and (Path(word).name == "vaultseek" or word in ("vaultseek.cli", "vaultseek.launcher")):
             return True
     return False
 

@@ -286,14 +286,12 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
-    if len(words) >= 2 and words[0] == "hook" and words[1] in ("user-prompt-submit", "post-tool-use"):
-        from .hook_runner import (
-            run_from_args,  # on every prompt: skip building the parser
-        )
+    if len(words) >= 2 and words[0] == "hook":
+        from .launcher import HOOK_EVENTS, hook_options, run_hook
 
-        handled = run_from_args(words[1], words[2:])
-        if handled is not None:
-            return handled
+        options = hook_options(words[2:]) if words[1] in HOOK_EVENTS else None
+        if options is not None:  # on every prompt: skip building the parser
+            return run_hook(words[1], options)
     args = build_parser().parse_args(words)
     try:
         return COMMANDS[args.command](args, sys.stdout)

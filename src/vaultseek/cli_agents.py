@@ -75,7 +75,14 @@ def cmd_hook(args: argparse.Namespace, out: TextIO) -> int:
     from .claude_settings import install, settings_path, uninstall
 
     path = settings_path(user=args.user, project_dir=Path.cwd())
-    extra = [f"--{name}={value}" for name in ("vault", "db", "config") if (value := getattr(args, name))]
+    extra: list[str] = []
+    if args.vault or args.db:
+        # Name the index exactly (absolute vault and database): with --db in its command the
+        # hook can go straight to a running daemon without loading any configuration.
+        config = _config(args)
+        extra = [f"--vault={config.vault}", f"--db={config.db}"]
+    if args.config:
+        extra.append(f"--config={Path(args.config).expanduser().absolute()}")
     change = install(path, extra, dry_run=args.dry_run) if args.action == "install" else uninstall(path, dry_run=args.dry_run)
     out.write(change.describe() + "\n")
     return 0

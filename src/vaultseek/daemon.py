@@ -33,6 +33,7 @@ from . import __version__, daemon_client
 from .config import Config
 from .engine import Index
 from .errors import ConfigError, QueryError, VaultseekError
+from .hook_runner import prepare, settings_of
 from .hooks import HookSettings, run_event
 from .watch import Watcher
 
@@ -198,18 +199,7 @@ class Daemon:
             if op == "search":
                 return self._search(message)
             if op == "hook":
-                settings = HookSettings.from_dict(message.get("settings") or {})
-                payload = message.get("input")
-                if not isinstance(payload, dict):
-                    raise QueryError('a hook request needs the event\'s "input" object')
-                output = run_event(
-                    self.index,
-                    str(message.get("event")),
-                    payload,
-                    settings,
-                    last_prompt=str(message.get("last_prompt") or ""),
-                )
-                return {"output": output}
+                return {"output": self._hook(message)}
             if op == "status":
                 status = self.index.status().to_dict()
                 status["daemon"] = {
@@ -222,6 +212,24 @@ class Daemon:
                 }
                 return status
         raise QueryError(f"unknown op {op!r}", hint="ops: ping, status, search, hook, shutdown")
+
+    def _hook(self, message: dict[str, Any]) -> str:
+        """A hook event's output. ``prepare`` requests come from the launcher's fast lane,
+        which has read no configuration: the daemon applies its own hook settings and does
+        the client's steps (triviality, the session's last prompt) itself."""
+        payload = message.get("input")
+        if not isinstance(payload, dict):
+            raise QueryError('a hook request needs the event\'s "input" object')
+        event = str(message.get("event"))
+        if message.get("prepare"):
+            settings = settings_of(self.config)
+            last_prompt = prepare(event, payload, settings)
+            if last_prompt is None:
+                return ""
+        else:
+            settings = HookSettings.from_dict(message.get("settings") or {})
+            last_prompt = str(message.get("last_prompt") or "")
+        return run_event(self.index, event, payload, settings, last_prompt=last_prompt)
 
     def _search(self, message: dict[str, Any]) -> dict[str, Any]:
         assert self.index is not None

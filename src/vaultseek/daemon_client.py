@@ -20,11 +20,13 @@ import json
 import os
 import socket
 import stat
-from pathlib import Path
-from typing import Any
 
-from .config import data_home
 from .errors import VaultseekError
+
+TYPE_CHECKING = False  # typing itself is not imported: a hook starts on every prompt
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 PROTOCOL_VERSION = 1
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -41,26 +43,44 @@ class DaemonError(VaultseekError):
         self.exit_code = exit_code
 
 
-def runtime_dir() -> Path:
-    """The per-user folder for sockets and pid files (not created here)."""
+# Paths are computed with os.path (pathlib costs a hook a few milliseconds); the Path-returning
+# functions below are for everyone else.
+def _runtime_folder() -> str:
     base = os.environ.get("XDG_RUNTIME_DIR")
-    if base and Path(base).is_dir():
-        return Path(base) / "vaultseek"
-    return data_home() / "run"
+    if base and os.path.isdir(base):
+        return os.path.join(base, "vaultseek")
+    # config.data_home()'s rule, spelled with os.path (a test keeps the two in step)
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(data, "vaultseek", "run")
 
 
-def index_key(db: Path) -> str:
-    return hashlib.sha256(str(Path(db).expanduser().absolute()).encode("utf-8")).hexdigest()[:16]
+def index_key(db: str | os.PathLike[str]) -> str:
+    absolute = os.path.abspath(os.path.expanduser(os.fspath(db)))
+    return hashlib.sha256(absolute.encode("utf-8")).hexdigest()[:16]
 
 
-def socket_path(db: Path) -> Path:
-    path = runtime_dir() / f"{index_key(db)}.sock"
-    if len(os.fsencode(str(path))) > _SOCKET_PATH_LIMIT:
-        path = Path("/tmp") / f"vaultseek-{os.getuid()}" / f"{index_key(db)}.sock"
+def socket_file(db: str | os.PathLike[str]) -> str:
+    """Where the daemon serving ``db`` listens (a str; see :func:`socket_path`)."""
+    path = os.path.join(_runtime_folder(), f"{index_key(db)}.sock")
+    if len(os.fsencode(path)) > _SOCKET_PATH_LIMIT:
+        path = os.path.join("/tmp", f"vaultseek-{os.getuid()}", f"{index_key(db)}.sock")
     return path
 
 
-def pid_path(db: Path) -> Path:
+def runtime_dir() -> Path:
+    """The per-user folder for sockets and pid files (not created here)."""
+    from pathlib import Path
+
+    return Path(_runtime_folder())
+
+
+def socket_path(db: str | os.PathLike[str]) -> Path:
+    from pathlib import Path
+
+    return Path(socket_file(db))
+
+
+def pid_path(db: str | os.PathLike[str]) -> Path:
     return socket_path(db).with_suffix(".pid")
 
 
@@ -79,10 +99,10 @@ def make_private_dir(folder: Path) -> Path:
     return folder
 
 
-def private_dir_ok(folder: Path) -> bool:
+def private_dir_ok(folder: str | os.PathLike[str]) -> bool:
     """True if ``folder`` is ours and closed to everyone else (so is what is inside it)."""
     try:
-        info = folder.lstat()
+        info = os.lstat(folder)
     except OSError:
         return False
     return (
@@ -92,16 +112,18 @@ def private_dir_ok(folder: Path) -> bool:
     )
 
 
-def request(db: Path, message: dict[str, Any], *, timeout: float = 5.0) -> dict[str, Any] | None:
+def request(
+    db: str | os.PathLike[str], message: dict[str, Any], *, timeout: float = 5.0
+) -> dict[str, Any] | None:
     """Send one request to the daemon serving ``db``; its ``result``, or None when no daemon
     is reachable (no socket, a stale one, a folder that is not private, a timeout before
     connecting). Raises :class:`DaemonError` when the daemon answers with an error, and
     ``TimeoutError`` when it accepts but does not answer within ``timeout``."""
-    path = socket_path(db)
-    if not private_dir_ok(path.parent):
+    path = socket_file(db)
+    if not private_dir_ok(os.path.dirname(path)):
         return None
     try:
-        if not stat.S_ISSOCK(path.lstat().st_mode):
+        if not stat.S_ISSOCK(os.lstat(path).st_mode):
             return None
     except OSError:
         return None
@@ -109,7 +131,7 @@ def request(db: Path, message: dict[str, Any], *, timeout: float = 5.0) -> dict[
     client.settimeout(timeout)
     try:
         try:
-            client.connect(str(path))
+            client.connect(path)
         except OSError:  # refused (stale socket) or vanished: no daemon
             return None
         payload = json.dumps({"v": PROTOCOL_VERSION, **message}, ensure_ascii=False)
@@ -149,7 +171,7 @@ def read_line(conn: socket.socket) -> bytes | None:
             raise ValueError("message too large")
 
 
-def is_running(db: Path, *, timeout: float = 1.0) -> dict[str, Any] | None:
+def is_running(db: str | os.PathLike[str], *, timeout: float = 1.0) -> dict[str, Any] | None:
     """The daemon's ping answer (pid, vault, db, version), or None if none serves ``db``."""
     try:
         return request(db, {"op": "ping"}, timeout=timeout)

@@ -12,7 +12,8 @@ The last non-trivial prompt of each session is kept (``…/vaultseek/sessions/``
 file per session, pruned after a day) so that PostToolUse can rank a tool's output against
 what the user asked, not only against the tool's input.
 
-Standard library only at import time: the engine is imported only on the fallback path.
+The engine is imported only on the fallback path. With ``--db`` and a daemon running, even this
+module is skipped: :mod:`launcher` forwards the event to the daemon directly.
 """
 
 from __future__ import annotations
@@ -134,19 +135,28 @@ def deadline(seconds: float) -> Iterator[None]:
 
 
 # -- one run -----------------------------------------------------------------------------------
-def compute(event: str, payload: dict[str, Any], config: Config, *, timeout: float) -> str:
-    """What the hook prints: from the daemon if one serves this index, else in-process."""
-    settings = settings_of(config)
-    last_prompt = ""
+def prepare(event: str, payload: dict[str, Any], settings: HookSettings) -> str | None:
+    """The steps before any searching, wherever the hook is answered (here or in the daemon):
+    None when there is nothing to add (a trivial prompt, a small tool output); otherwise the
+    prompt to rank a tool's output against ("" for UserPromptSubmit, whose prompt is
+    remembered for the session's later PostToolUse events)."""
     if event == "user-prompt-submit":
         prompt = prompt_of(payload)
         if is_trivial(prompt):
-            return ""
+            return None
         remember_prompt(payload, prompt)
-    else:
-        if tool_output_size(payload) < settings.tool_output_chars:
-            return ""
-        last_prompt = recall_prompt(payload)
+        return ""
+    if tool_output_size(payload) < settings.tool_output_chars:
+        return None
+    return recall_prompt(payload)
+
+
+def compute(event: str, payload: dict[str, Any], config: Config, *, timeout: float) -> str:
+    """What the hook prints: from the daemon if one serves this index, else in-process."""
+    settings = settings_of(config)
+    last_prompt = prepare(event, payload, settings)
+    if last_prompt is None:
+        return ""
     assert config.db is not None
     message = {
         "op": "hook",
@@ -163,30 +173,6 @@ def compute(event: str, payload: dict[str, Any], config: Config, *, timeout: flo
 
     with Index(config) as index:
         return run_event(index, event, payload, settings, last_prompt=last_prompt)
-
-
-def run_from_args(event: str, words: list[str]) -> int | None:
-    """The hook's fast path from the command line (no argparse, no parser of every other
-    command): ``--vault``, ``--db``, ``--config`` (``--x V`` or ``--x=V``) and ``--debug``.
-    None if the words hold anything else (the full parser then reports it)."""
-    options: dict[str, str] = {}
-    at = 0
-    while at < len(words):
-        word = words[at]
-        name, eq, value = word.partition("=")
-        if name == "--debug" and not eq:
-            at += 1
-            continue
-        if name not in ("--vault", "--db", "--config"):
-            return None
-        if not eq:
-            if at + 1 >= len(words):
-                return None
-            value = words[at + 1]
-            at += 1
-        options[name[2:]] = value
-        at += 1
-    return run(event, vault=options.get("vault"), db=options.get("db"), config_file=options.get("config"))
 
 
 def run(
@@ -220,7 +206,4 @@ def run(
         if isinstance(exc, KeyboardInterrupt):
             return 0
         log_event(name, f"failed open: {exc.__class__.__name__}: {exc}")
-    finally:
-        if os.environ.get("VAULTSEEK_DEBUG_MODULES"):  # for the test that the path stays light
-            Path(os.environ["VAULTSEEK_DEBUG_MODULES"]).write_text("\n".join(sorted(sys.modules)))
     return 0

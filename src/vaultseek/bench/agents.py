@@ -6,10 +6,12 @@ under a writing watcher, save-to-searchable latency.
 Builds (or reuses, in ``--workdir``) the benchmark vault from ``../shared/data`` (the same
 generator as ``python -m vaultseek.bench``; 16,894 files by default) and indexes it, then:
 
-1. **hook, no daemon**: ``vaultseek hook user-prompt-submit`` as fresh processes, p50/p95, and
-   the breakdown of one cold run (interpreter, imports, open, model, vectors, the hook itself);
-2. **hook, with the daemon**: the same command while ``vaultseek daemon`` runs, p50/p95, and
-   its breakdown (interpreter, client imports, the round trip);
+1. **hook, no daemon**: ``vaultseek hook user-prompt-submit --vault=… --db=…`` (the command
+   ``vaultseek hook install --vault`` writes) as fresh processes, p50/p95, and the breakdown of
+   one cold run (interpreter, imports, open, model, vectors, the hook itself);
+2. **hook, with the daemon**: the same command while ``vaultseek daemon`` runs (the launcher's
+   fast lane), p50/p95, and its breakdown (interpreter, client imports, the round trip); and
+   the command with ``--vault`` only, which loads the configuration to find the index;
 3. **MCP**: the ``search`` tool through the SDK's client over stdio, warm, p50/p95;
 4. **readers under the watcher**: 8 reader processes searching (hybrid, BM25, vector in turn)
    for ``--readers-seconds`` while notes are edited every 0.5 s and the daemon's watcher
@@ -69,15 +71,11 @@ print(json.dumps({"imports": t1 - t0, "open": t2 - t1, "model": t3 - t2, "vector
 _CLIENT = """
 import json, sys, time
 t0 = time.perf_counter()
-import vaultseek.cli, vaultseek.hook_runner
-from vaultseek.config import load_config
+from vaultseek import daemon_client, launcher
 t1 = time.perf_counter()
-from vaultseek import daemon_client
-config = load_config(vault=sys.argv[1])
+daemon_client.request(sys.argv[3], {"op": "hook", "event": "user-prompt-submit", "input": {"prompt": sys.argv[2]}, "prepare": True})
 t2 = time.perf_counter()
-daemon_client.request(config.db, {"op": "hook", "event": "user-prompt-submit", "input": {"prompt": sys.argv[2]}, "settings": {}})
-t3 = time.perf_counter()
-print(json.dumps({"imports": t1 - t0, "config": t2 - t1, "round_trip": t3 - t2}))
+print(json.dumps({"imports": t1 - t0, "round_trip": t2 - t1}))
 """
 
 _READER = """
@@ -109,12 +107,15 @@ def vaultseek_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "vaultseek.cli"]
 
 
-def time_hook(vault: Path, runs: int) -> list[float]:
+def time_hook(vault: Path, runs: int, db: Path | None = None) -> list[float]:
+    """Fresh hook processes. With ``db``, the command as `hook install --vault` writes it
+    (``--vault=… --db=…``: the launcher's fast lane); without, ``--vault`` only (config loaded)."""
     times = []
+    names = [f"--vault={vault}"] + ([f"--db={db}"] if db else [])
     for i in range(runs):
         payload = json.dumps({"session_id": "bench", "prompt": PROMPTS[i % len(PROMPTS)]})
         started = time.perf_counter()
-        result = subprocess.run([*vaultseek_command(), "hook", "user-prompt-submit", "--vault", str(vault)],
+        result = subprocess.run([*vaultseek_command(), "hook", "user-prompt-submit", *names],
                                 input=payload, capture_output=True, text=True)  # fmt: skip
         times.append(time.perf_counter() - started)
         if i == 0 and not result.stdout.startswith("## Relevant Memory Context"):
@@ -122,10 +123,10 @@ def time_hook(vault: Path, runs: int) -> list[float]:
     return times
 
 
-def breakdown(script: str, vault: Path, runs: int = 5) -> dict[str, float]:
+def breakdown(script: str, vault: Path, db: Path, runs: int = 5) -> dict[str, float]:
     samples: list[dict[str, float]] = []
     for i in range(runs):
-        out = subprocess.run([sys.executable, "-c", script, str(vault), PROMPTS[i % len(PROMPTS)]],
+        out = subprocess.run([sys.executable, "-c", script, str(vault), PROMPTS[i % len(PROMPTS)], str(db)],
                              capture_output=True, text=True, check=True)  # fmt: skip
         samples.append(json.loads(out.stdout))
     bare = [_timed([sys.executable, "-c", "pass"]) for _ in range(runs)]
@@ -237,17 +238,19 @@ def main(argv: list[str] | None = None) -> int:
     cli = vaultseek_command()
     subprocess.run([*cli, "daemon", "stop", "--vault", str(vault)], capture_output=True)
     print("hook without the daemon …", file=sys.stderr)
-    figures["hook_cold"] = ms(time_hook(vault, max(args.runs // 2, 5)))
-    figures["hook_cold_breakdown_ms"] = breakdown(_COLD, vault)
+    index_db = load_config(vault=vault).db or db
+    figures["hook_cold"] = ms(time_hook(vault, max(args.runs // 2, 5), index_db))
+    figures["hook_cold_breakdown_ms"] = breakdown(_COLD, vault, index_db)
 
     subprocess.run([*cli, "daemon", "start", "--vault", str(vault)], check=True, capture_output=True)
     try:
         print("hook with the daemon …", file=sys.stderr)
-        time_hook(vault, 3)  # warm the page cache for the client modules
-        figures["hook_daemon"] = ms(time_hook(vault, args.runs))
-        figures["hook_daemon_breakdown_ms"] = breakdown(_CLIENT, vault)
+        time_hook(vault, 3, index_db)  # warm the page cache for the client modules
+        figures["hook_daemon"] = ms(time_hook(vault, args.runs, index_db))
+        figures["hook_daemon_breakdown_ms"] = breakdown(_CLIENT, vault, index_db)
+        figures["hook_daemon_vault_only"] = ms(time_hook(vault, args.runs))
         print("freshness …", file=sys.stderr)
-        figures["save_to_searchable"] = ms(freshness(vault, load_config(vault=vault).db or db))
+        figures["save_to_searchable"] = ms(freshness(vault, index_db))
         print(f"8 readers for {args.readers_seconds:g} s under the watcher …", file=sys.stderr)
         figures["readers_under_watcher"] = readers_under_watcher(vault, args.readers_seconds)
     finally:
