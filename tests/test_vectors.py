@@ -33,3 +33,23 @@ def test_empty_and_zero_query() -> None:
     assert VectorIndex(np.zeros(0, dtype=np.int64), np.zeros((0, 4), dtype=np.float32)).search(np.ones(4), 3) == []
     index = VectorIndex(np.array([1]), np.ones((1, 4), dtype=np.float32))
     assert index.search(np.zeros(4, dtype=np.float32), 3) == []
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 200), st.integers(0, 2**31 - 1))
+def test_loading_transposed_matches_decoding_rows(n: int, seed: int) -> None:
+    """The fast whole-index decode (no scale pass, transposed in one copy) gives the same unit
+    vectors as the per-row decode, including an all-zero vector."""
+    from vaultseek.store import _vector_blob, decode_vectors, decode_vectors_transposed
+
+    rng = np.random.default_rng(seed)
+    vectors = rng.standard_normal((n, 32)).astype(np.float32) * rng.uniform(0.01, 50, (n, 1)).astype(np.float32)
+    vectors[0] = 0.0
+    blobs = [_vector_blob(v) for v in vectors]
+    rows = decode_vectors(blobs)
+    matrix_t = decode_vectors_transposed(blobs)
+    assert matrix_t.shape == (32, n) and matrix_t.flags.c_contiguous
+    np.testing.assert_allclose(matrix_t, rows.T, atol=1e-6)
+    index = VectorIndex.from_transposed(np.arange(n), matrix_t)
+    assert index.dim == 32 and len(index) == n
+    np.testing.assert_allclose(index.matrix, rows, atol=1e-6)

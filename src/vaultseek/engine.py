@@ -183,8 +183,8 @@ class Index:
         """The in-memory matrix, reloaded when any connection has committed since."""
         version = self.store.data_version()
         if self._vectors is None or version != self._vectors_version:
-            ids, matrix = self.store.load_vectors()
-            self._vectors = VectorIndex(ids, matrix)
+            ids, matrix_t = self.store.load_vectors()
+            self._vectors = VectorIndex.from_transposed(ids, matrix_t)
             self._vectors_version = version
         return self._vectors
 

@@ -23,6 +23,16 @@ class VectorIndex:
         self.ids = np.ascontiguousarray(ids, dtype=np.int64)
         self.matrix_t = np.ascontiguousarray(np.asarray(matrix, dtype=np.float32).T)
 
+    @classmethod
+    def from_transposed(cls, ids: np.ndarray, matrix_t: np.ndarray) -> VectorIndex:
+        """Wrap an already transposed float32 matrix (one row per dimension) without a copy."""
+        index = cls.__new__(cls)
+        index.ids = np.ascontiguousarray(ids, dtype=np.int64)
+        index.matrix_t = np.ascontiguousarray(matrix_t, dtype=np.float32)
+        if index.matrix_t.ndim != 2 or (len(index.ids) and index.matrix_t.shape[1] != len(index.ids)):
+            raise ValueError("ids and matrix columns differ in number")
+        return index
+
     def __len__(self) -> int:
         return len(self.ids)
 
