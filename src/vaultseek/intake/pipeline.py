@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -216,7 +216,7 @@ class Intake:
             raise IntakeError("nothing to take: the input is empty")
         with filing.intake_lock(self.vault):
             filing.recover(self.vault)
-            outcome = self._take_item(item, dry_run=dry_run, domain=domain, move_source=False)
+            outcome = self._take_item(item, dry_run=dry_run, domain=domain, source=None)
         if not dry_run:
             self.index.sync()
         return outcome
@@ -242,7 +242,9 @@ class Intake:
                 if not item.body.strip():
                     outcomes.append(Outcome(path.name, item.title, error="no text to take", dry_run=dry_run))
                     continue
-                outcomes.append(self._take_item(item, dry_run=dry_run, domain=domain, move_source=self._in_inbox(path)))
+                in_inbox = self._in_inbox(path)
+                item = replace(item, source=self._rel(path) if in_inbox else str(path))
+                outcomes.append(self._take_item(item, dry_run=dry_run, domain=domain, source=path if in_inbox else None))
         if not dry_run and any(o.destination for o in outcomes):
             self.index.sync()
         return outcomes
@@ -250,7 +252,9 @@ class Intake:
     def _in_inbox(self, path: Path) -> bool:
         return path.resolve().is_relative_to(self.inbox.resolve())
 
-    def _take_item(self, item: Item, *, dry_run: bool, domain: str | None, move_source: bool) -> Outcome:
+    def _take_item(self, item: Item, *, dry_run: bool, domain: str | None, source: Path | None) -> Outcome:
+        """Assess and (unless ``dry_run``) write one item; ``source`` is removed once the note
+        is in place (an inbox file), None leaves the original alone."""
         assessment = self.assess(item, domain=domain)
         if dry_run:
             return Outcome(item.name, item.title, assessment, dry_run=True)
@@ -274,7 +278,7 @@ class Intake:
         if original_rel:
             record["original"] = original_rel
         text = compose_note(item, record, original_rel)
-        sources = [item.original or Path(item.source)] if move_source else []
+        sources = [source] if source is not None else []
         filing.carry_out(self.vault, filing.Move(move_id, note, text, attachments, sources))
         return Outcome(item.name, item.title, assessment, destination=self._rel(note))
 
