@@ -294,6 +294,8 @@ class Intake:
     def queue(self, *, discarded: bool = False) -> list[QueuedItem]:
         """The notes waiting for review (or, with ``discarded``, the discarded ones), best first."""
         folder = self.discard_folder if discarded else self.review_folder
+        with filing.intake_lock(self.vault):
+            filing.recover(self.vault)
         items = []
         for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
             meta, body = split_frontmatter(path.read_text("utf-8", "replace"))
