@@ -93,7 +93,7 @@ def render(result: dict) -> str:
     macro = sum(sum(r["domain"] == d for r in rs) / len(rs) for d, rs in per_folder.items() if rs) / max(
         1, sum(1 for rs in per_folder.values() if rs))
     out = [f"### {result['label']}", "",
-           f"{result['notes']:,} notes indexed in {len(domains)} folders ({result['indexed_seconds']:.1f} s); "
+           f"{result['notes']:,} notes indexed in {len(domains)} folders; "
            f"{n} held-out notes; {len(off)} SciFact abstracts as off-topic items.", "",
            "| routing | accuracy |", "|---|---:|",
            f"| **intake (mean of centroid and nearest-passages cosine, the default)** | **{acc:.1%}** |",

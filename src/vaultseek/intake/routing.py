@@ -28,7 +28,7 @@ from .scoring import Dimension, ramp
 
 NEAREST = 5
 """How many nearest passages count for "closest notes" (in a domain, and in the vault)."""
-RELEVANCE_LOW = 0.30
+RELEVANCE_LOW = 0.40
 """A blended cosine at or under this is relevance 0."""
 RELEVANCE_HIGH = 0.65
 """A blended cosine at or over this is relevance 1."""
