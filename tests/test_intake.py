@@ -409,3 +409,5 @@ def test_taking_a_file_already_in_the_vault_is_refused(domains_vault: Path) -> N
     with open_index(domains_vault) as index:
         with pytest.raises(IntakeError, match="already in the vault"):
             Intake(index).take(domains_vault / "cooking" / "soup.md")
+        with pytest.raises(IntakeError, match="already in the vault"):
+            Intake(index).take(domains_vault / "cooking")

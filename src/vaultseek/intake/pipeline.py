@@ -184,7 +184,7 @@ class Intake:
         files = [source] if source.is_file() else sorted(
             p for p in source.rglob("*") if p.is_file() and not any(is_waiting(Path(part)) for part in p.relative_to(source).parts)
         )  # fmt: skip
-        if source.is_file() and source.resolve().is_relative_to(self.vault.resolve()) and not self._in_inbox(source):
+        if source.resolve().is_relative_to(self.vault.resolve()) and not self._in_inbox(source):
             raise IntakeError(
                 f"{source} is already in the vault",
                 hint=f"drop it into {self.config.intake_inbox}/ to route it, or use `vaultseek review` for queued items",
