@@ -18,6 +18,8 @@ from typing import Any, TextIO
 
 from .cli_agents import COMMANDS as AGENT_COMMANDS
 from .cli_agents import add_parsers as add_agent_parsers
+from .cli_intake import COMMANDS as INTAKE_COMMANDS
+from .cli_intake import add_parsers as add_intake_parsers
 from .errors import VaultseekError
 
 EXIT_INTERRUPTED = 130
@@ -79,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--fusion", type=_names, default=None, metavar="LIST", help="hybrid variants, e.g. rrf,convex")
     _add_common(evaluate)
     add_agent_parsers(commands, _add_common)
+    add_intake_parsers(commands, _add_common)
     return parser
 
 
@@ -281,6 +284,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "status": cmd_status,
     "eval": cmd_eval,
     **AGENT_COMMANDS,
+    **INTAKE_COMMANDS,
 }
 
 

@@ -212,7 +212,13 @@ def cmd_watch(args: argparse.Namespace, out: TextIO) -> int:
     def on_error(exc: VaultseekError) -> None:
         sys.stderr.write(f"{time.strftime('%H:%M:%S')} error: {exc.message} (will retry)\n")
 
-    watcher = Watcher(config, on_sync=on_sync, on_error=on_error)
+    def on_intake(outcomes: Any) -> None:
+        for outcome in outcomes if not args.quiet else ():
+            if outcome.destination:
+                out.write(f"{time.strftime('%H:%M:%S')} intake: {outcome.item} → {outcome.destination}\n")
+        out.flush()
+
+    watcher = Watcher(config, on_sync=on_sync, on_error=on_error, on_intake=on_intake)
     if not args.quiet:
         out.write(f"watching {config.vault} (Ctrl-C to stop)\n")
         out.flush()

@@ -74,6 +74,22 @@ class Config:
     """Agent hooks: tool outputs at least this long get a ranked extract (PostToolUse)."""
     hook_tool_max_tokens: int = 400
     """Agent hooks: the token budget of that extract."""
+    intake_inbox: str = "_intake/inbox"
+    """Intake: the vault-relative folder whose arrivals are scored and routed."""
+    intake_review: str = "_intake/review"
+    """Intake: where items scoring between ``intake_review_at`` and ``intake_file_at`` wait."""
+    intake_discard: str = "_intake/discarded"
+    """Intake: where items under ``intake_review_at`` go (kept, never deleted)."""
+    intake_domains: tuple[str, ...] = ()
+    """Intake: the folders items are routed to; empty means the vault's top-level folders."""
+    intake_weights: tuple[float, ...] = (0.4, 0.2, 0.2, 0.2)
+    """Intake: weights of relevance, actionability, depth and authority in the total."""
+    intake_file_at: float = 0.55
+    """Intake: a total at least this high files the item into its domain."""
+    intake_review_at: float = 0.40
+    """Intake: a total at least this high (and under ``intake_file_at``) queues it for review."""
+    intake_trusted_domains: tuple[str, ...] = ()
+    """Intake: web sites whose links count as authority (``docs.python.org``, ``*.gov``)."""
     sources: tuple[str, ...] = field(default=(), compare=False)
     """Which files the settings came from (for ``status`` and error messages)."""
 
@@ -87,8 +103,15 @@ class Config:
 
     @property
     def excluded(self) -> tuple[str, ...]:
-        """Everything skipped: the built-in names plus the configured ``exclude``."""
-        return ALWAYS_EXCLUDED + tuple(p for p in self.exclude if p not in ALWAYS_EXCLUDED)
+        """Everything skipped: the built-in names, the configured ``exclude`` and the intake
+        folders (unprocessed, undecided and discarded items are not the vault's knowledge)."""
+        base = ALWAYS_EXCLUDED + tuple(p for p in self.exclude if p not in ALWAYS_EXCLUDED)
+        return base + tuple(p for p in self.intake_folders if p not in base)
+
+    @property
+    def intake_folders(self) -> tuple[str, ...]:
+        """The inbox, review and discard folders, vault-relative."""
+        return (self.intake_inbox, self.intake_review, self.intake_discard)
 
 
 _KEYS = {f.name: f for f in fields(Config) if f.name != "sources"}
@@ -125,6 +148,8 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
         if key == "include" and not value:
             raise bad("a non-empty list (nothing would be indexed)")
         return tuple(value)
+    if kind == "tuple[float, ...]":  # intake_weights: a table, a list, or "a,b,c,d"
+        return _weights(value, bad)
     if kind == "bool":
         if isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on"):
             value = True
@@ -147,6 +172,8 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
                 raise bad("a number") from None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             raise bad("a number of at least 0")
+        if key.startswith("intake_") and value > 1:
+            raise bad("a number from 0 to 1")
         return float(value)
     if not isinstance(value, str) or not value.strip():
         raise bad("a non-empty string")
@@ -154,12 +181,54 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
         part.isascii() and part.replace("_", "").isalnum() for part in value.split("+")
     ):
         raise bad('Tesseract language codes joined by "+", e.g. "eng+deu"')
+    if key in ("intake_inbox", "intake_review", "intake_discard"):
+        parts = value.replace("\\", "/").strip("/").split("/")
+        if value.startswith("/") or ".." in parts or not all(parts):
+            raise bad("a folder inside the vault, e.g. \"_intake/inbox\"")
+        return "/".join(parts)
     if key == "fusion":
         from .fusion import FUSION_METHODS
 
         if value not in FUSION_METHODS:
             raise bad(f"one of {', '.join(FUSION_METHODS)}")
     return value
+
+
+INTAKE_DIMENSIONS = ("relevance", "actionability", "depth", "authority")
+
+
+def _weights(value: Any, bad: Any) -> tuple[float, ...]:
+    """``intake_weights``: ``{relevance = 0.4, …}`` (missing names keep their default), four
+    numbers in that order, or the same as text (``"0.4,0.2,0.2,0.2"`` or ``"depth=0.3"``)."""
+    expected = "a table of relevance/actionability/depth/authority weights, or four numbers"
+    chosen = dict(zip(INTAKE_DIMENSIONS, Config.intake_weights))
+    if isinstance(value, str):
+        parts = [part.strip() for part in value.split(",") if part.strip()]
+        if all("=" in part for part in parts):
+            value = dict(part.split("=", 1) for part in parts)
+            value = {k.strip(): v.strip() for k, v in value.items()}
+        else:
+            value = parts
+    if isinstance(value, dict):
+        unknown = sorted(set(value) - set(INTAKE_DIMENSIONS))
+        if unknown:
+            raise bad(expected)
+        pairs = list(value.items())
+    elif isinstance(value, (list, tuple)) and len(value) == len(INTAKE_DIMENSIONS):
+        pairs = list(zip(INTAKE_DIMENSIONS, value))
+    else:
+        raise bad(expected)
+    for name, weight in pairs:
+        try:
+            number = float(weight)
+        except (TypeError, ValueError):
+            raise bad(expected) from None
+        if isinstance(weight, bool) or not 0 <= number <= 1e6:
+            raise bad(expected)
+        chosen[name] = number
+    if not sum(chosen.values()) > 0:
+        raise bad("weights that are not all 0")
+    return tuple(chosen[name] for name in INTAKE_DIMENSIONS)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -222,6 +222,24 @@ class Index:
                 out[chunk_id] = float(query @ index.matrix_t[:, at])
         return out
 
+    def embed(self, text: str) -> np.ndarray:
+        """``text`` as a unit vector of the index's model (raises :class:`ModelError`)."""
+        return self.embedder().embed_one(text)
+
+    def vectors_with_paths(self) -> tuple[list[str], np.ndarray]:
+        """Every stored chunk vector (one unit row each) and the vault-relative path of the
+        file it belongs to, row by row; empty when the vector side cannot serve this index.
+        Intake groups them by folder to learn what each of the vault's domains is about."""
+        try:
+            index, _embed = self._vector_side()
+        except VectorsUnavailable:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        with self._database_errors():
+            found = dict(self.store.vector_paths())
+        keep = [i for i, chunk_id in enumerate(index.ids) if int(chunk_id) in found]
+        paths = [found[int(index.ids[i])] for i in keep]
+        return paths, np.ascontiguousarray(index.matrix[keep])
+
     def extract(self, text: str, query: str, *, max_tokens: int) -> Extract:
         """The passages of ``text`` (e.g. a long tool output) most relevant to ``query``,
         ranked in memory by BM25 and the index's model, within ``max_tokens``."""

@@ -8,7 +8,8 @@
     ├── IndexCorruptError          the database file is not a vaultseek index (or is damaged)
     ├── IndexAccessError           the index cannot be written: read-only, disk full, I/O error
     ├── ModelError                 the embedding model cannot be found or loaded
-    └── QueryError                 a query the engine cannot answer (e.g. an unknown mode)
+    ├── QueryError                 a query the engine cannot answer (e.g. an unknown mode)
+    └── IntakeError                an item intake cannot take (unreadable, unknown review item)
 
 The library raises these and never prints; each adapter turns them into its own message shape.
 """
@@ -59,4 +60,8 @@ class ModelError(VaultseekError):
 
 
 class QueryError(VaultseekError):
+    exit_code = 2
+
+
+class IntakeError(VaultseekError):
     exit_code = 2

@@ -44,7 +44,9 @@ __all__ = [
     "load_yaml_documents",
     "normalize_text",
     "parse_note",
+    "render_frontmatter",
     "render_links",
+    "split_frontmatter",
 ]
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -257,6 +259,24 @@ def load_yaml_documents(text: str) -> list[Any]:
         raise ValueError(f"{problem} at line {mark.line + 1}" if mark is not None else problem) from exc
     except (ValueError, TypeError, RecursionError) as exc:  # e.g. a date such as 2024-13-45
         raise ValueError(type(exc).__name__) from exc
+
+
+def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
+    """A note's frontmatter (``{}`` if none or broken) and its body exactly as written, for
+    tools that rewrite a note's metadata and keep its text (intake)."""
+    text = normalize_text(text)
+    m = _FRONTMATTER.match(text)
+    if m is None:
+        return {}, text
+    meta, error = _load_frontmatter(m.group("yaml"))
+    return (meta if error is None else {}), text[m.end() :]
+
+
+def render_frontmatter(meta: dict[str, Any]) -> str:
+    """``meta`` as a YAML frontmatter block (``---`` lines included), keys in the given
+    order, Unicode kept readable."""
+    dumped = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100)
+    return f"---\n{dumped}---\n"
 
 
 def _load_frontmatter(source: str) -> tuple[dict[str, Any], str | None]:

@@ -293,6 +293,17 @@ class Store:
             raise ValueError("stored vectors differ in dimension")
         return np.asarray(ids, dtype=np.int64), decode_vectors_transposed(blobs)
 
+    def vector_paths(self) -> list[tuple[int, str]]:
+        """(chunk id, vault-relative file path) of every chunk with a vector, in chunk-id
+        order: the same order as :meth:`load_vectors` (intake groups vectors by folder)."""
+        return [
+            (int(cid), path)
+            for cid, path in self.conn.execute(
+                "SELECT v.chunk_id, f.path FROM vectors v JOIN chunks c ON c.id = v.chunk_id "
+                "JOIN files f ON f.id = c.file_id ORDER BY v.chunk_id"
+            )
+        ]
+
     def iter_chunks(self, batch: int = 2048) -> Iterator[list[tuple[int, str, str]]]:
         """(chunk id, heading context, text) in id order and batches (for re-embedding)."""
         last = 0

@@ -21,7 +21,7 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import watchfiles
 
@@ -38,6 +38,8 @@ MAX_WAIT_MS = 400
 """…or after this long, for a vault that never stops changing."""
 RETRY_SECONDS = 1.0
 """A sync that failed (the index locked by `vaultseek index`) is tried again this often."""
+SETTLE_SECONDS = 0.5
+"""An inbox file changed more recently than this may still be being written: taken later."""
 
 
 def acquire_writer_lock(db: Path) -> IO[bytes]:
@@ -64,6 +66,7 @@ class Watcher:
         *,
         on_sync: Callable[[SyncReport], None] | None = None,
         on_error: Callable[[VaultseekError], None] | None = None,
+        on_intake: Callable[[list[Any]], None] | None = None,
     ) -> None:
         assert config.vault is not None and config.db is not None
         self.config = config
@@ -72,6 +75,8 @@ class Watcher:
         self.filter = PathFilter(config.include, config.excluded)
         self.on_sync = on_sync or (lambda _r: None)
         self.on_error = on_error or (lambda _e: None)
+        self.on_intake = on_intake or (lambda _o: None)
+        self.inbox = self.vault / config.intake_inbox
         self.ready = threading.Event()
         """Set once the first sync is done (the index matches the vault)."""
         self.syncs = 0
@@ -83,6 +88,8 @@ class Watcher:
             rel = Path(path).relative_to(self.vault).as_posix()
         except ValueError:
             return False
+        if (rel + "/").startswith(self.config.intake_inbox + "/"):
+            return True  # an arrival in the intake inbox (the folder itself is not indexed)
         parts = rel.split("/")
         if any(self.filter.skips_dir("/".join(parts[: i + 1])) for i in range(len(parts) - 1)):
             return False
@@ -97,6 +104,7 @@ class Watcher:
         try:
             with Index(self.config, create=True) as index:
                 pending = not self._sync(index, remember=True)
+                pending = not self._take_inbox(index) or pending
                 self.ready.set()
                 for changes in watchfiles.watch(
                     self.vault,
@@ -111,10 +119,34 @@ class Watcher:
                     if stop.is_set():
                         break
                     if changes or pending:
-                        pending = not self._sync(index)
+                        taken = self._take_inbox(index)
+                        pending = not self._sync(index) or not taken
         finally:
             self.ready.set()
             lock.close()
+
+    def _take_inbox(self, index: Index) -> bool:
+        """Route what waits in the intake inbox (``vaultseek.intake``); False when an item
+        was too fresh to take yet, or intake failed (then it is tried again)."""
+        if not self.inbox.is_dir():
+            return True
+        from .intake import Intake
+
+        try:
+            intake = Intake(index)
+            waiting = intake.pending()
+            if not waiting:
+                return True
+            outcomes = intake.take_inbox(min_age=SETTLE_SECONDS)
+        except VaultseekError as exc:
+            self.on_error(exc)
+            return False
+        for outcome in outcomes:
+            if outcome.error:
+                self.on_error(VaultseekError(f"intake: {outcome.item} not taken: {outcome.error}"))
+        if outcomes:
+            self.on_intake(outcomes)
+        return len(outcomes) >= waiting
 
     def _sync(self, index: Index, *, remember: bool = False) -> bool:
         try:

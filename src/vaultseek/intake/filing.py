@@ -1,0 +1,213 @@
+"""Moving an item to its destination so that nothing is ever lost or doubled.
+
+A move writes a note (and copies an attachment, for documents) to a destination folder and
+then removes the sources (the inbox file, or the review note and its attachment). A crash at
+any instant leaves the item either still at its source or in exactly one destination:
+
+1. a **journal** entry (``<vault>/.vaultseek/intake/journal/<id>.json``) records the move's
+   id, sources and destinations, written to a temporary file, fsynced and renamed into place;
+2. each attachment is copied to a temporary file in its destination folder, fsynced, and
+   hard-linked to its final name (no-clobber: an existing file is never overwritten);
+3. the note — whose frontmatter carries the move's id as ``intake.id`` — is written the same
+   way: from then on the destination is complete;
+4. the sources are removed, then the journal entry.
+
+:func:`recover` (run before every intake operation, under the same lock) finishes what a
+crash interrupted: if the destination note exists and carries the journal's id, the sources
+are removed (copying a missing attachment first); otherwise the half-made destination files
+are removed and the item stays at its source, to be taken again. Only one intake runs per
+vault at a time (``intake.lock``, an exclusive ``flock``) — the CLI, the watcher and the
+daemon share it.
+
+``VAULTSEEK_INTAKE_CRASH_AT`` (``journal``, ``attachment`` or ``note``) makes the process
+exit abruptly right after that step: the crash tests use it on a real subprocess.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import IntakeError
+
+LOCK_TIMEOUT = 60.0
+_TMP_SUFFIX = ".intake-tmp"
+
+
+@dataclass
+class Move:
+    """One item's move: a note to write, attachments to copy, sources to remove after."""
+
+    id: str
+    note: Path
+    note_text: str
+    attachments: list[tuple[Path, Path]] = field(default_factory=list)
+    """(source, destination) pairs."""
+    sources: list[Path] = field(default_factory=list)
+    """Removed once the note is in place (empty for a pasted snippet or a copied file)."""
+
+
+def state_dir(vault: Path) -> Path:
+    return vault / ".vaultseek" / "intake"
+
+
+@contextlib.contextmanager
+def intake_lock(vault: Path, *, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    """Hold the vault's intake lock (waits up to ``timeout`` seconds)."""
+    folder = state_dir(vault)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle = (folder / "intake.lock").open("ab")
+    except OSError as exc:
+        raise IntakeError(f"cannot use {folder}: {exc.strerror or exc}") from exc
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise IntakeError(
+                        "another intake is running on this vault", hint="try again in a moment"
+                    ) from None
+                time.sleep(0.05)
+        yield
+    finally:
+        handle.close()
+
+
+def unique_path(folder: Path, stem: str, suffix: str, *, taken: set[Path] | None = None) -> Path:
+    """``folder/stem.suffix``, or ``stem-2``, ``stem-3``, … if that exists."""
+    taken = taken or set()
+    candidate = folder / f"{stem}{suffix}"
+    n = 2
+    while candidate.exists() or candidate in taken:
+        candidate = folder / f"{stem}-{n}{suffix}"
+        n += 1
+    return candidate
+
+
+def carry_out(vault: Path, move: Move) -> Path:
+    """Perform ``move`` crash-safely (see the module docstring); returns the note's path."""
+    journal = state_dir(vault) / "journal"
+    journal.mkdir(parents=True, exist_ok=True)
+    entry = journal / f"{move.id}.json"
+    record = {
+        "id": move.id,
+        "note": str(move.note),
+        "attachments": [[str(s), str(d)] for s, d in move.attachments],
+        "sources": [str(s) for s in move.sources],
+    }
+    _write_atomic(entry, json.dumps(record, indent=1).encode("utf-8"), replace=True)
+    _crash_point("journal")
+    for source, destination in move.attachments:
+        _write_atomic(destination, source.read_bytes(), replace=False)
+    _crash_point("attachment")
+    _write_atomic(move.note, move.note_text.encode("utf-8"), replace=False)
+    _crash_point("note")
+    _finish(move.sources)
+    entry.unlink()
+    return move.note
+
+
+def recover(vault: Path) -> list[str]:
+    """Finish or undo every move a crash interrupted; returns what was done, one line each."""
+    journal = state_dir(vault) / "journal"
+    if not journal.is_dir():
+        return []
+    done: list[str] = []
+    for entry in sorted(journal.glob("*.json")):
+        try:
+            record = json.loads(entry.read_text("utf-8"))
+            move_id, note = str(record["id"]), Path(record["note"])
+            attachments = [(Path(s), Path(d)) for s, d in record["attachments"]]
+            sources = [Path(s) for s in record["sources"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            entry.rename(entry.with_suffix(".unreadable"))
+            done.append(f"unreadable intake journal entry kept as {entry.with_suffix('.unreadable').name}")
+            continue
+        for path in [note, *(d for _s, d in attachments)]:
+            _tmp_of(path).unlink(missing_ok=True)
+        if note.is_file() and _carries_id(note, move_id):
+            for source, destination in attachments:
+                if not destination.exists() and source.exists():
+                    _write_atomic(destination, source.read_bytes(), replace=False)
+            _finish(sources)
+            done.append(f"finished an interrupted move to {note}")
+        else:
+            for source, destination in attachments:
+                if destination.exists() and source.exists():
+                    destination.unlink()  # a half-made copy; the source is still whole
+            done.append(f"undid an interrupted move; the item stays at {sources[0] if sources else 'its source'}")
+        entry.unlink()
+    return done
+
+
+def _carries_id(note: Path, move_id: str) -> bool:
+    try:
+        head = note.read_text("utf-8")[:4096]
+    except (OSError, UnicodeDecodeError):
+        return False
+    return f"id: {move_id}" in head
+
+
+def _finish(sources: list[Path]) -> None:
+    folders = set()
+    for source in sources:
+        with contextlib.suppress(FileNotFoundError):
+            source.unlink()
+            folders.add(source.parent)
+    for folder in folders:
+        _fsync_dir(folder)
+
+
+def _write_atomic(path: Path, data: bytes, *, replace: bool) -> None:
+    """Write ``data`` to a temporary file beside ``path``, fsync it, then move it into place:
+    ``replace`` renames over ``path``; otherwise a hard link refuses an existing file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _tmp_of(path)
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    try:
+        if replace:
+            os.replace(tmp, path)
+        else:
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                raise IntakeError(f"{path} appeared while intake was writing it; try again") from None
+            except OSError:  # a filesystem without hard links
+                if path.exists():
+                    raise IntakeError(f"{path} already exists") from None
+                os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    _fsync_dir(path.parent)
+
+
+def _tmp_of(path: Path) -> Path:
+    return path.with_name(f".{path.name}{_TMP_SUFFIX}")
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _crash_point(step: str) -> None:
+    if os.environ.get("VAULTSEEK_INTAKE_CRASH_AT") == step:
+        os._exit(137)
+

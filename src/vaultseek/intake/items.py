@@ -1,0 +1,169 @@
+"""What arrives: one incoming item (a note, a clipped article, a pasted snippet, a document)
+read into the text intake scores and the note it will become.
+
+Markdown (and any text file that is not a document type) keeps its own frontmatter and body.
+Documents — everything :mod:`vaultseek.documents` can read — become their extracted text, in
+sections per page, slide, sheet or heading, and keep the original file beside the note. HTML
+also gives its author, site and canonical address (authority signals) from its ``<meta>``
+tags.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..documents import DocumentError, ExtractContext, OcrSettings, extract, kind_of
+from ..errors import IntakeError
+from ..markdown import split_frontmatter
+
+_H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+_HTML_META = re.compile(
+    r"<meta\s+[^>]*?(?:name|property)\s*=\s*[\"'](?P<name>author|og:site_name|og:url|citation_author|"
+    r"citation_doi|article:author|dc\.creator)[\"'][^>]*?content\s*=\s*[\"'](?P<value>[^\"']*)[\"']",
+    re.IGNORECASE,
+)
+_HTML_META_REVERSED = re.compile(
+    r"<meta\s+[^>]*?content\s*=\s*[\"'](?P<value>[^\"']*)[\"'][^>]*?(?:name|property)\s*=\s*"
+    r"[\"'](?P<name>author|og:site_name|og:url|citation_author|citation_doi|article:author|dc\.creator)[\"']",
+    re.IGNORECASE,
+)
+_CANONICAL = re.compile(r"<link\s+[^>]*?rel\s*=\s*[\"']canonical[\"'][^>]*?href\s*=\s*[\"']([^\"']+)[\"']", re.I)
+_UNSAFE_NAME = re.compile(r"[^\w.\- ]+", re.UNICODE)
+_DASHES = re.compile(r"[\s_]+")
+SKIPPED_SUFFIXES = (".part", ".crdownload", ".download", ".tmp", ".swp", ".intake-tmp")
+"""Files still being written by a browser or an editor: left in the inbox until they are whole."""
+
+
+@dataclass(frozen=True)
+class Item:
+    """One incoming item, read."""
+
+    name: str
+    """The note's file stem (from the file name, or the title of a pasted snippet)."""
+    title: str
+    body: str
+    """Markdown text: the note's own body, or a document's extracted text in sections."""
+    meta: dict[str, Any] = field(default_factory=dict)
+    """Frontmatter (notes) or ``<meta>`` facts (HTML: author, site, url, doi)."""
+    source: str = "stdin"
+    """Where it came from: a path, or ``stdin``."""
+    kind: str = "note"
+    """``note`` or a document kind (``pdf``, ``docx``, ``html``, …)."""
+    original: Path | None = None
+    """A document's file, kept beside the note as an attachment."""
+
+    @property
+    def text(self) -> str:
+        """What the scorers and the model read: the title, then the body."""
+        return f"{self.title}\n\n{self.body}"
+
+
+def is_waiting(path: Path) -> bool:
+    """Hidden files and partial downloads are not items (yet)."""
+    name = path.name
+    return name.startswith((".", "~$")) or name.lower().endswith(SKIPPED_SUFFIXES)
+
+
+def read_item(path: Path, *, ocr: OcrSettings | None = None) -> Item:
+    """Read one file. Raises :class:`IntakeError` when it cannot be read (the item then stays
+    where it is)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise IntakeError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    kind = kind_of(path.name)
+    if kind is None:
+        return item_from_text(_decode(data, path), name=path.stem, source=str(path))
+    try:
+        extracted = extract(path.name, data, ExtractContext(path=path.name, ocr=ocr or OcrSettings()))
+    except DocumentError as exc:
+        raise IntakeError(f"cannot read {path.name}: {exc}") from exc
+    meta = _html_meta(data) if kind == "html" else {}
+    title = (extracted.title or path.stem).strip() or path.stem
+    return Item(
+        name=safe_name(path.stem),
+        title=title,
+        body=_document_body(extracted.segments),
+        meta=meta,
+        source=str(path),
+        kind=kind,
+        original=path,
+    )
+
+
+def item_from_text(text: str, *, name: str | None = None, source: str = "stdin") -> Item:
+    """A note or a pasted snippet: its frontmatter, its body, a title from the frontmatter,
+    the first ``#`` heading or the first line."""
+    meta, body = split_frontmatter(text)
+    title = str(meta.get("title") or "").strip()
+    if not title:
+        heading = _H1.search(body)
+        first_line = next((line.strip() for line in body.splitlines() if line.strip()), "")
+        title = heading.group(1).strip() if heading else first_line[:80] or (name or "snippet")
+    stem = safe_name(name) if name else safe_name(title[:60]) or "snippet"
+    return Item(name=stem, title=title, body=body, meta=meta, source=source)
+
+
+def safe_name(text: str) -> str:
+    """A file stem that is safe on every platform: no separators or odd characters."""
+    cleaned = _UNSAFE_NAME.sub(" ", text).strip(" .-")
+    return _DASHES.sub("-", cleaned)[:80].strip("-") or "item"
+
+
+def _decode(data: bytes, path: Path) -> str:
+    if b"\x00" in data[:8192]:
+        raise IntakeError(
+            f"{path.name} is neither text nor a document type vaultseek reads",
+            hint="supported: notes (.md) and .pdf .docx .pptx .xlsx .csv .html .txt .json .yaml",
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise IntakeError(f"{path.name} is not UTF-8 text", hint="re-save it as UTF-8") from None
+
+
+def _document_body(segments: list[Any]) -> str:
+    """Extracted segments as markdown: a ``##`` section per page, slide, sheet or heading."""
+    parts: list[str] = []
+    current: str | None = None
+    for segment in segments:
+        place = _place_heading(segment)
+        if place is not None and place != current:
+            parts.append(f"## {place}")
+            current = place
+        parts.append(segment.text.strip())
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def _place_heading(segment: Any) -> str | None:
+    location = segment.location
+    if location is not None:
+        if location.page is not None:
+            return f"Page {location.page}"
+        if location.slide is not None:
+            return f"Slide {location.slide}"
+        if location.sheet is not None:
+            return f"Sheet {location.sheet}"
+    if segment.heading:
+        return " › ".join(segment.heading)
+    return None
+
+
+def _html_meta(data: bytes) -> dict[str, Any]:
+    head = data[:200_000].decode("utf-8", "replace")
+    meta: dict[str, Any] = {}
+    names = {"og:site_name": "site", "og:url": "url", "citation_doi": "doi"}
+    for pattern in (_HTML_META, _HTML_META_REVERSED):
+        for m in pattern.finditer(head):
+            key = names.get(m.group("name").lower(), "author")
+            value = m.group("value").strip()
+            if value and key not in meta:
+                meta[key] = value
+    canonical = _CANONICAL.search(head)
+    if canonical and "url" not in meta:
+        meta["url"] = canonical.group(1).strip()
+    return meta
+
