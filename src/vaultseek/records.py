@@ -59,19 +59,24 @@ class Location:
     def from_dict(cls, data: dict[str, Any]) -> Location:
         return cls(**{k: data[k] for k in ("page", "slide", "sheet", "row_start", "row_end") if k in data})
 
-    def label(self) -> str:
-        """Short human form: ``p. 3``, ``slide 4``, ``Q1 rows 2–21``."""
+    def words(self, *, short: bool = True) -> list[str]:
+        """The location's parts in words: short for display (``p. 3``, ``slide 4``, ``Q1``,
+        ``rows 2–21``), long for a chunk's heading context (``page 3``, ``sheet Q1``)."""
         parts = []
         if self.page is not None:
-            parts.append(f"p. {self.page}")
+            parts.append(f"{'p.' if short else 'page'} {self.page}")
         if self.slide is not None:
             parts.append(f"slide {self.slide}")
         if self.sheet is not None:
-            parts.append(self.sheet)
+            parts.append(self.sheet if short else f"sheet {self.sheet}")
         if self.row_start is not None:
             end = self.row_end if self.row_end is not None else self.row_start
-            parts.append(f"rows {self.row_start}–{end}" if end != self.row_start else f"row {end}")
-        return " ".join(parts)
+            parts.append(f"rows {self.row_start}–{end}" if end != self.row_start or not short else f"row {end}")
+        return parts
+
+    def label(self) -> str:
+        """Short human form: ``p. 3``, ``slide 4``, ``Q1 rows 2–21``."""
+        return " ".join(self.words())
 
 
 @dataclass(frozen=True, slots=True)

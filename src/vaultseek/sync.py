@@ -312,6 +312,24 @@ class Syncer:
             self.counts["chunks"] += len(chunks)
         return True
 
+    def _touched_only(
+        self, source: SourceFile, state: FileState | None, content_hash: str, kind: str
+    ) -> bool:
+        """True (and the new stat recorded) when the file's bytes are what was indexed: its
+        mtime moved, its content did not, so nothing is re-read, re-extracted or re-OCRed."""
+        if (
+            state is None
+            or state.status != "indexed"
+            or state.content_hash != content_hash
+            or state.kind != kind
+            or state.ocr_pending
+            or self.reprocess_all
+        ):
+            return False
+        self.store.touch_file(state.id, size=source.size, mtime_ns=source.mtime_ns)
+        self.counts["touched"] += 1
+        return True
+
     def _parse(self, source: SourceFile, state: FileState | None) -> _Parsed | None:
         """Read, scrub, parse and chunk one file; None if it needs no new rows."""
         kind = kind_of(source.path)
@@ -322,15 +340,7 @@ class Syncer:
         except SourceError as exc:
             self._skip(source, state, str(exc))
             return None
-        if (
-            state is not None
-            and state.status == "indexed"
-            and state.content_hash == loaded.content_hash
-            and state.kind == "note"
-            and not self.reprocess_all
-        ):
-            self.store.touch_file(state.id, size=source.size, mtime_ns=source.mtime_ns)
-            self.counts["touched"] += 1
+        if self._touched_only(source, state, loaded.content_hash, "note"):
             return None
         scrubbed = scrub(loaded.text)
         self.redactions.update(scrubbed.counts)
@@ -349,16 +359,7 @@ class Syncer:
         except SourceError as exc:
             self._skip(source, state, str(exc))
             return None
-        if (
-            state is not None
-            and state.status == "indexed"
-            and state.content_hash == loaded.content_hash
-            and state.kind == kind
-            and not state.ocr_pending
-            and not self.reprocess_all
-        ):
-            self.store.touch_file(state.id, size=source.size, mtime_ns=source.mtime_ns)
-            self.counts["touched"] += 1
+        if self._touched_only(source, state, loaded.content_hash, kind):
             return None
         path = source.path
         context = ExtractContext(

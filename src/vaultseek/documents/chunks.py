@@ -37,18 +37,7 @@ def clean_text(text: str) -> str:
 
 def _place(location: Location | None) -> list[str]:
     """Words for the heading context: ``page 3``, ``slide 2``, ``sheet Q1``, ``rows 2–21``."""
-    if location is None:
-        return []
-    words = []
-    if location.page is not None:
-        words.append(f"page {location.page}")
-    if location.slide is not None:
-        words.append(f"slide {location.slide}")
-    if location.sheet is not None:
-        words.append(f"sheet {location.sheet}")
-    if location.row_start is not None:
-        words.append(f"rows {location.row_start}–{location.row_end or location.row_start}")
-    return words
+    return location.words(short=False) if location is not None else []
 
 
 def document_chunks(segments: list[Segment], *, title: str, kind: str) -> list[ChunkDraft]:
