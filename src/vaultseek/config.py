@@ -67,6 +67,26 @@ class Config:
     bm25_weight: float | None = None
     """List weights in fusion; unset means the method's measured default."""
     vector_weight: float | None = None
+    # -- the study app (`vaultseek serve`) ----------------------------------------------
+    upload_folder: str = "uploads"
+    """Vault-relative folder the study app's uploads are written to."""
+    max_upload_mb: float = 100.0
+    """Largest upload the study app accepts."""
+    llm_backend: str = "ollama"
+    """'ollama' (native API) or 'openai' (any OpenAI-compatible server)."""
+    llm_url: str | None = None
+    """The LLM server; unset: http://localhost:11434 (ollama) or http://localhost:8080/v1 (openai)."""
+    llm_model: str = "qwen3:4b"
+    llm_think: bool = False
+    """Ask the model for its reasoning (Ollama ``think``; models that support it)."""
+    llm_tools: bool = True
+    """Offer the model tools (search, list, summarise, compare, calculator, time)."""
+    llm_context: int = 8192
+    """The model's context window in tokens; retrieved sources get at most half of it."""
+    serve_host: str = "127.0.0.1"
+    serve_port: int = 8765
+    serve_token: str | None = None
+    """Required on every API request when set; required to bind to anything but localhost."""
     sources: tuple[str, ...] = field(default=(), compare=False)
     """Which files the settings came from (for ``status`` and error messages)."""
 
@@ -147,6 +167,12 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
         part.isascii() and part.replace("_", "").isalnum() for part in value.split("+")
     ):
         raise bad('Tesseract language codes joined by "+", e.g. "eng+deu"')
+    if key == "llm_backend" and value not in ("ollama", "openai"):
+        raise bad('"ollama" or "openai"')
+    if key == "llm_url" and not value.startswith(("http://", "https://")):
+        raise bad("an http:// or https:// address")
+    if key == "upload_folder" and (value.startswith(("/", "\\")) or ".." in value.replace("\\", "/").split("/")):
+        raise bad("a folder inside the vault")
     if key == "fusion":
         from .fusion import FUSION_METHODS
 
