@@ -60,7 +60,7 @@ def _sources(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return SOURCE_LINE.findall(system)
 
 
-def plan_reply(body: dict[str, Any]) -> dict[str, Any]:
+def plan_reply(body: dict[str, Any], *, openai: bool = False) -> dict[str, Any]:
     """What to send for one request: thinking, tokens, tool calls, or an error."""
     messages = body.get("messages", [])
     question = _last_user(messages)
@@ -68,7 +68,7 @@ def plan_reply(body: dict[str, Any]) -> dict[str, Any]:
         return {"status": 404, "error": f"model '{body['model']}' not found"}
     if "#context" in question:
         return {"status": 400, "error": "the input length exceeds the context length"}
-    thinking = ["Let me ", "look at ", "the sources."] if "#think" in question and body.get("think") else []
+    thinking = ["Let me ", "look at ", "the sources."] if "#think" in question and (body.get("think") or openai) else []
     tool = re.search(r"#tool:(\w+)\s*(\{.*?\})?\s*$", question, re.S)
     answered_tool = messages and messages[-1].get("role") == "tool"
     if tool and not answered_tool and body.get("tools"):
@@ -83,6 +83,8 @@ def plan_reply(body: dict[str, Any]) -> dict[str, Any]:
         if sources:
             number, label = sources[0]
             tokens = ["According ", "to ", f"[{number}] ", f"({label}), "] + ["the ", "sources ", "answer ", "it."]
+        elif not any(m.get("role") == "system" for m in messages):  # a tool's own request
+            tokens = ["Summary: "] + [w + " " for w in question.split()[:60]]
         else:
             tokens = ["I ", "found ", "nothing ", "relevant."]
     return {
@@ -128,11 +130,11 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
         self.standin.requests.append(body)
-        plan = plan_reply(body)
+        openai = self.path.startswith("/v1/")
+        plan = plan_reply(body, openai=openai)
         if "error" in plan:
             self._json(plan["status"], {"error": plan["error"]})
             return
-        openai = self.path.startswith("/v1/")
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream" if openai else "application/x-ndjson")
         self.send_header("Transfer-Encoding", "chunked")

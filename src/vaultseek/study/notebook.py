@@ -32,6 +32,9 @@ class Notebook:
 
     # -- chat ---------------------------------------------------------------------------
     def start(self, request: ChatRequest) -> tuple[str, asyncio.Event]:
+        """Check the request (a bad scope is a 400, not a broken stream), pick its
+        conversation, and register its stop switch."""
+        self.kb.scope_filter(request.scope)
         conversation_id = self.chat.open_conversation(request)
         stop = asyncio.Event()
         previous = self.running.get(conversation_id)

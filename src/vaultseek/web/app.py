@@ -47,6 +47,8 @@ from .security import Guard
 from .upload_stream import receive_files
 
 STATIC = Path(__file__).parent / "static"
+_running: set[asyncio.Future[Any]] = set()
+"""Answers in progress and their disconnect watchers (held so they are not collected)."""
 NDJSON = "application/x-ndjson"
 
 
@@ -179,23 +181,33 @@ def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_
     async def chat(request: Request) -> Response:
         chat_request = ChatRequest.from_json(await _json_body(request))
         conversation_id, stop = notebook.start(chat_request)
+        # The answer runs in its own task and the response only relays it: when the tab
+        # closes, uvicorn abandons the response mid-iteration, but the watcher still sets
+        # `stop`, which closes the upstream stream, and the turn is saved as stopped.
+        relay: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+
+        async def produce() -> None:
+            try:
+                async for item in notebook.answer(chat_request, conversation_id, stop):
+                    relay.put_nowait(item)
+            finally:
+                relay.put_nowait(None)
 
         async def watch_disconnect() -> None:
-            while True:
-                message = await request.receive()
-                if message["type"] == "http.disconnect":
-                    stop.set()
-                    return
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+            stop.set()
+
+        producer = asyncio.ensure_future(produce())
+        watcher = asyncio.ensure_future(watch_disconnect())
+        _running.update((producer, watcher))
+        producer.add_done_callback(lambda _task: watcher.cancel())
+        for task in (producer, watcher):
+            task.add_done_callback(_running.discard)
 
         async def envelopes() -> AsyncIterator[str]:
-            watcher = asyncio.ensure_future(watch_disconnect())
-            stream = notebook.answer(chat_request, conversation_id, stop)
-            try:
-                async for item in stream:
-                    yield json.dumps(item, ensure_ascii=False) + "\n"
-            finally:
-                watcher.cancel()
-                await stream.aclose()
+            while (item := await relay.get()) is not None:
+                yield json.dumps(item, ensure_ascii=False) + "\n"
 
         return StreamingResponse(envelopes(), media_type=NDJSON, headers={
             "X-Conversation-Id": conversation_id, "Cache-Control": "no-store", "X-Accel-Buffering": "no"})  # fmt: skip

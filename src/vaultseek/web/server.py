@@ -62,3 +62,35 @@ def fetch_once(index_factory: Callable[[], Index], config: Config, path: str) ->
         return response.status_code, response.json()
     except ValueError:
         return response.status_code, response.text
+
+
+class BackgroundServer:
+    """The app served by uvicorn on a thread (tests, the benchmark): ``with
+    BackgroundServer(app) as server: server.url``. Port 0 picks a free port."""
+
+    def __init__(self, app: Any, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        import threading
+
+        import uvicorn
+
+        self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                                    access_log=False, lifespan="on"))  # fmt: skip
+        self.thread = threading.Thread(target=self.server.run, name="vaultseek-uvicorn", daemon=True)
+        self.url = ""
+
+    def __enter__(self) -> BackgroundServer:
+        import time
+
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the study app did not start")
+            time.sleep(0.01)
+        host, port = self.server.servers[0].sockets[0].getsockname()[:2]
+        self.url = f"http://{host}:{port}"
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
