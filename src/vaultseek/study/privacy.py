@@ -87,8 +87,8 @@ def connection_report(*, llm_host: str, llm_port: int, app_ports: set[int]) -> d
             kind = "listening"
         elif (rip in llm_ips and rport == llm_port) or (lip in llm_ips and lport == llm_port and _loopback(lip)):
             kind = "llm"
-        elif lport in app_ports and _loopback(rip):
-            kind = "local client"
+        elif (lport in app_ports and _loopback(rip)) or (rport in app_ports and _loopback(rip)):
+            kind = "local client"  # a browser (or an in-process client) on this machine
         elif lport in app_ports:
             kind = "remote client"  # only possible when bound beyond localhost, with a token
         elif sock["state"] in ("time-wait", "closed"):
