@@ -96,8 +96,9 @@ class OpenAIClient:
                 else:
                     if not pending and not pieces and reason == "stop":
                         raise LLMUnavailableError(
-                            f"the LLM server at {self.url} ended the reply before it was done",
-                            hint="the server may have crashed; see its log",
+                            f"the LLM server at {self.url} ended the reply without a word",
+                            hint="see the server's log; llama-cpp-python ends the stream like this when "
+                            "the prompt is longer than its context (raise its --n_ctx, or lower llm_context)",
                         )
         except ServerError as exc:
             raise classify(exc.status, exc.message, self) from None

@@ -27,7 +27,7 @@ from ..config import Config
 from ..errors import ContextTooLongError, LLMError, LLMUnavailableError, ModelMissingError, QueryError, VaultseekError
 from ..llm import ChatClient, Done, Message, Text, Thinking, ToolCall
 from .library import KnowledgeBase
-from .sources import SourceList, system_prompt
+from .sources import CHARS_PER_TOKEN, SourceList, system_prompt
 from .storage import StudyStore
 from .tools import SPECS, Toolbox
 
@@ -169,6 +169,14 @@ class Chat:
                 *history,
                 {"role": "user", "content": request.question},
             ]
+            estimate = sum(len(m.get("content", "")) for m in messages) // CHARS_PER_TOKEN + 8 * len(messages)
+            if estimate > self.config.llm_context:
+                raise ContextTooLongError(
+                    f"the question, its sources and the conversation so far come to about {estimate} "
+                    f"tokens, more than the model's context of {self.config.llm_context}",
+                    hint="ask a shorter question or start a new conversation; or raise llm_context "
+                    "if the model's window is larger",
+                )
             toolbox = Toolbox(self.kb, scope, sources, self.client)
             for round_number in range(MAX_ROUNDS):
                 offer = SPECS if use_tools and round_number < MAX_ROUNDS - 1 else None
