@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from standin_llm import StandinLLM
+from vaultseek.bench.standin_llm import StandinLLM
 
 STUDY_NOTES = {
     "law/tenancy.md": """

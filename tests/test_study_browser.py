@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from standin_llm import StandinLLM
+from vaultseek.bench.standin_llm import StandinLLM
 from study_fixtures import make_app, make_study_vault
 
 ARTIFACTS = Path(__file__).parent / "artifacts"

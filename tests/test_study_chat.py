@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from standin_llm import StandinLLM
+from vaultseek.bench.standin_llm import StandinLLM
 from study_fixtures import envelopes, make_app, make_study_vault
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from standin_llm import StandinLLM
+from vaultseek.bench.standin_llm import StandinLLM
 from study_fixtures import make_app
 
 

@@ -105,6 +105,7 @@ class _QuietServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     standin: StandinLLM
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # each token leaves at once, as from a real server
 
     def log_message(self, *_args: Any) -> None:
         pass
