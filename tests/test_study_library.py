@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -144,8 +145,44 @@ def test_search_api_filters_and_errors(client: Any) -> None:
     assert client.get("/api/search", params={"q": "x", "k": "ten"}).status_code == 400
 
 
-def test_privacy_panel_lists_live_connections(live: Any, standin: StandinLLM) -> None:
-    with httpx.Client(base_url=live.url, timeout=30) as http, httpx.Client(base_url=live.url, timeout=30) as other:
+@pytest.fixture
+def served(study_vault: Path, tmp_path: Path, standin: StandinLLM) -> Iterator[str]:
+    """`vaultseek serve` as its own process (what a user runs), on a free port."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "VAULTSEEK_LLM_URL": standin.url, "VAULTSEEK_LLM_MODEL": "standin"}
+    log = open(tmp_path / "serve.log", "w+b")  # noqa: SIM115
+    process = subprocess.Popen([sys.executable, "-m", "vaultseek.cli", "serve", "--vault", str(study_vault),
+                                "--db", str(tmp_path / "i.db"), "--port", str(port)],
+                               stdout=log, stderr=subprocess.STDOUT, env=env)  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/api/documents", timeout=2).json()["documents"]:
+                    break
+            except (httpx.HTTPError, ValueError, KeyError):
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                log.seek(0)
+                raise AssertionError(f"vaultseek serve did not start: {log.read().decode()[-2000:]}")
+            time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        log.close()
+
+
+def test_privacy_panel_lists_live_connections(served: str, standin: StandinLLM) -> None:
+    with httpx.Client(base_url=served, timeout=30) as http, httpx.Client(base_url=served, timeout=30) as other:
         with http.stream("POST", "/api/chat", json={"question": "notice period #slow"}) as answer:
             for line in answer.iter_lines():
                 if json.loads(line)["type"] == "text":
@@ -153,9 +190,9 @@ def test_privacy_panel_lists_live_connections(live: Any, standin: StandinLLM) ->
                     http.post(f"/api/chat/{answer.headers['x-conversation-id']}/stop")
     assert report["documents"] == 0 and report["notes"] == 2 and report["chunks"] >= 2
     assert report["llm"]["url"] == standin.url
-    kinds = {c["kind"] for c in report["network"]["connections"]}
-    assert {"listening", "local client", "llm"} <= kinds, report["network"]
-    assert report["network"]["ok"] is True
+    kinds = [c["kind"] for c in report["network"]["connections"]]
+    assert {"listening", "local client", "llm"} <= set(kinds), report["network"]
+    assert report["network"]["ok"] is True, report["network"]
 
 
 def test_privacy_flags_other_connections() -> None:

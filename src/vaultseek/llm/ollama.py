@@ -44,8 +44,7 @@ class OllamaClient:
             "messages": [_wire(m) for m in messages],
             "stream": True,
         }
-        if think:
-            payload["think"] = True
+        payload["think"] = bool(think)  # explicit: thinking models otherwise think by default
         if tools:
             payload["tools"] = [t.to_wire() for t in tools]
         if format is not None:
