@@ -164,16 +164,26 @@ def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_
     async def ingest_events(request: Request) -> Response:
         queue = notebook.kb.broadcast.subscribe()
 
+        async def watch_disconnect() -> None:  # unsubscribe even if the response is abandoned
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+            notebook.kb.broadcast.unsubscribe(queue)
+
+        watcher = asyncio.ensure_future(watch_disconnect())
+        _running.add(watcher)
+        watcher.add_done_callback(_running.discard)
+
         async def events() -> AsyncIterator[str]:
             try:
                 yield json.dumps({"type": "snapshot", "data": notebook.kb.ingest.snapshot()}) + "\n"
-                while True:
+                while not watcher.done():
                     try:
                         event = await asyncio.wait_for(queue.get(), timeout=15)
                         yield json.dumps({"type": "job", "data": event}) + "\n"
                     except asyncio.TimeoutError:
                         yield json.dumps({"type": "ping", "data": {}}) + "\n"
             finally:
+                watcher.cancel()
                 notebook.kb.broadcast.unsubscribe(queue)
 
         return StreamingResponse(events(), media_type=NDJSON, headers={"Cache-Control": "no-store"})
