@@ -126,3 +126,6 @@ def run_cli(*args: str, stdin: str | None = None, cwd: Path | None = None, env: 
         env={**os.environ, **(env or {})},
         timeout=120,
     )
+
+
+from study_fixtures import app, client, live, standin, study_vault  # noqa: E402,F401 - shared fixtures

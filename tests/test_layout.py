@@ -69,6 +69,11 @@ THIRD_PARTY_OWNERS = {
     "trafilatura": {"documents.webpage"},
     "charset_normalizer": {"documents.encoding"},
     "PIL": set(),  # pypdfium2 hands Pillow images to pytesseract; no module of ours imports it
+    "httpx": {"llm.transport"},
+    "starlette": {"web.app", "web.server"},
+    "uvicorn": {"web.server"},
+    "python_multipart": {"web.upload_stream"},
+    "multipart": set(),
 }
 
 
@@ -150,3 +155,21 @@ def test_readme_documents_every_command_and_flag() -> None:
     for name, sub in commands.choices.items():
         check(f"vaultseek {name}", sub)
     assert missing == []
+
+
+def test_layers_point_down_from_web_to_study_to_llm() -> None:
+    """The core never imports the study app, the LLM clients or the web layer; the LLM
+    clients know nothing of the study app; the study core knows nothing of the web."""
+    may_import = {"web": {"study", "llm"}, "study": {"llm"}, "llm": set()}
+    for name, module in core_modules():
+        top = name.split(".")[0]
+        text = "\n".join(
+            line.strip() for line in module.read_text("utf-8").splitlines() if line.strip().startswith(("from ", "import "))
+        )
+        forbidden = {"web", "study", "llm"} - may_import.get(top, set()) - {top}
+        if top == "cli":
+            continue  # the adapter starts the web app, lazily
+        for layer in forbidden:
+            assert f"from ..{layer}" not in text and f"from .{layer}" not in text and f"vaultseek.{layer}" not in text, (
+                f"{name} imports the {layer} layer"
+            )

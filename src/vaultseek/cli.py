@@ -82,6 +82,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(evaluate)
     add_agent_parsers(commands, _add_common)
     add_intake_parsers(commands, _add_common)
+
+    serve = commands.add_parser("serve", help="the local study app: knowledge base, chat with citations, search")
+    serve.add_argument("--host", metavar="ADDRESS", help="address to listen on (default 127.0.0.1; others need --token)")
+    serve.add_argument("--port", type=_positive_int, metavar="N", help="port (default 8765)")
+    serve.add_argument("--token", metavar="SECRET", help="require this token on every API request")
+    serve.add_argument("--get", metavar="PATH", help="answer one in-process GET request (e.g. /api/status) and exit")
+    _add_common(serve)
     return parser
 
 
@@ -278,7 +285,28 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    from .config import load_config
+    from .engine import Index
+    from .web.server import fetch_once, serve
+
+    settings = {"serve_host": args.host, "serve_port": args.port, "serve_token": args.token}
+    config = load_config(vault=args.vault, db=args.db, config_file=args.config,
+                         **{k: v for k, v in settings.items() if v is not None})  # fmt: skip
+
+    def factory() -> Index:
+        return Index(config, create=True)
+
+    if args.get is not None:
+        status, body = fetch_once(factory, config, args.get)
+        out.write((json.dumps(body, ensure_ascii=False) if not isinstance(body, str) else body) + "\n")
+        return 0 if status < 400 else 1
+    serve(factory, config, out=out)
+    return 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
+    "serve": cmd_serve,
     "index": cmd_index,
     "search": cmd_search,
     "status": cmd_status,

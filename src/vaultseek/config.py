@@ -90,6 +90,26 @@ class Config:
     """Intake: a total at least this high (and under ``intake_file_at``) queues it for review."""
     intake_trusted_domains: tuple[str, ...] = ()
     """Intake: web sites whose links count as authority (``docs.python.org``, ``*.gov``)."""
+    # -- the study app (`vaultseek serve`) ----------------------------------------------
+    upload_folder: str = "uploads"
+    """Vault-relative folder the study app's uploads are written to."""
+    max_upload_mb: float = 100.0
+    """Largest upload the study app accepts."""
+    llm_backend: str = "ollama"
+    """'ollama' (native API) or 'openai' (any OpenAI-compatible server)."""
+    llm_url: str | None = None
+    """The LLM server; unset: http://localhost:11434 (ollama) or http://localhost:8080/v1 (openai)."""
+    llm_model: str = "qwen3:4b"
+    llm_think: bool = False
+    """Ask the model for its reasoning (Ollama ``think``; models that support it)."""
+    llm_tools: bool = True
+    """Offer the model tools (search, list, summarise, compare, calculator, time)."""
+    llm_context: int = 8192
+    """The model's context window in tokens; retrieved sources get at most half of it."""
+    serve_host: str = "127.0.0.1"
+    serve_port: int = 8765
+    serve_token: str | None = None
+    """Required on every API request when set; required to bind to anything but localhost."""
     sources: tuple[str, ...] = field(default=(), compare=False)
     """Which files the settings came from (for ``status`` and error messages)."""
 
@@ -186,6 +206,12 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
         if value.startswith("/") or ".." in parts or not all(parts):
             raise bad("a folder inside the vault, e.g. \"_intake/inbox\"")
         return "/".join(parts)
+    if key == "llm_backend" and value not in ("ollama", "openai"):
+        raise bad('"ollama" or "openai"')
+    if key == "llm_url" and not value.startswith(("http://", "https://")):
+        raise bad("an http:// or https:// address")
+    if key == "upload_folder" and (value.startswith(("/", "\\")) or ".." in value.replace("\\", "/").split("/")):
+        raise bad("a folder inside the vault")
     if key == "fusion":
         from .fusion import FUSION_METHODS
 

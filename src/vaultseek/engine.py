@@ -26,7 +26,7 @@ from .embeddings import StaticEmbedder, load_embedder
 from .errors import ConfigError, ModelError, QueryError, VaultNotFoundError
 from .extract import Extract, extract_relevant
 from .migrations import migrate
-from .records import IndexStatus, SearchMode, SearchResponse, SyncReport
+from .records import IndexStatus, SearchFilter, SearchMode, SearchResponse, SyncReport
 from .search import SearchParams, VectorsUnavailable, run_search
 from .store import ChunkRow, Store, utc_now
 from .sync import REEMBEDDING, ProgressCallback, StopCheck, Syncer
@@ -133,11 +133,13 @@ class Index:
         max_tokens: int | None = None,
         fusion: str | None = None,
         candidates: int | None = None,
+        scope: SearchFilter | None = None,
     ) -> SearchResponse:
         """Search the index. Same index state and query → the same response.
 
         ``fusion`` and ``candidates`` override the configured fusion method and list depth
-        (the evaluation harness compares them)."""
+        (the evaluation harness compares them). ``scope`` limits the search to some files
+        (paths, folders, tags, kinds), applied before ranking."""
         if not isinstance(query, str):
             raise QueryError("the query must be text")
         # Lone surrogates (from a broken terminal or file) cannot be encoded; keep the rest.
@@ -151,6 +153,7 @@ class Index:
             bm25_weight=self.config.bm25_weight,
             vector_weight=self.config.vector_weight,
             max_tokens=max_tokens,
+            scope=scope,
         )
         with self._database_errors():
             return run_search(self.store, query, params, self._vector_side)
@@ -253,6 +256,18 @@ class Index:
             return [float(v) for v in vectors[1:] @ vectors[0]]
 
         return extract_relevant(text, query, max_tokens=max_tokens, similarity=similarity)
+
+    def files(self) -> list[dict[str, Any]]:
+        """Every file the index knows (indexed or skipped): path, kind, status, size, chunks,
+        title, tags, error, indexed_at."""
+        with self._database_errors():
+            return self.store.file_rows()
+
+    def forget(self, path: str) -> None:
+        """Drop a file's rows (chunks, vectors, FTS) now, e.g. right after deleting it, rather
+        than at the next sync (which would notice the deletion too)."""
+        with self._database_errors():
+            self.store.delete_file(path)
 
     def status(self) -> IndexStatus:
         counts = self.store.counts()

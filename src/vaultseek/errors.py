@@ -9,7 +9,11 @@
     ├── IndexAccessError           the index cannot be written: read-only, disk full, I/O error
     ├── ModelError                 the embedding model cannot be found or loaded
     ├── QueryError                 a query the engine cannot answer (e.g. an unknown mode)
-    └── IntakeError                an item intake cannot take (unreadable, unknown review item)
+    ├── IntakeError                an item intake cannot take (unreadable, unknown review item)
+    └── LLMError                   the study app's language model could not answer
+        ├── LLMUnavailableError    the LLM server is down or unreachable
+        ├── ModelMissingError      the server does not have the configured model
+        └── ContextTooLongError    the prompt does not fit the model's context
 
 The library raises these and never prints; each adapter turns them into its own message shape.
 """
@@ -65,3 +69,19 @@ class QueryError(VaultseekError):
 
 class IntakeError(VaultseekError):
     exit_code = 2
+
+
+class LLMError(VaultseekError):
+    exit_code = 1
+
+
+class LLMUnavailableError(LLMError):
+    pass
+
+
+class ModelMissingError(LLMError):
+    pass
+
+
+class ContextTooLongError(LLMError):
+    pass

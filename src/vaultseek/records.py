@@ -129,6 +129,55 @@ class SearchResult:
 
 
 @dataclass(frozen=True, slots=True)
+class SearchFilter:
+    """Which files a search may return: applied before ranking, so the top k are all from
+    inside the scope. Fields combine with AND, the values of one field with OR; ``None``
+    means "no restriction" while an empty tuple matches nothing (an empty category).
+
+    Request-local by design: it travels with one ``search`` call and is never stored on
+    the index, so concurrent searches under different scopes cannot mix."""
+
+    paths: tuple[str, ...] | None = None
+    """Exact vault-relative paths."""
+    folders: tuple[str, ...] | None = None
+    """Vault-relative folders; their subfolders are included."""
+    tags: tuple[str, ...] | None = None
+    """Tags without ``#``, case-insensitive; a nested tag ``a/b`` matches the filter ``a``."""
+    kinds: tuple[str, ...] | None = None
+    """``note`` or a document type (``pdf``, ``docx``, …)."""
+
+    @property
+    def unrestricted(self) -> bool:
+        return self.paths is None and self.folders is None and self.tags is None and self.kinds is None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> SearchFilter:
+        """From JSON such as ``{"folders": ["work"], "tags": ["security"]}`` (raises
+        ValueError on anything else)."""
+        if not data:
+            return cls()
+        if not isinstance(data, dict):
+            raise ValueError("a filter must be an object")
+        unknown = sorted(set(data) - {"paths", "folders", "tags", "kinds"})
+        if unknown:
+            raise ValueError(f"unknown filter field(s): {', '.join(unknown)}")
+        values: dict[str, tuple[str, ...] | None] = {}
+        for name, raw in data.items():
+            if raw is None:
+                continue
+            if isinstance(raw, str):
+                raw = [raw]
+            if not isinstance(raw, (list, tuple)) or not all(isinstance(v, str) for v in raw):
+                raise ValueError(f"filter field {name!r} must be a list of strings")
+            clean = {"folders": lambda v: v.strip().strip("/"), "tags": lambda v: v.strip().lstrip("#").rstrip("/")}
+            values[name] = tuple(clean.get(name, str.strip)(v) for v in raw)
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, list[str]]:
+        return {k: list(v) for k, v in asdict(self).items() if v is not None}
+
+
+@dataclass(frozen=True, slots=True)
 class SearchResponse:
     """Results of one query plus anything the user should be told about how they were made."""
 

@@ -15,7 +15,7 @@ import numpy as np
 from .errors import QueryError
 from .fusion import DEFAULT_WEIGHTS, FUSION_METHODS, Fused, convex, rrf
 from .lexical import LexicalQuery, make_snippet, parse_query
-from .records import SEARCH_MODES, SearchMode, SearchResponse, SearchResult
+from .records import SEARCH_MODES, SearchFilter, SearchMode, SearchResponse, SearchResult
 from .store import Store
 from .vectors import VectorIndex
 
@@ -37,6 +37,8 @@ class SearchParams:
     """None: the fusion method's own default (fusion.DEFAULT_WEIGHTS)."""
     vector_weight: float | None = None
     max_tokens: int | None = None
+    scope: SearchFilter | None = None
+    """Only chunks of files inside it are ranked (None: the whole index)."""
 
 
 ANY_TERM_POSTINGS = 8_000
@@ -50,13 +52,15 @@ Scored = list[tuple[int, float]]
 """(chunk id, score) best first; higher scores are better."""
 
 
-def lexical_hits(store: Store, query: LexicalQuery, limit: int) -> Scored:
+def lexical_hits(
+    store: Store, query: LexicalQuery, limit: int, scope: SearchFilter | None = None
+) -> Scored:
     """BM25 hits: all terms first (precise), topped up from any-term matches when that
     finds fewer than ``limit`` (a long question rarely has every word in one chunk). Top-up
     scores are capped at the last all-terms score, so the list stays in score order."""
     if query.empty:
         return []
-    hits = store.bm25(query.match_all(), limit)
+    hits = store.bm25(query.match_all(), limit, scope)
     if len(hits) >= limit or len(query.phrases) < 2:
         return hits
     phrases = affordable_phrases(store, query.phrases)
@@ -64,7 +68,7 @@ def lexical_hits(store: Store, query: LexicalQuery, limit: int) -> Scored:
         return hits
     seen = {i for i, _s in hits}
     ceiling = hits[-1][1] if hits else float("inf")
-    for item, score in store.bm25(" OR ".join(phrases), limit):
+    for item, score in store.bm25(" OR ".join(phrases), limit, scope):
         if len(hits) >= limit:
             break
         if item not in seen:
@@ -119,6 +123,7 @@ def run_search(
     notices: list[str] = []
     bm25: Scored = []
     vec: Scored = []
+    scope = params.scope if params.scope is not None and not params.scope.unrestricted else None
     if params.mode in ("hybrid", "vector") and text.strip():
         try:
             index, embed = vector_side()
@@ -127,9 +132,10 @@ def run_search(
                 raise QueryError(f"vector search is unavailable: {exc}") from exc
             notices.append(f"vector search unavailable ({exc}); showing BM25 results only")
         else:
-            vec = index.search(embed(text), pool)
+            allowed = store.chunk_ids_in(scope) if scope is not None else None
+            vec = index.search(embed(text), pool, allowed=allowed)
     if params.mode in ("hybrid", "bm25"):
-        bm25 = lexical_hits(store, query, pool)
+        bm25 = lexical_hits(store, query, pool, scope)
     fused = fuse({"bm25": bm25, "vector": vec}, params)
     results = _materialise(store, fused[: params.k], query)
     if params.max_tokens is not None:

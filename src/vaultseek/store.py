@@ -16,7 +16,7 @@ import numpy as np
 
 from .db import FTS5_TOKENIZE_QUERY, Connection
 from .migrations import FTS_TOKENIZER
-from .records import ChunkDraft, Link, Location, Note, SkippedFile
+from .records import ChunkDraft, Link, Location, Note, SearchFilter, SkippedFile
 
 BM25_WEIGHTS = (1.0, 0.5, 0.3)
 """FTS5 column weights for chunk text, section heading and heading context."""
@@ -326,18 +326,47 @@ class Store:
             )
 
     # -- search -------------------------------------------------------------------------
-    def bm25(self, fts_query: str, limit: int) -> list[tuple[int, float]]:
+    def bm25(
+        self, fts_query: str, limit: int, scope: SearchFilter | None = None
+    ) -> list[tuple[int, float]]:
         """(chunk id, BM25 score) best first, by FTS5 BM25 with column weights text 1.0,
         section 0.5, heading context 0.3; higher is better (FTS5's own sign is flipped);
-        ties broken by id so the order is stable."""
+        ties broken by id so the order is stable. ``scope`` restricts the rows before the
+        limit, so every hit is inside it."""
+        where, params = "", ()
+        if scope is not None and not scope.unrestricted:
+            sql, params = _scope_sql(scope)
+            where = f" AND rowid IN ({sql})"
         return [
             (row[0], -row[1])
             for row in self.conn.execute(
                 "SELECT rowid, bm25(chunks_fts, ?, ?, ?) AS score FROM chunks_fts "
-                "WHERE chunks_fts MATCH ? ORDER BY score, rowid LIMIT ?",
-                (*BM25_WEIGHTS, fts_query, limit),
+                f"WHERE chunks_fts MATCH ?{where} ORDER BY score, rowid LIMIT ?",
+                (*BM25_WEIGHTS, fts_query, *params, limit),
             )
         ]
+
+    def chunk_ids_in(self, scope: SearchFilter) -> np.ndarray:
+        """The ids of every chunk inside ``scope``, ascending (masks the vector matrix)."""
+        sql, params = _scope_sql(scope)
+        ids = [row[0] for row in self.conn.execute(f"{sql} ORDER BY c.id", params)]
+        return np.asarray(ids, dtype=np.int64)
+
+    def file_rows(self) -> list[dict[str, object]]:
+        """Every file the index knows: path, kind, status, size, chunk count, title, tags,
+        error and when it was indexed (for the study app's knowledge base)."""
+        return [
+            {
+                "path": path, "kind": kind, "status": status, "size": size, "chunks": chunks,
+                "title": title, "tags": json.loads(tags or "[]"), "error": error,
+                "indexed_at": indexed_at,
+            }
+            for path, kind, status, size, chunks, title, tags, error, indexed_at in self.conn.execute(
+                "SELECT f.path, f.kind, f.status, f.size, "
+                "(SELECT count(*) FROM chunks c WHERE c.file_id = f.id), f.title, f.tags, "
+                "f.error, f.indexed_at FROM files f ORDER BY f.path"
+            )
+        ]  # fmt: skip
 
     def document_frequencies(self, texts: Sequence[str]) -> list[int]:
         """For each text, how many chunks contain its rarest index term (0 if it has none).
@@ -421,6 +450,43 @@ class Store:
             self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
         self.conn.execute("PRAGMA incremental_vacuum")
         self.conn.execute("PRAGMA optimize")
+
+
+def _scope_sql(scope: SearchFilter) -> tuple[str, tuple[object, ...]]:
+    """``SELECT c.id …`` of the chunks inside ``scope``, and its parameters. Prefix tests use
+    ``substr`` rather than LIKE, so ``_`` and ``%`` in names are never wildcards."""
+    conditions: list[str] = []
+    params: list[object] = []
+
+    def any_of(values: tuple[str, ...], test: Callable[[str], tuple[str, list[object]]]) -> None:
+        parts = [test(value) for value in values]
+        conditions.append("(" + " OR ".join(p[0] for p in parts) + ")" if parts else "0")
+        for _sql, values_ in parts:
+            params.extend(values_)
+
+    if scope.paths is not None:
+        any_of(scope.paths, lambda p: ("f.path = ?", [p]))
+    if scope.folders is not None:
+        any_of(
+            scope.folders,
+            lambda d: ("1", []) if not d else ("substr(f.path, 1, ?) = ?", [len(d) + 1, d + "/"]),
+        )
+    if scope.tags is not None:
+        any_of(
+            tuple(t.lower() for t in scope.tags),
+            lambda t: (
+                "EXISTS (SELECT 1 FROM json_each(f.tags) j WHERE lower(j.value) = ? "
+                "OR substr(lower(j.value), 1, ?) = ?)",
+                [t, len(t) + 1, t + "/"],
+            ),
+        )
+    if scope.kinds is not None:
+        any_of(scope.kinds, lambda k: ("f.kind = ?", [k]))
+    where = " AND ".join(conditions) or "1"
+    return (
+        f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE {where}",
+        tuple(params),
+    )
 
 
 def _location(stored: str | None) -> Location | None:

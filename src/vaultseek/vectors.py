@@ -45,13 +45,23 @@ class VectorIndex:
     def dim(self) -> int:
         return int(self.matrix_t.shape[0]) if len(self.ids) else 0
 
-    def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+    def search(
+        self, query: np.ndarray, k: int, *, allowed: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
         """The ``k`` (chunk id, cosine similarity) pairs most similar to ``query`` (rows and
-        query are unit length), best first, ties broken by smaller id for reproducibility."""
+        query are unit length), best first, ties broken by smaller id for reproducibility.
+        ``allowed`` (chunk ids) masks the rows first, so all ``k`` come from inside it."""
         n = len(self.ids)
         if k <= 0 or not n or not np.any(query):
             return []
         scores = np.asarray(query, dtype=np.float32) @ self.matrix_t
+        ids = self.ids
+        if allowed is not None:
+            rows = np.flatnonzero(np.isin(ids, allowed, assume_unique=True))
+            scores, ids = scores[rows], ids[rows]
+            n = len(rows)
+            if not n:
+                return []
         if k < n:
             # The k-th best score, then everything at least as good (ties included, so the
             # id tie-break below sees them all): cheaper than argpartition over all n.
@@ -59,5 +69,5 @@ class VectorIndex:
             candidates = np.flatnonzero(scores >= kth)
         else:
             candidates = np.arange(n)
-        order = candidates[np.lexsort((self.ids[candidates], -scores[candidates]))[:k]]
-        return [(int(i), float(s)) for i, s in zip(self.ids[order], scores[order])]
+        order = candidates[np.lexsort((ids[candidates], -scores[candidates]))[:k]]
+        return [(int(i), float(s)) for i, s in zip(ids[order], scores[order])]

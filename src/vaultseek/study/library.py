@@ -1,0 +1,346 @@
+"""The knowledge base behind the study app: the index's files with their categories,
+uploads, deletions, and ingestion with a live step timeline per file.
+
+Reads go through a small pool of read-only ``Index`` objects (one per worker thread at a
+time; WAL lets them read while indexing writes). Every write — indexing and deleting — runs
+on ONE writer thread with its own ``Index``, in the order asked, so two uploads never race.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ..config import Config
+from ..engine import Index
+from ..errors import QueryError
+from ..records import Progress, SearchFilter
+from .storage import StudyStore
+from .uploads import UploadError, UploadSink, is_upload, resolve_inside
+
+IndexFactory = Callable[[], Index]
+
+
+class ReaderPool:
+    """Up to ``size`` Index objects handed to one thread at a time."""
+
+    def __init__(self, factory: IndexFactory, size: int = 3) -> None:
+        self.factory = factory
+        self.free: queue.LifoQueue[Index] = queue.LifoQueue()
+        self.all: list[Index] = []
+        self.size = size
+        self.lock = threading.Lock()
+
+    @contextmanager
+    def borrow(self) -> Iterator[Index]:
+        try:
+            index = self.free.get_nowait()
+        except queue.Empty:
+            with self.lock:
+                grow = len(self.all) < self.size
+                if grow:
+                    index = self.factory()
+                    self.all.append(index)
+            if not grow:
+                index = self.free.get()
+        try:
+            yield index
+        finally:
+            self.free.put(index)
+
+    def close(self) -> None:
+        for index in self.all:
+            index.close()
+
+
+class Broadcast:
+    """Fan events out from any thread to asyncio subscribers (one queue each)."""
+
+    def __init__(self) -> None:
+        self.subscribers: set[tuple[asyncio.AbstractEventLoop, asyncio.Queue[dict[str, Any]]]] = set()
+        self.lock = threading.Lock()
+
+    def subscribe(self) -> asyncio.Queue[dict[str, Any]]:
+        q: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=1000)
+        with self.lock:
+            self.subscribers.add((asyncio.get_running_loop(), q))
+        return q
+
+    def unsubscribe(self, q: asyncio.Queue[dict[str, Any]]) -> None:
+        with self.lock:
+            self.subscribers = {s for s in self.subscribers if s[1] is not q}
+
+    def publish(self, event: dict[str, Any]) -> None:
+        with self.lock:
+            targets = list(self.subscribers)
+        for loop, q in targets:
+            try:
+                loop.call_soon_threadsafe(_offer, q, event)
+            except RuntimeError:  # the loop has closed: a subscriber that went away
+                self.unsubscribe(q)
+
+
+def _offer(q: asyncio.Queue[dict[str, Any]], event: dict[str, Any]) -> None:
+    if not q.full():
+        q.put_nowait(event)
+
+
+class Ingestor:
+    """The one writer: a thread that runs index syncs and deletions in order, keeping a
+    step timeline for every file it was asked about."""
+
+    def __init__(self, factory: IndexFactory, store: StudyStore, broadcast: Broadcast) -> None:
+        self.factory = factory
+        self.store = store
+        self.broadcast = broadcast
+        self.jobs: dict[str, dict[str, Any]] = {}
+        self.lock = threading.Lock()
+        self.tasks: queue.Queue[tuple[str, str | None, threading.Event | None]] = queue.Queue()
+        self.thread = threading.Thread(target=self._run, name="vaultseek-writer", daemon=True)
+        self.stopping = False
+        self.idle = threading.Event()
+        self.idle.set()
+        self.thread.start()
+
+    # -- asking -------------------------------------------------------------------------
+    def sync(self, path: str | None = None) -> threading.Event:
+        """Index the vault (incrementally); ``path`` gets a timeline. Returns an event set
+        when the run is over."""
+        if path is not None:
+            self._step(path, "queued", status="queued")
+        return self._put("sync", path)
+
+    def delete(self, path: str) -> threading.Event:
+        self._step(path, "deleting", status="deleting")
+        return self._put("delete", path)
+
+    def _put(self, kind: str, path: str | None) -> threading.Event:
+        finished = threading.Event()
+        self.idle.clear()
+        self.tasks.put((kind, path, finished))
+        return finished
+
+    def close(self) -> None:
+        self.stopping = True
+        self.tasks.put(("stop", None, None))
+        self.thread.join(timeout=10)
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        with self.lock:
+            return [dict(job, steps=list(job["steps"])) for job in self.jobs.values()]
+
+    # -- the timeline -------------------------------------------------------------------
+    def _step(self, path: str, step: str, *, detail: str = "", status: str | None = None,
+              replace_last: bool = False) -> None:  # fmt: skip
+        with self.lock:
+            job = self.jobs.setdefault(path, {"path": path, "status": "queued", "steps": [], "error": None})
+            entry = {"step": step, "detail": detail, "at": round(time.time(), 3)}
+            if replace_last and job["steps"] and job["steps"][-1]["step"] == step:
+                job["steps"][-1] = entry
+            else:
+                job["steps"].append(entry)
+            if status is not None:
+                job["status"] = status
+            if step == "failed":
+                job["error"] = detail
+            event = dict(job, steps=list(job["steps"]))
+        self.broadcast.publish(event)
+
+    # -- the writer thread --------------------------------------------------------------
+    def _run(self) -> None:
+        index: Index | None = None
+        while True:
+            kind, path, finished = self.tasks.get()
+            if kind == "stop":
+                break
+            batch = [(kind, path, finished)]
+            if kind == "sync":  # later uploads ride along with this run
+                while True:
+                    try:
+                        more = self.tasks.get_nowait()
+                    except queue.Empty:
+                        break
+                    if more[0] != "sync":
+                        self.tasks.put(more)
+                        break
+                    batch.append(more)
+            try:
+                if index is None:
+                    index = self.factory()
+                if kind == "delete":
+                    assert path is not None
+                    self._delete(index, path)
+                else:
+                    self._sync(index, [p for _k, p, _f in batch if p is not None])
+            except Exception as exc:  # noqa: BLE001 - reported on the timeline, never lost
+                for _k, p, _f in batch:
+                    if p is not None:
+                        self._step(p, "failed", detail=str(exc), status="failed")
+                if index is not None:
+                    index.close()
+                    index = None
+            finally:
+                for _k, _p, done in batch:
+                    if done is not None:
+                        done.set()
+                if self.tasks.empty():
+                    self.idle.set()
+        if index is not None:
+            index.close()
+
+    def _sync(self, index: Index, paths: list[str]) -> None:
+        watched = set(paths)
+        for path in paths:
+            self._step(path, "indexing", status="indexing")
+        last = {"t": 0.0}
+
+        def progress(event: Progress) -> None:
+            if event.path in watched and event.phase in ("extract", "ocr"):
+                now = time.monotonic()
+                if now - last["t"] > 0.1 or event.done == event.total:
+                    last["t"] = now
+                    label = "reading pages" if event.phase == "extract" else "OCR"
+                    self._step(event.path, label, detail=f"page {event.done} of {event.total}", replace_last=True)
+            elif event.phase == "embed" and watched:
+                for path in watched:
+                    self._step(path, "embedding", detail=f"{event.done} of {event.total}", replace_last=True)
+
+        index.sync(progress=progress, should_stop=lambda: self.stopping, remember=False)
+        rows = {row["path"]: row for row in index.files()}
+        for path in paths:
+            row = rows.get(path)
+            if row is None:
+                self._step(path, "failed", detail="the file is no longer in the vault", status="failed")
+            elif row["status"] == "skipped":
+                self._step(path, "failed", detail=row["error"] or "skipped", status="failed")
+            else:
+                self._step(path, "done", detail=f"{row['chunks']} chunks", status="indexed")
+
+    def _delete(self, index: Index, path: str) -> None:
+        target = resolve_inside(index.vault, path)
+        target.unlink(missing_ok=True)
+        index.forget(path)
+        self.store.rename_path(path, None)
+        self._step(path, "deleted", status="deleted")
+
+
+class KnowledgeBase:
+    """What the study app knows and can change about the vault's files."""
+
+    def __init__(self, config: Config, factory: IndexFactory, store: StudyStore) -> None:
+        self.config = config
+        self.store = store
+        self.readers = ReaderPool(factory)
+        self.broadcast = Broadcast()
+        self.ingest = Ingestor(factory, store, self.broadcast)
+
+    def close(self) -> None:
+        self.ingest.close()
+        self.readers.close()
+
+    def warm(self) -> None:
+        """Load the model and the vectors into a reader now, so the first question is fast."""
+        try:
+            with self.readers.borrow() as index:
+                index.search("warm up", k=1)
+        except Exception:  # noqa: BLE001 - a cold start is slower, not broken; the real call reports
+            pass
+
+    # -- reading ------------------------------------------------------------------------
+    def documents(self) -> list[dict[str, Any]]:
+        categories = self.store.categories()
+        jobs = {job["path"]: job for job in self.ingest.snapshot()}
+        with self.readers.borrow() as index:
+            rows = index.files()
+        out = []
+        for row in rows:
+            job = jobs.pop(row["path"], None)
+            status = row["status"]
+            if job and job["status"] in ("queued", "indexing", "deleting"):
+                status = job["status"]
+            out.append(dict(row, status=status, category=categories.get(row["path"]),
+                            deletable=is_upload(row["path"], self.config)))  # fmt: skip
+        for job in jobs.values():  # uploads not in the index yet
+            if job["status"] in ("queued", "indexing", "failed"):
+                out.append({"path": job["path"], "kind": None, "status": job["status"], "size": None,
+                            "chunks": 0, "title": None, "tags": [], "error": job["error"],
+                            "indexed_at": None, "category": categories.get(job["path"]),
+                            "deletable": is_upload(job["path"], self.config)})  # fmt: skip
+        return sorted(out, key=lambda r: r["path"])
+
+    def category_counts(self) -> list[dict[str, Any]]:
+        counts: dict[str, int] = {}
+        for category in self.store.categories().values():
+            counts[category] = counts.get(category, 0) + 1
+        return [{"name": name, "documents": n} for name, n in sorted(counts.items())]
+
+    def chunks(self, path: str) -> list[dict[str, Any]]:
+        with self.readers.borrow() as index:
+            rows = index.get_note(path)
+        return [
+            {"id": r.id, "position": r.position, "section": r.section, "text": r.text,
+             "location": r.location.to_dict() if r.location else None,
+             "label": r.location.label() if r.location else r.section}
+            for r in rows
+        ]  # fmt: skip
+
+    def known_paths(self) -> set[str]:
+        with self.readers.borrow() as index:
+            return {row["path"] for row in index.files()}
+
+    def scope_filter(self, scope: dict[str, Any] | None) -> SearchFilter:
+        """A request's scope → the engine's filter; categories become the paths filed under
+        them (united with any paths named directly)."""
+        scope = dict(scope or {})
+        categories = scope.pop("categories", None)
+        try:
+            if isinstance(categories, str):
+                categories = [categories]
+            if categories is not None and (
+                not isinstance(categories, list) or not all(isinstance(c, str) for c in categories)
+            ):
+                raise ValueError("categories must be a list of strings")
+            base = SearchFilter.from_dict({k: v for k, v in scope.items() if v not in (None, [], "")})
+        except ValueError as exc:
+            raise QueryError(f"bad scope: {exc}") from exc
+        if categories:
+            paths = tuple(dict.fromkeys((*self.store.paths_in(categories), *(base.paths or ()))))
+            base = SearchFilter(paths=paths, folders=base.folders, tags=base.tags, kinds=base.kinds)
+        return base
+
+    def search(self, query: str, scope: SearchFilter, *, mode: str = "hybrid", k: int = 10) -> Any:
+        with self.readers.borrow() as index:
+            return index.search(query, mode=mode, k=k, scope=scope)  # type: ignore[arg-type]
+
+    def status(self) -> dict[str, Any]:
+        with self.readers.borrow() as index:
+            status = index.status()
+        return {"vault": status.vault, "files": status.files, "chunks": status.chunks,
+                "documents": status.documents, "last_indexed": status.last_indexed}  # fmt: skip
+
+    # -- changing -----------------------------------------------------------------------
+    def open_upload(self, name: str) -> UploadSink:
+        return UploadSink(self.config, name)
+
+    def set_category(self, path: str, category: str | None) -> None:
+        category = (category or "").strip() or None
+        if category is not None and len(category) > 80:
+            raise QueryError("a category name has at most 80 characters")
+        if path not in self.known_paths():
+            raise QueryError(f"{path} is not in the knowledge base")
+        self.store.set_category(path, category)
+
+    def delete(self, path: str) -> threading.Event:
+        if not is_upload(path, self.config):
+            raise UploadError(
+                f"{path} is not an upload; the app only deletes files it was given",
+                hint="remove it from the vault folder yourself; the next index run drops it",
+            )
+        if path not in self.known_paths() and path not in {j["path"] for j in self.ingest.snapshot()}:
+            raise QueryError(f"{path} is not in the knowledge base")
+        return self.ingest.delete(path)

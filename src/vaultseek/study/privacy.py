@@ -1,0 +1,103 @@
+"""What this process is connected to, read live from ``/proc`` (Linux): every TCP socket
+the process holds, classified as a local client of the app, the LLM host, a listening
+socket, or *other* — which should never appear. No dependency: ``/proc/self/fd`` names the
+process's socket inodes, ``/proc/self/net/tcp{,6}`` says where each one goes."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+_STATES = {"01": "established", "02": "syn-sent", "03": "syn-received", "04": "fin-wait",
+           "05": "fin-wait", "06": "time-wait", "07": "closed", "08": "close-wait",
+           "09": "last-ack", "0A": "listen", "0B": "closing"}  # fmt: skip
+
+
+def _address(hex_address: str) -> tuple[str, int]:
+    host, port = hex_address.split(":")
+    raw = bytes.fromhex(host)
+    if len(raw) == 4:
+        ip = ipaddress.IPv4Address(raw[::-1])
+    else:  # four 32-bit words, each little-endian
+        ip = ipaddress.IPv6Address(b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4)))
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped), int(port, 16)
+    return str(ip), int(port, 16)
+
+
+def socket_inodes(proc: Path = Path("/proc/self")) -> set[str]:
+    inodes = set()
+    try:
+        names = os.listdir(proc / "fd")
+    except OSError:
+        return inodes
+    for name in names:
+        try:
+            target = os.readlink(proc / "fd" / name)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    return inodes
+
+
+def tcp_sockets(proc: Path = Path("/proc/self")) -> list[dict[str, Any]]:
+    """The process's TCP sockets: local, remote, state."""
+    mine = socket_inodes(proc)
+    out = []
+    for table in ("tcp", "tcp6"):
+        try:
+            lines = (proc / "net" / table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) < 10 or fields[9] not in mine:
+                continue
+            (lip, lport), (rip, rport) = _address(fields[1]), _address(fields[2])
+            out.append({"local": [lip, lport], "remote": [rip, rport], "state": _STATES.get(fields[3], fields[3])})
+    return out
+
+
+def host_addresses(host: str) -> set[str]:
+    try:
+        return {info[4][0] for info in socket.getaddrinfo(host, None)}
+    except OSError:
+        return set()
+
+
+def _loopback(ip: str) -> bool:
+    try:
+        return ipaddress.ip_address(ip).is_loopback
+    except ValueError:
+        return False
+
+
+def connection_report(*, llm_host: str, llm_port: int, app_ports: set[int]) -> dict[str, Any]:
+    """Every socket classified; ``ok`` is False when any is ``other``."""
+    llm_ips = host_addresses(llm_host) | ({llm_host} if llm_host else set())
+    supported = Path("/proc/self/net/tcp").exists()
+    rows = []
+    for sock in tcp_sockets():
+        (lip, lport), (rip, rport) = sock["local"], sock["remote"]
+        if sock["state"] == "listen":
+            kind = "listening"
+        elif (rip in llm_ips and rport == llm_port) or (lip in llm_ips and lport == llm_port and _loopback(lip)):
+            kind = "llm"
+        elif (lport in app_ports and _loopback(rip)) or (rport in app_ports and _loopback(rip)):
+            kind = "local client"  # a browser (or an in-process client) on this machine
+        elif lport in app_ports:
+            kind = "remote client"  # only possible when bound beyond localhost, with a token
+        elif sock["state"] in ("time-wait", "closed"):
+            kind = "closing"
+        else:
+            kind = "other"
+        rows.append({**sock, "kind": kind})
+    return {
+        "supported": supported,
+        "ok": supported and not any(r["kind"] == "other" for r in rows),
+        "connections": rows,
+    }

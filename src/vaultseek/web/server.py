@@ -1,0 +1,96 @@
+"""Running the study app: checks the binding is safe, then serves it with uvicorn (the one
+module that imports uvicorn)."""
+
+from __future__ import annotations
+
+import ipaddress
+import sys
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from ..config import Config
+from ..engine import Index
+from ..errors import ConfigError
+from .app import create_app
+from .security import LOCAL_NAMES
+
+
+def is_local(host: str) -> bool:
+    if host in LOCAL_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_binding(config: Config) -> None:
+    """Refuse to listen beyond this machine without a token."""
+    if not is_local(config.serve_host) and not config.serve_token:
+        raise ConfigError(
+            f"refusing to listen on {config.serve_host} without a token: anyone who can reach "
+            "this machine could read your documents",
+            hint="pass --token SECRET (or set serve_token), or keep the default 127.0.0.1",
+        )
+    if config.serve_token is not None and len(config.serve_token) < 12:
+        raise ConfigError("the token is too short (at least 12 characters)",
+                          hint="e.g. python -c 'import secrets; print(secrets.token_urlsafe())'")  # fmt: skip
+
+
+def serve(index_factory: Callable[[], Index], config: Config, *, out: TextIO = sys.stdout) -> None:
+    import uvicorn
+
+    check_binding(config)
+    app = create_app(index_factory, config)
+    shown = f"[{config.serve_host}]" if ":" in config.serve_host else config.serve_host
+    out.write(f"vaultseek study app: http://{shown}:{config.serve_port}/  (vault {config.vault}; "
+              f"LLM {config.llm_backend} {config.llm_model}; Ctrl-C stops)\n")  # fmt: skip
+    out.flush()
+    uvicorn.run(app, host=config.serve_host, port=config.serve_port, log_level="warning",
+                access_log=False, timeout_graceful_shutdown=3)  # fmt: skip
+
+
+def fetch_once(index_factory: Callable[[], Index], config: Config, path: str) -> tuple[int, Any]:
+    """One in-process request (``vaultseek serve --get /api/status``), for smoke tests."""
+    from starlette.testclient import TestClient
+
+    app = create_app(index_factory, config, sync_on_start=False)
+    token = {"Authorization": f"Bearer {config.serve_token}"} if config.serve_token else {}
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        response = client.get(path, headers=token)
+    try:
+        return response.status_code, response.json()
+    except ValueError:
+        return response.status_code, response.text
+
+
+class BackgroundServer:
+    """The app served by uvicorn on a thread (tests, the benchmark): ``with
+    BackgroundServer(app) as server: server.url``. Port 0 picks a free port."""
+
+    def __init__(self, app: Any, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        import threading
+
+        import uvicorn
+
+        self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                                    access_log=False, lifespan="on"))  # fmt: skip
+        self.thread = threading.Thread(target=self.server.run, name="vaultseek-uvicorn", daemon=True)
+        self.url = ""
+
+    def __enter__(self) -> BackgroundServer:
+        import time
+
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the study app did not start")
+            time.sleep(0.01)
+        host, port = self.server.servers[0].sockets[0].getsockname()[:2]
+        self.url = f"http://{host}:{port}"
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)

@@ -1,0 +1,259 @@
+"""The knowledge base over HTTP: uploads (streamed, safe names, size cap, no overwrite),
+ingestion timelines, categories, deletion, search with filters, privacy, and the guard."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from vaultseek.bench.standin_llm import StandinLLM
+from study_fixtures import make_app
+
+
+def wait_indexed(client: Any, path: str, timeout: float = 60) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        rows = {d["path"]: d for d in client.get("/api/documents").json()["documents"]}
+        if path in rows and rows[path]["status"] in ("indexed", "failed", "skipped"):
+            return rows[path]
+        time.sleep(0.05)
+    raise AssertionError(f"{path} was not indexed")
+
+
+def test_upload_is_indexed_searchable_categorised_and_deletable(client: Any, study_vault: Path) -> None:
+    response = client.post("/api/documents", files={"file": ("bananas.txt", b"Bananas are yellow and rich in potassium.")},
+                           data={"category": "fruit"})  # fmt: skip
+    assert response.status_code == 201
+    assert response.json()["uploaded"] == [{"path": "uploads/bananas.txt", "status": "queued"}]
+    assert (study_vault / "uploads" / "bananas.txt").read_bytes().startswith(b"Bananas")
+    row = wait_indexed(client, "uploads/bananas.txt")
+    assert row["status"] == "indexed" and row["kind"] == "txt" and row["chunks"] == 1 and row["category"] == "fruit"
+    assert row["deletable"] is True
+    assert client.get("/api/documents").json()["categories"] == [{"name": "fruit", "documents": 1}]
+    found = client.get("/api/search", params={"q": "potassium", "categories": "fruit"}).json()
+    assert [r["path"] for r in found["results"]] == ["uploads/bananas.txt"] and found["server_ms"] > 0
+    # The same name again is stored beside it, never over it.
+    again = client.post("/api/documents", files={"file": ("bananas.txt", b"Other bananas.")}).json()
+    assert again["uploaded"][0]["path"] == "uploads/bananas (2).txt"
+    assert (study_vault / "uploads" / "bananas.txt").read_bytes().startswith(b"Bananas are")
+    chunks = client.get("/api/documents/uploads/bananas.txt/chunks").json()["chunks"]
+    assert "potassium" in chunks[0]["text"]
+    # Delete removes the file and its chunks.
+    assert client.delete("/api/documents/uploads/bananas.txt").status_code == 202
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (study_vault / "uploads" / "bananas.txt").exists():
+        time.sleep(0.05)
+    assert not (study_vault / "uploads" / "bananas.txt").exists()
+    time.sleep(0.2)
+    assert client.get("/api/search", params={"q": "potassium yellow"}).json()["results"][0]["path"] != "uploads/bananas.txt"
+    assert client.get("/api/documents/uploads/bananas.txt/chunks").status_code == 404
+    assert not list((study_vault / "uploads").glob(".*.part"))
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["../escape.txt", "a/b.txt", "..\\win.txt", "/etc/passwd.txt", ".hidden.txt", "..", "C:evil.txt",
+     "trailing.txt ", "program.exe", "", "x" * 200 + ".txt"],
+)
+def test_upload_names_that_escape_or_hide_are_refused(client: Any, study_vault: Path, name: str) -> None:
+    response = client.post("/api/documents", files={"file": (name, b"some text")})
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == "upload_refused" and error["message"]
+    assert not (study_vault.parent / "escape.txt").exists()
+    assert not list(study_vault.rglob("*.part"))
+
+
+def test_clean_upload_name_rules() -> None:
+    from vaultseek.config import Config
+    from vaultseek.study.uploads import UploadError, clean_upload_name, is_upload
+
+    config = Config()
+    assert clean_upload_name("Report 2024 (final).PDF", config) == "Report 2024 (final).PDF"
+    for bad in ("tab\tname.txt", "nul\x00.txt", "del\x7f.txt", "a/../b.txt", ".env.txt", "x."):
+        with pytest.raises(UploadError):
+            clean_upload_name(bad, config)
+    assert is_upload("uploads/a.pdf", config) and not is_upload("uploads", config)
+    assert not is_upload("uploads/../a.md", config) and not is_upload("uploadsx/a.pdf", config)
+
+
+def test_raw_multipart_with_nul_and_traversal_names(client: Any, study_vault: Path) -> None:
+    for name in (b"nul\x00.txt", b"../../escape.txt", b"sub/../../x.txt"):
+        body = (b"--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" + name + b"\"\r\n"
+                b"Content-Type: text/plain\r\n\r\nhello\r\n--XyZ--\r\n")  # fmt: skip
+        response = client.post("/api/documents", content=body, headers={"content-type": "multipart/form-data; boundary=XyZ"})
+        assert response.status_code == 400, (name, response.text)
+    assert not (study_vault.parent / "escape.txt").exists() and not (study_vault / "x.txt").exists()
+
+
+def test_upload_size_cap_and_non_multipart(study_vault: Path, tmp_path: Path, standin: StandinLLM) -> None:
+    from starlette.testclient import TestClient
+
+    app = make_app(study_vault, tmp_path / "i.db", standin.url, max_upload_mb=0.01)
+    try:
+        with TestClient(app, base_url="http://127.0.0.1") as client:
+            big = client.post("/api/documents", files={"file": ("big.txt", b"x" * 20_000)})
+            assert big.status_code == 413 and "max_upload_mb" in big.json()["error"]["hint"]
+            raw = client.post("/api/documents", content=b"hello", headers={"content-type": "text/plain"})
+            assert raw.status_code == 400
+            empty = client.post("/api/documents", files={"file": ("empty.txt", b"")})
+            assert empty.status_code == 400
+    finally:
+        app.notebook.close()
+    assert not (study_vault / "uploads" / "big.txt").exists()
+    assert not list((study_vault / "uploads").glob(".*"))
+
+
+def test_only_uploads_can_be_deleted_and_paths_are_checked(client: Any, study_vault: Path) -> None:
+    refused = client.delete("/api/documents/law/tenancy.md")
+    assert refused.status_code == 400 and "not an upload" in refused.json()["error"]["message"]
+    assert (study_vault / "law" / "tenancy.md").exists()
+    assert client.delete("/api/documents/uploads/../law/tenancy.md").status_code in (400, 404)
+    assert client.put("/api/documents/nope.md/category", json={"category": "x"}).status_code == 404
+    assert client.put("/api/documents/law/tenancy.md/category", json={"category": 3}).status_code == 400
+
+
+def test_ingestion_progress_streams_a_step_timeline(live: Any) -> None:
+    with httpx.Client(base_url=live.url, timeout=60) as http:
+        with http.stream("GET", "/api/ingest/events") as events:
+            lines = events.iter_lines()
+            assert json.loads(next(lines))["type"] == "snapshot"
+            http.post("/api/documents", files={"file": ("report.csv", b"name,amount\napples,3\npears,4\n")})
+            steps = []
+            for line in lines:
+                event = json.loads(line)
+                if event["type"] == "job" and event["data"]["path"] == "uploads/report.csv":
+                    steps = [s["step"] for s in event["data"]["steps"]]
+                    if event["data"]["status"] in ("indexed", "failed"):
+                        break
+    assert steps[0] == "queued" and "indexing" in steps and steps[-1] == "done"
+
+
+def test_search_api_filters_and_errors(client: Any) -> None:
+    body = client.get("/api/search", params={"q": "notice period", "folders": "cooking"}).json()
+    assert all(r["path"].startswith("cooking/") for r in body["results"])
+    body = client.get("/api/search", params={"q": "starter", "tags": "law", "mode": "bm25"}).json()
+    assert body["results"] == []
+    assert client.get("/api/search", params={"q": "x", "mode": "nope"}).json()["error"]["code"] == "bad_request"
+    assert client.get("/api/search").status_code == 400
+    assert client.get("/api/search", params={"q": "x", "k": "ten"}).status_code == 400
+
+
+@pytest.fixture
+def served(study_vault: Path, tmp_path: Path, standin: StandinLLM) -> Iterator[str]:
+    """`vaultseek serve` as its own process (what a user runs), on a free port."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "VAULTSEEK_LLM_URL": standin.url, "VAULTSEEK_LLM_MODEL": "standin"}
+    log = open(tmp_path / "serve.log", "w+b")  # noqa: SIM115
+    process = subprocess.Popen([sys.executable, "-m", "vaultseek.cli", "serve", "--vault", str(study_vault),
+                                "--db", str(tmp_path / "i.db"), "--port", str(port)],
+                               stdout=log, stderr=subprocess.STDOUT, env=env)  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/api/documents", timeout=2).json()["documents"]:
+                    break
+            except (httpx.HTTPError, ValueError, KeyError):
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                log.seek(0)
+                raise AssertionError(f"vaultseek serve did not start: {log.read().decode()[-2000:]}")
+            time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        log.close()
+
+
+def test_privacy_panel_lists_live_connections(served: str, standin: StandinLLM) -> None:
+    with httpx.Client(base_url=served, timeout=30) as http, httpx.Client(base_url=served, timeout=30) as other:
+        with http.stream("POST", "/api/chat", json={"question": "notice period #slow"}) as answer:
+            for line in answer.iter_lines():
+                if json.loads(line)["type"] == "text":
+                    report = other.get("/api/privacy").json()  # while the model is talking
+                    http.post(f"/api/chat/{answer.headers['x-conversation-id']}/stop")
+    assert report["documents"] == 0 and report["notes"] == 2 and report["chunks"] >= 2
+    assert report["llm"]["url"] == standin.url
+    kinds = [c["kind"] for c in report["network"]["connections"]]
+    assert {"listening", "local client", "llm"} <= set(kinds), report["network"]
+    assert report["network"]["ok"] is True, report["network"]
+
+
+def test_privacy_flags_other_connections() -> None:
+    import socket
+
+    from vaultseek.study.privacy import connection_report
+
+    with socket.create_server(("127.0.0.1", 0)) as listener, socket.create_connection(listener.getsockname()) as stray:
+        report = connection_report(llm_host="localhost", llm_port=1, app_ports={2})
+        assert stray.getsockname()[1] in {c["local"][1] for c in report["connections"] if c["kind"] == "other"}
+        assert report["ok"] is False
+
+
+def test_host_origin_and_security_headers(client: Any) -> None:
+    page = client.get("/")
+    assert page.status_code == 200 and "default-src 'self'" in page.headers["content-security-policy"]
+    assert "<script src=\"/static/app.js\"" in page.text and "http" not in page.text.split("<body>")[0].replace("http-equiv", "")
+    assert client.get("/static/app.js").status_code == 200
+    rebound = client.get("/api/status", headers={"host": "attacker.example:8765"})
+    assert rebound.status_code == 403 and rebound.json()["error"]["code"] == "forbidden_host"
+    foreign = client.post("/api/chat", json={"question": "x"}, headers={"origin": "http://attacker.example"})
+    assert foreign.status_code == 403 and foreign.json()["error"]["code"] == "cross_origin"
+    same = client.get("/api/conversations", headers={"origin": "http://127.0.0.1"})
+    assert same.status_code == 200 and "access-control-allow-origin" not in same.headers
+
+
+def test_token_is_required_when_set(study_vault: Path, tmp_path: Path, standin: StandinLLM) -> None:
+    from starlette.testclient import TestClient
+
+    app = make_app(study_vault, tmp_path / "i.db", standin.url, serve_token="correct-horse-battery")
+    try:
+        with TestClient(app, base_url="http://127.0.0.1") as client:
+            assert client.get("/api/documents").status_code == 401
+            assert client.get("/api/documents", headers={"authorization": "Bearer wrong-token-000"}).status_code == 401
+            assert client.get("/api/documents", headers={"authorization": "Bearer correct-horse-battery"}).status_code == 200
+            login = client.get("/?token=correct-horse-battery", follow_redirects=False)
+            assert login.status_code == 303 and "HttpOnly" in login.headers["set-cookie"]
+            assert client.get("/api/documents").status_code == 200  # the cookie now
+    finally:
+        app.notebook.close()
+
+
+def test_binding_beyond_localhost_needs_a_token(tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    vault = tmp_path / "v"
+    vault.mkdir()
+    refused = run_cli("serve", "--vault", str(vault), "--host", "0.0.0.0")
+    assert refused.returncode == 2 and "without a token" in refused.stderr and "--token" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    short = run_cli("serve", "--vault", str(vault), "--host", "0.0.0.0", "--token", "abc")
+    assert short.returncode == 2 and "too short" in short.stderr
+
+
+def test_serve_get_answers_one_request(tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\n\nalpha text here for the index\n")
+    assert run_cli("index", str(vault), "-q").returncode == 0
+    result = run_cli("serve", "--vault", str(vault), "--get", "/api/documents")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["documents"][0]["path"] == "a.md"
