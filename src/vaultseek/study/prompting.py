@@ -43,19 +43,24 @@ def _source_number() -> dict[str, Any]:
 
 
 def quiz_schema(count: int) -> dict[str, Any]:
-    question = {
-        "type": "object",
-        "properties": {
-            "type": {"type": "string", "enum": ["multiple_choice", "true_false"]},
-            "question": {"type": "string"},
-            "options": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 4},
-            "correct_index": {"type": "integer", "minimum": 0, "maximum": 3},
-            "explanation": {"type": "string"},
-            "source": _source_number(),
-        },
-        "required": ["type", "question", "options", "correct_index", "explanation", "source"],
-    }
-    return _wrapped("questions", question, count)
+    """Multiple choice (exactly 4 options) or true/false (exactly 2), as two exact shapes so
+    the grammar itself enforces the option counts and the index range."""
+
+    def shape(kind: str, options: int) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {
+                "type": {"type": "string", "enum": [kind]},
+                "question": {"type": "string"},
+                "options": {"type": "array", "items": {"type": "string"}, "minItems": options, "maxItems": options},
+                "correct_index": {"type": "integer", "minimum": 0, "maximum": options - 1},
+                "explanation": {"type": "string"},
+                "source": _source_number(),
+            },
+            "required": ["type", "question", "options", "correct_index", "explanation", "source"],
+        }
+
+    return _wrapped("questions", {"anyOf": [shape("multiple_choice", 4), shape("true_false", 2)]}, count)
 
 
 def flashcards_schema(count: int) -> dict[str, Any]:
