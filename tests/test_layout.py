@@ -68,6 +68,7 @@ THIRD_PARTY_OWNERS = {
     "openpyxl": {"documents.spreadsheet"},
     "trafilatura": {"documents.webpage"},
     "charset_normalizer": {"documents.encoding"},
+    "fsrs": {"study.scheduling"},
     "PIL": set(),  # pypdfium2 hands Pillow images to pytesseract; no module of ours imports it
     "httpx": {"llm.transport"},
     "starlette": {"web.app", "web.server"},

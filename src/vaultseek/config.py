@@ -106,6 +106,8 @@ class Config:
     """Offer the model tools (search, list, summarise, compare, calculator, time)."""
     llm_context: int = 8192
     """The model's context window in tokens; retrieved sources get at most half of it."""
+    prompt_folder: str | None = None
+    """A folder of prompt templates (``quiz.txt``, …) that replace the study hub's built-in ones."""
     serve_host: str = "127.0.0.1"
     serve_port: int = 8765
     serve_token: str | None = None
@@ -212,6 +214,9 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
         raise bad("an http:// or https:// address")
     if key == "upload_folder" and (value.startswith(("/", "\\")) or ".." in value.replace("\\", "/").split("/")):
         raise bad("a folder inside the vault")
+    if key == "prompt_folder":
+        folder = Path(value).expanduser()
+        return str(folder if folder.is_absolute() else (base / folder).absolute())
     if key == "fusion":
         from .fusion import FUSION_METHODS
 

@@ -12,7 +12,8 @@ Behaviour is chosen by markers in the last user message (or by the model name):
 * ``#context``: a context-length error; model ``missing``: 404 model not found;
   ``#midstream-error``: an ``{"error": ...}`` line after some tokens.
 
-``server.requests`` records every request body, for tests to inspect prompts and scopes.
+``server.requests`` records every request body, for tests to inspect prompts and scopes;
+``server.scripted`` is a list of replies (raw text) sent, in order, before any of the above.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ SOURCE_LINE = re.compile(r"^\[(\d+)\] (.+?)$", re.M)
 class StandinLLM:
     def __init__(self, *, token_delay: float = 0.0) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.scripted: list[str] = []
         self.token_delay = token_delay
         self.closed_early = threading.Event()
         handler = type("Handler", (_Handler,), {"standin": self})
@@ -133,6 +135,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.standin.requests.append(body)
         openai = self.path.startswith("/v1/")
         plan = plan_reply(body, openai=openai)
+        if self.standin.scripted:
+            text = self.standin.scripted.pop(0)
+            step = max(1, len(text) // 3)
+            plan = {"thinking": [], "tokens": [text[i:i + step] for i in range(0, len(text), step)], "slow": False,
+                    "malformed": False, "cut": False, "midstream_error": False}
         if "error" in plan:
             self._json(plan["status"], {"error": plan["error"]})
             return

@@ -27,6 +27,9 @@ class OpenAIClient:
     def __init__(self, model: str, *, url: str | None = None, api_key: str | None = None) -> None:
         self.model = model
         self.transport = Transport(url or DEFAULT_URL, api_key=api_key)
+        self.schema_style = "json_schema"
+        """How a JSON schema is sent: OpenAI's ``json_schema``, or — for servers that refuse
+        it, such as llama-cpp-python's — ``{"type": "json_object", "schema": ...}``."""
 
     @property
     def url(self) -> str:
@@ -49,8 +52,10 @@ class OpenAIClient:
             payload["tools"] = [t.to_wire() for t in tools]
         if format == "json":
             payload["response_format"] = {"type": "json_object"}
-        elif isinstance(format, dict):
+        elif isinstance(format, dict) and self.schema_style == "json_schema":
             payload["response_format"] = {"type": "json_schema", "json_schema": {"name": "answer", "schema": format}}
+        elif isinstance(format, dict):
+            payload["response_format"] = {"type": "json_object", "schema": format}
         started = time.perf_counter()
         pending: dict[int, dict[str, Any]] = {}
         reason = "stop"
@@ -101,6 +106,11 @@ class OpenAIClient:
                             "the prompt is longer than its context (raise its --n_ctx, or lower llm_context)",
                         )
         except ServerError as exc:
+            if isinstance(format, dict) and self.schema_style == "json_schema" and exc.status >= 400 and not pieces:
+                self.schema_style = "json_object"  # the server refused the OpenAI form: once, then remembered
+                async for event in self.chat_stream(messages, tools=tools, think=think, format=format):
+                    yield event
+                return
             raise classify(exc.status, exc.message, self) from None
         for number, slot in sorted(pending.items()):
             try:

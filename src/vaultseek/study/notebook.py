@@ -11,6 +11,7 @@ from ..config import Config
 from ..engine import Index
 from ..llm import ChatClient, create_client
 from .chat import Chat, ChatRequest
+from .hub import StudyHub
 from .library import KnowledgeBase
 from .privacy import connection_report
 from .storage import StudyStore, study_db_path
@@ -24,6 +25,7 @@ class Notebook:
         self.kb = KnowledgeBase(config, index_factory, self.store)
         self.client = client or create_client(config)
         self.chat = Chat(config, self.kb, self.store, self.client)
+        self.hub = StudyHub(config, self.kb, self.store, self.client)
         self.running: dict[str, asyncio.Event] = {}
 
     def close(self) -> None:

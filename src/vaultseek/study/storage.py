@@ -48,7 +48,79 @@ def m001_study(conn: db.Connection) -> None:
     )
 
 
-MIGRATIONS = (m001_study,)
+def m002_study_hub(conn: db.Connection) -> None:
+    """Generated study material and every study event (see :mod:`.archive`). Progress rows
+    (attempts, answers, reviews, activity) outlive the material they were about, so the
+    dashboard's history never shrinks when a quiz is deleted."""
+    conn.execute(
+        """
+        CREATE TABLE materials (
+            id         TEXT PRIMARY KEY,
+            kind       TEXT NOT NULL CHECK (kind IN ('quiz', 'flashcards', 'workshop', 'mindmap')),
+            title      TEXT NOT NULL,
+            scope      TEXT NOT NULL DEFAULT '{}',   -- JSON: what it was generated from
+            sources    TEXT NOT NULL DEFAULT '[]',   -- JSON: the numbered sources the model read
+            content    TEXT NOT NULL,                -- JSON: questions / outline / tree
+            problems   TEXT NOT NULL DEFAULT '[]',   -- JSON: what the pipeline dropped or repaired
+            model      TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX materials_by_kind ON materials(kind, created_at);
+        CREATE TABLE lessons (
+            material_id TEXT NOT NULL REFERENCES materials(id) ON DELETE CASCADE,
+            position    INTEGER NOT NULL,
+            markdown    TEXT NOT NULL,
+            created_at  TEXT NOT NULL,
+            PRIMARY KEY (material_id, position)
+        );
+        CREATE TABLE cards (
+            id          INTEGER PRIMARY KEY,
+            material_id TEXT NOT NULL REFERENCES materials(id) ON DELETE CASCADE,
+            position    INTEGER NOT NULL,
+            front       TEXT NOT NULL,
+            back        TEXT NOT NULL,
+            source      INTEGER,
+            schedule    TEXT NOT NULL,               -- JSON: the FSRS card state
+            due         TEXT NOT NULL
+        );
+        CREATE INDEX cards_by_material ON cards(material_id, position);
+        CREATE TABLE attempts (
+            id          INTEGER PRIMARY KEY,
+            material_id TEXT NOT NULL,
+            score       INTEGER NOT NULL,
+            total       INTEGER NOT NULL,
+            started_at  TEXT NOT NULL,
+            finished_at TEXT NOT NULL
+        );
+        CREATE TABLE answers (
+            attempt_id INTEGER NOT NULL REFERENCES attempts(id) ON DELETE CASCADE,
+            question   INTEGER NOT NULL,
+            chosen     INTEGER,
+            correct    INTEGER NOT NULL,
+            PRIMARY KEY (attempt_id, question)
+        );
+        CREATE TABLE reviews (
+            id          INTEGER PRIMARY KEY,
+            card_id     INTEGER NOT NULL,
+            material_id TEXT NOT NULL,
+            rating      INTEGER NOT NULL,
+            reviewed_at TEXT NOT NULL,
+            due         TEXT NOT NULL
+        );
+        CREATE TABLE activity (
+            id          INTEGER PRIMARY KEY,
+            at          TEXT NOT NULL,
+            kind        TEXT NOT NULL,
+            material_id TEXT,
+            detail      TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX activity_by_time ON activity(at);
+        """
+    )
+
+
+MIGRATIONS = (m001_study, m002_study_hub)
 
 
 def study_db_path(index_db: Path) -> Path:

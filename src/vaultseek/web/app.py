@@ -15,6 +15,17 @@ render JSON; every error leaves as ``{"error": {"code", "message", "hint"}}``.
     GET  /api/conversations[/{id}]  saved conversations (DELETE one to forget it)
     GET  /api/search?q=…            hybrid search with filters, and its server time
     GET  /api/privacy               counts, the LLM host, and this process's live connections
+
+  The study hub (generated material, studying, progress):
+    GET  /study                                 the study hub page
+    POST /api/study/materials                   {"kind", "count", "scope", "topic", "title"} → generate
+    GET  /api/study/materials[?kind=]           list; GET/PATCH {"title"}/DELETE one at /{id}
+    GET  /api/study/materials/{id}/export?format=md|csv    Markdown; flashcards as Anki CSV
+    POST /api/study/materials/{id}/attempts     {"answers": [i, …]} → graded with explanations
+    GET  /api/study/materials/{id}/lessons/{n}  a workshop lesson, written when first opened
+    GET  /api/study/materials/{id}/due          flashcards due now
+    POST /api/study/cards/{card_id}/reviews     {"rating": "again|hard|good|easy"} → next due (FSRS)
+    GET  /api/study/dashboard                   study time, streaks, badges, 90-day heatmap
 """
 
 from __future__ import annotations
@@ -42,6 +53,7 @@ from ..engine import Index
 from ..errors import (IndexBusyError, IndexNotFoundError, LLMError, QueryError, VaultNotFoundError,
                       VaultseekError)  # fmt: skip
 from ..study import ChatRequest, Notebook
+from ..study.generators import Order
 from ..study.uploads import UploadError
 from .security import Guard
 from .upload_stream import receive_files
@@ -269,8 +281,65 @@ def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_
         server = request.scope.get("server") or ("", 0)
         return JSONResponse(await run(notebook.privacy, {int(server[1] or 0)}))
 
+    # -- the study hub ------------------------------------------------------------------------
+    hub = notebook.hub
+
+    async def study_page(_request: Request) -> Response:
+        return FileResponse(STATIC / "study.html", headers={"Cache-Control": "no-cache"})
+
+    async def materials(request: Request) -> Response:
+        if request.method == "POST":
+            order = Order.from_json(await _json_body(request))
+            await run(notebook.kb.scope_filter, order.scope)  # a bad scope is a 400 before the model runs
+            return JSONResponse(await hub.create(order), status_code=201)
+        return JSONResponse({"materials": await run(hub.list, request.query_params.get("kind") or None)})
+
+    async def material(request: Request) -> Response:
+        mid = request.path_params["mid"]
+        if request.method == "DELETE":
+            await run(hub.delete, mid)
+            return JSONResponse({"deleted": mid})
+        if request.method == "PATCH":
+            body = await _json_body(request)
+            return JSONResponse(await run(hub.rename, mid, body.get("title") if isinstance(body, dict) else None))
+        return JSONResponse(await run(lambda: hub.get(mid, opened=request.query_params.get("open") == "1")))
+
+    async def export(request: Request) -> Response:
+        body, media, name = await run(hub.export, request.path_params["mid"], request.query_params.get("format", "md"))
+        return Response(body, media_type=media, headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    async def attempts(request: Request) -> Response:
+        body = await _json_body(request)
+        if not isinstance(body, dict):
+            raise QueryError('the request body must be {"answers": [...]}')
+        graded = await run(hub.grade, request.path_params["mid"], body.get("answers"), body.get("started_at"))
+        return JSONResponse(graded, status_code=201)
+
+    async def lesson(request: Request) -> Response:
+        return JSONResponse(await hub.lesson(request.path_params["mid"], request.path_params["n"] - 1))
+
+    async def due(request: Request) -> Response:
+        return JSONResponse({"cards": await run(hub.due_cards, request.path_params["mid"])})
+
+    async def review(request: Request) -> Response:
+        body = await _json_body(request)
+        rating = body.get("rating") if isinstance(body, dict) else None
+        return JSONResponse(await run(hub.review, request.path_params["cid"], rating), status_code=201)
+
+    async def study_dashboard(_request: Request) -> Response:
+        return JSONResponse(await run(hub.dashboard))
+
     routes = [
         Route("/", page),
+        Route("/study", study_page),
+        Route("/api/study/materials", materials, methods=["GET", "POST"]),
+        Route("/api/study/materials/{mid}", material, methods=["GET", "PATCH", "DELETE"]),
+        Route("/api/study/materials/{mid}/export", export),
+        Route("/api/study/materials/{mid}/attempts", attempts, methods=["POST"]),
+        Route("/api/study/materials/{mid}/lessons/{n:int}", lesson),
+        Route("/api/study/materials/{mid}/due", due),
+        Route("/api/study/cards/{cid:int}/reviews", review, methods=["POST"]),
+        Route("/api/study/dashboard", study_dashboard),
         Route("/api/status", status),
         Route("/api/documents", documents, methods=["GET"]),
         Route("/api/documents", upload, methods=["POST"]),

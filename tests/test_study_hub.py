@@ -1,0 +1,215 @@
+"""The study hub's API against the stand-in LLM server (real HTTP, real index and study DB):
+generation through the defensive pipeline with wrapped, fenced, truncated, over-long and
+wrong-typed replies; studying; progress; export."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from standin_llm import StandinLLM
+
+MC = {"type": "multiple_choice", "question": "How long is the notice period for a tenancy?",
+      "options": ["One month", "Two months", "Three months", "Six months"], "correct_index": 2,
+      "explanation": "The notes say the notice period is three months.", "source": 1}  # fmt: skip
+TF = {"type": "true_false", "question": "A tenancy may be ended by phone.", "options": ["True", "False"],
+      "correct_index": 1, "explanation": "Termination must be in writing.", "source": 1}  # fmt: skip
+CARD = {"front": "Notice period for a tenancy", "back": "Three months.", "source": 1}
+OUTLINE = {"title": "Tenancy basics", "summary": "How a tenancy ends.",
+           "lessons": [{"title": "Notice"}, {"title": "Writing"}]}  # fmt: skip
+TREE = {"topic": "Tenancy", "branches": [
+    {"label": "Notice", "source": 1, "children": [{"label": "Three months", "source": 1}]},
+    {"label": "Form", "source": 1, "children": [{"label": "In writing", "source": 1}]}]}  # fmt: skip
+LAW = {"folders": ["law"]}
+
+
+def generate(client: Any, kind: str, count: int, **extra: Any) -> Any:
+    return client.post("/api/study/materials", json={"kind": kind, "count": count, "scope": LAW, **extra})
+
+
+@pytest.mark.parametrize("reply", [
+    json.dumps({"questions": [MC, TF]}),                                   # wrapped
+    "```json\n" + json.dumps([MC, TF]) + "\n```",                          # fenced, bare array
+    "Here you go!\n" + json.dumps({"questions": [MC, TF, MC, TF]}) + "\nEnjoy!",  # over-long, chatty
+    json.dumps({"questions": [MC, TF, MC]})[:-30],                         # truncated mid-item
+    json.dumps({"questions": [MC, dict(TF, correct_index="False"), TF, dict(MC, options="a,b")]}),  # wrong types
+    json.dumps([MC, TF])[:-1] + ",\n]",                                    # trailing comma
+])  # fmt: skip
+def test_quiz_generation_survives_messy_replies(client: Any, standin: StandinLLM, reply: str) -> None:
+    standin.scripted.append(reply)
+    response = generate(client, "quiz", 2)
+    assert response.status_code == 201, response.text
+    quiz = response.json()
+    assert quiz["kind"] == "quiz" and quiz["content"]["questions"] == [MC, TF]
+    assert [s["path"] for s in quiz["sources"]] == ["law/tenancy.md"]  # the scope held
+    request = standin.requests[-1]
+    assert request["format"]["properties"]["questions"]["minItems"] == 2  # grammar-constrained, exact count
+    assert "exactly 2 questions" in request["messages"][-1]["content"]
+
+
+def test_quiz_with_no_usable_question_is_a_clear_502_without_retry(client: Any, standin: StandinLLM) -> None:
+    standin.scripted.append(json.dumps({"questions": [dict(MC, correct_index="Three months")]}))
+    before = len(standin.requests)
+    response = generate(client, "quiz", 3)
+    assert response.status_code == 502
+    error = response.json()["error"]
+    assert error["code"] == "llm_error" and "answer text" in error["hint"]
+    assert len(standin.requests) - before == 1
+    assert client.get("/api/study/materials").json()["materials"] == []
+
+
+def test_fewer_good_items_than_asked_are_kept_and_reported(client: Any, standin: StandinLLM) -> None:
+    standin.scripted.append(json.dumps([MC, {"question": "broken"}]))
+    quiz = generate(client, "quiz", 3).json()
+    assert len(quiz["content"]["questions"]) == 1
+    assert "3 asked for, 1 usable" in quiz["problems"]
+
+
+def test_take_a_quiz_graded_with_explanations_and_dashboard(client: Any, standin: StandinLLM) -> None:
+    standin.scripted.append(json.dumps({"questions": [MC, TF]}))
+    quiz = generate(client, "quiz", 2).json()
+    graded = client.post(f"/api/study/materials/{quiz['id']}/attempts", json={"answers": [2, 0]})
+    assert graded.status_code == 201
+    result = graded.json()
+    assert result["score"] == 1 and result["total"] == 2
+    assert [r["correct"] for r in result["results"]] == [True, False]
+    assert result["results"][1]["explanation"] == TF["explanation"]
+    assert result["results"][1]["source"]["path"] == "law/tenancy.md"
+    again = client.get(f"/api/study/materials/{quiz['id']}").json()
+    assert again["attempts"][0]["score"] == 1
+    board = client.get("/api/study/dashboard").json()
+    assert board["totals"]["quizzes"] == 1 and board["sessions"] == 1
+    assert {b["id"] for b in board["badges"] if b["earned"]} >= {"first_steps", "first_quiz"}
+    assert board["heatmap"][-1]["count"] == 2  # generated + finished, today
+    bad = client.post(f"/api/study/materials/{quiz['id']}/attempts", json={"answers": ["Three months", 1]})
+    assert bad.status_code == 400 and "answers" in bad.json()["error"]["message"]
+
+
+def test_flashcards_review_with_fsrs_and_export_anki_csv(client: Any, standin: StandinLLM) -> None:
+    other = {"front": "How must a tenancy end?", "back": "In writing, signed by both.", "source": "[1]"}
+    standin.scripted.append("```\n" + json.dumps({"cards": [CARD, other, {"front": "", "back": "x", "source": 1}]}) + "\n```")
+    deck = generate(client, "flashcards", 2).json()
+    assert [c["front"] for c in deck["cards"]] == [CARD["front"], other["front"]]
+    due = client.get(f"/api/study/materials/{deck['id']}/due").json()["cards"]
+    assert len(due) == 2
+    reviewed = client.post(f"/api/study/cards/{due[0]['id']}/reviews", json={"rating": "good"}).json()
+    assert 0 < reviewed["interval_days"] < 1  # FSRS learning step: minutes, not days
+    easy = client.post(f"/api/study/cards/{due[1]['id']}/reviews", json={"rating": "easy"}).json()
+    assert easy["interval_days"] >= 1
+    assert len(client.get(f"/api/study/materials/{deck['id']}/due").json()["cards"]) == 0
+    assert client.post(f"/api/study/cards/{due[0]['id']}/reviews", json={"rating": 5}).status_code == 400
+    exported = client.get(f"/api/study/materials/{deck['id']}/export?format=csv")
+    assert exported.status_code == 200 and "attachment" in exported.headers["content-disposition"]
+    rows = list(csv.reader(io.StringIO(exported.text)))
+    assert rows[0][:2] == [CARD["front"], CARD["back"]] and rows[0][2].startswith("vaultseek ")
+    assert client.get("/api/study/dashboard").json()["totals"]["reviews"] == 2
+
+
+def test_workshop_outline_retries_once_and_lessons_are_written_on_open(client: Any, standin: StandinLLM) -> None:
+    standin.scripted += ["Sorry, I cannot do that.", json.dumps({"outline": OUTLINE})]
+    workshop = generate(client, "workshop", 2).json()
+    assert workshop["content"] == {"title": "Tenancy basics", "summary": "How a tenancy ends.", "lessons": ["Notice", "Writing"]}
+    assert workshop["lessons_written"] == []
+    assert "retry" in " ".join(workshop["problems"])
+    standin.scripted.append("Sure! Here is the lesson:\n\n# Notice\n\nThree months [1].\n\nI hope this helps!")
+    lesson = client.get(f"/api/study/materials/{workshop['id']}/lessons/1").json()
+    assert lesson["markdown"] == "# Notice\n\nThree months [1]." and lesson["title"] == "Notice"
+    requests = len(standin.requests)
+    assert client.get(f"/api/study/materials/{workshop['id']}/lessons/1").json() == lesson  # stored, not rewritten
+    assert len(standin.requests) == requests
+    assert client.get(f"/api/study/materials/{workshop['id']}/lessons/3").status_code == 404
+    markdown = client.get(f"/api/study/materials/{workshop['id']}/export?format=md").text
+    assert "## Lesson 1: Notice" in markdown and "Three months [1]." in markdown and "*(not opened yet)*" in markdown
+
+
+def test_workshop_outline_is_tried_exactly_twice(client: Any, standin: StandinLLM) -> None:
+    standin.scripted += ["no", '{"title": "T"', "never used"]
+    before = len(standin.requests)
+    response = generate(client, "workshop", 3)
+    assert response.status_code == 502 and "tried twice" in response.json()["error"]["message"]
+    assert len(standin.requests) - before == 2
+    standin.scripted.clear()
+
+
+def test_mindmap_list_rename_delete_and_markdown(client: Any, standin: StandinLLM) -> None:
+    standin.scripted.append(json.dumps(TREE))
+    tree = generate(client, "mindmap", 2).json()
+    assert tree["title"] == "Tenancy" and tree["content"]["branches"][0]["children"][0]["source"] == 1
+    listed = client.get("/api/study/materials?kind=mindmap").json()["materials"]
+    assert [m["id"] for m in listed] == [tree["id"]] and listed[0]["size"] == 2
+    renamed = client.patch(f"/api/study/materials/{tree['id']}", json={"title": "Renting"}).json()
+    assert renamed["title"] == "Renting"
+    assert "- **Tenancy**" in client.get(f"/api/study/materials/{tree['id']}/export").text
+    assert client.get(f"/api/study/materials/{tree['id']}/export?format=csv").status_code == 400
+    assert client.get(f"/api/study/materials/{tree['id']}?open=1").status_code == 200
+    assert client.delete(f"/api/study/materials/{tree['id']}").json() == {"deleted": tree["id"]}
+    assert client.get(f"/api/study/materials/{tree['id']}").status_code == 404
+    assert client.delete(f"/api/study/materials/{tree['id']}").status_code == 404
+    earned = {b["id"] for b in client.get("/api/study/dashboard").json()["badges"] if b["earned"]}
+    assert "cartographer" in earned  # history outlives the deleted map
+
+
+@pytest.mark.parametrize("body, message", [
+    ({"kind": "essay"}, "kind"),
+    ({"kind": "quiz", "count": 0}, "count"),
+    ({"kind": "quiz", "count": "5"}, "count"),
+    ({"kind": "quiz", "scope": ["law"]}, "scope"),
+    ({"kind": "quiz", "scope": {"kinds": ["nonsense"]}}, "scope"),
+    ([], "JSON object"),
+])  # fmt: skip
+def test_bad_generation_requests_are_400s(client: Any, body: Any, message: str) -> None:
+    response = client.post("/api/study/materials", json=body)
+    assert response.status_code == 400 and message in response.json()["error"]["message"]
+
+
+def test_an_empty_scope_and_a_down_model_are_explained(client: Any, standin: StandinLLM) -> None:
+    response = client.post("/api/study/materials", json={"kind": "quiz", "scope": {"folders": ["nowhere"]}})
+    assert response.status_code == 400 and "nothing in the chosen scope" in response.json()["error"]["message"]
+    client.app.notebook.hub.generator.client.transport.base_url = "http://127.0.0.1:9"
+    response = generate(client, "flashcards", 2)
+    assert response.status_code == 502 and response.json()["error"]["code"] == "llm_error"
+
+
+def test_openai_compatible_backend_gets_response_format(tmp_path: Any, study_vault: Any, standin: StandinLLM) -> None:
+    from starlette.testclient import TestClient
+
+    from study_fixtures import make_app
+
+    app = make_app(study_vault, tmp_path / "o.db", standin.url + "/v1", llm_backend="openai")
+    try:
+        with TestClient(app, base_url="http://127.0.0.1") as client:
+            standin.scripted.append(json.dumps({"cards": [CARD]}))
+            assert generate(client, "flashcards", 1).status_code == 201
+    finally:
+        app.notebook.close()
+    schema = standin.requests[-1]["response_format"]
+    assert schema["type"] == "json_schema" and schema["json_schema"]["schema"]["properties"]["cards"]["maxItems"] == 1
+
+
+def test_progress_survives_a_restart_and_uses_the_clock(tmp_path: Any, study_vault: Any, standin: StandinLLM) -> None:
+    from starlette.testclient import TestClient
+
+    from study_fixtures import make_app
+
+    now = [datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)]
+    for day in range(2):
+        app = make_app(study_vault, tmp_path / "p.db", standin.url)
+        app.notebook.hub.clock = lambda: now[0]
+        try:
+            with TestClient(app, base_url="http://127.0.0.1") as client:
+                standin.scripted.append(json.dumps([MC, TF, MC]))
+                quiz = generate(client, "quiz", 3).json()
+                now[0] += timedelta(minutes=10)
+                client.post(f"/api/study/materials/{quiz['id']}/attempts", json={"answers": [2, 1, 2]})
+                board = client.get("/api/study/dashboard").json()
+        finally:
+            app.notebook.close()
+        now[0] += timedelta(days=1)
+    assert board["streak"] == {"current": 2, "longest": 2}
+    assert board["study_minutes"] == 22.0 and board["sessions"] == 2
+    assert {"perfect_score", "first_quiz"} <= {b["id"] for b in board["badges"] if b["earned"]}
