@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from standin_llm import StandinLLM
+from vaultseek.bench.standin_llm import StandinLLM
 
 MC = {"type": "multiple_choice", "question": "How long is the notice period for a tenancy?",
       "options": ["One month", "Two months", "Three months", "Six months"], "correct_index": 2,

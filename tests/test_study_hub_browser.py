@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from standin_llm import StandinLLM
+from vaultseek.bench.standin_llm import StandinLLM
 
 QUESTIONS = [
     {"type": "multiple_choice", "question": "How long is the notice period?",

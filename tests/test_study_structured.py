@@ -51,6 +51,14 @@ def test_a_truncated_reply_keeps_its_complete_items() -> None:
     assert parsed.items == [MC, TF] and any("cut off" in p for p in parsed.problems)
 
 
+def test_backticks_inside_a_json_string_are_not_a_fence() -> None:
+    """Found by the fuzz test: a question about Markdown ("what does ``` start?") must not be
+    taken for a code fence, whether the reply is fenced itself or not."""
+    items = [{"q": "What does ``` start in Markdown?", "a": 1}, {"q": "and ```python?", "a": 2}]
+    for text in (json.dumps(items), json.dumps(items, indent=2), "```json\n" + json.dumps(items, indent=2) + "\n```"):
+        assert parse_items(text, "questions", ("q",)).items == items
+
+
 def test_a_single_object_is_taken_as_one_item() -> None:
     assert parse_questions(json.dumps(MC)) == [MC]
 

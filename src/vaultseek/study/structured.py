@@ -14,7 +14,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-_FENCE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)(?:```|\Z)", re.S)
+_FENCE = re.compile(r"^[ \t]*```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)(?:^[ \t]*```|\Z)", re.S | re.M)
+"""A Markdown fence opens and closes at the start of a line: three backticks inside a JSON
+string (a question about Markdown) are text, not a fence."""
 _DECODER = json.JSONDecoder()
 
 
