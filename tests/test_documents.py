@@ -184,6 +184,12 @@ def test_missing_language_pack_degrades_then_recovers(vault: Path, scanned_pdf: 
         assert report.pages_ocred == 0 and any("klingon" in n for n in report.notices)
         assert index.status().ocr_pending == 1
         assert index.search("Ramsbottom", mode="bm25").results == ()
+        again = index.sync()  # OCR still cannot run: the waiting PDF is not read again
+        assert again.documents_extracted == 0 and again.unchanged == 1
+        os.utime(vault / "scan.pdf")  # nor when it is merely touched
+        touched = index.sync()
+        assert touched.documents_extracted == 0 and touched.touched == 1
+        assert index.status().ocr_pending == 1
     (vault / ".vaultseek.toml").write_text('ocr_languages = "eng+klingon"\n')
     with open_index(vault) as index:
         report = index.sync()  # the file did not change, but its page was waiting for OCR

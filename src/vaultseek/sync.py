@@ -125,6 +125,7 @@ class Syncer:
         self.skipped: list[SkippedFile] = []
         self.notices: list[str] = []
         self.reprocess_all = False
+        self._ocr_ready: bool | None = None
 
     def run(self) -> SyncReport:
         started = time.perf_counter()
@@ -154,7 +155,7 @@ class Syncer:
                 and state.status == "indexed"
                 and (state.size, state.mtime_ns) == (source.size, source.mtime_ns)
                 and state.kind == (kind_of(source.path) or "note")
-                and not state.ocr_pending
+                and not (state.ocr_pending and self._ocr_can_run())
                 and not reprocess_all
             ):
                 self.counts["unchanged"] += 1
@@ -312,6 +313,17 @@ class Syncer:
             self.counts["chunks"] += len(chunks)
         return True
 
+    def _ocr_can_run(self) -> bool:
+        """Whether a document with pages waiting for OCR is worth reading again: only once
+        OCR can run (Tesseract or the language pack installed, OCR switched back on), so a
+        machine without Tesseract does not re-extract those PDFs on every run."""
+        if self._ocr_ready is None:
+            self._ocr_ready = self._ocr_settings().can_run()
+        return self._ocr_ready
+
+    def _ocr_settings(self) -> OcrSettings:
+        return OcrSettings(enabled=self.config.ocr, languages=self.config.ocr_languages)
+
     def _touched_only(
         self, source: SourceFile, state: FileState | None, content_hash: str, kind: str
     ) -> bool:
@@ -322,7 +334,7 @@ class Syncer:
             or state.status != "indexed"
             or state.content_hash != content_hash
             or state.kind != kind
-            or state.ocr_pending
+            or (state.ocr_pending and self._ocr_can_run())
             or self.reprocess_all
         ):
             return False
@@ -364,7 +376,7 @@ class Syncer:
         path = source.path
         context = ExtractContext(
             path=path,
-            ocr=OcrSettings(enabled=self.config.ocr, languages=self.config.ocr_languages),
+            ocr=self._ocr_settings(),
             pages=_Checkpoints(self, path, loaded.content_hash),
             progress=lambda phase, done, total: self.progress(Progress(phase, done, total, path)),  # type: ignore[arg-type]
             should_stop=self.should_stop,

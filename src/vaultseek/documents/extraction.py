@@ -56,6 +56,15 @@ class OcrSettings:
     enabled: bool = True
     languages: str = "eng+deu"
 
+    def can_run(self) -> bool:
+        """Whether OCR can read pages now (enabled, Tesseract and a configured language
+        installed). Checked once per process, and only when some page is waiting for OCR."""
+        if not self.enabled:
+            return False
+        from .ocr import open_ocr  # pytesseract: only when a page waits for it
+
+        return open_ocr(self.languages).available
+
 
 class PageLog(Protocol):
     """Durable per-page results for one version of one document (the index's checkpoints)."""
