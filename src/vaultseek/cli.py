@@ -41,7 +41,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="vaultseek",
-        description="Local hybrid (BM25 + vector) search over a folder of notes.",
+        description="Local hybrid (BM25 + vector) search over a folder of notes and documents, for you and your agents.",
     )
     parser.add_argument("--version", action="version", version=f"vaultseek {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
