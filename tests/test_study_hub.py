@@ -112,7 +112,9 @@ def test_flashcards_review_with_fsrs_and_export_anki_csv(client: Any, standin: S
 
 def test_workshop_outline_retries_once_and_lessons_are_written_on_open(client: Any, standin: StandinLLM) -> None:
     standin.scripted += ["Sorry, I cannot do that.", json.dumps({"outline": OUTLINE})]
-    workshop = generate(client, "workshop", 2).json()
+    response = generate(client, "workshop", 2)
+    assert response.status_code == 201, response.text
+    workshop = response.json()
     assert workshop["content"] == {"title": "Tenancy basics", "summary": "How a tenancy ends.", "lessons": ["Notice", "Writing"]}
     assert workshop["lessons_written"] == []
     assert "retry" in " ".join(workshop["problems"])

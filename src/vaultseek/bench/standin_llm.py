@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -38,7 +39,11 @@ class StandinLLM:
         self.server = _QuietServer(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.prefix = f"/standin-{secrets.token_hex(4)}"
+        """Every URL of this stand-in starts with it. A port is reused once a stand-in closes;
+        a client left over from an earlier one (a test's app still streaming) then gets 404s
+        instead of taking this one's scripted replies."""
+        self.url = f"http://127.0.0.1:{self.port}{self.prefix}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def __enter__(self) -> StandinLLM:
@@ -120,20 +125,34 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(raw)
 
+    def _route(self) -> str | None:
+        """The path below this stand-in's prefix; None (after a 404) for any other."""
+        prefix = self.standin.prefix
+        if self.path != prefix and not self.path.startswith(prefix + "/"):
+            self._json(404, {"error": "not this stand-in"})
+            return None
+        return self.path[len(prefix):]
+
     def do_GET(self) -> None:  # noqa: N802
-        if self.path == "/api/version":
+        path = self._route()
+        if path is None:
+            return
+        if path == "/api/version":
             self._json(200, {"version": "0.0-standin"})
-        elif self.path == "/api/tags":
+        elif path == "/api/tags":
             self._json(200, {"models": [{"name": "standin:latest"}]})
-        elif self.path == "/v1/models":
+        elif path == "/v1/models":
             self._json(200, {"data": [{"id": "standin"}]})
         else:
             self._json(404, {"error": "not found"})
 
     def do_POST(self) -> None:  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+        path = self._route()
+        if path is None:
+            return
         self.standin.requests.append(body)
-        openai = self.path.startswith("/v1/")
+        openai = path.startswith("/v1/")
         plan = plan_reply(body, openai=openai)
         if self.standin.scripted:
             text = self.standin.scripted.pop(0)
