@@ -129,3 +129,15 @@ def run_cli(*args: str, stdin: str | None = None, cwd: Path | None = None, env: 
 
 
 from study_fixtures import app, client, live, standin, study_vault  # noqa: E402,F401 - shared fixtures
+
+
+def wait_for(check, seconds: float = 2.0) -> bool:  # type: ignore[no-untyped-def]
+    """True once ``check()`` holds, within ``seconds`` (polling; for watchers and daemons)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return bool(check())

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import run_cli, wait_for
 
 from vaultseek import daemon_client, open_index
 from vaultseek.config import load_config
@@ -138,15 +138,6 @@ def test_the_daemon_reindexes_saved_and_deleted_notes(daemon: Path) -> None:
     (daemon / "animals" / "renamed.md").unlink()
     assert wait_for(lambda: paths("okapi") == [])
 
-
-def wait_for(check, seconds: float = 2.0) -> bool:  # type: ignore[no-untyped-def]
-    """True once ``check()`` holds, within ``seconds`` (the freshness promise)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.05)
-    return bool(check())
 
 
 def test_protocol_errors_are_answers_not_crashes(daemon: Path) -> None:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import run_cli, wait_for
 
 from vaultseek import open_index
 from vaultseek.config import load_config
@@ -353,15 +352,6 @@ def test_recovery_runs_before_any_review_command(domains_vault: Path) -> None:
 
 
 # -- the resident process --------------------------------------------------------------------
-def wait_for(check, seconds: float) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.1)
-    return bool(check())
-
-
 def test_the_watcher_takes_an_inbox_arrival(domains_vault: Path) -> None:
     from vaultseek.watch import Watcher
 

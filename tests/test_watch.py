@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import wait_for
 
 from vaultseek import open_index
 from vaultseek.config import load_config
@@ -21,14 +22,6 @@ def paths(vault: Path, query: str) -> list[str]:
     with open_index(vault) as index:
         return [r.path for r in index.search(query, mode="bm25", k=5).results]
 
-
-def wait_for(check, seconds: float = 2.0) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.05)
-    return bool(check())
 
 
 @pytest.fixture
