@@ -70,6 +70,8 @@ class Configuration:
     label: str
     mode: SearchMode
     fusion: str | None = None
+    options: tuple[tuple[str, Any], ...] = ()
+    """Further ``Index.search`` keyword arguments, e.g. a ranking signal switched on."""
 
 
 def configurations(
@@ -103,6 +105,8 @@ class ConfigResult:
     def to_dict(self, *, per_query: bool = False) -> dict[str, Any]:
         c = self.configuration
         out: dict[str, Any] = {"configuration": c.label, "mode": c.mode, "fusion": c.fusion}
+        if c.options:
+            out["options"] = dict(c.options)
         out.update({name.lower(): round(value, 6) for name, value in self.scores.items()})
         out["latency_ms"] = {"p50": round(self.latency_p50_ms, 3), "p99": round(self.latency_p99_ms, 3)}
         if per_query:
@@ -389,6 +393,7 @@ def run_configurations(
     results = []
     for config in chosen:
         options: dict[str, Any] = {"mode": config.mode, "fusion": config.fusion, "k": DEPTH, "candidates": DEPTH}
+        options.update(config.options)
         index.search(queries[0].text, **options)
         scores: dict[str, list[float]] = {name: [] for name in METRICS}
         latencies, per_query = [], {}
