@@ -346,6 +346,74 @@ def test_concurrent_first_runs_do_not_race_on_the_schema(vault: Path, tmp_path: 
     assert errors == []
 
 
+def test_opening_a_new_index_outlasts_a_writer_met_while_switching_to_wal(tmp_path: Path) -> None:
+    """Right after `journal_mode=WAL` has rewritten a new file's header, the opening
+    connection asks to upgrade its read lock to a write lock, and there SQLite answers
+    SQLITE_BUSY at once instead of waiting out the busy timeout. The study app's writer and
+    its warm-up reader opening a fresh index together met exactly this about once in 450
+    start-ups (the reader's schema migration held the write lock) and the writer's first sync
+    was lost. Here another connection takes the write lock at that instant every time: a shim
+    over the real unix VFS holds the opener just before that upgrade until the other has it."""
+    import threading
+
+    import apsw
+
+    from vaultseek import db
+
+    path = tmp_path / "new.db"
+    holding, refused, released = threading.Event(), threading.Event(), threading.Event()
+
+    def other_writer() -> None:  # another process's connection: the plain unix VFS, no shim
+        conn = apsw.Connection(str(path), vfs="unix")
+        conn.execute("BEGIN IMMEDIATE")
+        holding.set()
+        refused.wait(10)
+        conn.execute("ROLLBACK")
+        conn.close()
+        released.set()
+
+    other = threading.Thread(target=other_writer)
+    header_written = threading.Event()
+
+    class Opener(apsw.VFSFile):
+        def __init__(self, vfs: str, name: object, flags: list[int]) -> None:
+            super().__init__("unix", name, flags)
+
+        def xLock(self, level: int) -> None:
+            if level == apsw.SQLITE_LOCK_EXCLUSIVE:
+                header_written.set()
+            if level != apsw.SQLITE_LOCK_RESERVED or not header_written.is_set() or other.ident:
+                return super().xLock(level)
+            other.start()
+            assert holding.wait(10)
+            try:
+                return super().xLock(level)
+            except apsw.BusyError:
+                refused.set()
+                raise
+
+    class Shim(apsw.VFS):
+        def __init__(self) -> None:
+            super().__init__("vaultseek-upgrade-race", "unix", makedefault=True)
+
+        def xOpen(self, name: object, flags: list[int]) -> apsw.VFSFile:
+            return Opener("unix", name, flags)
+
+    shim = Shim()
+    try:
+        conn = db.open_connection(path, create=True)
+        met = refused.is_set()
+    finally:
+        apsw.set_default_vfs("unix")
+        shim.unregister()
+        refused.set()  # let the other connection go, whatever happened
+        if other.ident:
+            other.join(10)
+    assert met and released.is_set()  # the race was met, and outlasted
+    assert conn.execute("PRAGMA journal_mode").fetchall()[0][0] == "wal"
+    conn.close()
+
+
 @pytest.mark.parametrize("position", [0, 30, 59])
 def test_a_60_word_prompt_finds_its_one_known_word_wherever_it_stands(
     sample_vault: Path, position: int

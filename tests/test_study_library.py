@@ -257,3 +257,91 @@ def test_serve_get_answers_one_request(tmp_path: Path) -> None:
     result = run_cli("serve", "--vault", str(vault), "--get", "/api/documents")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["documents"][0]["path"] == "a.md"
+
+
+def test_closing_the_readers_never_touches_an_index_in_use(study_vault: Path, tmp_path: Path) -> None:
+    """Shutdown used to close every reader, even one whose thread was inside a statement
+    (the start-up warm-up, still searching when a short test ended): apsw raised
+    ThreadingViolationError. Here a reader is held inside a real statement while the pool
+    closes: the pool leaves it alone, lends nothing more, and the borrower closes it on return."""
+    import threading
+
+    import apsw
+
+    from vaultseek.config import load_config
+    from vaultseek.engine import Index
+    from vaultseek.errors import IndexClosedError
+    from vaultseek.study.library import ReaderPool
+
+    config = load_config(vault=study_vault, db=tmp_path / "index.db")
+    with Index(config, create=True) as writer:
+        writer.sync(remember=False)
+    pool = ReaderPool(lambda: Index(config), size=1)
+    inside, leave = threading.Event(), threading.Event()
+    seen: dict[str, Any] = {}
+
+    def pause() -> int:
+        inside.set()
+        leave.wait(10)
+        return 1
+
+    def search_mid_statement() -> None:
+        with pool.borrow() as index:
+            seen["index"] = index
+            index.conn.create_scalar_function("pause", pause, 0)
+            index.conn.execute("SELECT pause()").fetchall()  # the pool closes while this runs
+            seen["after"] = [r.path for r in index.search("notice period", k=1).results]
+
+    def wait_for_a_reader() -> None:  # the pool's one reader is lent: this waits, then is refused
+        try:
+            with pool.borrow():
+                seen["waiter"] = "lent"
+        except IndexClosedError as exc:
+            seen["waiter"] = exc
+
+    borrower = threading.Thread(target=search_mid_statement)
+    borrower.start()
+    assert inside.wait(10)
+    waiter = threading.Thread(target=wait_for_a_reader)
+    waiter.start()
+    pool.close()
+    waiter.join(10)
+    assert isinstance(seen["waiter"], IndexClosedError)
+    with pytest.raises(IndexClosedError), pool.borrow():
+        pass
+    leave.set()
+    borrower.join(10)
+    assert seen["after"] == ["law/tenancy.md"]  # the lent reader kept working through close
+    with pytest.raises(apsw.ConnectionClosedError):  # and was closed as it came back
+        seen["index"].files()
+
+
+def test_knowledge_base_warms_after_the_first_run_and_close_joins_the_warm_up(study_vault: Path, tmp_path: Path) -> None:
+    """The warm-up used to start beside the first sync and open its reader while the writer
+    opened the new index (the race in db.open_connection), loading vectors not written yet."""
+    import threading
+
+    from vaultseek.config import load_config
+    from vaultseek.engine import Index
+    from vaultseek.study.library import KnowledgeBase
+    from vaultseek.study.storage import StudyStore, study_db_path
+
+    config = load_config(vault=study_vault, db=tmp_path / "index.db")
+    assert config.db is not None
+    opened: list[str] = []
+
+    def factory() -> Index:
+        opened.append(threading.current_thread().name)
+        return Index(config, create=True)
+
+    store = StudyStore(study_db_path(config.db))
+    kb = KnowledgeBase(config, factory, store)
+    kb.start()
+    assert kb.warmer is not None
+    kb.warmer.join(60)
+    assert opened == ["vaultseek-writer", "vaultseek-warm"]
+    assert kb.known_paths() == {"law/tenancy.md", "cooking/bread.md"}
+    kb.start()  # a second start closed at once: close waits for its warm-up, never races it
+    kb.close()
+    assert not kb.warmer.is_alive() and not kb.ingest.thread.is_alive()
+    store.close()

@@ -7,6 +7,7 @@ bundles its own SQLite. WAL mode gives one writer and any number of readers who 
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import apsw
@@ -47,20 +48,52 @@ def open_connection(path: Path, *, create: bool) -> apsw.Connection:
     flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
     try:
         conn = apsw.Connection(str(path), flags=flags)
-        conn.setbusytimeout(BUSY_TIMEOUT_MS)
-        if create and not conn.execute("PRAGMA page_count").fetchall()[0][0]:
-            # Only settable before the first table: lets `Store.optimize` shrink the file
-            # after large deletions instead of keeping free pages forever.
-            conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA foreign_keys=ON")
-        conn.execute("PRAGMA temp_store=MEMORY")
-        conn.execute("PRAGMA cache_size=-32000")
-        conn.execute("PRAGMA mmap_size=268435456")  # reads straight from the page cache
     except apsw.Error as exc:
         raise translate(exc, path) from exc
+    try:
+        conn.setbusytimeout(BUSY_TIMEOUT_MS)
+        _configure_until_unlocked(conn, create=create)
+    except apsw.Error as exc:
+        conn.close()
+        raise translate(exc, path) from exc
     return conn
+
+
+def _configure_until_unlocked(conn: apsw.Connection, *, create: bool) -> None:
+    """Apply the pragmas, trying again while another connection holds the write lock.
+
+    The busy timeout does not cover this: on a brand-new file ``journal_mode=WAL`` rewrites
+    the header and then, inside the same statement, upgrades a read lock to a write lock,
+    where SQLite answers SQLITE_BUSY at once instead of waiting (waiting while holding a
+    read lock could deadlock). So a second connection creating the schema at that moment
+    (the study app's warm-up reader next to its writer) made the open fail with "database
+    is locked" within milliseconds. The failed statement leaves no lock behind and the
+    pragmas are idempotent, so trying again after a short pause is safe; the whole wait is
+    bounded by the same BUSY_TIMEOUT_MS."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = 0.002
+    while True:
+        try:
+            _configure(conn, create=create)
+            return
+        except apsw.BusyError:
+            if time.monotonic() + pause > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
+
+
+def _configure(conn: apsw.Connection, *, create: bool) -> None:
+    if create and not conn.execute("PRAGMA page_count").fetchall()[0][0]:
+        # Only settable before the first table: lets `Store.optimize` shrink the file
+        # after large deletions instead of keeping free pages forever.
+        conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("PRAGMA temp_store=MEMORY")
+    conn.execute("PRAGMA cache_size=-32000")
+    conn.execute("PRAGMA mmap_size=268435456")  # reads straight from the page cache
 
 
 def translate(exc: BaseException, path: Path) -> BaseException:

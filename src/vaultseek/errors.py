@@ -7,6 +7,7 @@
     ├── IndexBusyError             another process holds the write lock too long
     ├── IndexCorruptError          the database file is not a vaultseek index (or is damaged)
     ├── IndexAccessError           the index cannot be written: read-only, disk full, I/O error
+    ├── IndexClosedError           the study app's readers were closed (it is shutting down)
     ├── ModelError                 the embedding model cannot be found or loaded
     ├── QueryError                 a query the engine cannot answer (e.g. an unknown mode)
     ├── IntakeError                an item intake cannot take (unreadable, unknown review item)
@@ -57,6 +58,10 @@ class IndexCorruptError(VaultseekError):
 
 class IndexAccessError(VaultseekError):
     exit_code = 7
+
+
+class IndexClosedError(VaultseekError):
+    exit_code = 1
 
 
 class ModelError(VaultseekError):

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..config import Config
 from ..engine import Index
-from ..errors import QueryError
+from ..errors import IndexClosedError, QueryError
 from ..records import Progress, SearchFilter
 from .storage import StudyStore
 from .uploads import UploadError, UploadSink, is_upload, resolve_inside
@@ -27,34 +27,68 @@ IndexFactory = Callable[[], Index]
 
 
 class ReaderPool:
-    """Up to ``size`` Index objects handed to one thread at a time."""
+    """Up to ``size`` Index objects, each lent to one thread at a time.
+
+    Closing never touches an index that is out on loan: an apsw connection closed while
+    another thread is inside a statement raises ``ThreadingViolationError`` (the start-up
+    warm-up still searching at shutdown did exactly that). Idle indexes close at once; a
+    lent one is closed by its borrower as it comes back. Nothing waits for borrowers, so a
+    slow search cannot hang shutdown, and no index is lent after ``close``."""
 
     def __init__(self, factory: IndexFactory, size: int = 3) -> None:
         self.factory = factory
-        self.free: queue.LifoQueue[Index] = queue.LifoQueue()
-        self.all: list[Index] = []
         self.size = size
-        self.lock = threading.Lock()
+        self.idle: list[Index] = []
+        self.opened = 0
+        """Indexes that exist (idle or lent), or are being opened."""
+        self.closed = False
+        self.changed = threading.Condition()
 
     @contextmanager
     def borrow(self) -> Iterator[Index]:
-        try:
-            index = self.free.get_nowait()
-        except queue.Empty:
-            with self.lock:
-                grow = len(self.all) < self.size
-                if grow:
-                    index = self.factory()
-                    self.all.append(index)
-            if not grow:
-                index = self.free.get()
+        """An index for this thread alone until the block ends (raises
+        :class:`IndexClosedError` once the pool is closed)."""
+        index = self._take()
         try:
             yield index
         finally:
-            self.free.put(index)
+            self._give_back(index)
+
+    def _take(self) -> Index:
+        with self.changed:
+            while True:
+                if self.closed:
+                    raise IndexClosedError("the study app is shutting down", hint="start it again")
+                if self.idle:
+                    return self.idle.pop()
+                if self.opened < self.size:
+                    self.opened += 1
+                    break
+                self.changed.wait()
+        try:  # outside the lock: opening may wait for the database (see db.open_connection)
+            return self.factory()
+        except BaseException:
+            with self.changed:
+                self.opened -= 1
+                self.changed.notify()
+            raise
+
+    def _give_back(self, index: Index) -> None:
+        with self.changed:
+            if not self.closed:
+                self.idle.append(index)
+                self.changed.notify()
+                return
+            self.opened -= 1
+        index.close()  # the pool closed while it was lent: close it here, where it was used
 
     def close(self) -> None:
-        for index in self.all:
+        with self.changed:
+            self.closed = True
+            idle, self.idle = self.idle, []
+            self.opened -= len(idle)
+            self.changed.notify_all()  # borrowers waiting for an index get IndexClosedError
+        for index in idle:
             index.close()
 
 
@@ -238,10 +272,31 @@ class KnowledgeBase:
         self.readers = ReaderPool(factory)
         self.broadcast = Broadcast()
         self.ingest = Ingestor(factory, store, self.broadcast)
+        self.closing = threading.Event()
+        self.warmer: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Index the vault in the background, then warm a reader.
+
+        The warm-up waits for that first run: before it, the vectors it would load are not
+        written yet, and opening a reader beside the writer's first open of a new index is
+        the race that once cost the whole first run (see ``db.open_connection``)."""
+        synced = self.ingest.sync()
+        self.warmer = threading.Thread(target=self._warm_after, args=(synced,), name="vaultseek-warm", daemon=True)
+        self.warmer.start()
 
     def close(self) -> None:
-        self.ingest.close()
+        """Stop the writer and the warm-up (each given a bounded wait), then the readers."""
+        self.closing.set()
+        self.ingest.close()  # an unfinished first run ends as interrupted, which wakes the warm-up
+        if self.warmer is not None:
+            self.warmer.join(timeout=10)
         self.readers.close()
+
+    def _warm_after(self, synced: threading.Event) -> None:
+        synced.wait()
+        if not self.closing.is_set():
+            self.warm()
 
     def warm(self) -> None:
         """Load the model and the vectors into a reader now, so the first question is fast."""

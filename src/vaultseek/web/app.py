@@ -33,7 +33,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import threading
 import time
 import traceback
 from collections.abc import AsyncIterator, Callable
@@ -50,8 +49,8 @@ from starlette.staticfiles import StaticFiles
 
 from ..config import Config
 from ..engine import Index
-from ..errors import (IndexBusyError, IndexNotFoundError, LLMError, QueryError, VaultNotFoundError,
-                      VaultseekError)  # fmt: skip
+from ..errors import (IndexBusyError, IndexClosedError, IndexNotFoundError, LLMError, QueryError,
+                      VaultNotFoundError, VaultseekError)  # fmt: skip
 from ..study import ChatRequest, Notebook
 from ..study.generators import Order
 from ..study.uploads import UploadError
@@ -77,6 +76,8 @@ def _status_of(exc: VaultseekError) -> tuple[int, str]:
         return 503, "no_index"
     if isinstance(exc, IndexBusyError):
         return 503, "busy"
+    if isinstance(exc, IndexClosedError):
+        return 503, "shutting_down"
     if isinstance(exc, LLMError):
         return 502, "llm_error"
     return 500, "error"
@@ -363,8 +364,7 @@ def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_
     )
     app.state.notebook = notebook
     if sync_on_start:
-        notebook.kb.ingest.sync()
-        threading.Thread(target=notebook.kb.warm, name="vaultseek-warm", daemon=True).start()
+        notebook.kb.start()
     local_only = settings.serve_host in ("127.0.0.1", "localhost", "::1")
     guard = Guard(app, token=settings.serve_token, local_only=local_only)
     guard.notebook = notebook  # type: ignore[attr-defined]
