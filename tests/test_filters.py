@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 from vaultseek import QueryError, open_index
 from vaultseek.filters import parse_filter
@@ -322,3 +324,45 @@ def test_an_index_from_before_filters_gets_its_metadata_on_the_next_run(meta_vau
         assert found(index, {"where": ["status:done"]}) == {A, C}
         assert found(index, {"tags": ["work"]}) == {A, C, D}
 
+
+# -- the surfaces: CLI (and its daemon path in test_daemon.py), MCP in test_mcp.py, HTTP in
+# -- test_study_library.py -----------------------------------------------------------------
+
+
+def test_cli_filter_and_signal_flags(meta_vault: Path) -> None:
+    assert run_cli("index", str(meta_vault), "--quiet").returncode == 0
+    vault = ["--vault", str(meta_vault), "--json", "-k", "20"]
+    narrowed = run_cli("search", QUERY, *vault, "--where", "status:done", "--tag", "work", "--folder", "tasks", "--kind", "md")
+    assert narrowed.returncode == 0, narrowed.stderr
+    assert {r["path"] for r in json.loads(narrowed.stdout)["results"]} == {A, C}
+    either = run_cli("search", QUERY, *vault, "--where", "status:done", "--where", "status:open", "--after", "1d", "--before", "2999")
+    assert {r["path"] for r in json.loads(either.stdout)["results"]} == {A, B, C}
+    signals = run_cli("search", "c", *vault, "--title-match", "--recent", "--intent")
+    body = json.loads(signals.stdout)
+    assert body["results"][0]["path"] == C and set(body["results"][0]["signals"]) == {"title", "recency"}
+    text = run_cli("search", "c", "--vault", str(meta_vault), "--title-match", "--recent", "7", "-k", "1")
+    assert "title match" in text.stdout and "recency ×" in text.stdout
+    batch = "\n".join(json.dumps(line) for line in (
+        {"id": "open", "query": QUERY, "filters": {"where": ["status:open"]}},
+        {"id": "bad", "query": QUERY, "filters": {"where": ["status:"]}},
+    ))  # fmt: skip
+    lines = [json.loads(line) for line in run_cli("search", "--batch", "-", "--vault", str(meta_vault), stdin=batch).stdout.splitlines()]
+    assert [r["path"] for r in lines[0]["results"]] == [B] and "has no value" in lines[1]["error"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--after", "2026-13-45"], "cannot read '2026-13-45' as a date"),
+        (["--before", "soon"], "cannot read 'soon'"),
+        (["--where", "status:"], "has no value"),
+        (["--after", "2026-02-01", "--before", "2026-01-01"], "no time is both"),
+        (["--recent", "often"], "--recent takes a half-life"),
+    ],
+)
+def test_cli_bad_filters_are_one_line_and_exit_2(meta_vault: Path, flags: list[str], message: str) -> None:
+    with open_index(meta_vault, create=True) as index:
+        index.sync()
+    result = run_cli("search", QUERY, "--vault", str(meta_vault), "--no-daemon", *flags)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and "hint:" in result.stderr and "Traceback" not in result.stderr
