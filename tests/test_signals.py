@@ -109,6 +109,9 @@ def test_recency_reorders_near_ties_by_a_fake_clock(vault: Path, write: Callable
         assert factors["old.md"] == pytest.approx(0.5, abs=1e-3)
         before = {r.path: r.score for r in plain.results}
         assert all(r.score == pytest.approx(before[r.path] * factors[r.path]) for r in recent.results)
+        # A search may name its own "now": a year on, every file is old and the ties return.
+        later = index.search("nightly backup", k=3, recency_half_life_days=30, now=now + 10_000 * DAY)
+        assert [r.score for r in later.results] == pytest.approx([r.score * 0.5 for r in plain.results], rel=1e-3)
         # 0 turns it off, even when the configuration turns it on.
         assert index.search("nightly backup", k=3, recency_half_life_days=0).to_dict() == plain.to_dict()
         with pytest.raises(Exception, match="half-life"):

@@ -57,7 +57,8 @@ class Index:
         self._vectors: VectorIndex | None = None
         self._vectors_version: int | None = None
         self.clock: Callable[[], float] = time.time
-        """What "now" is for recency and relative dates (tests set a fixed one)."""
+        """What "now" is for recency and relative dates, unless a search names its own
+        (tests set a fixed one)."""
 
     @contextmanager
     def _database_errors(self) -> Iterator[None]:
@@ -141,6 +142,7 @@ class Index:
         title_match: bool | None = None,
         recency_half_life_days: float | None = None,
         intent: bool | None = None,
+        now: float | None = None,
     ) -> SearchResponse:
         """Search the index. Same index state and query → the same response.
 
@@ -149,12 +151,14 @@ class Index:
         a :class:`SearchFilter` or its JSON shape (``{"folders": [...], "tags": [...],
         "kinds": [...], "where": ["status:done"], "modified_after": "7d", ...}``, see
         :mod:`vaultseek.filters`) — applied before ranking. The signals ``title_match``,
-        ``recency_half_life_days`` (0: off) and ``intent`` default to the configuration's."""
+        ``recency_half_life_days`` (0: off) and ``intent`` default to the configuration's.
+        ``now`` (epoch seconds) is the moment recency and relative dates count from, for one
+        call (an evaluation pins it to its corpus's date); default: :attr:`clock`."""
         if not isinstance(query, str):
             raise QueryError("the query must be text")
         # Lone surrogates (from a broken terminal or file) cannot be encoded; keep the rest.
         query = query.encode("utf-8", "replace").decode("utf-8")
-        now = self.clock()
+        now = self.clock() if now is None else now
         half_life = self.config.recency_half_life_days if recency_half_life_days is None else recency_half_life_days
         if half_life is not None and (
             isinstance(half_life, bool) or not isinstance(half_life, (int, float)) or not 0 <= half_life < float("inf")
