@@ -92,6 +92,23 @@ def test_search_through_the_daemon_is_identical(daemon: Path) -> None:
     assert bad.returncode == 0
 
 
+def test_filters_and_signals_reach_the_daemon(daemon: Path) -> None:
+    flags = ["--where", "type:howto", "--tag", "security", "--title-match", "--intent", "--json"]
+    via = run_cli("search", "how do we rotate refresh tokens", "--vault", str(daemon), *flags)
+    local = run_cli("search", "how do we rotate refresh tokens", "--vault", str(daemon), "--no-daemon", *flags)
+    assert via.returncode == local.returncode == 0 and via.stdout == local.stdout
+    body = json.loads(via.stdout)
+    assert {r["path"] for r in body["results"]} == {"security/oauth.md"} and body["intent"] == "question"
+    # Straight to the socket: the daemon applies a scope itself, and refuses a bad one.
+    found = daemon_client.request(db_of(daemon), {"op": "search", "query": "tokens", "scope": {"folders": ["cooking"]}})
+    assert found is not None and {r["path"] for r in found["results"]} == {"cooking/bread.md"}
+    with pytest.raises(daemon_client.DaemonError, match="cannot read") as bad:
+        daemon_client.request(db_of(daemon), {"op": "search", "query": "x", "scope": {"modified_after": "soon"}})
+    assert bad.value.exit_code == 2
+    refused = run_cli("search", "x", "--vault", str(daemon), "--before", "soon")
+    assert refused.returncode == 2 and "cannot read" in refused.stderr
+
+
 def test_socket_is_private_and_status_reports(daemon: Path) -> None:
     path = daemon_client.socket_path(db_of(daemon))
     assert stat.S_IMODE(path.stat().st_mode) == 0o600

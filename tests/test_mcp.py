@@ -35,7 +35,7 @@ async def session_calls(vault: Path) -> dict[str, Any]:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "vaultseek.cli", "mcp", "--vault", str(vault)],
-        env={k: v for k, v in os.environ.items() if k.startswith(("XDG_", "VAULTSEEK_"))},
+        env={k: v for k, v in os.environ.items() if k.startswith(("XDG_", "VAULTSEEK_")) or k == "PYTHONPATH"},
     )
     out: dict[str, Any] = {}
     async with Client(params) as client:
@@ -51,6 +51,16 @@ async def session_calls(vault: Path) -> dict[str, Any]:
         out["bm25"] = await client.call_tool("search", {"query": "_rrf_fuse", "mode": "bm25", "max_tokens": 60})
         out["document"] = await client.call_tool("search", {"query": "widget-33", "mode": "bm25"})
         out["bad"] = await client.call_tool("search", {"query": "x", "mode": "psychic"})
+        out["filtered"] = await client.call_tool("search", {
+            "query": "rotate refresh tokens", "k": 10,
+            "filters": {"tags": ["#Security"], "where": ["type:howto"], "kinds": ["note"], "modified_after": "1w"},
+        })  # fmt: skip
+        out["elsewhere"] = await client.call_tool("search", {"query": "rotate refresh tokens", "filters": {"folders": ["cooking"]}})
+        out["signals"] = await client.call_tool(
+            "search", {"query": "fusion", "k": 3, "title_match": True, "recency_half_life_days": 30, "intent": True}
+        )
+        out["bad_filter"] = await client.call_tool("search", {"query": "x", "filters": {"modified_after": "soon"}})
+        out["bad_field"] = await client.call_tool("search", {"query": "x", "filters": {"colour": ["red"]}})
     return out
 
 
@@ -58,7 +68,9 @@ def test_mcp_tools_over_stdio(indexed: Path) -> None:
     out = run(session_calls(indexed))
     assert set(out["tools"]) == {"search", "get_note", "get_chunk", "status"}
     schema = out["tools"]["search"].input_schema
-    assert set(schema["properties"]) == {"query", "k", "mode", "max_tokens"}
+    assert set(schema["properties"]) == {
+        "query", "k", "mode", "max_tokens", "filters", "title_match", "recency_half_life_days", "intent"}
+    assert "where" in json.dumps(schema) and "modified_after" in json.dumps(schema)
     assert "path" in out["tools"]["search"].description
 
     search = out["search"].structured_content
@@ -81,6 +93,14 @@ def test_mcp_tools_over_stdio(indexed: Path) -> None:
     assert out["bm25"].structured_content["results"][0]["path"] == "code/fusion.md"
     assert len(out["bm25"].structured_content["results"]) >= 1
     assert out["bad"].is_error
+
+    filtered = out["filtered"].structured_content["results"]
+    assert {r["path"] for r in filtered} == {"security/oauth.md"} and not out["filtered"].is_error
+    assert {r["path"] for r in out["elsewhere"].structured_content["results"]} == {"cooking/bread.md"}
+    named = out["signals"].structured_content
+    assert named["results"][0]["path"] == "code/fusion.md" and set(named["results"][0]["signals"]) == {"title", "recency"}
+    assert out["bad_filter"].is_error and "cannot read 'soon'" in json.dumps([c.model_dump() for c in out["bad_filter"].content])
+    assert out["bad_field"].is_error
 
 
 def test_mcp_without_an_index_is_one_line_not_a_traceback(vault: Path) -> None:

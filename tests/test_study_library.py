@@ -145,6 +145,26 @@ def test_search_api_filters_and_errors(client: Any) -> None:
     assert client.get("/api/search", params={"q": "x", "k": "ten"}).status_code == 400
 
 
+def test_search_api_frontmatter_dates_and_signals(client: Any) -> None:
+    def paths(**params: Any) -> set[str]:
+        response = client.get("/api/search", params={"q": "notice period starter", **params})
+        assert response.status_code == 200, response.text
+        return {r["path"] for r in response.json()["results"]}
+
+    assert paths(tags="law") == {"law/tenancy.md"}  # law/tenancy is nested under law
+    assert paths(kinds="md", modified_after="1d", modified_before="2999-01-01") == {"law/tenancy.md", "cooking/bread.md"}
+    assert paths(modified_before="2000") == set()
+    assert paths(where="tags:food") == {"cooking/bread.md"}  # frontmatter list membership
+    assert paths(where=["tags:food", "tags:law/tenancy"]) == {"cooking/bread.md", "law/tenancy.md"}
+    body = client.get("/api/search", params={"q": "Tenancy", "title_match": "1", "recency_half_life_days": "30",
+                                             "intent": "true"}).json()  # fmt: skip
+    assert body["results"][0]["path"] == "law/tenancy.md" and set(body["results"][0]["signals"]) == {"title", "recency"}
+    for bad in ({"modified_after": "soon"}, {"where": "status:"}, {"title_match": "maybe"},
+                {"recency_half_life_days": "a week"}, {"recency_half_life_days": "-3"}):  # fmt: skip
+        error = client.get("/api/search", params={"q": "x", **bad})
+        assert error.status_code == 400 and error.json()["error"]["code"] == "bad_request", bad
+
+
 @pytest.fixture
 def served(study_vault: Path, tmp_path: Path, standin: StandinLLM) -> Iterator[str]:
     """`vaultseek serve` as its own process (what a user runs), on a free port."""

@@ -23,6 +23,8 @@ from .cli_intake import add_parsers as add_intake_parsers
 from .errors import VaultseekError
 
 EXIT_INTERRUPTED = 130
+RECENT_DEFAULT_DAYS = 30.0
+"""The half-life ``search --recent`` uses when given no number and none is configured."""
 
 
 class UsageError(VaultseekError):
@@ -64,6 +66,17 @@ def build_parser() -> argparse.ArgumentParser:
         help='JSON Lines of {"id": ..., "query": ...} ("-" for stdin); one JSON line out per query',
     )
     search.add_argument("--no-daemon", action="store_true", help="search in this process even if a daemon runs")
+    narrow = search.add_argument_group("filters (applied before ranking; repeat a flag for alternatives)")
+    narrow.add_argument("--folder", action="append", metavar="FOLDER", help="only files in this folder (and its subfolders)")
+    narrow.add_argument("--tag", action="append", metavar="TAG", help="only notes with this tag (#a also takes #a/b)")
+    narrow.add_argument("--where", action="append", metavar="KEY:VALUE", help="frontmatter condition, e.g. status:done; a bare KEY: the key is set")
+    narrow.add_argument("--kind", action="append", metavar="KIND", help="note, pdf, docx, pptx, xlsx, csv, html, txt, json, yaml")
+    narrow.add_argument("--after", metavar="WHEN", help="modified at or after: 2026-01-31, 2026-01-31T14:00, or an age: 12h, 7d, 2w, 3mo, 1y")
+    narrow.add_argument("--before", metavar="WHEN", help="modified before (same forms as --after)")
+    signals = search.add_argument_group("ranking signals (default: the configuration's)")
+    signals.add_argument("--title-match", action=argparse.BooleanOptionalAction, default=None, help="a note whose title, alias or file name is the query goes first")
+    signals.add_argument("--recent", nargs="?", const="default", metavar="DAYS", help="favour recently modified files (half-life in days; default 30); 0: off")
+    signals.add_argument("--intent", action=argparse.BooleanOptionalAction, default=None, help="lean lexical for identifiers, on meaning for long questions")
     _add_common(search)
 
     status = commands.add_parser("status", help="what is indexed, what was skipped and why")
@@ -160,7 +173,7 @@ def cmd_search(args: argparse.Namespace, out: TextIO) -> int:
             "give either a query or --batch FILE",
             hint='vaultseek search "how do I …" (a query starting with - goes after --)',
         )
-    options = {"mode": args.mode, "k": args.k, "max_tokens": args.max_tokens}
+    options = _search_options(args)
     response = None if args.batch is not None or args.no_daemon else _search_by_daemon(args, options)
     if response is None:
         with _open(args, create=False) as index:
@@ -176,16 +189,60 @@ def cmd_search(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _search_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The search flags as :meth:`Index.search` keywords; filters stay in their JSON shape
+    (the engine reads and checks them, so a daemon does exactly what this process would)."""
+    scope = {
+        name: value
+        for name, value in (
+            ("folders", args.folder), ("tags", args.tag), ("where", args.where), ("kinds", args.kind),
+            ("modified_after", args.after), ("modified_before", args.before),
+        )
+        if value is not None
+    }  # fmt: skip
+    options: dict[str, Any] = {"mode": args.mode, "k": args.k, "max_tokens": args.max_tokens}
+    if scope:
+        options["scope"] = scope
+    if args.title_match is not None:
+        options["title_match"] = args.title_match
+    if args.intent is not None:
+        options["intent"] = args.intent
+    if args.recent is not None:
+        options["recency_half_life_days"] = _half_life(args)
+    return options
+
+
+def _half_life(args: argparse.Namespace) -> float:
+    """``--recent`` alone: the configured half-life, else 30 days; ``--recent N``: N days."""
+    if args.recent == "default":
+        from .config import load_config
+
+        configured = load_config(vault=args.vault, db=args.db, config_file=args.config).recency_half_life_days
+        return configured or RECENT_DEFAULT_DAYS
+    try:
+        days = float(args.recent)
+    except ValueError:
+        days = float("nan")
+    if not 0 <= days < float("inf"):
+        raise UsageError(f"--recent takes a half-life in days (got {args.recent!r})", hint="e.g. --recent 14; --recent 0 turns it off")
+    return days
+
+
 def _search_by_daemon(args: argparse.Namespace, options: dict[str, Any]) -> Any:
     """The response from a running daemon for this index, or None (then search here). The
-    daemon gets this process's settings for what a search may vary (k, fusion, depth)."""
+    daemon gets this process's settings for what a search may vary (k, fusion, depth,
+    signals)."""
     from . import daemon_client
     from .config import load_config
-    from .records import SearchResponse, SearchResult
+    from .records import Location, SearchResponse, SearchResult
 
     config = load_config(vault=args.vault, db=args.db, config_file=args.config)
     assert config.db is not None
-    request = {"op": "search", "query": args.query, **options, "fusion": config.fusion, "candidates": config.candidates}
+    request = {
+        "op": "search", "query": args.query, "title_match": config.title_match, "intent": config.intent,
+        "recency_half_life_days": config.recency_half_life_days or 0, **options,
+        "fusion": config.fusion, "candidates": config.candidates,
+    }  # fmt: skip
     request["k"] = options["k"] or config.top_k
     try:
         found = daemon_client.request(config.db, request, timeout=30.0)
@@ -195,10 +252,12 @@ def _search_by_daemon(args: argparse.Namespace, options: dict[str, Any]) -> Any:
         return None
     results = tuple(
         SearchResult(**{key: row[key] for key in (
-            "path", "section", "heading_context", "snippet", "score", "bm25_rank", "vec_rank", "chunk_id")})
+            "path", "section", "heading_context", "snippet", "score", "bm25_rank", "vec_rank", "chunk_id")},
+            location=Location.from_dict(row["location"]) if row.get("location") else None,
+            signals=row.get("signals") or {})
         for row in found["results"]
     )  # fmt: skip
-    return SearchResponse(found["query"], found["mode"], results, tuple(found.get("notices", ())))
+    return SearchResponse(found["query"], found["mode"], results, tuple(found.get("notices", ())), intent=found.get("intent"))
 
 
 def _run_batch(index: Any, source: str, options: dict[str, Any], out: TextIO) -> int:
@@ -223,7 +282,8 @@ def _run_batch(index: Any, source: str, options: dict[str, Any], out: TextIO) ->
             record["id"] = item.get("id", number)
             if not isinstance(item.get("query"), str):
                 raise ValueError('the object needs a "query" string')
-            response = index.search(item["query"], **options)
+            scope = item["filters"] if "filters" in item else options.get("scope")  # the line's own, if any
+            response = index.search(item["query"], **{**options, "scope": scope})
             record["results"] = [r.to_dict() for r in response.results]
             if response.notices:
                 record["notices"] = list(response.notices)

@@ -64,6 +64,14 @@ class Config:
     bm25_weight: float | None = None
     """List weights in fusion; unset means the method's measured default."""
     vector_weight: float | None = None
+    title_match: bool = False
+    """Search signal: a note whose title, alias or file name is the query ranks first."""
+    recency_half_life_days: float | None = None
+    """Search signal: decay scores by file age with this half-life in days; unset or 0: off."""
+    recency_weight: float = 0.5
+    """Search signal: the share of a score recency can take away (0 to 1)."""
+    intent: bool = False
+    """Search signal: lean lexical for identifier-like queries, on meaning for long questions."""
     hook_max_tokens: int = 500
     """Agent hooks: the token budget of the context a prompt gets."""
     hook_min_relevance: float = 0.45
@@ -192,9 +200,9 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
                 value = float(value)
             except ValueError:
                 raise bad("a number") from None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
             raise bad("a number of at least 0")
-        if key.startswith("intake_") and value > 1:
+        if (key.startswith("intake_") or key == "recency_weight") and value > 1:
             raise bad("a number from 0 to 1")
         return float(value)
     if not isinstance(value, str) or not value.strip():

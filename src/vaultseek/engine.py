@@ -13,7 +13,8 @@ and reloads the matrix when another process has written to the index.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from .config import Config, VaultRegistry, load_config
 from .embeddings import StaticEmbedder, load_embedder
 from .errors import ConfigError, ModelError, QueryError, VaultNotFoundError
 from .extract import Extract, extract_relevant
+from .filters import parse_filter
 from .migrations import migrate
 from .records import IndexStatus, SearchFilter, SearchMode, SearchResponse, SyncReport
 from .search import SearchParams, VectorsUnavailable, run_search
@@ -54,6 +56,9 @@ class Index:
         self._embedder_error: ModelError | None = None
         self._vectors: VectorIndex | None = None
         self._vectors_version: int | None = None
+        self.clock: Callable[[], float] = time.time
+        """What "now" is for recency and relative dates, unless a search names its own
+        (tests set a fixed one)."""
 
     @contextmanager
     def _database_errors(self) -> Iterator[None]:
@@ -133,17 +138,35 @@ class Index:
         max_tokens: int | None = None,
         fusion: str | None = None,
         candidates: int | None = None,
-        scope: SearchFilter | None = None,
+        scope: SearchFilter | Mapping[str, Any] | None = None,
+        title_match: bool | None = None,
+        recency_half_life_days: float | None = None,
+        intent: bool | None = None,
+        now: float | None = None,
     ) -> SearchResponse:
         """Search the index. Same index state and query → the same response.
 
         ``fusion`` and ``candidates`` override the configured fusion method and list depth
-        (the evaluation harness compares them). ``scope`` limits the search to some files
-        (paths, folders, tags, kinds), applied before ranking."""
+        (the evaluation harness compares them). ``scope`` limits the search to some files —
+        a :class:`SearchFilter` or its JSON shape (``{"folders": [...], "tags": [...],
+        "kinds": [...], "where": ["status:done"], "modified_after": "7d", ...}``, see
+        :mod:`vaultseek.filters`) — applied before ranking. The signals ``title_match``,
+        ``recency_half_life_days`` (0: off) and ``intent`` default to the configuration's.
+        ``now`` (epoch seconds) is the moment recency and relative dates count from, for one
+        call (an evaluation pins it to its corpus's date); default: :attr:`clock`."""
         if not isinstance(query, str):
             raise QueryError("the query must be text")
         # Lone surrogates (from a broken terminal or file) cannot be encoded; keep the rest.
         query = query.encode("utf-8", "replace").decode("utf-8")
+        now = self.clock() if now is None else now
+        half_life = self.config.recency_half_life_days if recency_half_life_days is None else recency_half_life_days
+        if half_life is not None and (
+            isinstance(half_life, bool) or not isinstance(half_life, (int, float)) or not 0 <= half_life < float("inf")
+        ):
+            raise QueryError(
+                f"the recency half-life must be a number of days, at least 0 (got {half_life!r})",
+                hint="e.g. 30; 0 turns recency off",
+            )
         params = SearchParams(
             mode=mode,
             k=k if k is not None else self.config.top_k,
@@ -153,7 +176,12 @@ class Index:
             bm25_weight=self.config.bm25_weight,
             vector_weight=self.config.vector_weight,
             max_tokens=max_tokens,
-            scope=scope,
+            scope=parse_filter(scope, now=now),
+            title_match=self.config.title_match if title_match is None else bool(title_match),
+            recency_half_life_days=float(half_life) if half_life else None,
+            recency_weight=self.config.recency_weight,
+            intent=self.config.intent if intent is None else bool(intent),
+            now=now,
         )
         with self._database_errors():
             return run_search(self.store, query, params, self._vector_side)

@@ -9,7 +9,7 @@ itself, so every surface shows the same explanation the fusion actually used.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 DEFAULT_K = 60
 FUSION_METHODS = ("rrf", "convex")
@@ -29,6 +29,8 @@ class Fused:
     score: float
     ranks: Mapping[str, int]
     """List name → 1-based rank of the item in that list (absent if it was not there)."""
+    signals: Mapping[str, float] = field(default_factory=dict)
+    """Post-fusion signal → what it did to the score (see ``signals.py``); empty when none ran."""
 
 
 def rrf(

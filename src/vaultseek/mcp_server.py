@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from typing_extensions import TypedDict  # the SDK's pydantic wants this one on Python 3.11
 
 from . import __version__
 from .engine import Index
@@ -34,7 +35,27 @@ Returns up to k sections, best first, each with `path` (vault-relative), `sectio
 `heading_context` (note title | type | tags | heading trail), a short `snippet`, `score` and
 `id` (pass it to get_chunk for the whole section); a document's sections also carry `location`
 (page, slide, or sheet and rows). mode: "hybrid" (default), "bm25" for exact terms, "vector"
-for paraphrases. max_tokens caps the size of the whole answer (about 4 characters a token)."""
+for paraphrases. max_tokens caps the size of the whole answer (about 4 characters a token).
+filters narrow the search before ranking (fields AND, values of one field OR): folders
+(["work"], subfolders included), tags (["project"] also takes #project/alpha), kinds (["note",
+"pdf"]), where (frontmatter, ["status:done", "priority=1"]; a bare key: the key is set),
+modified_after / modified_before ("2026-01-31", "7d", "2w"; after inclusive, before exclusive).
+title_match puts a note whose title or alias is the query first; recency_half_life_days favours
+recently modified files (e.g. 30); intent leans on exact words for identifiers and on meaning
+for long questions. Each defaults to the server's configuration."""
+
+
+class SearchFilters(TypedDict, total=False, closed=True):
+    """The filter object of the search tool (rules: ``filters.py``); an unknown field is an
+    error, not silently ignored."""
+
+    folders: list[str] | str
+    tags: list[str] | str
+    kinds: list[str] | str
+    where: list[str] | str
+    modified_after: str
+    modified_before: str
+    paths: list[str] | str
 
 
 def _search_result(hit: Any) -> dict[str, Any]:
@@ -46,6 +67,7 @@ def _search_result(hit: Any) -> dict[str, Any]:
         "snippet": hit.snippet,
         "score": round(hit.score, 4),
         **_location(hit.location),
+        **({"signals": dict(hit.signals)} if hit.signals else {}),
     }
 
 
@@ -86,15 +108,24 @@ def build_mcp_server(index: Index) -> MCPServer:
         k: int = 8,
         mode: Literal["hybrid", "bm25", "vector"] = "hybrid",
         max_tokens: int | None = None,
+        filters: SearchFilters | None = None,
+        title_match: bool | None = None,
+        recency_half_life_days: float | None = None,
+        intent: bool | None = None,
     ) -> dict[str, Any]:
         if k < 1 or k > 100:
             raise ToolError("k must be between 1 and 100")
         if max_tokens is not None and max_tokens < 1:
             raise ToolError("max_tokens must be at least 1")
-        response = call(index.search, query, mode=mode, k=k, max_tokens=max_tokens)
+        response = call(
+            index.search, query, mode=mode, k=k, max_tokens=max_tokens, scope=dict(filters or {}),
+            title_match=title_match, recency_half_life_days=recency_half_life_days, intent=intent,
+        )  # fmt: skip
         out: dict[str, Any] = {"query": query, "results": [_search_result(h) for h in response.results]}
         if response.notices:
             out["notices"] = list(response.notices)
+        if response.intent:
+            out["intent"] = response.intent
         return out
 
     @server.tool(

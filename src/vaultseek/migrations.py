@@ -110,7 +110,54 @@ def m002_documents(conn: Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (m001_initial, m002_documents)
+def m003_note_metadata(conn: Connection) -> None:
+    """What search filters and the title signal ask of a file, indexed.
+
+    * ``frontmatter_fields``: one row per scalar of a note's frontmatter (each item of a
+      list), key case-folded and nested keys dot-joined, value normalised by
+      ``filters.field_value`` — so ``status:Done`` finds ``Status: done`` through the
+      ``(key, value)`` index. ``value`` is NULL for a value too long to compare (the key is
+      still there).
+    * ``file_tags``: a note's tags case-folded, each with its parents (``a/b/c`` is stored as
+      ``a``, ``a/b`` and ``a/b/c``), so a tag filter — nested tags included — is one indexed
+      lookup rather than a JSON scan of every file (``files.tags`` keeps the tags as written).
+    * ``file_names``: a file's title, aliases and file name, normalised by
+      ``signals.name_key``, so a query that *is* a note's name finds it with one lookup.
+    * indexes on ``files(kind)`` and ``files(mtime_ns)`` for the kind and date filters. Every
+      index on the three new tables covers all their columns: a filter reads no table rows,
+      whether it lists the files with a value or tests one file's rows per search hit.
+
+    Existing indexes get the rows when ``sync.PIPELINE_VERSION`` makes the next run re-parse
+    every file.
+    """
+    conn.execute(
+        """
+        CREATE TABLE frontmatter_fields (
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            key     TEXT NOT NULL,
+            value   TEXT
+        );
+        CREATE INDEX frontmatter_by_key ON frontmatter_fields(key, value, file_id);
+        CREATE INDEX frontmatter_by_file ON frontmatter_fields(file_id, key, value);
+        CREATE TABLE file_tags (
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            tag     TEXT NOT NULL
+        );
+        CREATE INDEX file_tags_by_tag ON file_tags(tag, file_id);
+        CREATE INDEX file_tags_by_file ON file_tags(file_id, tag);
+        CREATE TABLE file_names (
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            name    TEXT NOT NULL
+        );
+        CREATE INDEX file_names_by_name ON file_names(name, file_id);
+        CREATE INDEX file_names_by_file ON file_names(file_id);
+        CREATE INDEX files_by_kind ON files(kind);
+        CREATE INDEX files_by_mtime ON files(mtime_ns);
+        """
+    )
+
+
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (m001_initial, m002_documents, m003_note_metadata)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -6,7 +6,9 @@ any surface (CLI, MCP, hooks, HTTP) can render them without knowing how they wer
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime
 from typing import Any, Literal
 
 SearchMode = Literal["hybrid", "bm25", "vector"]
@@ -113,10 +115,14 @@ class SearchResult:
     text: str = field(repr=False, default="")
     location: Location | None = None
     """Page / slide / sheet and rows for a document hit; None for a note."""
+    signals: Mapping[str, float] = field(default_factory=dict)
+    """What each post-fusion signal that ran did to the score (``title``: the amount added,
+    ``recency``: the factor applied); empty when none ran."""
 
     def to_dict(self) -> dict[str, Any]:
-        """The documented JSON shape of a result (``text`` and ``chunk_id`` stay internal)."""
-        return {
+        """The documented JSON shape of a result (``text`` and ``chunk_id`` stay internal;
+        ``signals`` appears only when a signal ran)."""
+        out: dict[str, Any] = {
             "path": self.path,
             "section": self.section,
             "heading_context": self.heading_context,
@@ -126,6 +132,9 @@ class SearchResult:
             "vec_rank": self.vec_rank,
             "location": self.location.to_dict() if self.location is not None else None,
         }
+        if self.signals:
+            out["signals"] = dict(self.signals)
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +142,7 @@ class SearchFilter:
     """Which files a search may return: applied before ranking, so the top k are all from
     inside the scope. Fields combine with AND, the values of one field with OR; ``None``
     means "no restriction" while an empty tuple matches nothing (an empty category).
+    :func:`vaultseek.filters.parse_filter` builds one from the JSON shape users write.
 
     Request-local by design: it travels with one ``search`` call and is never stored on
     the index, so concurrent searches under different scopes cannot mix."""
@@ -145,36 +155,32 @@ class SearchFilter:
     """Tags without ``#``, case-insensitive; a nested tag ``a/b`` matches the filter ``a``."""
     kinds: tuple[str, ...] | None = None
     """``note`` or a document type (``pdf``, ``docx``, …)."""
+    where: tuple[tuple[str, str | None], ...] | None = None
+    """Frontmatter conditions ``(key, value)``; value None: the key is set. Conditions on one
+    key are alternatives, different keys must all hold (matching rules: ``filters``)."""
+    modified_after: datetime | None = None
+    """Files modified at or after this time."""
+    modified_before: datetime | None = None
+    """Files modified before this time."""
 
     @property
     def unrestricted(self) -> bool:
-        return self.paths is None and self.folders is None and self.tags is None and self.kinds is None
+        return all(getattr(self, f.name) is None for f in fields(self))
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> SearchFilter:
-        """From JSON such as ``{"folders": ["work"], "tags": ["security"]}`` (raises
-        ValueError on anything else)."""
-        if not data:
-            return cls()
-        if not isinstance(data, dict):
-            raise ValueError("a filter must be an object")
-        unknown = sorted(set(data) - {"paths", "folders", "tags", "kinds"})
-        if unknown:
-            raise ValueError(f"unknown filter field(s): {', '.join(unknown)}")
-        values: dict[str, tuple[str, ...] | None] = {}
-        for name, raw in data.items():
-            if raw is None:
-                continue
-            if isinstance(raw, str):
-                raw = [raw]
-            if not isinstance(raw, (list, tuple)) or not all(isinstance(v, str) for v in raw):
-                raise ValueError(f"filter field {name!r} must be a list of strings")
-            clean = {"folders": lambda v: v.strip().strip("/"), "tags": lambda v: v.strip().lstrip("#").rstrip("/")}
-            values[name] = tuple(clean.get(name, str.strip)(v) for v in raw)
-        return cls(**values)
-
-    def to_dict(self) -> dict[str, list[str]]:
-        return {k: list(v) for k, v in asdict(self).items() if v is not None}
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape :func:`~vaultseek.filters.parse_filter` reads (fields that are set)."""
+        out: dict[str, Any] = {}
+        for name in ("paths", "folders", "tags", "kinds"):
+            values = getattr(self, name)
+            if values is not None:
+                out[name] = list(values)
+        if self.where is not None:
+            out["where"] = [key if value is None else f"{key}:{value}" for key, value in self.where]
+        for name in ("modified_after", "modified_before"):
+            moment = getattr(self, name)
+            if moment is not None:
+                out[name] = moment.isoformat()
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +192,8 @@ class SearchResponse:
     results: tuple[SearchResult, ...]
     notices: tuple[str, ...] = ()
     """E.g. "vector search unavailable (…); showing BM25 results"."""
+    intent: str | None = None
+    """``identifier`` or ``question`` when the intent option shifted the list weights."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -195,6 +203,8 @@ class SearchResponse:
         }
         if self.notices:
             out["notices"] = list(self.notices)
+        if self.intent is not None:
+            out["intent"] = self.intent
         return out
 
 

@@ -38,9 +38,11 @@ from .documents import (
     kind_of,
 )
 from .embeddings import StaticEmbedder
+from .filters import frontmatter_fields, tag_keys
 from .lexical import index_text
 from .markdown import parse_note
 from .records import ChunkDraft, Note, Progress, SkippedFile, SyncReport
+from .signals import note_names
 from .sources import (
     PathFilter,
     SourceError,
@@ -51,10 +53,11 @@ from .sources import (
 )
 from .store import FileState, PreparedChunk, Store
 
-PIPELINE_VERSION = "2"
+PIPELINE_VERSION = "3"
 """Bump when reading, scrubbing or chunking changes what a file becomes: the next run then
 re-processes every file (vectors are reused wherever the embedded text is unchanged), so
-e.g. a new credential pattern reaches notes that have not been edited since."""
+e.g. a new credential pattern reaches notes that have not been edited since. (3: frontmatter
+fields and names are stored for filters and the title signal.)"""
 REEMBEDDING = "reembedding:"
 """Stored in place of the model fingerprint while a model change is half done, so nothing
 trusts a table that mixes two models' vectors, and the next run starts the re-embed over."""
@@ -308,6 +311,9 @@ class Syncer:
                 kind=item.kind,
                 ocr_pages=item.ocr_pages,
                 ocr_pending=item.ocr_pending,
+                fields=frontmatter_fields(item.note.frontmatter),
+                tags=tag_keys(item.note.tags),
+                names=note_names(item.note.title, item.note.aliases, item.source.path),
             )
             self.counts["updated" if state else "added"] += 1
             self.counts["chunks"] += len(chunks)

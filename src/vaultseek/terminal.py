@@ -143,6 +143,8 @@ def format_sync_report(report: SyncReport, *, vault: str, db: str) -> str:
 def format_results(response: SearchResponse, *, color: bool) -> str:
     bold, dim, reset = ("\033[1m", "\033[2m", "\033[0m") if color else ("", "", "")
     lines: list[str] = [f"note: {n}" for n in response.notices]
+    if response.intent is not None:
+        lines.append(f"intent: {response.intent} ({'exact words' if response.intent == 'identifier' else 'meaning'} weighted up)")
     if not response.results:
         lines.append(f"No results for {response.query!r}.")
         return "\n".join(lines)
@@ -152,6 +154,10 @@ def format_results(response: SearchResponse, *, color: bool) -> str:
             ranks.append(f"bm25 #{hit.bm25_rank}")
         if hit.vec_rank is not None:
             ranks.append(f"vector #{hit.vec_rank}")
+        if "title" in hit.signals:
+            ranks.append("title match")
+        if "recency" in hit.signals:
+            ranks.append(f"recency ×{hit.signals['recency']:.2f}")
         where = hit.path
         if hit.location is not None and hit.location.label():
             where += f" · {hit.location.label()}"

@@ -22,6 +22,9 @@ class VectorIndex:
             raise ValueError("ids and matrix rows differ in number")
         self.ids = np.ascontiguousarray(ids, dtype=np.int64)
         self.matrix_t = np.ascontiguousarray(np.asarray(matrix, dtype=np.float32).T)
+        self.files: np.ndarray | None = None
+        """The file id of each row (0: unknown), loaded by the first filtered search that
+        needs it and kept as long as this matrix (both are replaced when the index changes)."""
 
     @classmethod
     def from_transposed(cls, ids: np.ndarray, matrix_t: np.ndarray) -> VectorIndex:
@@ -29,6 +32,7 @@ class VectorIndex:
         index = cls.__new__(cls)
         index.ids = np.ascontiguousarray(ids, dtype=np.int64)
         index.matrix_t = np.ascontiguousarray(matrix_t, dtype=np.float32)
+        index.files = None
         if index.matrix_t.ndim != 2 or (len(index.ids) and index.matrix_t.shape[1] != len(index.ids)):
             raise ValueError("ids and matrix columns differ in number")
         return index
@@ -45,29 +49,42 @@ class VectorIndex:
     def dim(self) -> int:
         return int(self.matrix_t.shape[0]) if len(self.ids) else 0
 
-    def search(
-        self, query: np.ndarray, k: int, *, allowed: np.ndarray | None = None
-    ) -> list[tuple[int, float]]:
+    def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """The ``k`` (chunk id, cosine similarity) pairs most similar to ``query`` (rows and
         query are unit length), best first, ties broken by smaller id for reproducibility.
-        ``allowed`` (chunk ids) masks the rows first, so all ``k`` come from inside it."""
-        n = len(self.ids)
-        if k <= 0 or not n or not np.any(query):
+        (A filtered search ranks its rows with :meth:`similarities` and :meth:`top`.)"""
+        if k <= 0 or not len(self.ids) or not np.any(query):
             return []
-        scores = np.asarray(query, dtype=np.float32) @ self.matrix_t
+        return self.top(self.similarities(query), k)
+
+    def similarities(self, query: np.ndarray) -> np.ndarray:
+        """The cosine similarity of ``query`` (unit length) to every row, in row order."""
+        return np.asarray(query, dtype=np.float32) @ self.matrix_t
+
+    def top(self, scores: np.ndarray, k: int, *, rows: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """The ``k`` best (chunk id, score) of ``scores`` (one per row), only among ``rows``
+        (row positions) if given; best first, ties broken by smaller id."""
         ids = self.ids
-        if allowed is not None:
-            rows = np.flatnonzero(np.isin(ids, allowed, assume_unique=True))
+        if rows is not None:
             scores, ids = scores[rows], ids[rows]
-            n = len(rows)
-            if not n:
-                return []
-        if k < n:
-            # The k-th best score, then everything at least as good (ties included, so the
-            # id tie-break below sees them all): cheaper than argpartition over all n.
-            kth = np.partition(scores, n - k)[n - k]
-            candidates = np.flatnonzero(scores >= kth)
-        else:
-            candidates = np.arange(n)
+        if k <= 0 or not len(ids):
+            return []
+        candidates = _at_least_kth(scores, k)
         order = candidates[np.lexsort((ids[candidates], -scores[candidates]))[:k]]
         return [(int(i), float(s)) for i, s in zip(ids[order], scores[order])]
+
+    def best_rows(self, scores: np.ndarray, k: int) -> np.ndarray:
+        """The rows whose score is at least the ``k``-th best (ties included, so possibly
+        more than ``k``), in row order: a superset of any top ``k`` however ties break."""
+        return _at_least_kth(scores, k) if k > 0 else np.zeros(0, dtype=np.int64)
+
+
+def _at_least_kth(scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the scores at least as good as the ``k``-th best: the k-th best score,
+    then everything at least as good (ties included, so an id tie-break sees them all) —
+    cheaper than argpartition over all of them."""
+    n = len(scores)
+    if k >= n:
+        return np.arange(n)
+    kth = np.partition(scores, n - k)[n - k]
+    return np.flatnonzero(scores >= kth)

@@ -14,11 +14,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 from ..config import Config
 from ..engine import Index
 from ..errors import IndexClosedError, QueryError
+from ..filters import parse_filter
 from ..records import Progress, SearchFilter
 from .storage import StudyStore
 from .uploads import UploadError, UploadSink, is_upload, resolve_inside
@@ -353,24 +355,26 @@ class KnowledgeBase:
         them (united with any paths named directly)."""
         scope = dict(scope or {})
         categories = scope.pop("categories", None)
+        if isinstance(categories, str):
+            categories = [categories]
+        if categories is not None and (
+            not isinstance(categories, list) or not all(isinstance(c, str) for c in categories)
+        ):
+            raise QueryError("bad scope: categories must be a list of strings")
         try:
-            if isinstance(categories, str):
-                categories = [categories]
-            if categories is not None and (
-                not isinstance(categories, list) or not all(isinstance(c, str) for c in categories)
-            ):
-                raise ValueError("categories must be a list of strings")
-            base = SearchFilter.from_dict({k: v for k, v in scope.items() if v not in (None, [], "")})
-        except ValueError as exc:
-            raise QueryError(f"bad scope: {exc}") from exc
+            base = parse_filter({k: v for k, v in scope.items() if v not in (None, [], "")})
+        except QueryError as exc:
+            raise QueryError(f"bad scope: {exc.message}", hint=exc.hint) from exc
         if categories:
             paths = tuple(dict.fromkeys((*self.store.paths_in(categories), *(base.paths or ()))))
-            base = SearchFilter(paths=paths, folders=base.folders, tags=base.tags, kinds=base.kinds)
+            base = replace(base, paths=paths)
         return base
 
-    def search(self, query: str, scope: SearchFilter, *, mode: str = "hybrid", k: int = 10) -> Any:
+    def search(self, query: str, scope: SearchFilter, *, mode: str = "hybrid", k: int = 10, **signals: Any) -> Any:
+        """Search under ``scope``; ``signals`` are :meth:`Index.search`'s ranking options
+        (``title_match``, ``recency_half_life_days``, ``intent``)."""
         with self.readers.borrow() as index:
-            return index.search(query, mode=mode, k=k, scope=scope)  # type: ignore[arg-type]
+            return index.search(query, mode=mode, k=k, scope=scope, **signals)  # type: ignore[arg-type]
 
     def status(self) -> dict[str, Any]:
         with self.readers.borrow() as index:

@@ -13,7 +13,9 @@ render JSON; every error leaves as ``{"error": {"code", "message", "hint"}}``.
     POST /api/chat                  NDJSON envelopes: thinking, metadata, text, error, done
     POST /api/chat/{id}/stop        stop the answer being written in that conversation
     GET  /api/conversations[/{id}]  saved conversations (DELETE one to forget it)
-    GET  /api/search?q=…            hybrid search with filters, and its server time
+    GET  /api/search?q=…            hybrid search with filters (folders, tags, kinds, where,
+                                    modified_after, modified_before, categories, paths) and
+                                    signals (title_match, recency_half_life_days, intent)
     GET  /api/privacy               counts, the LLM host, and this process's live connections
 
   The study hub (generated material, studying, progress):
@@ -113,6 +115,24 @@ def _path_param(request: Request) -> str:
     if not path or path.startswith("/") or ".." in path.split("/"):
         raise QueryError(f"bad document path {path!r}")
     return path
+
+
+def _search_signals(params: Any) -> dict[str, Any]:
+    """``title_match=1``, ``intent=0``, ``recency_half_life_days=30`` → search keywords."""
+    out: dict[str, Any] = {}
+    for name in ("title_match", "intent"):
+        raw = (params.get(name) or "").strip().lower()
+        if raw:
+            if raw not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+                raise QueryError(f"{name} must be true or false (got {raw!r})")
+            out[name] = raw in ("1", "true", "yes", "on")
+    raw = (params.get("recency_half_life_days") or "").strip()
+    if raw:
+        try:
+            out["recency_half_life_days"] = float(raw)
+        except ValueError:
+            raise QueryError("recency_half_life_days must be a number of days", hint="e.g. 30; 0 turns it off") from None
+    return out
 
 
 def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_start: bool = True) -> Any:
@@ -264,11 +284,13 @@ def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_
             k = int(params.get("k", "10"))
         except ValueError:
             raise QueryError("k must be a whole number") from None
-        scope = {name: [v for v in params.getlist(name) if v] or None
-                 for name in ("categories", "paths", "folders", "tags", "kinds")}  # fmt: skip
+        scope: dict[str, Any] = {name: [v for v in params.getlist(name) if v] or None
+                                 for name in ("categories", "paths", "folders", "tags", "kinds", "where")}  # fmt: skip
+        scope.update({name: params.get(name) or None for name in ("modified_after", "modified_before")})
+        signals = _search_signals(params)
 
         def work() -> Any:
-            return notebook.kb.search(query, notebook.kb.scope_filter(scope), mode=mode, k=max(1, min(k, 50)))
+            return notebook.kb.search(query, notebook.kb.scope_filter(scope), mode=mode, k=max(1, min(k, 50)), **signals)
 
         response = await run(work)
         body = response.to_dict()

@@ -1,0 +1,268 @@
+"""Search filters as people write them, and the matching rules they follow.
+
+A filter (:class:`~vaultseek.records.SearchFilter`) limits a search to some files before
+ranking. This module reads one from the JSON shape every surface shares — the CLI builds it
+from flags, MCP and HTTP receive it — and raises :class:`QueryError` with a hint on anything it
+cannot read::
+
+    {"folders": ["work"], "tags": ["project/alpha"], "kinds": ["note", "pdf"],
+     "where": ["status:done", "priority=1"], "modified_after": "7d",
+     "modified_before": "2026-02-01", "paths": ["inbox.md"]}
+
+It also owns the rule by which a frontmatter value matches: the sync stores each value through
+:func:`field_value` and a query's value goes through the same function, so the two sides can
+only disagree if the rule changes (which bumps ``sync.PIPELINE_VERSION``).
+
+The rules, as the README states them:
+
+* **Frontmatter** ``key:value`` (or ``key=value``; the key ends at the first ``:`` or ``=``).
+  Keys are case-insensitive; a nested mapping's keys are joined with dots (``author.name``).
+  Values compare case-insensitively with whitespace collapsed; numbers compare as numbers
+  (``2`` = ``2.0`` = ``"2"``); booleans are ``true`` / ``false``; a list matches when any of
+  its items does (``tags:project``); YAML dates compare as written (``2026-01-31``). A bare
+  ``key`` matches notes that have the key with a non-empty value. Conditions on the same key
+  are alternatives (OR); conditions on different keys must all hold (AND).
+* **Modified** after / before: ``after`` is inclusive, ``before`` exclusive, so
+  ``after 2026-01-01, before 2026-02-01`` is exactly January. A date means its midnight in
+  local time; an ISO time may carry an offset (``2026-01-31T14:00+01:00``); ``YYYY-MM`` and
+  ``YYYY`` mean the first day of the month / year; an age — ``12h``, ``7d``, ``2w``, ``3mo``,
+  ``1y`` (a month is 30 days, a year 365) — counts back from now; ``today`` and
+  ``yesterday`` are local midnights. Times are the files' modification times.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+import unicodedata
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from .errors import QueryError
+from .records import SearchFilter
+
+FIELDS = ("paths", "folders", "tags", "kinds", "where", "modified_after", "modified_before")
+"""The keys of a filter's JSON shape."""
+MAX_VALUES = 200
+"""More values than this in one filter field are refused (a filter, not a file list)."""
+MAX_VALUE_CHARS = 200
+"""Frontmatter values longer than this are stored as present but never equal to anything:
+a filter compares short values (status, project, a date), not paragraphs."""
+MAX_FIELDS_PER_NOTE = 500
+"""At most this many (key, value) rows are stored for one note's frontmatter."""
+
+_WHITESPACE = re.compile(r"\s+")
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_AGE = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(h|hours?|d|days?|w|weeks?|mo|months?|y|years?)", re.IGNORECASE
+)
+_AGE_UNITS = {"h": 1 / 24, "d": 1, "w": 7, "mo": 30, "y": 365}
+_DATE_HINT = "use a date (2026-01-31), a time (2026-01-31T14:00), or an age (12h, 7d, 2w, 3mo, 1y)"
+_WHERE_HINT = 'write frontmatter conditions as "key:value" (or key=value), e.g. status:done'
+
+
+def parse_filter(data: Mapping[str, Any] | SearchFilter | None, *, now: float | None = None) -> SearchFilter:
+    """The filter described by ``data`` (the JSON shape above); ``now`` (epoch seconds,
+    default the current time) anchors relative dates. Raises :class:`QueryError`."""
+    if isinstance(data, SearchFilter):
+        return data
+    if not data:
+        return SearchFilter()
+    if not isinstance(data, Mapping):
+        raise QueryError("a filter must be an object", hint=f"known fields: {', '.join(FIELDS)}")
+    unknown = sorted(set(data) - set(FIELDS))
+    if unknown:
+        raise QueryError(
+            f"unknown filter field(s): {', '.join(map(str, unknown))}",
+            hint=f"known fields: {', '.join(FIELDS)}",
+        )
+    clock = time.time() if now is None else now
+    values: dict[str, Any] = {}
+    for name in ("paths", "folders", "tags", "kinds"):
+        raw = _strings(name, data.get(name))
+        if raw is not None:
+            values[name] = tuple(_CLEAN[name](v) for v in raw)
+    where = data.get("where")
+    if where is not None:
+        values["where"] = _where(where)
+    for name in ("modified_after", "modified_before"):
+        raw_time = data.get(name)
+        if raw_time not in (None, ""):
+            if not isinstance(raw_time, str):
+                raise QueryError(f"filter field {name!r} must be text", hint=_DATE_HINT)
+            values[name] = parse_time(raw_time, now=clock)
+    after, before = values.get("modified_after"), values.get("modified_before")
+    if after is not None and before is not None and after >= before:
+        raise QueryError(
+            f"modified after {after.isoformat(timespec='minutes')} and before "
+            f"{before.isoformat(timespec='minutes')}: no time is both",
+            hint="after is inclusive and before exclusive; swap them?",
+        )
+    return SearchFilter(**values)
+
+
+def _strings(name: str, raw: Any) -> list[str] | None:
+    """A field's values as a list of strings (one string is a list of one)."""
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, (list, tuple)) or not all(isinstance(v, str) for v in raw):
+        raise QueryError(f"filter field {name!r} must be a list of strings")
+    if len(raw) > MAX_VALUES:
+        raise QueryError(f"filter field {name!r} has {len(raw)} values; at most {MAX_VALUES}")
+    if any("\x00" in v for v in raw):
+        raise QueryError(f"filter field {name!r} holds a NUL character")
+    return list(raw)
+
+
+_CLEAN = {
+    "paths": lambda v: v.strip().replace("\\", "/").lstrip("/"),
+    "folders": lambda v: v.strip().replace("\\", "/").strip("/"),
+    "tags": lambda v: tag_key(v),
+    "kinds": lambda v: {"md": "note", "markdown": "note", "notes": "note"}.get(v.strip().lower().lstrip("."), v.strip().lower().lstrip(".")),
+}  # fmt: skip
+"""Per-field clean-up: ``/work/`` is the folder ``work``, ``#a/b`` the tag ``a/b``, ``.PDF`` and
+``md`` the kinds ``pdf`` and ``note``."""
+
+
+def _where(raw: Any) -> tuple[tuple[str, str | None], ...]:
+    """``["status:done", "draft"]`` or ``{"status": "done", "priority": [1, 2]}`` → pairs."""
+    pairs: list[tuple[str, str | None]] = []
+    if isinstance(raw, Mapping):
+        for key, value in raw.items():
+            items = value if isinstance(value, (list, tuple)) else [value]
+            if not isinstance(key, str) or not items:
+                raise QueryError("each frontmatter condition needs a key and a value", hint=_WHERE_HINT)
+            for item in items:
+                if item is None or isinstance(item, (dict, list)):
+                    raise QueryError(f"frontmatter condition {key!r}: a value must be text, a number or true/false")
+                pairs.append((_key(key), field_value(item)))
+    else:
+        for text in _strings("where", raw) or []:
+            pairs.append(parse_where(text))
+    if len(pairs) > MAX_VALUES:
+        raise QueryError(f"filter field 'where' has {len(pairs)} conditions; at most {MAX_VALUES}")
+    return tuple(pairs)
+
+
+def parse_where(text: str) -> tuple[str, str | None]:
+    """``"Status: Done"`` → ``("status", "done")``; ``"draft"`` → ``("draft", None)`` (has the
+    key). The key ends at the first ``:`` or ``=``."""
+    match = re.search(r"[:=]", text)
+    key = _key(text[: match.start()] if match else text)
+    if match is None:
+        return key, None
+    value = text[match.end() :]
+    if not value.strip():
+        raise QueryError(f"frontmatter condition {text!r} has no value", hint=_WHERE_HINT + "; a bare key means the key is set")
+    return key, field_value(value)
+
+
+def _key(text: str) -> str:
+    key = field_key(text)
+    if not key:
+        raise QueryError("a frontmatter condition needs a key", hint=_WHERE_HINT)
+    return key
+
+
+def field_key(key: str) -> str:
+    """A frontmatter key as stored and compared: trimmed, case-folded."""
+    return _WHITESPACE.sub(" ", key).strip().casefold()
+
+
+def field_value(value: Any) -> str:
+    """A frontmatter value as stored and compared (see the module docstring)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _number(value) if math.isfinite(value) else str(value).casefold()
+    text = unicodedata.normalize("NFC", _WHITESPACE.sub(" ", str(value)).strip()).casefold()
+    if _NUMBER.fullmatch(text):
+        number = float(text)
+        if math.isfinite(number):
+            return _number(number)
+    return text
+
+
+def _number(number: float) -> str:
+    return str(int(number)) if number.is_integer() and abs(number) < 1e15 else repr(number)
+
+
+def tag_key(tag: str) -> str:
+    """A tag as stored and compared: without ``#`` and trailing ``/``, case-folded."""
+    return unicodedata.normalize("NFC", tag.strip().lstrip("#").rstrip("/")).casefold()
+
+
+def tag_keys(tags: Iterable[str]) -> list[str]:
+    """The keys a note's tags are stored as: each tag and each of its parents (``a/b`` gives
+    ``a`` and ``a/b``), so the filter ``a`` finds ``#a/b`` by equality."""
+    keys: dict[str, None] = {}
+    for tag in tags:
+        parts = [p for p in tag_key(tag).split("/") if p]
+        for end in range(1, len(parts) + 1):
+            keys["/".join(parts[:end])] = None
+    return list(keys)
+
+
+def frontmatter_fields(meta: Mapping[str, Any]) -> list[tuple[str, str | None]]:
+    """The (key, value) rows a note's frontmatter is stored as: one per scalar (each item of
+    a list), nested keys joined with dots; a value too long to match is stored as ``None``
+    (the key is still present), empty ones not at all. Duplicates are dropped."""
+    rows: dict[tuple[str, str | None], None] = {}
+    for key, value in _leaves(meta, ""):
+        if value is None or value == "" or len(rows) >= MAX_FIELDS_PER_NOTE:
+            continue
+        text = field_value(value)
+        rows[(key, text if len(text) <= MAX_VALUE_CHARS else None)] = None
+    return list(rows)
+
+
+def _leaves(value: Any, prefix: str) -> Iterator[tuple[str, Any]]:
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            name = field_key(str(key))
+            if name:
+                yield from _leaves(item, f"{prefix}.{name}" if prefix else name)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _leaves(item, prefix)
+    elif prefix:
+        yield prefix, value
+
+
+def parse_time(text: str, *, now: float) -> datetime:
+    """A point in time from a date, an ISO time or an age (see the module docstring), as an
+    aware datetime. Raises :class:`QueryError` with the accepted forms as the hint."""
+    raw = text.strip()
+    word = raw.lower()
+    local_now = datetime.fromtimestamp(now).astimezone()
+    midnight = local_now.replace(hour=0, minute=0, second=0, microsecond=0)
+    if word in ("today", "yesterday"):
+        return midnight - timedelta(days=1 if word == "yesterday" else 0)
+    age = _AGE.fullmatch(raw)
+    if age is not None:
+        unit = age.group(2).lower()
+        unit = "mo" if unit.startswith("mo") else unit[0]
+        days = float(age.group(1)) * _AGE_UNITS[unit]
+        if days > 365 * 1000:
+            raise QueryError(f"{text!r} reaches back too far", hint=_DATE_HINT)
+        return local_now - timedelta(days=days)
+    expanded = raw
+    if re.fullmatch(r"\d{4}", raw):
+        expanded = f"{raw}-01-01"
+    elif re.fullmatch(r"\d{4}-\d{2}", raw):
+        expanded = f"{raw}-01"
+    try:
+        moment = datetime.fromisoformat(expanded) if re.match(r"\d{4}-\d{2}-\d{2}", expanded) else None
+        if moment is not None and moment.tzinfo is None:
+            moment = moment.astimezone()  # a time without an offset is local time
+    except (ValueError, OverflowError, OSError):
+        moment = None
+    if moment is None:
+        raise QueryError(f"cannot read {text!r} as a date or an age", hint=_DATE_HINT)
+    return moment
