@@ -50,7 +50,7 @@ SIGNALS: dict[str, tuple[tuple[str, Any], ...]] = {
 A signal is switched *off* by passing the opposite explicitly, so the baseline does not depend
 on which signals the configuration file or the defaults turn on."""
 OFF: tuple[tuple[str, Any], ...] = (
-    ("title_match", False), ("intent", False), ("link_boost", 0.0), ("recency_half_life_days", None),
+    ("title_match", False), ("intent", False), ("link_boost", 0.0), ("recency_half_life_days", 0),
 )  # fmt: skip
 
 
