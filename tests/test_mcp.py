@@ -35,7 +35,7 @@ async def session_calls(vault: Path) -> dict[str, Any]:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "vaultseek.cli", "mcp", "--vault", str(vault)],
-        env={k: v for k, v in os.environ.items() if k.startswith(("XDG_", "VAULTSEEK_"))},
+        env={k: v for k, v in os.environ.items() if k.startswith(("XDG_", "VAULTSEEK_")) or k == "PYTHONPATH"},
     )
     out: dict[str, Any] = {}
     async with Client(params) as client:
@@ -56,7 +56,7 @@ async def session_calls(vault: Path) -> dict[str, Any]:
 
 def test_mcp_tools_over_stdio(indexed: Path) -> None:
     out = run(session_calls(indexed))
-    assert set(out["tools"]) == {"search", "get_note", "get_chunk", "status"}
+    assert set(out["tools"]) == {"search", "get_note", "get_chunk", "links", "related", "status"}
     schema = out["tools"]["search"].input_schema
     assert set(schema["properties"]) == {"query", "k", "mode", "max_tokens"}
     assert "path" in out["tools"]["search"].description

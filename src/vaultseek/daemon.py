@@ -7,7 +7,7 @@ requests of :mod:`daemon_client` — one JSON line in, one JSON line out:
 
     ping      {pid, version, vault, db}
     status    the index status plus the daemon's own (watching, syncs, last error)
-    search    {query, mode, k, max_tokens, fusion, candidates} → the search response
+    search    {query, mode, k, max_tokens, fusion, candidates, link_boost} → the search response
     hook      {event, input, last_prompt, settings} → {output}: the whole hook, server-side
     shutdown  stop after answering
 
@@ -236,7 +236,7 @@ class Daemon:
         query = message.get("query")
         if not isinstance(query, str):
             raise QueryError('a search request needs a "query" string')
-        options = {key: message.get(key) for key in ("k", "max_tokens", "fusion", "candidates")}
+        options = {key: message.get(key) for key in ("k", "max_tokens", "fusion", "candidates", "link_boost")}
         response = self.index.search(query, mode=message.get("mode") or "hybrid", **options)
         out = response.to_dict()
         for row, result in zip(out["results"], response.results):

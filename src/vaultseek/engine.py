@@ -25,8 +25,12 @@ from .config import Config, VaultRegistry, load_config
 from .embeddings import StaticEmbedder, load_embedder
 from .errors import ConfigError, ModelError, QueryError, VaultNotFoundError
 from .extract import Extract, extract_relevant
+from .linkgraph import LinkGraph
+from .linking import get_note_path, note_links, relink
 from .migrations import migrate
-from .records import IndexStatus, SearchFilter, SearchMode, SearchResponse, SyncReport
+from .records import (IndexStatus, NoteLinks, RelatedNotes, SearchFilter, SearchMode, SearchResponse,
+                      SyncReport)  # fmt: skip
+from .related import find_related
 from .search import SearchParams, VectorsUnavailable, run_search
 from .store import ChunkRow, Store, utc_now
 from .sync import REEMBEDDING, ProgressCallback, StopCheck, Syncer
@@ -54,6 +58,8 @@ class Index:
         self._embedder_error: ModelError | None = None
         self._vectors: VectorIndex | None = None
         self._vectors_version: int | None = None
+        self._graph: LinkGraph | None = None
+        self._graph_version: int | None = None
 
     @contextmanager
     def _database_errors(self) -> Iterator[None]:
@@ -111,10 +117,12 @@ class Index:
                 hint="pass the matching --vault, or another --db for this vault",
             )
         self._vectors = None  # whatever happens below, reload the matrix next time
+        self._graph = None
         with self._database_errors():
             report = Syncer(
                 self.store, self.config, self.embedder, progress=progress, should_stop=should_stop
             ).run()
+            relink(self.store)  # links written, and links a new, renamed or gone file affects
             values = {"vault": str(self.vault)}
             if not report.interrupted:
                 values["last_indexed"] = utc_now()
@@ -134,12 +142,15 @@ class Index:
         fusion: str | None = None,
         candidates: int | None = None,
         scope: SearchFilter | None = None,
+        link_boost: float | None = None,
+        link_signal: str | None = None,
     ) -> SearchResponse:
         """Search the index. Same index state and query → the same response.
 
         ``fusion`` and ``candidates`` override the configured fusion method and list depth
         (the evaluation harness compares them). ``scope`` limits the search to some files
-        (paths, folders, tags, kinds), applied before ranking."""
+        (paths, folders, tags, kinds), applied before ranking. ``link_boost`` (0: off) and
+        ``link_signal`` re-rank the fused list by the link graph (see ``linkgraph.py``)."""
         if not isinstance(query, str):
             raise QueryError("the query must be text")
         # Lone surrogates (from a broken terminal or file) cannot be encoded; keep the rest.
@@ -154,9 +165,11 @@ class Index:
             vector_weight=self.config.vector_weight,
             max_tokens=max_tokens,
             scope=scope,
+            link_boost=link_boost if link_boost is not None else self.config.link_boost,
+            link_signal=link_signal if link_signal is not None else self.config.link_signal,
         )
         with self._database_errors():
-            return run_search(self.store, query, params, self._vector_side)
+            return run_search(self.store, query, params, self._vector_side, link_graph=self.link_graph)
 
     def _vector_side(self) -> tuple[VectorIndex, Callable[[str], np.ndarray]]:
         """The vector index and the query embedder, if they can serve this index."""
@@ -190,6 +203,36 @@ class Index:
             self._vectors = VectorIndex.from_transposed(ids, matrix_t)
             self._vectors_version = version
         return self._vectors
+
+    def link_graph(self) -> LinkGraph:
+        """The resolved link graph, rebuilt when any connection has committed since."""
+        version = self.store.data_version()
+        if self._graph is None or version != self._graph_version:
+            with self._database_errors():
+                self._graph = LinkGraph(self.store.link_edges())
+            self._graph_version = version
+        return self._graph
+
+    # -- links --------------------------------------------------------------------------
+    def links(self, note: str) -> NoteLinks:
+        """A note's outgoing links (resolved and unresolved) and its backlinks. ``note`` is a
+        vault-relative path or a name as a link would write it (raises QueryError)."""
+        with self._database_errors():
+            return note_links(self.store, get_note_path(self.store, note, self.vault))
+
+    def related(self, note: str, *, k: int = 10) -> RelatedNotes:
+        """The ``k`` notes most related to ``note`` by links and by meaning, best first."""
+        if k < 1:
+            raise QueryError("k must be at least 1")
+        with self._database_errors():
+            path = get_note_path(self.store, note, self.vault)
+            notices = []
+            try:
+                vectors: VectorIndex | None = self._vector_side()[0]
+            except VectorsUnavailable as exc:
+                vectors = None
+                notices.append(f"similarity unavailable ({exc}); related by links only")
+            return find_related(self.store, self.link_graph(), vectors, path, k=k, notices=notices)
 
     # -- reading ------------------------------------------------------------------------
     def get_note(self, path: str) -> list[ChunkRow]:
@@ -268,6 +311,8 @@ class Index:
         than at the next sync (which would notice the deletion too)."""
         with self._database_errors():
             self.store.delete_file(path)
+            relink(self.store)
+        self._graph = None
 
     def status(self) -> IndexStatus:
         counts = self.store.counts()

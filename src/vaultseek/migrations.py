@@ -110,7 +110,51 @@ def m002_documents(conn: Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (m001_initial, m002_documents)
+def m004_links(conn: Connection) -> None:
+    """Resolved links: which file each stored link points at (see ``linking.py`` for the rule).
+
+    * ``links.syntax``: ``wiki`` (``[[…]]``, ``![[…]]``) or ``markdown`` (``[text](file.md)``).
+    * ``links.key``: the name the target is looked up by (its last path segment, Unicode-
+      normalised and case-folded, without ``.md``): finds the links a new, removed or renamed
+      file — or a changed alias — may capture or release, without resolving every link again.
+    * ``links.resolved``: the vault-relative path of the file the link points at; ``via`` how
+      it was found (``self``, ``path``, ``name``, ``alias``; ``none`` when dangling). ``via``
+      is NULL until the link is resolved (links written since the last resolution).
+    * ``link_changes``: every file row inserted or deleted (path and aliases), written by
+      triggers in the writer's own transaction, so resolution catches up after any writer —
+      even one stopped before it resolved — and nothing that writes files needs to know.
+
+    Independent of ``m003``: it touches only ``links`` and adds its own table and triggers.
+    """
+    conn.execute(
+        """
+        ALTER TABLE links ADD COLUMN syntax TEXT NOT NULL DEFAULT 'wiki';
+        ALTER TABLE links ADD COLUMN key TEXT;
+        ALTER TABLE links ADD COLUMN resolved TEXT;
+        ALTER TABLE links ADD COLUMN via TEXT;
+        CREATE INDEX links_by_key ON links(key);
+        CREATE INDEX links_by_resolved ON links(resolved);
+        CREATE INDEX links_unresolved ON links(file_id) WHERE via IS NULL;
+        CREATE TABLE link_changes (
+            id      INTEGER PRIMARY KEY,
+            path    TEXT NOT NULL,
+            aliases TEXT NOT NULL DEFAULT '[]'
+        );
+        CREATE TRIGGER files_link_change_insert AFTER INSERT ON files BEGIN
+            INSERT INTO link_changes(path, aliases) VALUES (new.path, new.aliases);
+        END;
+        CREATE TRIGGER files_link_change_delete AFTER DELETE ON files BEGIN
+            INSERT INTO link_changes(path, aliases) VALUES (old.path, old.aliases);
+        END;
+        CREATE TRIGGER files_link_change_update AFTER UPDATE OF path, aliases, status ON files BEGIN
+            INSERT INTO link_changes(path, aliases) VALUES (old.path, old.aliases);
+            INSERT INTO link_changes(path, aliases) VALUES (new.path, new.aliases);
+        END;
+        """
+    )
+
+
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (m001_initial, m002_documents, m004_links)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

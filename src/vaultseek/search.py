@@ -15,6 +15,7 @@ import numpy as np
 from .errors import QueryError
 from .fusion import DEFAULT_WEIGHTS, FUSION_METHODS, Fused, convex, rrf
 from .lexical import LexicalQuery, make_snippet, parse_query
+from .linkgraph import LINK_SIGNALS, LinkGraph, boost
 from .records import SEARCH_MODES, SearchFilter, SearchMode, SearchResponse, SearchResult
 from .store import Store
 from .vectors import VectorIndex
@@ -39,6 +40,9 @@ class SearchParams:
     max_tokens: int | None = None
     scope: SearchFilter | None = None
     """Only chunks of files inside it are ranked (None: the whole index)."""
+    link_boost: float = 0.0
+    """Post-fusion link signal weight (0: off); see :mod:`linkgraph`."""
+    link_signal: str = "neighbours"
 
 
 ANY_TERM_POSTINGS = 8_000
@@ -102,6 +106,8 @@ def run_search(
     text: str,
     params: SearchParams,
     vector_side: VectorSide,
+    *,
+    link_graph: Callable[[], LinkGraph] | None = None,
 ) -> SearchResponse:
     """Answer one query.
 
@@ -114,6 +120,10 @@ def run_search(
         )
     if params.k < 1:
         raise QueryError("k must be at least 1")
+    if params.link_signal not in LINK_SIGNALS or params.link_boost < 0:
+        raise QueryError(
+            "link_boost must be at least 0 and link_signal one of " + ", ".join(LINK_SIGNALS)
+        )
     if params.fusion not in FUSION_METHODS:
         raise QueryError(
             f"unknown fusion {params.fusion!r}", hint=f"use one of {', '.join(FUSION_METHODS)}"
@@ -137,6 +147,8 @@ def run_search(
     if params.mode in ("hybrid", "bm25"):
         bm25 = lexical_hits(store, query, pool, scope)
     fused = fuse({"bm25": bm25, "vector": vec}, params)
+    if params.link_boost and link_graph is not None and fused:
+        fused = boost(fused, store.chunk_paths([f.item for f in fused]), link_graph(), params.link_boost, params.link_signal)
     results = _materialise(store, fused[: params.k], query)
     if params.max_tokens is not None:
         results = fit_budget(results, params.max_tokens)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -51,6 +52,22 @@ class ChunkRow:
     heading_context: str
     text: str
     location: Location | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRow:
+    """A stored link: the file that makes it, the target as written, and where it resolves
+    (``resolved`` None when dangling; ``via`` None while not resolved yet)."""
+
+    rowid: int
+    source: str
+    target: str
+    heading: str | None
+    alias: str | None
+    embed: bool
+    syntax: str
+    resolved: str | None
+    via: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,8 +184,8 @@ class Store:
 
     def _insert_links(self, file_id: int, links: Iterable[Link]) -> None:
         self.conn.executemany(
-            "INSERT INTO links(file_id, target, heading, alias, embed) VALUES (?, ?, ?, ?, ?)",
-            [(file_id, ln.target, ln.heading, ln.alias, int(ln.embed)) for ln in links],
+            "INSERT INTO links(file_id, target, heading, alias, embed, syntax) VALUES (?, ?, ?, ?, ?, ?)",
+            [(file_id, ln.target, ln.heading, ln.alias, int(ln.embed), ln.syntax) for ln in links],
         )
 
     def touch_file(self, file_id: int, *, size: int, mtime_ns: int) -> None:
@@ -419,6 +436,121 @@ class Store:
                 (path,),
             )
         ]
+
+    # -- links --------------------------------------------------------------------------
+    @contextmanager
+    def write_lock(self) -> Iterator[None]:
+        """One transaction holding the write lock from its first read (``BEGIN IMMEDIATE``),
+        for steps that read, decide and write back and must not interleave with a writer."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def link_changes(self) -> tuple[int, list[tuple[str, list[str]]]]:
+        """(the last change id, [(path, aliases)]) of the file rows inserted or deleted since
+        links were last resolved (recorded by triggers, see ``m004_links``)."""
+        rows = self.conn.execute("SELECT id, path, aliases FROM link_changes ORDER BY id").fetchall()
+        return (rows[-1][0] if rows else 0), [(path, json.loads(aliases or "[]")) for _i, path, aliases in rows]
+
+    def link_rows(self, *, pending: bool = False, keys: Sequence[str] = ()) -> list[LinkRow]:
+        """Stored links to (re)resolve: all of them, those not resolved yet (``pending``),
+        or those whose ``key`` is one of ``keys``."""
+        select = (
+            "SELECT l.rowid, f.path, l.target, l.heading, l.alias, l.embed, l.syntax, l.resolved, "
+            "l.via FROM links l JOIN files f ON f.id = l.file_id"
+        )
+        if pending:
+            return [LinkRow(*row) for row in self.conn.execute(f"{select} WHERE l.via IS NULL")]
+        if not keys:
+            return [LinkRow(*row) for row in self.conn.execute(select)]
+        out: list[LinkRow] = []
+        wanted = sorted(set(keys))
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            out.extend(LinkRow(*row) for row in self.conn.execute(f"{select} WHERE l.key IN ({marks})", batch))
+        return out
+
+    def link_targets(self) -> list[tuple[str, list[str]]]:
+        """(path, aliases) of every indexed file: what a link can point at."""
+        return [
+            (path, json.loads(aliases) if aliases and aliases != "[]" else [])
+            for path, aliases in self.conn.execute("SELECT path, aliases FROM files WHERE status = 'indexed'")
+        ]
+
+    def save_link_resolutions(self, rows: Sequence[tuple[str, str | None, str, int]], *, through: int) -> None:
+        """Store (key, resolved path, via, link rowid) and forget the file changes up to id
+        ``through`` (they are accounted for). Call inside :meth:`write_lock`."""
+        self.conn.executemany("UPDATE links SET key = ?, resolved = ?, via = ? WHERE rowid = ?", rows)
+        self.conn.execute("DELETE FROM link_changes WHERE id <= ?", (through,))
+
+    def links_pending(self) -> bool:
+        """Whether some links or file changes wait for resolution."""
+        return bool(self.conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM links WHERE via IS NULL) "
+            "OR EXISTS (SELECT 1 FROM link_changes)"
+        ).fetchall()[0][0])  # fmt: skip
+
+    def links_from(self, path: str) -> list[LinkRow]:
+        """The links a file makes, in the order they appear in it."""
+        return [
+            LinkRow(*row)
+            for row in self.conn.execute(
+                "SELECT l.rowid, f.path, l.target, l.heading, l.alias, l.embed, l.syntax, l.resolved, "
+                "l.via FROM links l JOIN files f ON f.id = l.file_id WHERE f.path = ? ORDER BY l.rowid",
+                (path,),
+            )
+        ]
+
+    def links_to(self, path: str) -> list[LinkRow]:
+        """The links other files make to ``path``, by linking file."""
+        return [
+            LinkRow(*row)
+            for row in self.conn.execute(
+                "SELECT l.rowid, f.path, l.target, l.heading, l.alias, l.embed, l.syntax, l.resolved, "
+                "l.via FROM links l JOIN files f ON f.id = l.file_id WHERE l.resolved = ? "
+                "AND f.path != ? ORDER BY f.path, l.rowid",
+                (path, path),
+            )
+        ]
+
+    def link_edges(self) -> list[tuple[str, str]]:
+        """Every distinct (linking file, linked file) pair between two different files."""
+        return self.conn.execute(
+            "SELECT DISTINCT f.path, l.resolved FROM links l JOIN files f ON f.id = l.file_id "
+            "WHERE l.resolved IS NOT NULL AND l.resolved != f.path"
+        ).fetchall()
+
+    def indexed_path(self, path: str) -> str | None:
+        """``path`` if it is an indexed file, else None."""
+        rows = self.conn.execute("SELECT path FROM files WHERE path = ? AND status = 'indexed'", (path,)).fetchall()
+        return rows[0][0] if rows else None
+
+    def titles(self, paths: Sequence[str]) -> dict[str, str | None]:
+        out: dict[str, str | None] = {}
+        wanted = list(dict.fromkeys(paths))
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            out.update(self.conn.execute(f"SELECT path, title FROM files WHERE path IN ({marks})", batch).fetchall())
+        return out
+
+    def chunk_paths(self, ids: Sequence[int]) -> dict[int, str]:
+        """Chunk id → the vault-relative path of its file."""
+        out: dict[int, str] = {}
+        wanted = list(ids)
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            out.update(self.conn.execute(
+                f"SELECT c.id, f.path FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+                batch,
+            ).fetchall())  # fmt: skip
+        return out
 
     # -- status -------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
