@@ -49,6 +49,11 @@ def test_links_keep_document_order_across_both_syntaxes() -> None:
     ]  # fmt: skip
 
 
+def test_wiki_links_in_frontmatter_values_are_links() -> None:
+    found = links_of('---\nup: "[[Projects MOC]]"\nrelated:\n  - "[[A#Goals|a]]"\n  - plain\n---\n[[A#Goals|a]] [[B]]\n')
+    assert found == (Link("Projects MOC"), Link("A", "Goals", "a"), Link("B"))
+
+
 def test_markdown_links_in_code_and_comments_are_not_links() -> None:
     found = links_of(
         "`[a](in-code.md)`\n```md\n[b](fenced.md)\n```\n%% [c](commented.md) %%\n[d](real.md)\n"
@@ -390,7 +395,7 @@ def test_the_neighbours_signal_lifts_hits_linked_with_the_other_top_hits(vault: 
         index.sync()
         plain = [r.path for r in index.search("gizmo", mode="bm25").results]
         assert plain.index("c.md") < plain.index("d.md")
-        boosted = [r.path for r in index.search("gizmo", mode="bm25", link_boost=1.0).results]
+        boosted = [r.path for r in index.search("gizmo", mode="bm25", link_boost=1.0, link_signal="neighbours").results]
         assert boosted.index("d.md") < boosted.index("c.md")
         assert index.link_graph().backlinks("d.md") == 2
 
@@ -402,7 +407,6 @@ def test_link_boost_from_the_config(vault: Path, write, monkeypatch: pytest.Monk
     for n in range(4):
         write(f"r{n}.md", f"[[b]] r{n}\n")
     monkeypatch.setenv("VAULTSEEK_LINK_BOOST", "2")
-    monkeypatch.setenv("VAULTSEEK_LINK_SIGNAL", "backlinks")
     with open_index(vault, create=True) as index:
         index.sync()
         assert index.search("widget", mode="bm25").results[0].path == "b.md"
@@ -465,7 +469,7 @@ def test_cli_search_takes_a_link_boost(vault: Path, write) -> None:  # type: ign
         index.sync()
     args = ["search", "widget", "--vault", str(vault), "--mode", "bm25", "--json", "--no-daemon"]
     plain = json.loads(run_cli(*args).stdout)["results"]
-    boosted = run_cli(*args, "--link-boost", "2", env={"VAULTSEEK_LINK_SIGNAL": "backlinks"})
+    boosted = run_cli(*args, "--link-boost", "2")
     assert plain[0]["path"] == "alpha.md" and json.loads(boosted.stdout)["results"][0]["path"] == "beta.md"
     negative = run_cli(*args, "--link-boost=-1")
     assert negative.returncode == 2 and "link_boost must be at least 0" in negative.stderr

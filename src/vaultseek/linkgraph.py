@@ -13,15 +13,17 @@ Nodes are files, edges the distinct resolved links between two different files (
   signal)`` with ``signal`` in [0, 1] (multiplicative, so the same weight means the same for
   convex and RRF scores):
 
-  - ``neighbours`` (default): one step of a personalised PageRank seeded by the top hits.
+  - ``backlinks`` (the default signal): a query-independent prior, ``log(1 + backlinks) /
+    log(1 + most backlinks in the vault)`` — well-linked notes rise everywhere.
+  - ``neighbours``: one step of a personalised PageRank seeded by the top hits.
     Each of the best ``SEEDS`` files passes its share of the seeds' fused score, split
     evenly over its links (in and out), to the files it is linked with; a candidate's
     signal is what it receives, relative to the most any candidate receives. Hits that the
     other top hits link to (or that link to them) rise; a lone hit stays where it is.
-  - ``backlinks``: a query-independent prior, ``log(1 + backlinks) / log(1 + most
-    backlinks in the vault)`` — well-linked notes rise everywhere.
 
-  Off by default (``link_boost = 0``): turn it on where measurement shows it helps.
+  Off by default (``link_boost = 0``): turn it on where measurement shows it helps. On the
+  benchmark vault's known-item probe (``python -m vaultseek.bench.links``) ``backlinks``
+  helped the densely linked notes and ``neighbours`` hurt both kinds, hence the default signal.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from dataclasses import dataclass
 
 from .fusion import Fused
 
-LINK_SIGNALS = ("neighbours", "backlinks")
+LINK_SIGNALS = ("backlinks", "neighbours")
 SEEDS = 10
 """How many of the best distinct files seed the ``neighbours`` signal."""
 
@@ -155,7 +157,7 @@ def signal(graph: LinkGraph, fused: Sequence[Fused], paths: Mapping[int, str], k
 
 
 def boost(
-    fused: Sequence[Fused], paths: Mapping[int, str], graph: LinkGraph, weight: float, kind: str = "neighbours"
+    fused: Sequence[Fused], paths: Mapping[int, str], graph: LinkGraph, weight: float, kind: str = "backlinks"
 ) -> list[Fused]:
     """``fused`` re-scored as ``score × (1 + weight × signal)`` and re-sorted (ties as in
     fusion: the better best rank, then the smaller id). ``paths`` maps item → file."""

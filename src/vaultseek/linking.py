@@ -97,11 +97,14 @@ class Resolver:
         self._by_path: dict[str, str] = {}
         self._by_name: dict[str, list[str]] = {}
         self._by_alias: dict[str, list[str]] = {}
-        for path, aliases in sorted(files):
+        by_path, by_name = self._by_path, self._by_name
+        for path, aliases in files:
             folded = fold(path)
-            self._by_path.setdefault(folded, path)
-            self._by_path.setdefault(_strip_note_suffix(folded), path)
-            self._by_name.setdefault(_strip_note_suffix(folded.rsplit("/", 1)[-1]), []).append(path)
+            stem = _strip_note_suffix(folded)
+            for key in (folded, stem):  # two files whose paths fold alike: the first by path wins
+                if by_path.setdefault(key, path) > path:
+                    by_path[key] = path
+            by_name.setdefault(stem.rsplit("/", 1)[-1], []).append(path)
             for alias in aliases:
                 if isinstance(alias, str) and alias.strip():
                     self._by_alias.setdefault(fold(alias.strip()), []).append(path)

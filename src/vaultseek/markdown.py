@@ -20,7 +20,8 @@ Judgement calls (kept deliberately simple and documented here):
   are split at commas and whitespace. Tags without a letter (``#2024``, ``#2024-01``) are
   dropped everywhere, as Obsidian requires a non-numeric character.
 * ``Note.links`` drops exact duplicates only (another heading or alias is another Link), and
-  keeps document order. Markdown links count when they point at a local file
+  keeps document order, frontmatter first: a wiki link in a frontmatter value
+  (``up: "[[Projects MOC]]"``) is a link, as in Obsidian's properties. Markdown links count when they point at a local file
   (``[text](other%20note.md#heading)``, ``![alt](img/a.png)``): their destination is URL-decoded,
   and anything with a scheme (``https:``, ``mailto:``, ``obsidian:``) is left out.
 """
@@ -136,6 +137,8 @@ def parse_note(text: str, *, path: str) -> Note:
         error = "unterminated frontmatter (no closing '---')"
 
     body, links, inline_tags = _scan_body(body)
+    if meta:
+        links = list(dict.fromkeys([*_frontmatter_links(meta), *links]))
     lowered = _first_by_lower_key(meta)
     tags = _dedupe([*_frontmatter_tags(lowered), *inline_tags])
     aliases = _dedupe(_frontmatter_aliases(lowered.get("aliases", lowered.get("alias"))))
@@ -368,6 +371,19 @@ def _clean_tag(raw: str) -> str | None:
     if not tag or not _HAS_LETTER.search(tag):
         return None
     return tag
+
+
+def _frontmatter_links(meta: dict[str, Any]) -> list[Link]:
+    """Wiki links in frontmatter values (``up: "[[Projects MOC]]"``), which Obsidian's
+    properties treat as links too."""
+    found = []
+    for value in _flatten(list(meta.values())):
+        if isinstance(value, str) and "[[" in value:
+            for m in _WIKILINK.finditer(value):
+                link = _parse_wikilink(m.group(1), embed=False)
+                if link is not None:
+                    found.append(link)
+    return found
 
 
 def _frontmatter_aliases(value: Any) -> list[str]:

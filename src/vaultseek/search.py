@@ -42,7 +42,7 @@ class SearchParams:
     """Only chunks of files inside it are ranked (None: the whole index)."""
     link_boost: float = 0.0
     """Post-fusion link signal weight (0: off); see :mod:`linkgraph`."""
-    link_signal: str = "neighbours"
+    link_signal: str = "backlinks"
 
 
 ANY_TERM_POSTINGS = 8_000
