@@ -400,6 +400,27 @@ def test_the_neighbours_signal_lifts_hits_linked_with_the_other_top_hits(vault: 
         assert index.link_graph().backlinks("d.md") == 2
 
 
+def test_boosting_only_the_contenders_gives_the_same_top_k() -> None:
+    import random
+
+    from vaultseek.fusion import Fused
+    from vaultseek.linkgraph import LinkGraph, boost, contenders
+
+    rng = random.Random(5)
+    for _ in range(200):
+        files = [f"n{i}.md" for i in range(40)]
+        graph = LinkGraph((rng.choice(files), rng.choice(files)) for _ in range(rng.randint(0, 120)))
+        scores = sorted((rng.random() for _ in range(rng.randint(1, 80))), reverse=True)
+        fused = [Fused(i, s, {"bm25": i + 1}) for i, s in enumerate(scores)]
+        paths = {f.item: rng.choice(files) for f in fused}
+        k, weight = rng.randint(1, 12), rng.choice([0.1, 0.3, 1.0, 3.0])
+        head = contenders(fused, k, weight)
+        assert len(head) >= min(k, len(fused))
+        assert [f.item for f in boost(head, paths, graph, weight, "backlinks")[:k]] == [
+            f.item for f in boost(fused, paths, graph, weight, "backlinks")[:k]
+        ]
+
+
 def test_link_boost_from_the_config(vault: Path, write, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     write("a.md", "# A\n\nwidget widget widget widget\n")
     write("b.md", "# B\n\nwidget widget\n")
@@ -529,3 +550,26 @@ def test_http_links_and_related(indexed_links: Path, tmp_path: Path, standin) ->
             assert client.get("/api/related", params={"path": "Home.md", "k": "x"}).status_code == 400
     finally:
         app.notebook.close()
+
+
+def test_a_daemon_applies_the_link_boost_as_the_process_would(vault: Path, write) -> None:  # type: ignore[no-untyped-def]
+    from conftest import run_cli
+    from test_daemon import stop_daemon
+
+    write("alpha.md", "# Alpha\n\nwidget widget widget widget\n")
+    write("beta.md", "# Beta\n\nwidget widget\n")
+    write("gamma.md", "# Gamma\n\nwidget and other words to make it longer than the rest\n")
+    for n in range(6):
+        write(f"refs/r{n}.md", f"# Ref {n}\n\nSee [[beta]].\n")
+    with open_index(vault, create=True) as index:
+        index.sync()
+    assert run_cli("daemon", "start", "--vault", str(vault)).returncode == 0
+    try:
+        args = ["search", "widget", "--vault", str(vault), "--mode", "bm25", "--json"]
+        for extra in ([], ["--link-boost", "2"]):
+            via = run_cli(*args, *extra)
+            local = run_cli(*args, *extra, "--no-daemon")
+            assert via.returncode == local.returncode == 0 and via.stdout == local.stdout
+        assert json.loads(via.stdout)["results"][0]["path"] == "beta.md"
+    finally:
+        stop_daemon(vault)

@@ -21,6 +21,7 @@ Nodes are files, edges the distinct resolved links between two different files (
     signal is what it receives, relative to the most any candidate receives. Hits that the
     other top hits link to (or that link to them) rise; a lone hit stays where it is.
 
+  Only the candidates that can still reach the top k are re-scored (:func:`contenders`).
   Off by default (``link_boost = 0``): turn it on where measurement shows it helps. On the
   benchmark vault's known-item probe (``python -m vaultseek.bench.links``) ``backlinks``
   helped the densely linked notes and ``neighbours`` hurt both kinds, hence the default signal.
@@ -154,6 +155,19 @@ def signal(graph: LinkGraph, fused: Sequence[Fused], paths: Mapping[int, str], k
             received[path] = mass
     peak = max(received.values(), default=0.0)
     return {path: mass / peak for path, mass in received.items()} if peak else {}
+
+
+def contenders(fused: Sequence[Fused], k: int, weight: float) -> list[Fused]:
+    """The head of ``fused`` that can still make the top ``k`` once boosted: a score can grow
+    by at most ``1 + weight``, and the k-th score only rises, so anything under ``k-th /
+    (1 + weight)`` stays out. Typically a few dozen of the ~200 candidates."""
+    if len(fused) <= k:
+        return list(fused)
+    floor = fused[k - 1].score / (1.0 + weight)
+    end = k
+    while end < len(fused) and fused[end].score >= floor:
+        end += 1
+    return list(fused[:end])
 
 
 def boost(

@@ -15,7 +15,7 @@ import numpy as np
 from .errors import QueryError
 from .fusion import DEFAULT_WEIGHTS, FUSION_METHODS, Fused, convex, rrf
 from .lexical import LexicalQuery, make_snippet, parse_query
-from .linkgraph import LINK_SIGNALS, LinkGraph, boost
+from .linkgraph import LINK_SIGNALS, LinkGraph, boost, contenders
 from .records import SEARCH_MODES, SearchFilter, SearchMode, SearchResponse, SearchResult
 from .store import Store
 from .vectors import VectorIndex
@@ -148,7 +148,8 @@ def run_search(
         bm25 = lexical_hits(store, query, pool, scope)
     fused = fuse({"bm25": bm25, "vector": vec}, params)
     if params.link_boost and link_graph is not None and fused:
-        fused = boost(fused, store.chunk_paths([f.item for f in fused]), link_graph(), params.link_boost, params.link_signal)
+        head = contenders(fused, params.k, params.link_boost)
+        fused = boost(head, store.chunk_paths([f.item for f in head]), link_graph(), params.link_boost, params.link_signal)
     results = _materialise(store, fused[: params.k], query)
     if params.max_tokens is not None:
         results = fit_budget(results, params.max_tokens)
