@@ -55,7 +55,8 @@ def _written(link: Any) -> str:
 def format_links(found: Any) -> str:
     resolved = [link for link in found.outgoing if link.path is not None]
     lines = [found.path, "", f"Links ({len(resolved)}):"]
-    lines += [f"  → {link.path}  {_written(link)}" + (" (by alias)" if link.via == "alias" else "") for link in resolved]
+    lines += [f"  → {'(this note)' if link.via == 'self' else link.path}  {_written(link)}"
+              + (" (by alias)" if link.via == "alias" else "") for link in resolved]  # fmt: skip
     if found.unresolved:
         lines += ["", f"Unresolved ({len(found.unresolved)}):"]
         lines += [f"  ? {_written(link)}" for link in found.unresolved]
@@ -77,7 +78,8 @@ def format_related(found: Any) -> str:
         if note.linked:
             why.append({"to": "this note links to it", "from": "it links to this note", "both": "linked both ways"}[note.linked])
         if note.shared:
-            why.append("shares " + ", ".join(note.shared[:3]))
+            names = [path.rsplit("/", 1)[-1].removesuffix(".md") for path in note.shared[:3]]
+            why.append("both linked with " + ", ".join(names) + (" …" if len(note.shared) > 3 else ""))
         if note.similarity is not None:
             why.append(f"similarity {note.similarity:.2f}")
         lines.append(f"{n:>3}. {note.path}" + (f" — {note.title}" if note.title else ""))

@@ -162,12 +162,12 @@ def relink(store: Store) -> int:
             if keys:
                 found.update((row.rowid, row) for row in store.link_rows(keys=sorted(keys)))
             rows = list(found.values())
-        resolver = Resolver(store.link_targets()) if rows else None
-        updates = []
-        for row in rows:
-            assert resolver is not None
-            path, via = resolver.resolve(row.source, row.target, row.syntax)
-            updates.append((link_key(row.target), path, via, row.rowid))
+        updates: list[tuple[str, str | None, str, int]] = []
+        if rows:
+            resolver = Resolver(store.link_targets())
+            for row in rows:
+                path, via = resolver.resolve(row.source, row.target, row.syntax)
+                updates.append((link_key(row.target), path, via, row.rowid))
         store.save_link_resolutions(updates, through=through)
     return len(updates)
 
