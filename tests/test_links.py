@@ -573,3 +573,41 @@ def test_a_daemon_applies_the_link_boost_as_the_process_would(vault: Path, write
         assert json.loads(via.stdout)["results"][0]["path"] == "beta.md"
     finally:
         stop_daemon(vault)
+
+
+# --------------------------------------------------------------------------- a real vault
+
+
+def test_the_powershell_reference_links_resolve(tmp_path: Path) -> None:
+    """Real markdown links, as Microsoft's docs write them: same-folder and ../ paths,
+    fragments, xref: and site-absolute links (which stay outside the vault)."""
+    import shutil
+
+    from conftest import SHARED_DATA
+
+    source = SHARED_DATA / "powershell-docs" / "reference" / "7.5"
+    if not source.is_dir():
+        pytest.skip(f"{source} is absent (see DEVELOPERS.md)")
+    vault = tmp_path / "vault"
+    shutil.copytree(source / "Microsoft.PowerShell.Management", vault / "Microsoft.PowerShell.Management")
+    with open_index(vault, create=True) as index:
+        index.sync()
+        rows = index.conn.execute(
+            "SELECT target, resolved FROM links WHERE syntax = 'markdown' AND target NOT LIKE '../%' "
+            "AND target NOT LIKE '/%' AND target != ''"
+        ).fetchall()
+        assert len(rows) > 300 and sum(r is not None for _t, r in rows) / len(rows) > 0.99
+        process = "Microsoft.PowerShell.Management/Get-Process.md"
+        assert "Microsoft.PowerShell.Management/Stop-Process.md" in backlinks(index, process)
+        common = [l for l in index.links(process).outgoing if l.target.endswith("about_CommonParameters.md")]
+        assert common and common[0].path is None  # its folder is not in this vault
+        (vault / "Microsoft.PowerShell.Core" / "About").mkdir(parents=True)
+        shutil.copy(source / "Microsoft.PowerShell.Core" / "About" / "about_CommonParameters.md",
+                    vault / "Microsoft.PowerShell.Core" / "About")  # fmt: skip
+        index.sync()
+        common = [l for l in index.links(process).outgoing if l.target.endswith("about_CommonParameters.md")]
+        assert common[0].path == "Microsoft.PowerShell.Core/About/about_CommonParameters.md"
+        assert common[0].via == "path"
+        related = index.related(process, k=5).results
+        assert {r.path for r in related} & {"Microsoft.PowerShell.Management/Stop-Process.md",
+                                            "Microsoft.PowerShell.Management/Start-Process.md"}  # fmt: skip
