@@ -298,6 +298,19 @@ def test_an_alias_added_or_removed_captures_or_releases_links(vault: Path, write
         assert outgoing(index, "a.md") == [("Tokens", None, "none")]
 
 
+def test_a_file_stored_in_nfd_is_found_by_a_link_typed_in_nfc(vault: Path, write) -> None:  # type: ignore[no-untyped-def]
+    nfd = unicodedata.normalize("NFD", "Café Müller.md")  # as macOS writes names
+    write(f"notes/{nfd}", "# Café\n")
+    write("a.md", "[[café müller]] and [menu](notes/Caf%C3%A9%20M%C3%BCller.md)\n")
+    with open_index(vault, create=True) as index:
+        index.sync()
+        assert [(path, via) for _t, path, via in outgoing(index, "a.md")] == [
+            (f"notes/{nfd}", "name"), (f"notes/{nfd}", "path"),
+        ]  # fmt: skip
+        assert backlinks(index, f"notes/{nfd}") == ["a.md", "a.md"]
+        assert index.links(unicodedata.normalize("NFC", "Café Müller")).path == f"notes/{nfd}"
+
+
 def test_an_older_index_re_reads_its_notes_once_for_markdown_links(vault: Path, write) -> None:  # type: ignore[no-untyped-def]
     write("a.md", "# A\n\n[b](sub/b.md)\n")
     write("sub/b.md", "# B\n")
