@@ -284,6 +284,31 @@ def test_links_follow_renames_deletions_and_new_files(linked_vault: Path) -> Non
         assert ("Missing note", None, "none") in outgoing(index, "Home.md")
 
 
+def test_a_sync_resolves_only_the_links_a_change_can_affect(vault: Path, write) -> None:  # type: ignore[no-untyped-def]
+    from vaultseek.linking import relink
+    from vaultseek.sync import Syncer
+
+    write("hub.md", "# Hub\n\n[[a]] [[b]]\n")
+    for n in range(20):
+        write(f"notes/n{n}.md", f"# N{n}\n\nSee [[hub]] and [[n{(n + 1) % 20}]].\n")
+    with open_index(vault, create=True) as index:
+        index.sync()
+
+        def resolved_after(change) -> int:  # type: ignore[no-untyped-def]
+            change()
+            Syncer(index.store, index.config, index.embedder).run()
+            return relink(index.store)
+
+        # an edit that keeps the note's name and aliases: only its own (re-written) links
+        assert resolved_after(lambda: write("hub.md", "# Hub\n\n[[a]] [[b]] [[c]]\n")) == 3
+        # an alias added: its own links, plus those that may now point at it
+        assert resolved_after(lambda: write("hub.md", "---\naliases: [n3]\n---\n[[a]]\n")) == 1 + 1
+        # renamed: its own links, and every link that named it
+        (vault / "hub.md").rename(vault / "notes" / "hub.md")
+        assert resolved_after(lambda: None) == 1 + 20 + 1
+        assert backlinks(index, "notes/hub.md") == sorted(f"notes/n{n}.md" for n in range(20))
+
+
 def test_an_alias_added_or_removed_captures_or_releases_links(vault: Path, write) -> None:  # type: ignore[no-untyped-def]
     write("a.md", "# A\n\nSee [[Tokens]].\n")
     write("b/oauth.md", "# OAuth\n")

@@ -26,12 +26,12 @@ Only indexed files are targets — notes and the documents vaultseek reads, so
 ``[[report.pdf]]`` resolves when the PDF is indexed, while ``![[diagram.png]]`` stays
 unresolved (images are not indexed). A heading or block (``#…``) never changes the file.
 
-Resolutions are stored (``links.resolved``, ``m004_links``). Triggers record every file row
-written or removed; :func:`relink`, run after each sync, resolves new links and re-resolves
-only the links whose looked-up name is that of a changed file or alias — a rename is a
-removal plus an addition, so links follow it, or fall back to another file of the same name,
-or become dangling. Measured at 16,894 files (~21k links): the first resolution of every link
-takes ~0.4 s, a sync after one edit ~20 ms (see the README).
+Resolutions are stored (``links.resolved``, ``m004_links``), with the names every file can be
+linked by (``link_names``). Triggers record every file row written or removed; :func:`relink`,
+run after each sync, resolves new links and re-resolves only the links whose looked-up name
+is one a changed file gained or lost — a rename is a removal plus an addition, so links follow
+it, fall back to another file of the same name, or become dangling. Both read only the names
+they need. Figures at 16,894 files and 21k links: ``docs/links.md``.
 """
 
 from __future__ import annotations
@@ -46,9 +46,9 @@ from .records import LinkVia, NoteLinks, ResolvedLink
 from .store import LinkRow, Store
 
 NOTE_SUFFIXES = (".md", ".markdown")
-_REBUILD_ALL_KEYS = 2_000
-"""More changed names than this (a first index, a large import): resolve every link rather
-than look the affected ones up by name."""
+_REBUILD_ALL = 2_000
+"""More changed files than this (a first index, a large import): rebuild every name and
+resolve every link rather than look the affected ones up."""
 
 
 def fold(text: str) -> str:
@@ -90,8 +90,28 @@ def nearest(source: str, candidates: Sequence[str]) -> str:
     return min(candidates, key=lambda p: (folder_steps(source, p), len(p), p))
 
 
+def names_of(path: str, aliases: Sequence[str]) -> set[tuple[str, str, str]]:
+    """The (key, path, alias) rows a file can be linked by: its own name (alias ``""``) and
+    each alias."""
+    rows = {(link_key(path), path, "")}
+    rows.update((link_key(a.strip()), path, a.strip()) for a in aliases if isinstance(a, str) and a.strip())
+    return rows
+
+
 class Resolver:
-    """Resolves link targets against a fixed set of files (path and aliases each)."""
+    """Resolves link targets against a fixed set of files (path and aliases each). Only files
+    sharing a target's :func:`link_key` can match it, so a resolver built from just those
+    (:meth:`from_names`) answers exactly as one built from the whole vault."""
+
+    @classmethod
+    def from_names(cls, rows: Iterable[tuple[str, str, str]]) -> Resolver:
+        """From (key, path, alias) rows, as ``link_names`` stores them."""
+        files: dict[str, list[str]] = {}
+        for _key, path, alias in rows:
+            names = files.setdefault(path, [])
+            if alias:
+                names.append(alias)
+        return cls(files.items())
 
     def __init__(self, files: Iterable[tuple[str, Sequence[str]]]) -> None:
         self._by_path: dict[str, str] = {}
@@ -147,27 +167,36 @@ class Resolver:
 
 def relink(store: Store) -> int:
     """Resolve the links written since the last call, and re-resolve those a file added,
-    removed or renamed since then (or a changed alias) may capture or release. One write
-    transaction; returns how many links were (re)resolved."""
+    removed or renamed since then (or a changed alias) may capture or release; keep
+    ``link_names`` in step. One write transaction; returns how many links were resolved.
+
+    An edit that changes neither a file's name nor its aliases changes no other link: only
+    its own links (written anew) are resolved."""
     if not store.links_pending():
         return 0
     with store.write_lock():
-        through, changes = store.link_changes()
-        keys = {link_key(path) for path, _aliases in changes}
-        keys.update(link_key(a) for _path, aliases in changes for a in aliases if isinstance(a, str))
-        if len(keys) > _REBUILD_ALL_KEYS:
+        through, paths = store.link_changes()
+        if len(paths) > _REBUILD_ALL:
+            names = [row for path, aliases in store.link_targets().items() for row in names_of(path, aliases)]
+            store.replace_link_names(None, names)
             rows = store.link_rows()
+            resolver = Resolver.from_names(names)
         else:
+            current = store.link_targets(paths)
+            after = {row for path, aliases in current.items() for row in names_of(path, aliases)}
+            before = set(store.link_names_of(paths))
+            store.replace_link_names(paths, sorted(after))
+            changed = {key for key, _path, _alias in before ^ after}
             found = {row.rowid: row for row in store.link_rows(pending=True)}
-            if keys:
-                found.update((row.rowid, row) for row in store.link_rows(keys=sorted(keys)))
+            if changed:
+                found.update((row.rowid, row) for row in store.link_rows(keys=sorted(changed)))
             rows = list(found.values())
-        updates: list[tuple[str, str | None, str, int]] = []
-        if rows:
-            resolver = Resolver(store.link_targets())
-            for row in rows:
-                path, via = resolver.resolve(row.source, row.target, row.syntax)
-                updates.append((link_key(row.target), path, via, row.rowid))
+            needed = {link_key(row.target) for row in rows}
+            resolver = Resolver.from_names(store.link_names(sorted(needed)) if rows else [])
+        updates = []
+        for row in rows:
+            path, via = resolver.resolve(row.source, row.target, row.syntax)
+            updates.append((link_key(row.target), path, via, row.rowid))
         store.save_link_resolutions(updates, through=through)
     return len(updates)
 
@@ -183,7 +212,7 @@ def get_note_path(store: Store, note: str, vault: Path) -> str:
             given = given.lstrip("/")
     found = store.indexed_path(given) if given else None
     if found is None and given:
-        found, _via = Resolver(store.link_targets()).resolve("", given)
+        found, _via = Resolver.from_names(store.link_names([link_key(given)])).resolve("", given)
     if found is None:
         raise QueryError(
             f"{note} is not in the index",

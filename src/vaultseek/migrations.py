@@ -115,16 +115,19 @@ def m004_links(conn: Connection) -> None:
 
     * ``links.syntax``: ``wiki`` (``[[…]]``, ``![[…]]``) or ``markdown`` (``[text](file.md)``).
     * ``links.key``: the name the target is looked up by (its last path segment, Unicode-
-      normalised and case-folded, without ``.md``): finds the links a new, removed or renamed
-      file — or a changed alias — may capture or release, without resolving every link again.
+      normalised and case-folded, without ``.md``).
     * ``links.resolved``: the vault-relative path of the file the link points at; ``via`` how
       it was found (``self``, ``path``, ``name``, ``alias``; ``none`` when dangling). ``via``
       is NULL until the link is resolved (links written since the last resolution).
-    * ``link_changes``: every file row inserted or deleted (path and aliases), written by
-      triggers in the writer's own transaction, so resolution catches up after any writer —
-      even one stopped before it resolved — and nothing that writes files needs to know.
+    * ``link_names``: every name an indexed file can be linked by — its own (``alias`` '')
+      and its aliases — under the same ``key``: a link only ever resolves to a file that shares
+      its key, so resolving a few links reads a few rows, not the whole vault.
+    * ``link_changes``: every file row inserted, deleted or renamed, written by triggers in the
+      writer's own transaction, so resolution catches up after any writer — even one stopped
+      before it resolved — and nothing that writes files needs to know. Existing files are
+      queued here once, so an upgraded index builds its names on its next sync.
 
-    Independent of ``m003``: it touches only ``links`` and adds its own table and triggers.
+    Independent of ``m003``: it touches only ``links`` and adds its own tables and triggers.
     """
     conn.execute(
         """
@@ -135,21 +138,28 @@ def m004_links(conn: Connection) -> None:
         CREATE INDEX links_by_key ON links(key);
         CREATE INDEX links_by_resolved ON links(resolved);
         CREATE INDEX links_unresolved ON links(file_id) WHERE via IS NULL;
+        CREATE TABLE link_names (
+            key   TEXT NOT NULL,
+            path  TEXT NOT NULL,
+            alias TEXT NOT NULL DEFAULT '',     -- '' for the file's own name
+            PRIMARY KEY (key, path, alias)
+        ) WITHOUT ROWID;
+        CREATE INDEX link_names_by_path ON link_names(path);
         CREATE TABLE link_changes (
-            id      INTEGER PRIMARY KEY,
-            path    TEXT NOT NULL,
-            aliases TEXT NOT NULL DEFAULT '[]'
+            id   INTEGER PRIMARY KEY,
+            path TEXT NOT NULL
         );
         CREATE TRIGGER files_link_change_insert AFTER INSERT ON files BEGIN
-            INSERT INTO link_changes(path, aliases) VALUES (new.path, new.aliases);
+            INSERT INTO link_changes(path) VALUES (new.path);
         END;
         CREATE TRIGGER files_link_change_delete AFTER DELETE ON files BEGIN
-            INSERT INTO link_changes(path, aliases) VALUES (old.path, old.aliases);
+            INSERT INTO link_changes(path) VALUES (old.path);
         END;
         CREATE TRIGGER files_link_change_update AFTER UPDATE OF path, aliases, status ON files BEGIN
-            INSERT INTO link_changes(path, aliases) VALUES (old.path, old.aliases);
-            INSERT INTO link_changes(path, aliases) VALUES (new.path, new.aliases);
+            INSERT INTO link_changes(path) VALUES (old.path);
+            INSERT INTO link_changes(path) VALUES (new.path);
         END;
+        INSERT INTO link_changes(path) SELECT path FROM files;
         """
     )
 

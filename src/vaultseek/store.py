@@ -450,11 +450,11 @@ class Store:
             raise
         self.conn.execute("COMMIT")
 
-    def link_changes(self) -> tuple[int, list[tuple[str, list[str]]]]:
-        """(the last change id, [(path, aliases)]) of the file rows inserted or deleted since
+    def link_changes(self) -> tuple[int, list[str]]:
+        """(the last change id, the paths) of the file rows inserted, deleted or renamed since
         links were last resolved (recorded by triggers, see ``m004_links``)."""
-        rows = self.conn.execute("SELECT id, path, aliases FROM link_changes ORDER BY id").fetchall()
-        return (rows[-1][0] if rows else 0), [(path, json.loads(aliases or "[]")) for _i, path, aliases in rows]
+        rows = self.conn.execute("SELECT id, path FROM link_changes ORDER BY id").fetchall()
+        return (rows[-1][0] if rows else 0), list(dict.fromkeys(path for _i, path in rows))
 
     def link_rows(self, *, pending: bool = False, keys: Sequence[str] = ()) -> list[LinkRow]:
         """Stored links to (re)resolve: all of them, those not resolved yet (``pending``),
@@ -475,12 +475,46 @@ class Store:
             out.extend(LinkRow(*row) for row in self.conn.execute(f"{select} WHERE l.key IN ({marks})", batch))
         return out
 
-    def link_targets(self) -> list[tuple[str, list[str]]]:
-        """(path, aliases) of every indexed file: what a link can point at."""
-        return [
-            (path, json.loads(aliases) if aliases and aliases != "[]" else [])
-            for path, aliases in self.conn.execute("SELECT path, aliases FROM files WHERE status = 'indexed'")
-        ]
+    def link_targets(self, paths: Sequence[str] | None = None) -> dict[str, list[str]]:
+        """Path → aliases of the indexed files (all, or those among ``paths``): what a link
+        can point at."""
+        found: list[tuple[str, str]] = []
+        if paths is None:
+            found = self.conn.execute("SELECT path, aliases FROM files WHERE status = 'indexed'").fetchall()
+        for batch in _batches(paths or ()):
+            found += self.conn.execute(
+                f"SELECT path, aliases FROM files WHERE status = 'indexed' AND path IN ({_marks(batch)})", batch
+            ).fetchall()
+        return {path: json.loads(aliases) if aliases and aliases != "[]" else [] for path, aliases in found}
+
+    def link_names(self, keys: Sequence[str] | None = None) -> list[tuple[str, str, str]]:
+        """(key, path, alias) rows of ``link_names`` (all, or those under ``keys``)."""
+        if keys is None:
+            return self.conn.execute("SELECT key, path, alias FROM link_names").fetchall()
+        out: list[tuple[str, str, str]] = []
+        for batch in _batches(sorted(set(keys))):
+            out += self.conn.execute(
+                f"SELECT key, path, alias FROM link_names WHERE key IN ({_marks(batch)})", batch
+            ).fetchall()
+        return out
+
+    def link_names_of(self, paths: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(key, path, alias) rows of the given files."""
+        out: list[tuple[str, str, str]] = []
+        for batch in _batches(paths):
+            out += self.conn.execute(
+                f"SELECT key, path, alias FROM link_names WHERE path IN ({_marks(batch)})", batch
+            ).fetchall()
+        return out
+
+    def replace_link_names(self, paths: Sequence[str] | None, rows: Iterable[tuple[str, str, str]]) -> None:
+        """Replace the names of ``paths`` (None: of every file) by ``rows`` (key, path, alias).
+        Call inside :meth:`write_lock`."""
+        if paths is None:
+            self.conn.execute("DELETE FROM link_names")
+        for batch in _batches(paths or ()):
+            self.conn.execute(f"DELETE FROM link_names WHERE path IN ({_marks(batch)})", batch)
+        self.conn.executemany("INSERT OR IGNORE INTO link_names(key, path, alias) VALUES (?, ?, ?)", rows)
 
     def save_link_resolutions(self, rows: Sequence[tuple[str, str | None, str, int]], *, through: int) -> None:
         """Store (key, resolved path, via, link rowid) and forget the file changes up to id
@@ -582,6 +616,16 @@ class Store:
             self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
         self.conn.execute("PRAGMA incremental_vacuum")
         self.conn.execute("PRAGMA optimize")
+
+
+def _batches(items: Sequence[str], size: int = 500) -> Iterator[list[str]]:
+    """``items`` in lists small enough for one ``IN (…)``."""
+    for start in range(0, len(items), size):
+        yield list(items[start : start + size])
+
+
+def _marks(batch: Sequence[object]) -> str:
+    return ",".join("?" * len(batch))
 
 
 def _scope_sql(scope: SearchFilter) -> tuple[str, tuple[object, ...]]:
