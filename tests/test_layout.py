@@ -51,7 +51,7 @@ def imports_of(module: Path) -> set[str]:
 
 ADAPTERS = {
     "cli", "terminal", "cli_agents", "hooks", "hook_runner", "daemon", "daemon_client",
-    "mcp_server", "watch", "claude_settings", "launcher", "cli_intake",
+    "mcp_server", "watch", "claude_settings", "launcher", "cli_intake", "cli_links",
 }  # fmt: skip
 THIRD_PARTY_OWNERS = {
     "mcp": {"mcp_server"},

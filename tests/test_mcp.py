@@ -66,7 +66,7 @@ async def session_calls(vault: Path) -> dict[str, Any]:
 
 def test_mcp_tools_over_stdio(indexed: Path) -> None:
     out = run(session_calls(indexed))
-    assert set(out["tools"]) == {"search", "get_note", "get_chunk", "status"}
+    assert set(out["tools"]) == {"search", "get_note", "get_chunk", "links", "related", "status"}
     schema = out["tools"]["search"].input_schema
     assert set(schema["properties"]) == {
         "query", "k", "mode", "max_tokens", "filters", "title_match", "recency_half_life_days", "intent"}

@@ -20,6 +20,8 @@ from .cli_agents import COMMANDS as AGENT_COMMANDS
 from .cli_agents import add_parsers as add_agent_parsers
 from .cli_intake import COMMANDS as INTAKE_COMMANDS
 from .cli_intake import add_parsers as add_intake_parsers
+from .cli_links import COMMANDS as LINK_COMMANDS
+from .cli_links import add_parsers as add_link_parsers
 from .errors import VaultseekError
 
 EXIT_INTERRUPTED = 130
@@ -77,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     signals.add_argument("--title-match", action=argparse.BooleanOptionalAction, default=None, help="a note whose title, alias or file name is the query goes first")
     signals.add_argument("--recent", nargs="?", const="default", metavar="DAYS", help="favour recently modified files (half-life in days; default 30); 0: off")
     signals.add_argument("--intent", action=argparse.BooleanOptionalAction, default=None, help="lean lexical for identifiers, on meaning for long questions")
+    search.add_argument("--link-boost", type=float, metavar="W", help="re-rank by the link graph (0: off; see README)")
     _add_common(search)
 
     status = commands.add_parser("status", help="what is indexed, what was skipped and why")
@@ -95,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(evaluate)
     add_agent_parsers(commands, _add_common)
     add_intake_parsers(commands, _add_common)
+    add_link_parsers(commands, _add_common, _positive_int)
 
     serve = commands.add_parser("serve", help="the local study app: knowledge base, chat with citations, search")
     serve.add_argument("--host", metavar="ADDRESS", help="address to listen on (default 127.0.0.1; others need --token)")
@@ -174,6 +178,8 @@ def cmd_search(args: argparse.Namespace, out: TextIO) -> int:
             hint='vaultseek search "how do I …" (a query starting with - goes after --)',
         )
     options = _search_options(args)
+    if args.link_boost is not None:
+        options["link_boost"] = args.link_boost
     response = None if args.batch is not None or args.no_daemon else _search_by_daemon(args, options)
     if response is None:
         with _open(args, create=False) as index:
@@ -244,6 +250,7 @@ def _search_by_daemon(args: argparse.Namespace, options: dict[str, Any]) -> Any:
         "fusion": config.fusion, "candidates": config.candidates,
     }  # fmt: skip
     request["k"] = options["k"] or config.top_k
+    request.setdefault("link_boost", config.link_boost)
     try:
         found = daemon_client.request(config.db, request, timeout=30.0)
     except TimeoutError:
@@ -373,6 +380,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "eval": cmd_eval,
     **AGENT_COMMANDS,
     **INTAKE_COMMANDS,
+    **LINK_COMMANDS,
 }
 
 

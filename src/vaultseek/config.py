@@ -72,6 +72,11 @@ class Config:
     """Search signal: the share of a score recency can take away (0 to 1)."""
     intent: bool = False
     """Search signal: lean lexical for identifier-like queries, on meaning for long questions."""
+    link_boost: float = 0.0
+    """Post-fusion re-ranking by the link graph: ``score × (1 + link_boost × signal)``; 0 is off."""
+    link_signal: str = "backlinks"
+    """Which link signal ``link_boost`` weighs: 'backlinks' (a prior on well-linked notes) or
+    'neighbours' (linked with the other top hits); see linkgraph.py."""
     hook_max_tokens: int = 500
     """Agent hooks: the token budget of the context a prompt gets."""
     hook_min_relevance: float = 0.45
@@ -225,6 +230,8 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
     if key == "prompt_folder":
         folder = Path(value).expanduser()
         return str(folder if folder.is_absolute() else (base / folder).absolute())
+    if key == "link_signal" and value not in ("backlinks", "neighbours"):
+        raise bad('"backlinks" or "neighbours"')
     if key == "fusion":
         from .fusion import FUSION_METHODS
 

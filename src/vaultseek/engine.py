@@ -27,8 +27,12 @@ from .embeddings import StaticEmbedder, load_embedder
 from .errors import ConfigError, ModelError, QueryError, VaultNotFoundError
 from .extract import Extract, extract_relevant
 from .filters import parse_filter
+from .linkgraph import LinkGraph
+from .linking import get_note_path, note_links, relink
 from .migrations import migrate
-from .records import IndexStatus, SearchFilter, SearchMode, SearchResponse, SyncReport
+from .records import (IndexStatus, NoteLinks, RelatedNotes, SearchFilter, SearchMode, SearchResponse,
+                      SyncReport)  # fmt: skip
+from .related import find_related
 from .search import SearchParams, VectorsUnavailable, run_search
 from .store import ChunkRow, Store, utc_now
 from .sync import REEMBEDDING, ProgressCallback, StopCheck, Syncer
@@ -59,6 +63,8 @@ class Index:
         self.clock: Callable[[], float] = time.time
         """What "now" is for recency and relative dates, unless a search names its own
         (tests set a fixed one)."""
+        self._graph: LinkGraph | None = None
+        self._graph_version: int | None = None
 
     @contextmanager
     def _database_errors(self) -> Iterator[None]:
@@ -116,10 +122,12 @@ class Index:
                 hint="pass the matching --vault, or another --db for this vault",
             )
         self._vectors = None  # whatever happens below, reload the matrix next time
+        self._graph = None
         with self._database_errors():
             report = Syncer(
                 self.store, self.config, self.embedder, progress=progress, should_stop=should_stop
             ).run()
+            relink(self.store)  # links written, and links a new, renamed or gone file affects
             values = {"vault": str(self.vault)}
             if not report.interrupted:
                 values["last_indexed"] = utc_now()
@@ -143,6 +151,8 @@ class Index:
         recency_half_life_days: float | None = None,
         intent: bool | None = None,
         now: float | None = None,
+        link_boost: float | None = None,
+        link_signal: str | None = None,
     ) -> SearchResponse:
         """Search the index. Same index state and query → the same response.
 
@@ -153,7 +163,9 @@ class Index:
         :mod:`vaultseek.filters`) — applied before ranking. The signals ``title_match``,
         ``recency_half_life_days`` (0: off) and ``intent`` default to the configuration's.
         ``now`` (epoch seconds) is the moment recency and relative dates count from, for one
-        call (an evaluation pins it to its corpus's date); default: :attr:`clock`."""
+        call (an evaluation pins it to its corpus's date); default: :attr:`clock`.
+        ``link_boost`` (0: off) and ``link_signal`` re-rank the fused list by the link graph
+        (see ``linkgraph.py``)."""
         if not isinstance(query, str):
             raise QueryError("the query must be text")
         # Lone surrogates (from a broken terminal or file) cannot be encoded; keep the rest.
@@ -182,9 +194,11 @@ class Index:
             recency_weight=self.config.recency_weight,
             intent=self.config.intent if intent is None else bool(intent),
             now=now,
+            link_boost=link_boost if link_boost is not None else self.config.link_boost,
+            link_signal=link_signal if link_signal is not None else self.config.link_signal,
         )
         with self._database_errors():
-            return run_search(self.store, query, params, self._vector_side)
+            return run_search(self.store, query, params, self._vector_side, link_graph=self.link_graph)
 
     def _vector_side(self) -> tuple[VectorIndex, Callable[[str], np.ndarray]]:
         """The vector index and the query embedder, if they can serve this index."""
@@ -218,6 +232,36 @@ class Index:
             self._vectors = VectorIndex.from_transposed(ids, matrix_t)
             self._vectors_version = version
         return self._vectors
+
+    def link_graph(self) -> LinkGraph:
+        """The resolved link graph, rebuilt when any connection has committed since."""
+        version = self.store.data_version()
+        if self._graph is None or version != self._graph_version:
+            with self._database_errors():
+                self._graph = LinkGraph(self.store.link_edges())
+            self._graph_version = version
+        return self._graph
+
+    # -- links --------------------------------------------------------------------------
+    def links(self, note: str) -> NoteLinks:
+        """A note's outgoing links (resolved and unresolved) and its backlinks. ``note`` is a
+        vault-relative path or a name as a link would write it (raises QueryError)."""
+        with self._database_errors():
+            return note_links(self.store, get_note_path(self.store, note, self.vault))
+
+    def related(self, note: str, *, k: int = 10) -> RelatedNotes:
+        """The ``k`` notes most related to ``note`` by links and by meaning, best first."""
+        if k < 1:
+            raise QueryError("k must be at least 1")
+        with self._database_errors():
+            path = get_note_path(self.store, note, self.vault)
+            notices = []
+            try:
+                vectors: VectorIndex | None = self._vector_side()[0]
+            except VectorsUnavailable as exc:
+                vectors = None
+                notices.append(f"similarity unavailable ({exc}); related by links only")
+            return find_related(self.store, self.link_graph(), vectors, path, k=k, notices=notices)
 
     # -- reading ------------------------------------------------------------------------
     def get_note(self, path: str) -> list[ChunkRow]:
@@ -296,6 +340,8 @@ class Index:
         than at the next sync (which would notice the deletion too)."""
         with self._database_errors():
             self.store.delete_file(path)
+            relink(self.store)
+        self._graph = None
 
     def status(self) -> IndexStatus:
         counts = self.store.counts()

@@ -19,7 +19,11 @@ Judgement calls (kept deliberately simple and documented here):
 * A frontmatter ``aliases`` string is split at commas (Obsidian's legacy format); ``tags`` strings
   are split at commas and whitespace. Tags without a letter (``#2024``, ``#2024-01``) are
   dropped everywhere, as Obsidian requires a non-numeric character.
-* ``Note.links`` drops exact duplicates only (another heading or alias is another Link).
+* ``Note.links`` drops exact duplicates only (another heading or alias is another Link), and
+  keeps document order, frontmatter first: a wiki link in a frontmatter value
+  (``up: "[[Projects MOC]]"``) is a link, as in Obsidian's properties. Markdown links count when they point at a local file
+  (``[text](other%20note.md#heading)``, ``![alt](img/a.png)``): their destination is URL-decoded,
+  and anything with a scheme (``https:``, ``mailto:``, ``obsidian:``) is left out.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable
 from typing import Any, NamedTuple
+from urllib.parse import unquote
 
 import yaml
 
@@ -69,6 +74,12 @@ _ANY_LINK = re.compile(
     r"(?:<[^<>\n]*>|[^()\s]*(?:\([^()\s]*\)[^()\s]*)*)"
     r"""(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*\))"""
 )
+_MD_LINK = re.compile(
+    r"\[(?P<label>[^\[\]\n]*)\]\("
+    r"(?P<dest><[^<>\n]*>|[^()\s]*(?:\([^()\s]*\)[^()\s]*)*)"
+    r"""(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*\)"""
+)
+_URL_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:|//")
 _FRONTMATTER = re.compile(
     r"\A---[ \t]*\n(?P<yaml>(?s:.*?))^(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.MULTILINE
 )
@@ -126,6 +137,8 @@ def parse_note(text: str, *, path: str) -> Note:
         error = "unterminated frontmatter (no closing '---')"
 
     body, links, inline_tags = _scan_body(body)
+    if meta:
+        links = list(dict.fromkeys([*_frontmatter_links(meta), *links]))
     lowered = _first_by_lower_key(meta)
     tags = _dedupe([*_frontmatter_tags(lowered), *inline_tags])
     aliases = _dedupe(_frontmatter_aliases(lowered.get("aliases", lowered.get("alias"))))
@@ -360,6 +373,19 @@ def _clean_tag(raw: str) -> str | None:
     return tag
 
 
+def _frontmatter_links(meta: dict[str, Any]) -> list[Link]:
+    """Wiki links in frontmatter values (``up: "[[Projects MOC]]"``), which Obsidian's
+    properties treat as links too."""
+    found = []
+    for value in _flatten(list(meta.values())):
+        if isinstance(value, str) and "[[" in value:
+            for m in _WIKILINK.finditer(value):
+                link = _parse_wikilink(m.group(1), embed=False)
+                if link is not None:
+                    found.append(link)
+    return found
+
+
 def _frontmatter_aliases(value: Any) -> list[str]:
     items = value.split(",") if isinstance(value, str) else _flatten(value)
     aliases = (_scalar_text(item) for item in items)
@@ -402,7 +428,7 @@ def _scan_body(body: str) -> tuple[str, list[Link], list[str]]:
     block, inside an inline code span on the same line, or inside a removed comment.
     """
     has_comment = "%%" in body
-    if not has_comment and "[[" not in body and "#" not in body:
+    if not has_comment and "[[" not in body and "#" not in body and "](" not in body:
         return body, [], []
     fences = fence_spans(body)
     code = _CodeSpans(body)
@@ -412,8 +438,7 @@ def _scan_body(body: str) -> tuple[str, list[Link], list[str]]:
 
     comments = _comment_spans(body, fences, is_code) if has_comment else []
     link_spans: list[Span] = []
-    links: list[Link] = []
-    seen: set[Link] = set()
+    found: list[tuple[int, Link]] = []
     if "[[" in body:
         for m in _WIKILINK.finditer(body):
             start = m.start()
@@ -422,9 +447,19 @@ def _scan_body(body: str) -> tuple[str, list[Link], list[str]]:
             embed = start > 0 and body[start - 1] == "!"
             link_spans.append(m.span())
             link = _parse_wikilink(m.group(1), embed=embed)
-            if link is not None and link not in seen:
-                seen.add(link)
-                links.append(link)
+            if link is not None:
+                found.append((start, link))
+    if "](" in body:
+        for m in _MD_LINK.finditer(body):
+            start = m.start()
+            if is_code(start) or in_spans(comments, start) or in_spans(link_spans, start):
+                continue
+            embed = start > 0 and body[start - 1] == "!"
+            link = _parse_markdown_link(m.group("label"), m.group("dest"), embed=embed)
+            if link is not None:
+                found.append((start, link))
+        found.sort(key=lambda item: item[0])
+    links = list(dict.fromkeys(link for _start, link in found))
     tags: list[str] = []
     if "#" in body:
         for m in _TAG.finditer(body):
@@ -509,6 +544,23 @@ def _parse_wikilink(inner: str, *, embed: bool) -> Link | None:
         return None
     alias_text = alias.strip() if bar else ""
     return Link(target, heading_text or None, alias_text or None, embed)
+
+
+def _parse_markdown_link(label: str, dest: str, *, embed: bool) -> Link | None:
+    """A markdown link to a local file (``[text](other%20note.md#heading)``), URL-decoded;
+    None for web and mail links (anything with a scheme), and for an empty destination."""
+    if dest.startswith("<"):
+        dest = dest[1:-1]
+    dest = dest.strip()
+    if not dest or _URL_SCHEME.match(dest):
+        return None
+    path, hash_, fragment = dest.partition("#")
+    path = unquote(path.partition("?")[0]).strip()
+    heading = unquote(fragment).strip() if hash_ else ""
+    if not path and not heading:
+        return None
+    alias = label.strip()
+    return Link(path, heading or None, alias or None, embed, "markdown")
 
 
 def _link_text(link: Link) -> str:

@@ -1,7 +1,7 @@
 """The MCP server: the one module that imports ``mcp`` (the 2.x SDK, ``MCPServer``).
 
-``vaultseek mcp`` serves one index over stdio (or streamable HTTP with ``--http``) with four
-tools — ``search``, ``get_note``, ``get_chunk``, ``status`` — built by
+``vaultseek mcp`` serves one index over stdio (or streamable HTTP with ``--http``) with six
+tools — ``search``, ``get_note``, ``get_chunk``, ``links``, ``related``, ``status`` — built by
 :func:`build_mcp_server` around an open :class:`Index`; nothing is registered at import. The
 SDK runs plain tool functions on worker threads, so every call takes a lock: an ``Index`` is
 used by one thread at a time. Results are compact dicts with vault-relative paths; errors are
@@ -146,6 +146,24 @@ def build_mcp_server(index: Index) -> MCPServer:
     )
     def get_chunk(id: int) -> dict[str, Any]:
         return _chunk(call(index.get_chunk, id))
+
+    @server.tool(
+        description="A note's links: `outgoing` (each with the `path` it resolves to, or null when "
+        "no indexed file matches) and `backlinks` (the notes that link to it). note: a vault-relative "
+        "path as search returns, or a note's name as a [[link]] would write it."
+    )
+    def links(note: str) -> dict[str, Any]:
+        return call(index.links, note).to_dict()
+
+    @server.tool(
+        description="Notes related to a note, best first: linked with it (directly, or through notes "
+        "both link to or are linked from — `shared`) and similar in meaning (`similarity`). Use it to "
+        "explore around a note a search found. note: a path or a note's name; k: how many (1–50)."
+    )
+    def related(note: str, k: int = 10) -> dict[str, Any]:
+        if k < 1 or k > 50:
+            raise ToolError("k must be between 1 and 50")
+        return call(index.related, note, k=k).to_dict()
 
     @server.tool(
         description="What the index holds: vault folder, number of notes and sections, embedding "

@@ -157,7 +157,63 @@ def m003_note_metadata(conn: Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (m001_initial, m002_documents, m003_note_metadata)
+def m004_links(conn: Connection) -> None:
+    """Resolved links: which file each stored link points at (see ``linking.py`` for the rule).
+
+    * ``links.syntax``: ``wiki`` (``[[…]]``, ``![[…]]``) or ``markdown`` (``[text](file.md)``).
+    * ``links.key``: the name the target is looked up by (its last path segment, Unicode-
+      normalised and case-folded, without ``.md``).
+    * ``links.resolved``: the vault-relative path of the file the link points at; ``via`` how
+      it was found (``self``, ``path``, ``name``, ``alias``; ``none`` when dangling). ``via``
+      is NULL until the link is resolved (links written since the last resolution).
+    * ``link_names``: every name an indexed file can be linked by — its own (``alias`` '')
+      and its aliases — under the same ``key``: a link only ever resolves to a file that shares
+      its key, so resolving a few links reads a few rows, not the whole vault.
+    * ``link_changes``: every file row inserted, deleted or renamed, written by triggers in the
+      writer's own transaction, so resolution catches up after any writer — even one stopped
+      before it resolved — and nothing that writes files needs to know. Existing files are
+      queued here once, so an upgraded index builds its names on its next sync.
+
+    Independent of ``m003``: it touches only ``links`` and adds its own tables and triggers.
+    """
+    conn.execute(
+        """
+        ALTER TABLE links ADD COLUMN syntax TEXT NOT NULL DEFAULT 'wiki';
+        ALTER TABLE links ADD COLUMN key TEXT;
+        ALTER TABLE links ADD COLUMN resolved TEXT;
+        ALTER TABLE links ADD COLUMN via TEXT;
+        CREATE INDEX links_by_key ON links(key);
+        CREATE INDEX links_by_resolved ON links(resolved);
+        CREATE INDEX links_unresolved ON links(file_id) WHERE via IS NULL;
+        CREATE TABLE link_names (
+            key   TEXT NOT NULL,
+            path  TEXT NOT NULL,
+            alias TEXT NOT NULL DEFAULT '',     -- '' for the file's own name
+            PRIMARY KEY (key, path, alias)
+        ) WITHOUT ROWID;
+        CREATE INDEX link_names_by_path ON link_names(path);
+        CREATE TABLE link_changes (
+            id   INTEGER PRIMARY KEY,
+            path TEXT NOT NULL
+        );
+        CREATE TRIGGER files_link_change_insert AFTER INSERT ON files BEGIN
+            INSERT INTO link_changes(path) VALUES (new.path);
+        END;
+        CREATE TRIGGER files_link_change_delete AFTER DELETE ON files BEGIN
+            INSERT INTO link_changes(path) VALUES (old.path);
+        END;
+        CREATE TRIGGER files_link_change_update AFTER UPDATE OF path, aliases, status ON files BEGIN
+            INSERT INTO link_changes(path) VALUES (old.path);
+            INSERT INTO link_changes(path) VALUES (new.path);
+        END;
+        INSERT INTO link_changes(path) SELECT path FROM files;
+        """
+    )
+
+
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
+    m001_initial, m002_documents, m003_note_metadata, m004_links,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -15,14 +15,20 @@ SearchMode = Literal["hybrid", "bm25", "vector"]
 SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "bm25", "vector")
 
 
+LinkSyntax = Literal["wiki", "markdown"]
+
+
 @dataclass(frozen=True, slots=True)
 class Link:
-    """A wiki link or embed found in a note: ``[[target#heading|alias]]`` / ``![[target]]``."""
+    """A link or embed found in a note: ``[[target#heading|alias]]`` / ``![[target]]``, or a
+    markdown link to a local file, ``[alias](target#heading)`` / ``![alias](target)``."""
 
     target: str
     heading: str | None = None
     alias: str | None = None
     embed: bool = False
+    syntax: LinkSyntax = "wiki"
+    """``markdown`` links are URL-decoded and resolved relative to the linking note first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,6 +283,106 @@ class IndexStatus:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+LinkVia = Literal["self", "path", "name", "alias", "none"]
+"""How a link found its file: ``self`` (``[[#Heading]]``), ``path`` (a path from the vault
+root or the linking note), ``name`` (a file name, maybe with folders), ``alias`` (a
+frontmatter alias); ``none``: dangling."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedLink:
+    """A link from ``source`` as written, and the file it resolves to (``path``)."""
+
+    source: str
+    target: str
+    """As written; a markdown link's destination URL-decoded (``other note.md``)."""
+    heading: str | None
+    alias: str | None
+    embed: bool
+    syntax: LinkSyntax
+    path: str | None
+    """The vault-relative path it points at; None when no indexed file matches."""
+    via: LinkVia
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target, "heading": self.heading, "alias": self.alias,
+            "embed": self.embed, "syntax": self.syntax, "path": self.path, "via": self.via,
+        }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class NoteLinks:
+    """A note's outgoing links (resolved and unresolved, in the order they appear) and its
+    backlinks (one per link that points at it, by linking note)."""
+
+    path: str
+    outgoing: tuple[ResolvedLink, ...]
+    backlinks: tuple[ResolvedLink, ...]
+    notices: tuple[str, ...] = ()
+
+    @property
+    def unresolved(self) -> tuple[ResolvedLink, ...]:
+        return tuple(link for link in self.outgoing if link.path is None)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "path": self.path,
+            "outgoing": [link.to_dict() for link in self.outgoing],
+            "unresolved": len(self.unresolved),
+            "backlinks": [
+                {"path": link.source, "target": link.target, "heading": link.heading,
+                 "alias": link.alias, "embed": link.embed, "syntax": link.syntax}
+                for link in self.backlinks
+            ],
+        }  # fmt: skip
+        if self.notices:
+            out["notices"] = list(self.notices)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class RelatedNote:
+    """A note related to another, and why: by links (direct, or neighbours in common), by
+    meaning (cosine similarity of the two notes' sections), or both."""
+
+    path: str
+    title: str | None
+    score: float
+    """The fused score (links and similarity, each min-max normalised, weighted 1:1)."""
+    links_rank: int | None
+    """1-based rank among the notes related by links; None when not related by links."""
+    vector_rank: int | None
+    """1-based rank among the most similar notes; None when not among them."""
+    linked: Literal["to", "from", "both"] | None
+    """``to``: the note links to this one; ``from``: this one links to the note."""
+    shared: tuple[str, ...]
+    """Neighbours both notes link to or are linked from (at most five, strongest first)."""
+    similarity: float | None
+    """The best cosine similarity between a section of this note and the note's centroid."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path, "title": self.title, "score": round(self.score, 6),
+            "links_rank": self.links_rank, "vector_rank": self.vector_rank, "linked": self.linked,
+            "shared": list(self.shared),
+            "similarity": None if self.similarity is None else round(self.similarity, 6),
+        }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class RelatedNotes:
+    path: str
+    results: tuple[RelatedNote, ...]
+    notices: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.path, "results": [r.to_dict() for r in self.results]}
+        if self.notices:
+            out["notices"] = list(self.notices)
+        return out
 
 
 ProgressPhase = Literal["scan", "index", "extract", "ocr", "embed", "delete", "done"]

@@ -17,6 +17,7 @@ from .errors import QueryError
 from .fusion import DEFAULT_WEIGHTS, FUSION_METHODS, Fused, convex, rrf
 from .intent import LEANS, detect_intent
 from .lexical import LexicalQuery, make_snippet, parse_query
+from .linkgraph import LINK_SIGNALS, LinkGraph, boost, contenders
 from .records import SEARCH_MODES, SearchFilter, SearchMode, SearchResponse, SearchResult
 from .signals import apply_signals
 from .store import Store
@@ -52,6 +53,9 @@ class SearchParams:
     """Shift the list weights for identifier-like queries and long questions (``intent.py``)."""
     now: float | None = None
     """The clock recency reads (epoch seconds); None: the current time."""
+    link_boost: float = 0.0
+    """Post-fusion link signal weight (0: off); see :mod:`linkgraph`."""
+    link_signal: str = "backlinks"
 
 
 ANY_TERM_POSTINGS = 8_000
@@ -150,6 +154,8 @@ def run_search(
     text: str,
     params: SearchParams,
     vector_side: VectorSide,
+    *,
+    link_graph: Callable[[], LinkGraph] | None = None,
 ) -> SearchResponse:
     """Answer one query.
 
@@ -162,6 +168,10 @@ def run_search(
         )
     if params.k < 1:
         raise QueryError("k must be at least 1")
+    if params.link_signal not in LINK_SIGNALS or params.link_boost < 0:
+        raise QueryError(
+            "link_boost must be at least 0 and link_signal one of " + ", ".join(LINK_SIGNALS)
+        )
     if params.fusion not in FUSION_METHODS:
         raise QueryError(
             f"unknown fusion {params.fusion!r}", hint=f"use one of {', '.join(FUSION_METHODS)}"
@@ -185,6 +195,12 @@ def run_search(
         bm25 = lexical_hits(store, query, pool, scope)
     intent = detect_intent(text) if params.intent else None
     fused = fuse({"bm25": bm25, "vector": vec}, params, lean=LEANS.get(intent or ""))
+    if params.link_boost and link_graph is not None and fused:
+        # Only the head that can still reach the top k is re-scored — unless recency follows:
+        # it can lower the head's scores, so everything stays a contender.
+        head = fused if params.recency_half_life_days else contenders(fused, params.k, params.link_boost)
+        fused = boost(head, store.chunk_paths([f.item for f in head]), link_graph(), params.link_boost, params.link_signal)
+    # Title match last: a note the query names goes first whatever the other signals did.
     if params.title_match or params.recency_half_life_days:
         fused = apply_signals(
             store, fused, text, scope=scope, title_match=params.title_match,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -52,6 +53,22 @@ class ChunkRow:
     heading_context: str
     text: str
     location: Location | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRow:
+    """A stored link: the file that makes it, the target as written, and where it resolves
+    (``resolved`` None when dangling; ``via`` None while not resolved yet)."""
+
+    rowid: int
+    source: str
+    target: str
+    heading: str | None
+    alias: str | None
+    embed: bool
+    syntax: str
+    resolved: str | None
+    via: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,8 +201,8 @@ class Store:
 
     def _insert_links(self, file_id: int, links: Iterable[Link]) -> None:
         self.conn.executemany(
-            "INSERT INTO links(file_id, target, heading, alias, embed) VALUES (?, ?, ?, ?, ?)",
-            [(file_id, ln.target, ln.heading, ln.alias, int(ln.embed)) for ln in links],
+            "INSERT INTO links(file_id, target, heading, alias, embed, syntax) VALUES (?, ?, ?, ?, ?, ?)",
+            [(file_id, ln.target, ln.heading, ln.alias, int(ln.embed), ln.syntax) for ln in links],
         )
 
     def touch_file(self, file_id: int, *, size: int, mtime_ns: int) -> None:
@@ -509,6 +526,155 @@ class Store:
             )
         ]
 
+    # -- links --------------------------------------------------------------------------
+    @contextmanager
+    def write_lock(self) -> Iterator[None]:
+        """One transaction holding the write lock from its first read (``BEGIN IMMEDIATE``),
+        for steps that read, decide and write back and must not interleave with a writer."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def link_changes(self) -> tuple[int, list[str]]:
+        """(the last change id, the paths) of the file rows inserted, deleted or renamed since
+        links were last resolved (recorded by triggers, see ``m004_links``)."""
+        rows = self.conn.execute("SELECT id, path FROM link_changes ORDER BY id").fetchall()
+        return (rows[-1][0] if rows else 0), list(dict.fromkeys(path for _i, path in rows))
+
+    def link_rows(self, *, pending: bool = False, keys: Sequence[str] = ()) -> list[LinkRow]:
+        """Stored links to (re)resolve: all of them, those not resolved yet (``pending``),
+        or those whose ``key`` is one of ``keys``."""
+        select = (
+            "SELECT l.rowid, f.path, l.target, l.heading, l.alias, l.embed, l.syntax, l.resolved, "
+            "l.via FROM links l JOIN files f ON f.id = l.file_id"
+        )
+        if pending:
+            return [LinkRow(*row) for row in self.conn.execute(f"{select} WHERE l.via IS NULL")]
+        if not keys:
+            return [LinkRow(*row) for row in self.conn.execute(select)]
+        out: list[LinkRow] = []
+        wanted = sorted(set(keys))
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            out.extend(LinkRow(*row) for row in self.conn.execute(f"{select} WHERE l.key IN ({marks})", batch))
+        return out
+
+    def link_targets(self, paths: Sequence[str] | None = None) -> dict[str, list[str]]:
+        """Path → aliases of the indexed files (all, or those among ``paths``): what a link
+        can point at."""
+        found: list[tuple[str, str]] = []
+        if paths is None:
+            found = self.conn.execute("SELECT path, aliases FROM files WHERE status = 'indexed'").fetchall()
+        for batch in _batches(paths or ()):
+            found += self.conn.execute(
+                f"SELECT path, aliases FROM files WHERE status = 'indexed' AND path IN ({_marks(batch)})", batch
+            ).fetchall()
+        return {path: json.loads(aliases) if aliases and aliases != "[]" else [] for path, aliases in found}
+
+    def link_names(self, keys: Sequence[str] | None = None) -> list[tuple[str, str, str]]:
+        """(key, path, alias) rows of ``link_names`` (all, or those under ``keys``)."""
+        if keys is None:
+            return self.conn.execute("SELECT key, path, alias FROM link_names").fetchall()
+        out: list[tuple[str, str, str]] = []
+        for batch in _batches(sorted(set(keys))):
+            out += self.conn.execute(
+                f"SELECT key, path, alias FROM link_names WHERE key IN ({_marks(batch)})", batch
+            ).fetchall()
+        return out
+
+    def link_names_of(self, paths: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(key, path, alias) rows of the given files."""
+        out: list[tuple[str, str, str]] = []
+        for batch in _batches(paths):
+            out += self.conn.execute(
+                f"SELECT key, path, alias FROM link_names WHERE path IN ({_marks(batch)})", batch
+            ).fetchall()
+        return out
+
+    def replace_link_names(self, paths: Sequence[str] | None, rows: Iterable[tuple[str, str, str]]) -> None:
+        """Replace the names of ``paths`` (None: of every file) by ``rows`` (key, path, alias).
+        Call inside :meth:`write_lock`."""
+        if paths is None:
+            self.conn.execute("DELETE FROM link_names")
+        for batch in _batches(paths or ()):
+            self.conn.execute(f"DELETE FROM link_names WHERE path IN ({_marks(batch)})", batch)
+        self.conn.executemany("INSERT OR IGNORE INTO link_names(key, path, alias) VALUES (?, ?, ?)", rows)
+
+    def save_link_resolutions(self, rows: Sequence[tuple[str, str | None, str, int]], *, through: int) -> None:
+        """Store (key, resolved path, via, link rowid) and forget the file changes up to id
+        ``through`` (they are accounted for). Call inside :meth:`write_lock`."""
+        self.conn.executemany("UPDATE links SET key = ?, resolved = ?, via = ? WHERE rowid = ?", rows)
+        self.conn.execute("DELETE FROM link_changes WHERE id <= ?", (through,))
+
+    def links_pending(self) -> bool:
+        """Whether some links or file changes wait for resolution."""
+        return bool(self.conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM links WHERE via IS NULL) "
+            "OR EXISTS (SELECT 1 FROM link_changes)"
+        ).fetchall()[0][0])  # fmt: skip
+
+    def links_from(self, path: str) -> list[LinkRow]:
+        """The links a file makes, in the order they appear in it."""
+        return [
+            LinkRow(*row)
+            for row in self.conn.execute(
+                "SELECT l.rowid, f.path, l.target, l.heading, l.alias, l.embed, l.syntax, l.resolved, "
+                "l.via FROM links l JOIN files f ON f.id = l.file_id WHERE f.path = ? ORDER BY l.rowid",
+                (path,),
+            )
+        ]
+
+    def links_to(self, path: str) -> list[LinkRow]:
+        """The links other files make to ``path``, by linking file."""
+        return [
+            LinkRow(*row)
+            for row in self.conn.execute(
+                "SELECT l.rowid, f.path, l.target, l.heading, l.alias, l.embed, l.syntax, l.resolved, "
+                "l.via FROM links l JOIN files f ON f.id = l.file_id WHERE l.resolved = ? "
+                "AND f.path != ? ORDER BY f.path, l.rowid",
+                (path, path),
+            )
+        ]
+
+    def link_edges(self) -> list[tuple[str, str]]:
+        """Every distinct (linking file, linked file) pair between two different files."""
+        return self.conn.execute(
+            "SELECT DISTINCT f.path, l.resolved FROM links l JOIN files f ON f.id = l.file_id "
+            "WHERE l.resolved IS NOT NULL AND l.resolved != f.path"
+        ).fetchall()
+
+    def indexed_path(self, path: str) -> str | None:
+        """``path`` if it is an indexed file, else None."""
+        rows = self.conn.execute("SELECT path FROM files WHERE path = ? AND status = 'indexed'", (path,)).fetchall()
+        return rows[0][0] if rows else None
+
+    def titles(self, paths: Sequence[str]) -> dict[str, str | None]:
+        out: dict[str, str | None] = {}
+        wanted = list(dict.fromkeys(paths))
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            out.update(self.conn.execute(f"SELECT path, title FROM files WHERE path IN ({marks})", batch).fetchall())
+        return out
+
+    def chunk_paths(self, ids: Sequence[int]) -> dict[int, str]:
+        """Chunk id → the vault-relative path of its file."""
+        out: dict[int, str] = {}
+        wanted = list(ids)
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            out.update(self.conn.execute(
+                f"SELECT c.id, f.path FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+                batch,
+            ).fetchall())  # fmt: skip
+        return out
+
     # -- status -------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
         one = lambda sql: int(self.conn.execute(sql).fetchall()[0][0])  # noqa: E731
@@ -539,6 +705,16 @@ class Store:
             self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
         self.conn.execute("PRAGMA incremental_vacuum")
         self.conn.execute("PRAGMA optimize")
+
+
+def _batches(items: Sequence[str], size: int = 500) -> Iterator[list[str]]:
+    """``items`` in lists small enough for one ``IN (…)``."""
+    for start in range(0, len(items), size):
+        yield list(items[start : start + size])
+
+
+def _marks(batch: Sequence[object]) -> str:
+    return ",".join("?" * len(batch))
 
 
 def _scope_where(scope: SearchFilter, *, per_row: bool = True) -> tuple[str, tuple[object, ...]]:

@@ -17,6 +17,8 @@ render JSON; every error leaves as ``{"error": {"code", "message", "hint"}}``.
                                     modified_after, modified_before, categories, paths) and
                                     signals (title_match, recency_half_life_days, intent)
     GET  /api/privacy               counts, the LLM host, and this process's live connections
+    GET  /api/links?path=…          a note's outgoing links (resolved or not) and backlinks
+    GET  /api/related?path=…&k=…    notes related to a note, by links and by meaning
 
   The study hub (generated material, studying, progress):
     GET  /study                                 the study hub page
@@ -300,6 +302,34 @@ def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_
         body["server_ms"] = round((time.perf_counter() - started) * 1000, 2)
         return JSONResponse(body, headers={"Server-Timing": f"search;dur={body['server_ms']}"})
 
+    def note_param(request: Request) -> str:
+        note = request.query_params.get("path", "")
+        if not note.strip():
+            raise QueryError(f"give a note: {request.url.path}?path=…")
+        return note
+
+    async def links(request: Request) -> Response:
+        note = note_param(request)
+
+        def work() -> Any:
+            with notebook.kb.readers.borrow() as index:
+                return index.links(note).to_dict()
+
+        return JSONResponse(await run(work))
+
+    async def related(request: Request) -> Response:
+        note = note_param(request)
+        try:
+            k = int(request.query_params.get("k", "10"))
+        except ValueError:
+            raise QueryError("k must be a whole number") from None
+
+        def work() -> Any:
+            with notebook.kb.readers.borrow() as index:
+                return index.related(note, k=max(1, min(k, 50))).to_dict()
+
+        return JSONResponse(await run(work))
+
     async def privacy(request: Request) -> Response:
         server = request.scope.get("server") or ("", 0)
         return JSONResponse(await run(notebook.privacy, {int(server[1] or 0)}))
@@ -376,6 +406,8 @@ def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_
         Route("/api/conversations/{cid}", conversation, methods=["GET", "DELETE"]),
         Route("/api/search", search),
         Route("/api/privacy", privacy),
+        Route("/api/links", links),
+        Route("/api/related", related),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(
