@@ -365,3 +365,33 @@ def test_knowledge_base_warms_after_the_first_run_and_close_joins_the_warm_up(st
     kb.close()
     assert not kb.warmer.is_alive() and not kb.ingest.thread.is_alive()
     store.close()
+
+
+def test_a_failed_start_up_run_is_reported_by_status(study_vault: Path, tmp_path: Path) -> None:
+    """The start-up sync has no upload behind it, so no timeline: its failure must still show
+    (it once failed silently and the app served an empty index)."""
+    from vaultseek.config import load_config
+    from vaultseek.engine import Index
+    from vaultseek.study.library import KnowledgeBase
+    from vaultseek.study.storage import StudyStore, study_db_path
+
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the index's folder should be")
+    broken = load_config(vault=study_vault, db=blocker / "index.db")  # cannot be created
+    good = load_config(vault=study_vault, db=tmp_path / "index.db")
+    assert broken.db is not None and good.db is not None
+    store = StudyStore(study_db_path(good.db))
+    attempts: list[int] = []
+
+    def factory() -> Index:
+        attempts.append(1)
+        return Index(broken if len(attempts) == 1 else good, create=True)
+
+    kb = KnowledgeBase(good, factory, store)
+    kb.ingest.sync().wait(60)
+    assert kb.ingest.last_error and "not-a-folder" in kb.ingest.last_error
+    kb.ingest.sync().wait(60)  # the next run opens a good index and clears the report
+    assert kb.ingest.last_error is None
+    assert kb.status()["indexing_error"] is None and kb.status()["files"] == 2
+    kb.close()
+    store.close()

@@ -139,6 +139,9 @@ class Ingestor:
         self.tasks: queue.Queue[tuple[str, str | None, threading.Event | None]] = queue.Queue()
         self.thread = threading.Thread(target=self._run, name="vaultseek-writer", daemon=True)
         self.stopping = False
+        self.last_error: str | None = None
+        """Why the latest indexing run failed (None once one succeeds): a run with no upload
+        behind it, such as the start-up sync, has no timeline to report on."""
         self.idle = threading.Event()
         self.idle.set()
         self.thread.start()
@@ -213,7 +216,9 @@ class Ingestor:
                     self._delete(index, path)
                 else:
                     self._sync(index, [p for _k, p, _f in batch if p is not None])
+                self.last_error = None
             except Exception as exc:  # noqa: BLE001 - reported on the timeline, never lost
+                self.last_error = str(exc) or type(exc).__name__
                 for _k, p, _f in batch:
                     if p is not None:
                         self._step(p, "failed", detail=str(exc), status="failed")
@@ -380,7 +385,8 @@ class KnowledgeBase:
         with self.readers.borrow() as index:
             status = index.status()
         return {"vault": status.vault, "files": status.files, "chunks": status.chunks,
-                "documents": status.documents, "last_indexed": status.last_indexed}  # fmt: skip
+                "documents": status.documents, "last_indexed": status.last_indexed,
+                "indexing_error": self.ingest.last_error}  # fmt: skip
 
     # -- changing -----------------------------------------------------------------------
     def open_upload(self, name: str) -> UploadSink:

@@ -68,6 +68,10 @@ async function loadStatus() {
     const llm = status.llm;
     badge.textContent = llm.ok ? `model: ${llm.model} (${llm.backend})` : `model unavailable: ${llm.message}${llm.hint ? " — " + llm.hint : ""}`;
     badge.className = "badge " + (llm.ok ? "ok" : "bad");
+    if (status.index && status.index.indexing_error) {
+      badge.textContent += ` · indexing failed: ${status.index.indexing_error}`;
+      badge.className = "badge bad";
+    }
     $("#think").checked = !!status.settings.think;
   } catch (error) {
     badge.textContent = `status: ${error.message}`;
