@@ -21,7 +21,7 @@ import numpy as np
 
 from .fusion import convex
 from .linkgraph import LinkGraph
-from .records import RelatedNote, RelatedNotes, SearchFilter
+from .records import RelatedNote, RelatedNotes
 from .store import Store
 from .vectors import VectorIndex
 
@@ -89,7 +89,7 @@ def _columns(vectors: VectorIndex, chunk_ids: np.ndarray) -> np.ndarray:
 
 
 def _centroid(store: Store, vectors: VectorIndex, path: str) -> np.ndarray | None:
-    columns = _columns(vectors, store.chunk_ids_in(SearchFilter(paths=(path,))))
+    columns = _columns(vectors, store.chunk_ids_of_files([path]))
     if not len(columns):
         return None
     mean = vectors.matrix_t[:, columns].mean(axis=1)
@@ -119,7 +119,7 @@ def _file_similarities(
     """Each file's best section similarity to the centroid."""
     if not paths:
         return {}
-    chunk_ids = store.chunk_ids_in(SearchFilter(paths=tuple(paths)))
+    chunk_ids = store.chunk_ids_of_files(paths)
     columns = _columns(vectors, chunk_ids)
     if not len(columns):
         return {}

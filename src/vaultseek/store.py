@@ -662,6 +662,16 @@ class Store:
             out.update(self.conn.execute(f"SELECT path, title FROM files WHERE path IN ({marks})", batch).fetchall())
         return out
 
+    def chunk_ids_of_files(self, paths: Sequence[str]) -> np.ndarray:
+        """The ids of every chunk of the given files, ascending."""
+        ids: list[int] = []
+        for batch in _batches(paths):
+            ids += [row[0] for row in self.conn.execute(
+                f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path IN ({_marks(batch)})",
+                batch,
+            )]  # fmt: skip
+        return np.asarray(sorted(ids), dtype=np.int64)
+
     def chunk_paths(self, ids: Sequence[int]) -> dict[int, str]:
         """Chunk id → the vault-relative path of its file."""
         out: dict[int, str] = {}

@@ -14,6 +14,9 @@
    the tldr pages under ``cli/`` (sparsely linked; each page's description line as the
    query, that page relevant). Only a probe — whether a signal helps *your* vault is for
    ``vaultseek eval --golden`` with ``VAULTSEEK_LINK_BOOST`` set to say.
+5. With ``--judged``: the same sweep over the judged sets :mod:`vaultseek.bench.vaultgolden`
+   takes from the PowerShell docs' own aliases, titles, descriptions and links (the sets
+   ``python -m vaultseek.bench.signals`` uses), as paired per-query nDCG@10 differences.
 
 Prints Markdown tables and, with ``--json FILE``, writes the raw numbers.
 """
@@ -219,6 +222,37 @@ def probe_quality(index: Index, probes: dict[str, Probe]) -> list[dict[str, Any]
     return rows
 
 
+def judged_sets(workdir: Path, data: Path) -> dict[str, list[dict[str, Any]]]:
+    """The boost swept over the vaultgolden sets: per set and setting, nDCG@10, its paired
+    difference from the boost off (± standard error) and the MRR@10 difference."""
+    from ..evaluation import Configuration, evaluate_golden
+    from . import vaultgolden
+    from .signals import paired
+
+    root = workdir / "powershell-judged"
+    vault, golden, db = root / "vault", root / "golden", root / "index.db"
+    if not (golden / "title.jsonl").is_file():
+        notes = vaultgolden.build_vault(vaultgolden.powershell_source(data), vault)
+        vaultgolden.write_golden(vaultgolden.golden_sets(notes), golden)
+        db.unlink(missing_ok=True)
+    chosen = [Configuration("off", "hybrid", None, (("link_boost", 0.0),))]
+    chosen += [Configuration(f"{signal} {w}", "hybrid", None, (("link_boost", w), ("link_signal", signal)))
+               for signal in ("backlinks", "neighbours") for w in WEIGHTS]  # fmt: skip
+    out: dict[str, list[dict[str, Any]]] = {}
+    with open_index(vault, db=db, create=True) as index:
+        index.sync(remember=False)
+        for name in vaultgolden.SETS:
+            report = evaluate_golden(index, golden / f"{name}.jsonl", chosen=chosen)
+            base = report.results[0]
+            out[name] = [
+                {"setting": r.configuration.label, "queries": report.queries, "ndcg@10": r.scores["nDCG@10"],
+                 "delta": paired(base.per_query_ndcg, r.per_query_ndcg).render(),
+                 "mrr_delta": r.scores["MRR@10"] - base.scores["MRR@10"]}
+                for r in report.results
+            ]  # fmt: skip
+    return out
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="vaultseek-links-"))
     vault, db = work / "vault", work / "index.db"
@@ -233,6 +267,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         results["timing"] = time_links(index, vault, args.seed)
         results["search"] = time_search(index, [q for items in probes.values() for q, _j in items])
         results["quality"] = probe_quality(index, probes)
+    if args.judged:
+        results["judged"] = judged_sets(work, Path(args.data))
     results["load"] = " / ".join(f"{x:.1f}" for x in os.getloadavg())
     return results
 
@@ -261,6 +297,10 @@ def render(r: dict[str, Any]) -> str:
               "| link boost | reference nDCG@10 | reference MRR@10 | cli nDCG@10 | cli MRR@10 |", "|---|---:|---:|---:|---:|"]  # fmt: skip
     lines += [f"| {q['setting']} | {q['reference']['ndcg@10']:.4f} | {q['reference']['mrr@10']:.4f} | "
               f"{q['cli']['ndcg@10']:.4f} | {q['cli']['mrr@10']:.4f} |" for q in r["quality"]]  # fmt: skip
+    for name, rows in r.get("judged", {}).items():
+        lines += ["", f"PowerShell judged set `{name}` ({rows[0]['queries']} queries, hybrid):", "",
+                  "| link boost | nDCG@10 | Δ nDCG@10 (paired) | Δ MRR@10 |", "|---|---:|---:|---:|"]  # fmt: skip
+        lines += [f"| {q['setting']} | {q['ndcg@10']:.4f} | {q['delta']} | {q['mrr_delta']:+.4f} |" for q in rows]
     return "\n".join(lines)
 
 
@@ -271,6 +311,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workdir", help="reuse this folder (the vault is built once)")
     parser.add_argument("--json", metavar="FILE", help="also write the raw numbers here")
+    parser.add_argument("--judged", action="store_true", help="also sweep the PowerShell judged sets (~15 min)")
+    parser.add_argument("--data", default="../shared/data", help="the shared data folder, for --judged")
     args = parser.parse_args()
     results = run(args)
     if args.json:
