@@ -38,7 +38,7 @@ from vaultseek.evaluation import Configuration, EvalReport, evaluate_beir, evalu
 from vaultseek.terminal import ProgressBar
 
 from . import vaultgolden
-from .quality import collections
+from .quality import KEPT_MARKER, collections, kept_tail
 
 SIGNALS: dict[str, tuple[tuple[str, Any], ...]] = {
     "title": (("title_match", True),),
@@ -196,7 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m vaultseek.bench.signals " + " ".join(argv if argv is not None else sys.argv[1:])
     text = render(reports, command.strip(), time.perf_counter() - started)
     if args.out:
-        Path(args.out).write_text(text, "utf-8")
+        out = Path(args.out)
+        previous = out.read_text("utf-8") if out.is_file() else ""
+        Path(args.out).write_text(text + ("\n" + kept_tail(previous) if KEPT_MARKER in previous else ""), "utf-8")
     else:
         sys.stdout.write(text)
     if args.json:
