@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import os
 import time
 from collections.abc import Callable
@@ -34,7 +36,7 @@ def named_vault(vault: Path, write: Callable[..., Path]) -> Path:
 def test_a_title_or_alias_match_ranks_the_note_first(named_vault: Path, query: str) -> None:
     with open_index(named_vault, create=True) as index:
         index.sync()
-        plain = index.search(query, k=3)
+        plain = index.search(query, k=3, title_match=False)
         assert not plain.results[0].signals
         if "rotation" in query.lower():
             assert plain.results[0].path.startswith("misc/")
@@ -58,7 +60,7 @@ def test_a_named_note_no_list_found_still_shows(named_vault: Path) -> None:
     with open_index(named_vault, create=True) as index:
         index.sync()
         # An alias is not in the note's text: BM25 alone finds nothing, the name finds the note.
-        assert index.search("key rollover", k=3, mode="bm25").results == ()
+        assert index.search("key rollover", k=3, mode="bm25", title_match=False).results == ()
         hit = index.search("key rollover", k=3, mode="bm25", title_match=True).results[0]
         assert hit.path == "security/oauth.md" and hit.bm25_rank is None and hit.signals == {"title": 1.0}
         # A file name's diacritics and case do not count.
@@ -66,12 +68,16 @@ def test_a_named_note_no_list_found_still_shows(named_vault: Path) -> None:
         assert hit.path == "people/Zoë Müller.md" and "title" in hit.signals
 
 
-def test_title_match_off_leaves_the_response_as_it_was(named_vault: Path) -> None:
+def test_title_match_is_on_by_default_and_off_leaves_the_fusion_as_it_was(named_vault: Path) -> None:
     with open_index(named_vault, create=True) as index:
         index.sync()
-        before = index.search("token rotation", k=5).to_dict()
-        assert index.search("token rotation", k=5, title_match=False).to_dict() == before
-        assert all("signals" not in r for r in before["results"]) and "intent" not in before
+        default = index.search("token rotation", k=5).to_dict()
+        assert default == index.search("token rotation", k=5, title_match=True).to_dict()
+        assert "title" in default["results"][0]["signals"]
+        off = index.search("token rotation", k=5, title_match=False).to_dict()
+        assert all("signals" not in r for r in off["results"]) and "intent" not in off
+        index.config = dataclasses.replace(index.config, title_match=False)  # the config's switch
+        assert index.search("token rotation", k=5).to_dict() == off
 
 
 def test_name_keys() -> None:
