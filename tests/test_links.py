@@ -516,9 +516,9 @@ def test_cli_links_and_related(indexed_links: Path) -> None:
     assert no_index.returncode == 3 and "Traceback" not in no_index.stderr
 
 
-def test_cli_search_takes_a_link_boost(vault: Path, write) -> None:  # type: ignore[no-untyped-def]
-    from conftest import run_cli
-
+def boosted_vault(vault: Path, write) -> None:  # type: ignore[no-untyped-def]
+    """Three notes matching "widget" in BM25 order alpha > beta > gamma, and six notes that
+    link to beta: the vault the link-boost surface tests share."""
     write("alpha.md", "# Alpha\n\nwidget widget widget widget\n")
     write("beta.md", "# Beta\n\nwidget widget\n")
     write("gamma.md", "# Gamma\n\nwidget and other words to make it longer than the rest\n")
@@ -526,6 +526,12 @@ def test_cli_search_takes_a_link_boost(vault: Path, write) -> None:  # type: ign
         write(f"refs/r{n}.md", f"# Ref {n}\n\nSee [[beta]].\n")
     with open_index(vault, create=True) as index:
         index.sync()
+
+
+def test_cli_search_takes_a_link_boost(vault: Path, write) -> None:  # type: ignore[no-untyped-def]
+    from conftest import run_cli
+
+    boosted_vault(vault, write)
     args = ["search", "widget", "--vault", str(vault), "--mode", "bm25", "--json", "--no-daemon"]
     plain = json.loads(run_cli(*args).stdout)["results"]
     boosted = run_cli(*args, "--link-boost", "2")
@@ -594,13 +600,7 @@ def test_a_daemon_applies_the_link_boost_as_the_process_would(vault: Path, write
     from conftest import run_cli
     from test_daemon import stop_daemon
 
-    write("alpha.md", "# Alpha\n\nwidget widget widget widget\n")
-    write("beta.md", "# Beta\n\nwidget widget\n")
-    write("gamma.md", "# Gamma\n\nwidget and other words to make it longer than the rest\n")
-    for n in range(6):
-        write(f"refs/r{n}.md", f"# Ref {n}\n\nSee [[beta]].\n")
-    with open_index(vault, create=True) as index:
-        index.sync()
+    boosted_vault(vault, write)
     assert run_cli("daemon", "start", "--vault", str(vault)).returncode == 0
     try:
         args = ["search", "widget", "--vault", str(vault), "--mode", "bm25", "--json"]
