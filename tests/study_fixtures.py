@@ -44,6 +44,24 @@ STUDY_NOTES = {
 }
 
 
+def wait_until_serving(process: Any, log: Any, ready: Any, what: str, *, seconds: float) -> None:
+    """Poll ``ready()`` (HTTP errors and unreadable answers count as "not yet") until it holds;
+    fail with the tail of the server's ``log`` if the process dies or ``seconds`` pass."""
+    import httpx
+
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if ready():
+                return
+        except (httpx.HTTPError, ValueError, KeyError):
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            log.seek(0)
+            raise AssertionError(f"{what} did not start: {log.read().decode(errors='replace')[-2000:]}")
+        time.sleep(0.1)
+
+
 def make_study_vault(root: Path) -> Path:
     vault = root / "vault"
     for rel, text in STUDY_NOTES.items():
@@ -137,17 +155,8 @@ def smollm_server(log_dir: Path, *, n_ctx: int) -> Iterator[str]:
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}/v1"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                log.seek(0)
-                raise AssertionError(f"llama_cpp.server did not start: {log.read().decode(errors='replace')[-2000:]}")
-            time.sleep(0.2)
+        wait_until_serving(process, log, lambda: httpx.get(f"{url}/models", timeout=2).status_code == 200,
+                           "llama_cpp.server", seconds=120)  # fmt: skip
         yield url
     finally:
         process.terminate()

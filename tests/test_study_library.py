@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from vaultseek.bench.standin_llm import StandinLLM
-from study_fixtures import make_app
+from study_fixtures import make_app, wait_until_serving
 
 
 def wait_indexed(client: Any, path: str, timeout: float = 60) -> dict[str, Any]:
@@ -183,17 +183,8 @@ def served(study_vault: Path, tmp_path: Path, standin: StandinLLM) -> Iterator[s
                                stdout=log, stderr=subprocess.STDOUT, env=env)  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/api/documents", timeout=2).json()["documents"]:
-                    break
-            except (httpx.HTTPError, ValueError, KeyError):
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                log.seek(0)
-                raise AssertionError(f"vaultseek serve did not start: {log.read().decode()[-2000:]}")
-            time.sleep(0.1)
+        wait_until_serving(process, log, lambda: bool(httpx.get(f"{url}/api/documents", timeout=2).json()["documents"]),
+                           "vaultseek serve", seconds=60)  # fmt: skip
         yield url
     finally:
         process.terminate()
