@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -317,6 +319,23 @@ def test_review_lists_accepts_reroutes_and_discards(domains_vault: Path) -> None
 
 
 # -- crash safety ----------------------------------------------------------------------------
+_CRASHING_CLI = """
+import os, sys
+import vaultseek.intake.filing as filing
+step = sys.argv.pop(1)
+filing._after_step = lambda done: os._exit(137) if done == step else None
+from vaultseek.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def run_cli_crashing_after(step: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real CLI in a child process that dies (exit 137, like SIGKILL) right after
+    filing made ``step`` durable."""
+    return subprocess.run([sys.executable, "-c", _CRASHING_CLI, step, *args],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+
+
 @pytest.mark.parametrize("step", ["journal", "attachment", "note"])
 def test_a_crash_mid_intake_leaves_the_item_in_exactly_one_place(domains_vault: Path, step: str) -> None:
     from vaultseek.bench.docgen import text_pdf
@@ -324,8 +343,8 @@ def test_a_crash_mid_intake_leaves_the_item_in_exactly_one_place(domains_vault: 
     box = inbox(domains_vault)
     text_pdf(box / "rollout.pdf", [K8S_ITEM.replace("`", "")])
     original = (box / "rollout.pdf").read_bytes()
-    crashed = run_cli("intake", "--domain", "kubernetes", str(box / "rollout.pdf"), "--vault", str(domains_vault),
-                      env={"VAULTSEEK_INTAKE_CRASH_AT": step})  # fmt: skip
+    crashed = run_cli_crashing_after(step, "intake", "--domain", "kubernetes", str(box / "rollout.pdf"),
+                                     "--vault", str(domains_vault))  # fmt: skip
     assert crashed.returncode == 137, crashed.stderr
     assert (box / "rollout.pdf").exists()  # the crash came before the inbox copy was removed
     if step == "note":
@@ -344,7 +363,7 @@ def test_a_crash_mid_intake_leaves_the_item_in_exactly_one_place(domains_vault: 
 
 def test_recovery_runs_before_any_review_command(domains_vault: Path) -> None:
     (inbox(domains_vault) / "scale.md").write_text(K8S_ITEM, "utf-8")
-    crashed = run_cli("intake", "--vault", str(domains_vault), env={"VAULTSEEK_INTAKE_CRASH_AT": "note"})
+    crashed = run_cli_crashing_after("note", "intake", "--vault", str(domains_vault))
     assert crashed.returncode == 137
     assert run_cli("review", "--vault", str(domains_vault)).returncode == 0
     assert not (inbox(domains_vault) / "scale.md").exists()

@@ -19,8 +19,10 @@ are removed and the item stays at its source, to be taken again. Only one intake
 vault at a time (``intake.lock``, an exclusive ``flock``) — the CLI, the watcher and the
 daemon share it.
 
-``VAULTSEEK_INTAKE_CRASH_AT`` (``journal``, ``attachment`` or ``note``) makes the process
-exit abruptly right after that step: the crash tests use it on a real subprocess.
+After each durable step (``journal``, ``attachment``, ``note``) filing calls
+:func:`_after_step`, which does nothing; the crash tests replace it in a real subprocess to
+kill the process right there. (No environment variable is read for this: a fault switch in
+shipped code is one a user could trip by accident.)
 """
 
 from __future__ import annotations
@@ -106,12 +108,12 @@ def carry_out(vault: Path, move: Move) -> Path:
         "sources": [str(s) for s in move.sources],
     }
     _write_atomic(entry, json.dumps(record, indent=1).encode("utf-8"), replace=True)
-    _crash_point("journal")
+    _after_step("journal")
     for source, destination in move.attachments:
         _write_atomic(destination, source.read_bytes(), replace=False)
-    _crash_point("attachment")
+    _after_step("attachment")
     _write_atomic(move.note, move.note_text.encode("utf-8"), replace=False)
-    _crash_point("note")
+    _after_step("note")
     _finish(move.sources)
     entry.unlink()
     return move.note
@@ -207,7 +209,7 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
-def _crash_point(step: str) -> None:
-    if os.environ.get("VAULTSEEK_INTAKE_CRASH_AT") == step:
-        os._exit(137)
+def _after_step(step: str) -> None:
+    """The seam the crash tests replace (see the module docstring); ``step`` names what was
+    just made durable."""
 
