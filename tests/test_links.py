@@ -61,6 +61,62 @@ def test_markdown_links_in_code_and_comments_are_not_links() -> None:
     assert [link.target for link in found] == ["real.md"]
 
 
+REFERENCE_NOTE = """\
+# Plans
+
+Full [the plan][Plan One], collapsed [Plan one][], shortcut [plan  ONE], a heading
+[risks][r], an image ![diagram][img], spaced [spaced][s], and a title in parentheses [p][].
+Not note links: [the web][web], [mail][m]. Not links at all: [nothing][nope], [x], [ ].
+
+[plan one]: other%20note.md "The plan"
+[R]: ../folder/x.md#Some%20Heading
+[img]: <img/a b.png>
+[s]:
+  <with space.md> 'title'
+[p]: sub/p.md (title)
+[web]: https://x.org/a.md
+[m]: mailto:me@x.org
+[plan one]: second/definition.md
+"""
+
+
+def test_reference_links_in_every_form_are_links() -> None:
+    assert links_of(REFERENCE_NOTE) == (
+        Link("other note.md", None, "the plan", False, "markdown"),
+        Link("other note.md", None, "Plan one", False, "markdown"),   # labels: case and spaces
+        Link("other note.md", None, "plan  ONE", False, "markdown"),  # fold; the first wins
+        Link("../folder/x.md", "Some Heading", "risks", False, "markdown"),
+        Link("img/a b.png", None, "diagram", True, "markdown"),
+        Link("with space.md", None, "spaced", False, "markdown"),    # destination on the next line
+        Link("sub/p.md", None, "p", False, "markdown"),
+    )
+
+
+def test_reference_definitions_and_references_in_code_and_comments_are_not_links() -> None:
+    found = links_of(
+        "[a] [b] [c] [d] `[e]` %% [e] %%\n\n"
+        "```md\n[a]: fenced.md\n```\n"
+        "`[b]: inline-code.md`\n\n"
+        "%% [c]: commented.md %%\n\n"
+        "[d]: real.md\n[e]: e.md\n"
+    )
+    assert [link.target for link in found] == ["real.md"]
+
+
+def test_what_is_not_a_reference_definition() -> None:
+    found = links_of(
+        "A paragraph line\n[a]: under-a-paragraph.md\n\n"          # cannot interrupt a paragraph
+        "[b]: trailing.md words after it\n\n"                       # junk after the destination
+        "    [c]: indented-four.md\n\n"                             # indented code, not a definition
+        "[^d]: a footnote, not a link\n\n"
+        "[Server01]: PS C:\\> Get-Process\n\n"                      # a console transcript
+        "[a] [b] [c] [^d] [Server01] \\[e] [f][g] [g]\n\n"
+        "## Heading\n[e]: e.md\n[g]: g.md\n"                        # after a heading, in a run
+    )
+    # `\[e]` is escaped; `[f][g]` links `f` to g.md; the last `[g]` too
+    assert [(link.target, link.alias) for link in found] == [("g.md", "f"), ("g.md", "g")]
+
+
 # --------------------------------------------------------------------------- the resolver
 
 FILES = [
