@@ -115,6 +115,10 @@ def test_what_is_not_a_reference_definition() -> None:
     )
     # `\[e]` is escaped; `[f][g]` links `f` to g.md; the last `[g]` too
     assert [(link.target, link.alias) for link in found] == [("g.md", "f"), ("g.md", "g")]
+    # an HTML comment block ends on its `-->` line, so definitions may follow it directly
+    found = links_of("- [Get-Item][07]\n\n<!-- link references -->\n[07]: Get-Item.md\n")
+    assert found == (Link("Get-Item.md", None, "Get-Item", False, "markdown"),)
+    assert links_of("Text with --> in it\n[07]: Get-Item.md\n\n[07]\n") == ()
 
 
 # --------------------------------------------------------------------------- the resolver
@@ -404,6 +408,89 @@ def test_an_older_index_re_reads_its_notes_once_for_markdown_links(vault: Path, 
         report = index.sync()
         assert report.updated == 2
         assert outgoing(index, "a.md") == [("sub/b.md", "sub/b.md", "path")]
+        assert index.sync().updated == 0
+
+
+REFERENCE_VAULT = {
+    "notes/src.md": """
+        # Source
+
+        [beside][b] [up][u] [by name][n] [from the root][r] [root, no suffix][rn] [spaced][sp]
+        [missing][gone] [web][w] [unknown][zz] [b][] [rn]
+
+        [b]: target.md
+        [u]: ../top.md "up a folder"
+        [n]: Deep.md
+        [r]: /folder/note.md
+        [rn]: /FOLDER/note
+        [sp]: </folder/my%20note.md#Part%20two>
+        [gone]: /nowhere/gone.md
+        [w]: https://example.org/target.md
+        """,
+    "notes/inline.md": "[a](/folder/note.md) [b](/folder/note) [c](/folder/My%20Note) [d](/deep.md) [e](folder/note.md)\n",
+    "notes/target.md": "# Target beside the note\n",
+    "target.md": "# Target at the root\n",
+    "top.md": "# Top\n",
+    "archive/deep.md": "# Deep\n",
+    "folder/note.md": "# Note at the root's folder\n",
+    "folder/my note.md": "# My note\n\n## Part two\n",
+    "notes/folder/note.md": "# A namesake beside the linking notes\n",
+}
+
+
+def test_reference_links_resolve_as_inline_links_do(vault: Path, write) -> None:  # type: ignore[no-untyped-def]
+    for rel, text in REFERENCE_VAULT.items():
+        write(rel, text)
+    with open_index(vault, create=True) as index:
+        index.sync()
+        assert [(l.alias, l.path, l.via, l.heading) for l in index.links("notes/src.md").outgoing] == [
+            ("beside", "notes/target.md", "path", None),        # relative to the note first
+            ("up", "top.md", "path", None),
+            ("by name", "archive/deep.md", "name", None),       # then the name fallback
+            ("from the root", "folder/note.md", "path", None),  # `/` is the vault root
+            ("root, no suffix", "folder/note.md", "path", None),
+            ("spaced", "folder/my note.md", "path", "Part two"),
+            ("missing", None, "none", None),
+            ("b", "notes/target.md", "path", None),             # [b][]
+            ("rn", "folder/note.md", "path", None),             # [rn]
+        ]
+        assert backlinks(index, "top.md") == ["notes/src.md"]
+
+
+def test_root_relative_markdown_links_resolve_from_the_vault_root(vault: Path, write) -> None:  # type: ignore[no-untyped-def]
+    for rel, text in REFERENCE_VAULT.items():
+        write(rel, text)
+    with open_index(vault, create=True) as index:
+        index.sync()
+        assert [(l.target, l.path, l.via) for l in index.links("notes/inline.md").outgoing] == [
+            ("/folder/note.md", "folder/note.md", "path"),       # not notes/folder/note.md
+            ("/folder/note", "folder/note.md", "path"),          # without the suffix
+            ("/folder/My Note", "folder/my note.md", "path"),    # URL-decoded, any case
+            ("/deep.md", "archive/deep.md", "name"),             # not at the root: by name
+            ("folder/note.md", "notes/folder/note.md", "path"),  # relative: beside the note
+        ]
+
+
+def test_an_existing_index_picks_up_reference_links_on_its_next_index(
+    vault: Path, write, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+) -> None:
+    import vaultseek.markdown
+    import vaultseek.sync
+
+    write("a.md", "# A\n\nSee [b][ref] and [[c]].\n\n[ref]: sub/b.md\n")
+    write("sub/b.md", "# B\n")
+    write("c.md", "# C\n")
+    with open_index(vault, create=True) as index:
+        with monkeypatch.context() as before:  # the index as the previous version built it
+            before.setattr(vaultseek.sync, "PIPELINE_VERSION", "3")
+            before.setattr(vaultseek.markdown, "reference_links", lambda *_args: [])
+            index.sync()
+            assert outgoing(index, "a.md") == [("c", "c.md", "path")]
+            assert index.store.get_meta("pipeline_version") == "3"
+        report = index.sync()  # unchanged files, a newer pipeline: every note is read again
+        assert report.updated == 3
+        assert outgoing(index, "a.md") == [("sub/b.md", "sub/b.md", "path"), ("c", "c.md", "path")]
+        assert backlinks(index, "sub/b.md") == ["a.md"]
         assert index.sync().updated == 0
 
 
@@ -702,6 +789,17 @@ def test_the_powershell_reference_links_resolve(tmp_path: Path) -> None:
         common = [l for l in index.links(process).outgoing if l.target.endswith("about_CommonParameters.md")]
         assert common[0].path == "Microsoft.PowerShell.Core/About/about_CommonParameters.md"
         assert common[0].via == "path"
+        # reference links, as the about_ pages write them: `[about_Providers][01]` and, under
+        # an `<!-- link references -->` line, `[01]: ../../Microsoft.PowerShell.Core/About/…`
+        (vault / "Microsoft.PowerShell.Security" / "About").mkdir(parents=True)
+        certificates = "Microsoft.PowerShell.Security/About/about_Certificate_Provider.md"
+        for rel in (certificates, "Microsoft.PowerShell.Core/About/about_Providers.md",
+                    "Microsoft.PowerShell.Core/About/about_Signing.md"):  # fmt: skip
+            shutil.copy(source / rel, vault / rel)
+        index.sync()
+        by_reference = {l.alias: l.path for l in index.links(certificates).outgoing}
+        assert by_reference["about_Providers"] == "Microsoft.PowerShell.Core/About/about_Providers.md"
+        assert by_reference["about_Signing"] == "Microsoft.PowerShell.Core/About/about_Signing.md"
         related = index.related(process, k=5).results
         assert {r.path for r in related} & {"Microsoft.PowerShell.Management/Stop-Process.md",
                                             "Microsoft.PowerShell.Management/Start-Process.md"}  # fmt: skip

@@ -18,8 +18,9 @@ Judgement calls (CommonMark, simplified where only a full block parser would do 
   footnotes, never definitions.
 * A definition cannot interrupt a paragraph (CommonMark): ``[x]: y`` directly under a line of
   text continues that paragraph. It may follow a blank line, a heading, a rule, code, a
-  comment or another definition. Definitions inside list items and block quotes are not
-  recognised: that needs the container parsing this module does without.
+  comment (``%%`` or an ``<!-- -->`` block) or another definition — as in Obsidian's editor,
+  whose parser (lezer-markdown) follows CommonMark here. Definitions inside list items and
+  block quotes are not recognised: that needs the container parsing this module does without.
 * Labels match case-insensitively with runs of whitespace collapsed (CommonMark's
   normalisation, with Unicode case folding); the first definition of a label wins.
 * A reference whose label has no definition is not a link — ``[x]`` is just text, ``- [x]
@@ -179,7 +180,19 @@ def _may_follow(body: str, line_start: int, ends: set[int], excluded: Excluded) 
         or excluded(above_start + len(above) - len(above.lstrip()))
         or _ATX_HEADING.match(above) is not None
         or len(set(stripped.replace(" ", "").replace("\t", ""))) == 1 and stripped[0] in _RULE_CHARS
+        or stripped.endswith("-->") and _opens_comment_block(body, above_end)
     )
+
+
+def _opens_comment_block(body: str, end: int) -> bool:
+    """Whether the ``<!--`` closed just before ``end`` starts a line: an HTML block, which
+    ends on its ``-->`` line, so what follows is no paragraph (Microsoft's docs put
+    ``<!-- link references -->`` right above their definitions)."""
+    opened = body.rfind("<!--", 0, end)
+    if opened < 0:
+        return False
+    line_start = body.rfind("\n", 0, opened) + 1
+    return opened - line_start <= 3 and not body[line_start:opened].strip(" ")
 
 
 def _is_embed(body: str, start: int) -> bool:
