@@ -7,6 +7,7 @@ real index: files on disk, ``Index.sync``, the stored resolutions."""
 from __future__ import annotations
 
 import json
+import textwrap
 import unicodedata
 from pathlib import Path
 
@@ -294,7 +295,10 @@ def test_links_and_backlinks_through_the_index(linked_vault: Path) -> None:
             ("Home.md", "wiki", None), ("Projects/Alpha.md", "markdown", "Risks"),
         ]  # fmt: skip
         assert outgoing(index, "Projects/Beta plan.md") == [("Alpha", "Projects/Alpha.md", "name")]
-        assert beta.outgoing[0].heading == "Goals"
+        assert beta.outgoing[0].heading == "Goals" and beta.outgoing[0].heading_found is False
+        assert beta.missing_headings == beta.outgoing  # Alpha has no "Goals" heading
+        assert [l.heading_found for l in found.outgoing] == [None, None, None, True, None, None]
+        assert index.links("Projects/Alpha.md").outgoing[1].heading_found is True  # ...#Risks
         assert backlinks(index, "docs/report.pdf") == ["Home.md"]
         assert not found.notices
 
@@ -494,6 +498,163 @@ def test_an_existing_index_picks_up_reference_links_on_its_next_index(
         assert index.sync().updated == 0
 
 
+# --------------------------------------------------------------------------- heading anchors
+
+HEADINGS_NOTE = """\
+---
+title: A title is not a heading
+---
+# Plans
+
+## Step 1: Set up
+### Notes
+### Notes
+#### Deep detail
+Setext title
+============
+```
+## Not a heading (code)
+```
+%% ## Commented heading %%
+## See also
+## About [[Other|the other]]
+## Café
+"""
+
+
+@pytest.mark.parametrize(
+    ("heading", "syntax", "found"),
+    [
+        ("Step 1 Set up", "wiki", True),          # as Obsidian writes a heading with `:`
+        ("step 1: SET UP", "wiki", True),         # case and punctuation
+        ("Deep detail", "wiki", True),            # a level-4 heading
+        ("setext title", "wiki", True),
+        ("See also", "wiki", True),
+        ("About the other", "wiki", True),        # a link in a heading reads as its text
+        ("About Other the other", "wiki", True),  # or as written
+        ("Plans#Notes", "wiki", True),            # a heading under a heading
+        ("Notes#Plans", "wiki", False),           # not in that order
+        ("Not a heading (code)", "wiki", False),
+        ("Commented heading", "wiki", False),
+        ("A title is not a heading", "wiki", False),
+        ("step-1-set-up", "wiki", False),         # a slug is not a wiki link's heading
+        ("^block-id", "wiki", None),              # block references are not checked
+        ("step-1-set-up", "markdown", True),      # GitHub's slug
+        ("notes-1", "markdown", True),            # the second "Notes"
+        ("notes-2", "markdown", False),
+        ("setext-title", "markdown", True),
+        ("about-the-other", "markdown", True),
+        ("café", "markdown", True),
+        ("Step 1: Set up", "markdown", True),     # the text, as Obsidian writes markdown links
+        ("missing", "markdown", False),
+    ],
+)
+def test_a_heading_is_found_as_obsidian_and_github_name_it(heading: str, syntax: str, found: bool | None) -> None:
+    from vaultseek.anchors import NoteHeadings
+
+    assert NoteHeadings.from_text(HEADINGS_NOTE).has(heading, syntax) is found
+
+
+def test_docs_site_anchors_count_too() -> None:
+    from vaultseek.anchors import NoteHeadings, github_slug
+
+    assert github_slug("Foo - Bar (beta)") == "foo---bar-beta"
+    headings = NoteHeadings(["Foo - Bar (beta)"])
+    assert headings.has("foo---bar-beta", "markdown") and headings.has("foo-bar-beta", "markdown")  # MkDocs
+    # Microsoft's docs (DocFX): a heading of punctuation only is `#section`, then `#section-1`;
+    # and an HTML anchor is a target as well
+    docs = NoteHeadings.from_text("### `$$`\n\n### `$?`\n\n<a id=\"ex3\" ></a>\n### Example 3\n")
+    assert all(docs.has(anchor, "markdown") for anchor in ("section", "section-1", "ex3", "example-3"))
+    assert docs.has("section-2", "markdown") is False and docs.has("ex3", "wiki") is False
+
+
+ANCHOR_VAULT = {
+    "target.md": """
+        # Target
+
+        ## Part two
+
+        Enough text for this section to be a chunk of its own in the index.
+
+        #### Deep detail
+
+        More text, under a level-four heading, that belongs to the chunk of Part two.
+
+        ## Tiny
+
+        Short.
+
+        ## See also
+
+        - [[src]]
+        """,
+    "src.md": """
+        # Source
+
+        [[target#Part two]] [[target#part TWO]] [[target#Gone]] [[target#Tiny]]
+        [[target#Deep detail]] [[target#See also]] [[target#^block]] [[#Local]] [[#Missing here]]
+        [a](target.md#part-two) [b](target.md#Part%20two) [c](target.md#gone) [d](target.md#see-also)
+        [e][ref] [[nowhere#Part two]] [[report.pdf#page=2]] [[target]]
+
+        ## Local
+
+        [ref]: target.md#deep-detail
+        """,
+}
+
+
+def test_links_to_missing_headings_are_flagged(vault: Path, write) -> None:  # type: ignore[no-untyped-def]
+    from vaultseek.bench import docgen
+
+    for rel, text in ANCHOR_VAULT.items():
+        write(rel, text)
+    docgen.text_pdf(vault / "report.pdf", ["A report without headings."])
+    with open_index(vault, create=True) as index:
+        index.sync()
+        found = index.links("src.md")
+        assert [(l.target, l.heading, l.heading_found) for l in found.outgoing] == [
+            ("target", "Part two", True),
+            ("target", "part TWO", True),
+            ("target", "Gone", False),
+            ("target", "Tiny", True),          # a section too short to be a chunk
+            ("target", "Deep detail", True),   # a level-4 heading
+            ("target", "See also", True),      # a section the chunker skips
+            ("target", "^block", None),        # a block reference: not checked
+            ("", "Local", True),               # this note's own heading
+            ("", "Missing here", False),
+            ("target.md", "part-two", True),   # a slug
+            ("target.md", "Part two", True),   # the text, URL-decoded
+            ("target.md", "gone", False),
+            ("target.md", "see-also", True),
+            ("target.md", "deep-detail", True),  # a reference link
+            ("nowhere", "Part two", None),     # unresolved: not checked
+            ("report.pdf", "page=2", None),    # a document: not checked
+            ("target", None, None),
+        ]
+        assert [(l.target, l.heading) for l in found.missing_headings] == [("target", "Gone"), ("", "Missing here"), ("target.md", "gone")]
+        assert found.to_dict()["missing_headings"] == 3
+        # why the check reads the note rather than the chunks: these headings are in no chunk's section
+        sections = {row.section for row in index.get_note("target.md")}
+        assert not {"Tiny", "Deep detail", "See also"} & sections
+        # the note as it is now: a heading added since the last index counts
+        write("target.md", textwrap.dedent(ANCHOR_VAULT["target.md"]) + "\n## Gone\n")
+        assert [(l.target, l.heading) for l in index.links("src.md").missing_headings] == [("", "Missing here")]
+
+
+def test_cli_flags_a_link_to_a_missing_heading(indexed_links: Path) -> None:
+    from conftest import run_cli
+
+    done = run_cli("links", "Projects/Beta plan.md", "--vault", str(indexed_links))
+    assert done.returncode == 0, done.stderr
+    assert "Links (1, 1 to a missing heading):" in done.stdout
+    assert "  → Projects/Alpha.md  [[Alpha#Goals]]  (heading not found)\n" in done.stdout
+    alpha = run_cli("links", "Projects/Alpha.md", "--vault", str(indexed_links))
+    assert "[the beta plan](../Projects/Beta plan.md#Risks)\n" in alpha.stdout  # found: no flag
+    assert "heading not found" not in alpha.stdout
+    body = json.loads(run_cli("links", "Projects/Beta plan.md", "--vault", str(indexed_links), "--json").stdout)
+    assert body["outgoing"][0]["heading_found"] is False and body["missing_headings"] == 1
+
+
 def test_unresolved_links_say_so_until_resolution_catches_up(vault: Path, write) -> None:  # type: ignore[no-untyped-def]
     write("a.md", "[[b]]\n")
     write("b.md", "# B\n")
@@ -634,7 +795,10 @@ def test_cli_links_and_related(indexed_links: Path) -> None:
     body = json.loads(done.stdout)
     assert body["path"] == "Home.md" and body["unresolved"] == 2
     assert body["outgoing"][1] == {"target": "beta", "heading": None, "alias": None, "embed": False,
-                                   "syntax": "wiki", "path": "Projects/Beta plan.md", "via": "alias"}  # fmt: skip
+                                   "syntax": "wiki", "path": "Projects/Beta plan.md", "via": "alias",
+                                   "heading_found": None}  # fmt: skip
+    assert body["outgoing"][3]["heading"] == "Home" and body["outgoing"][3]["heading_found"] is True
+    assert body["missing_headings"] == 0
     assert [b["path"] for b in body["backlinks"]] == ["Projects/Alpha.md", "Projects/Alpha.md"]
 
     text = run_cli("links", "alpha", "--vault", vault)
@@ -712,6 +876,7 @@ def test_mcp_links_and_related_tools(indexed_links: Path) -> None:
     links = out["links"].structured_content
     assert [(b["path"], b["syntax"]) for b in links["backlinks"]] == [("Home.md", "wiki"), ("Projects/Alpha.md", "markdown")]
     assert links["outgoing"][0]["path"] == "Projects/Alpha.md"
+    assert links["outgoing"][0]["heading_found"] is False and links["missing_headings"] == 1  # [[Alpha#Goals]]
     related = out["related"].structured_content
     assert related["path"] == "Projects/Beta plan.md" and len(related["results"]) == 2
     assert out["missing"].is_error and "not in the index" in out["missing"].content[0].text
@@ -728,6 +893,7 @@ def test_http_links_and_related(indexed_links: Path, tmp_path: Path, standin) ->
             links = client.get("/api/links", params={"path": "Home.md"})
             assert links.status_code == 200
             assert links.json()["unresolved"] == 2 and links.json()["backlinks"][0]["path"] == "Projects/Alpha.md"
+            assert [l["heading_found"] for l in links.json()["outgoing"]] == [None, None, None, True, None, None]
             related = client.get("/api/related", params={"path": "alpha", "k": "1"}).json()
             assert related["path"] == "Projects/Alpha.md" and len(related["results"]) == 1
             missing = client.get("/api/links", params={"path": "Nowhere"})
