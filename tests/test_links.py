@@ -7,6 +7,7 @@ real index: files on disk, ``Index.sync``, the stored resolutions."""
 from __future__ import annotations
 
 import json
+import textwrap
 import unicodedata
 from pathlib import Path
 
@@ -59,6 +60,66 @@ def test_markdown_links_in_code_and_comments_are_not_links() -> None:
         "`[a](in-code.md)`\n```md\n[b](fenced.md)\n```\n%% [c](commented.md) %%\n[d](real.md)\n"
     )
     assert [link.target for link in found] == ["real.md"]
+
+
+REFERENCE_NOTE = """\
+# Plans
+
+Full [the plan][Plan One], collapsed [Plan one][], shortcut [plan  ONE], a heading
+[risks][r], an image ![diagram][img], spaced [spaced][s], and a title in parentheses [p][].
+Not note links: [the web][web], [mail][m]. Not links at all: [nothing][nope], [x], [ ].
+
+[plan one]: other%20note.md "The plan"
+[R]: ../folder/x.md#Some%20Heading
+[img]: <img/a b.png>
+[s]:
+  <with space.md> 'title'
+[p]: sub/p.md (title)
+[web]: https://x.org/a.md
+[m]: mailto:me@x.org
+[plan one]: second/definition.md
+"""
+
+
+def test_reference_links_in_every_form_are_links() -> None:
+    assert links_of(REFERENCE_NOTE) == (
+        Link("other note.md", None, "the plan", False, "markdown"),
+        Link("other note.md", None, "Plan one", False, "markdown"),   # labels: case and spaces
+        Link("other note.md", None, "plan  ONE", False, "markdown"),  # fold; the first wins
+        Link("../folder/x.md", "Some Heading", "risks", False, "markdown"),
+        Link("img/a b.png", None, "diagram", True, "markdown"),
+        Link("with space.md", None, "spaced", False, "markdown"),    # destination on the next line
+        Link("sub/p.md", None, "p", False, "markdown"),
+    )
+
+
+def test_reference_definitions_and_references_in_code_and_comments_are_not_links() -> None:
+    found = links_of(
+        "[a] [b] [c] [d] `[e]` %% [e] %%\n\n"
+        "```md\n[a]: fenced.md\n```\n"
+        "`[b]: inline-code.md`\n\n"
+        "%% [c]: commented.md %%\n\n"
+        "[d]: real.md\n[e]: e.md\n"
+    )
+    assert [link.target for link in found] == ["real.md"]
+
+
+def test_what_is_not_a_reference_definition() -> None:
+    found = links_of(
+        "A paragraph line\n[a]: under-a-paragraph.md\n\n"          # cannot interrupt a paragraph
+        "[b]: trailing.md words after it\n\n"                       # junk after the destination
+        "    [c]: indented-four.md\n\n"                             # indented code, not a definition
+        "[^d]: a footnote, not a link\n\n"
+        "[Server01]: PS C:\\> Get-Process\n\n"                      # a console transcript
+        "[a] [b] [c] [^d] [Server01] \\[e] [f][g] [g]\n\n"
+        "## Heading\n[e]: e.md\n[g]: g.md\n"                        # after a heading, in a run
+    )
+    # `\[e]` is escaped; `[f][g]` links `f` to g.md; the last `[g]` too
+    assert [(link.target, link.alias) for link in found] == [("g.md", "f"), ("g.md", "g")]
+    # an HTML comment block ends on its `-->` line, so definitions may follow it directly
+    found = links_of("- [Get-Item][07]\n\n<!-- link references -->\n[07]: Get-Item.md\n")
+    assert found == (Link("Get-Item.md", None, "Get-Item", False, "markdown"),)
+    assert links_of("Text with --> in it\n[07]: Get-Item.md\n\n[07]\n") == ()
 
 
 # --------------------------------------------------------------------------- the resolver
@@ -234,7 +295,10 @@ def test_links_and_backlinks_through_the_index(linked_vault: Path) -> None:
             ("Home.md", "wiki", None), ("Projects/Alpha.md", "markdown", "Risks"),
         ]  # fmt: skip
         assert outgoing(index, "Projects/Beta plan.md") == [("Alpha", "Projects/Alpha.md", "name")]
-        assert beta.outgoing[0].heading == "Goals"
+        assert beta.outgoing[0].heading == "Goals" and beta.outgoing[0].heading_found is False
+        assert beta.missing_headings == beta.outgoing  # Alpha has no "Goals" heading
+        assert [l.heading_found for l in found.outgoing] == [None, None, None, True, None, None]
+        assert index.links("Projects/Alpha.md").outgoing[1].heading_found is True  # ...#Risks
         assert backlinks(index, "docs/report.pdf") == ["Home.md"]
         assert not found.notices
 
@@ -349,6 +413,246 @@ def test_an_older_index_re_reads_its_notes_once_for_markdown_links(vault: Path, 
         assert report.updated == 2
         assert outgoing(index, "a.md") == [("sub/b.md", "sub/b.md", "path")]
         assert index.sync().updated == 0
+
+
+REFERENCE_VAULT = {
+    "notes/src.md": """
+        # Source
+
+        [beside][b] [up][u] [by name][n] [from the root][r] [root, no suffix][rn] [spaced][sp]
+        [missing][gone] [web][w] [unknown][zz] [b][] [rn]
+
+        [b]: target.md
+        [u]: ../top.md "up a folder"
+        [n]: Deep.md
+        [r]: /folder/note.md
+        [rn]: /FOLDER/note
+        [sp]: </folder/my%20note.md#Part%20two>
+        [gone]: /nowhere/gone.md
+        [w]: https://example.org/target.md
+        """,
+    "notes/inline.md": "[a](/folder/note.md) [b](/folder/note) [c](/folder/My%20Note) [d](/deep.md) [e](folder/note.md)\n",
+    "notes/target.md": "# Target beside the note\n",
+    "target.md": "# Target at the root\n",
+    "top.md": "# Top\n",
+    "archive/deep.md": "# Deep\n",
+    "folder/note.md": "# Note at the root's folder\n",
+    "folder/my note.md": "# My note\n\n## Part two\n",
+    "notes/folder/note.md": "# A namesake beside the linking notes\n",
+}
+
+
+def test_reference_links_resolve_as_inline_links_do(vault: Path, write) -> None:  # type: ignore[no-untyped-def]
+    for rel, text in REFERENCE_VAULT.items():
+        write(rel, text)
+    with open_index(vault, create=True) as index:
+        index.sync()
+        assert [(l.alias, l.path, l.via, l.heading) for l in index.links("notes/src.md").outgoing] == [
+            ("beside", "notes/target.md", "path", None),        # relative to the note first
+            ("up", "top.md", "path", None),
+            ("by name", "archive/deep.md", "name", None),       # then the name fallback
+            ("from the root", "folder/note.md", "path", None),  # `/` is the vault root
+            ("root, no suffix", "folder/note.md", "path", None),
+            ("spaced", "folder/my note.md", "path", "Part two"),
+            ("missing", None, "none", None),
+            ("b", "notes/target.md", "path", None),             # [b][]
+            ("rn", "folder/note.md", "path", None),             # [rn]
+        ]
+        assert backlinks(index, "top.md") == ["notes/src.md"]
+
+
+def test_root_relative_markdown_links_resolve_from_the_vault_root(vault: Path, write) -> None:  # type: ignore[no-untyped-def]
+    for rel, text in REFERENCE_VAULT.items():
+        write(rel, text)
+    with open_index(vault, create=True) as index:
+        index.sync()
+        assert [(l.target, l.path, l.via) for l in index.links("notes/inline.md").outgoing] == [
+            ("/folder/note.md", "folder/note.md", "path"),       # not notes/folder/note.md
+            ("/folder/note", "folder/note.md", "path"),          # without the suffix
+            ("/folder/My Note", "folder/my note.md", "path"),    # URL-decoded, any case
+            ("/deep.md", "archive/deep.md", "name"),             # not at the root: by name
+            ("folder/note.md", "notes/folder/note.md", "path"),  # relative: beside the note
+        ]
+
+
+def test_an_existing_index_picks_up_reference_links_on_its_next_index(
+    vault: Path, write, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+) -> None:
+    import vaultseek.markdown
+    import vaultseek.sync
+
+    write("a.md", "# A\n\nSee [b][ref] and [[c]].\n\n[ref]: sub/b.md\n")
+    write("sub/b.md", "# B\n")
+    write("c.md", "# C\n")
+    with open_index(vault, create=True) as index:
+        with monkeypatch.context() as before:  # the index as the previous version built it
+            before.setattr(vaultseek.sync, "PIPELINE_VERSION", "3")
+            before.setattr(vaultseek.markdown, "reference_links", lambda *_args: [])
+            index.sync()
+            assert outgoing(index, "a.md") == [("c", "c.md", "path")]
+            assert index.store.get_meta("pipeline_version") == "3"
+        report = index.sync()  # unchanged files, a newer pipeline: every note is read again
+        assert report.updated == 3
+        assert outgoing(index, "a.md") == [("sub/b.md", "sub/b.md", "path"), ("c", "c.md", "path")]
+        assert backlinks(index, "sub/b.md") == ["a.md"]
+        assert index.sync().updated == 0
+
+
+# --------------------------------------------------------------------------- heading anchors
+
+HEADINGS_NOTE = """\
+---
+title: A title is not a heading
+---
+# Plans
+
+## Step 1: Set up
+### Notes
+### Notes
+#### Deep detail
+Setext title
+============
+```
+## Not a heading (code)
+```
+%% ## Commented heading %%
+## See also
+## About [[Other|the other]]
+## Café
+"""
+
+
+@pytest.mark.parametrize(
+    ("heading", "syntax", "found"),
+    [
+        ("Step 1 Set up", "wiki", True),          # as Obsidian writes a heading with `:`
+        ("step 1: SET UP", "wiki", True),         # case and punctuation
+        ("Deep detail", "wiki", True),            # a level-4 heading
+        ("setext title", "wiki", True),
+        ("See also", "wiki", True),
+        ("About the other", "wiki", True),        # a link in a heading reads as its text
+        ("About Other the other", "wiki", True),  # or as written
+        ("Plans#Notes", "wiki", True),            # a heading under a heading
+        ("Notes#Plans", "wiki", False),           # not in that order
+        ("Not a heading (code)", "wiki", False),
+        ("Commented heading", "wiki", False),
+        ("A title is not a heading", "wiki", False),
+        ("step-1-set-up", "wiki", False),         # a slug is not a wiki link's heading
+        ("^block-id", "wiki", None),              # block references are not checked
+        ("step-1-set-up", "markdown", True),      # GitHub's slug
+        ("notes-1", "markdown", True),            # the second "Notes"
+        ("notes-2", "markdown", False),
+        ("setext-title", "markdown", True),
+        ("about-the-other", "markdown", True),
+        ("café", "markdown", True),
+        ("Step 1: Set up", "markdown", True),     # the text, as Obsidian writes markdown links
+        ("missing", "markdown", False),
+    ],
+)
+def test_a_heading_is_found_as_obsidian_and_github_name_it(heading: str, syntax: str, found: bool | None) -> None:
+    from vaultseek.anchors import NoteHeadings
+
+    assert NoteHeadings.from_text(HEADINGS_NOTE).has(heading, syntax) is found
+
+
+def test_docs_site_anchors_count_too() -> None:
+    from vaultseek.anchors import NoteHeadings, github_slug
+
+    assert github_slug("Foo - Bar (beta)") == "foo---bar-beta"
+    headings = NoteHeadings(["Foo - Bar (beta)"])
+    assert headings.has("foo---bar-beta", "markdown") and headings.has("foo-bar-beta", "markdown")  # MkDocs
+    # Microsoft's docs (DocFX): a heading of punctuation only is `#section`, then `#section-1`;
+    # and an HTML anchor is a target as well
+    docs = NoteHeadings.from_text("### `$$`\n\n### `$?`\n\n<a id=\"ex3\" ></a>\n### Example 3\n")
+    assert all(docs.has(anchor, "markdown") for anchor in ("section", "section-1", "ex3", "example-3"))
+    assert docs.has("section-2", "markdown") is False and docs.has("ex3", "wiki") is False
+
+
+ANCHOR_VAULT = {
+    "target.md": """
+        # Target
+
+        ## Part two
+
+        Enough text for this section to be a chunk of its own in the index.
+
+        #### Deep detail
+
+        More text, under a level-four heading, that belongs to the chunk of Part two.
+
+        ## Tiny
+
+        Short.
+
+        ## See also
+
+        - [[src]]
+        """,
+    "src.md": """
+        # Source
+
+        [[target#Part two]] [[target#part TWO]] [[target#Gone]] [[target#Tiny]]
+        [[target#Deep detail]] [[target#See also]] [[target#^block]] [[#Local]] [[#Missing here]]
+        [a](target.md#part-two) [b](target.md#Part%20two) [c](target.md#gone) [d](target.md#see-also)
+        [e][ref] [[nowhere#Part two]] [[report.pdf#page=2]] [[target]]
+
+        ## Local
+
+        [ref]: target.md#deep-detail
+        """,
+}
+
+
+def test_links_to_missing_headings_are_flagged(vault: Path, write) -> None:  # type: ignore[no-untyped-def]
+    from vaultseek.bench import docgen
+
+    for rel, text in ANCHOR_VAULT.items():
+        write(rel, text)
+    docgen.text_pdf(vault / "report.pdf", ["A report without headings."])
+    with open_index(vault, create=True) as index:
+        index.sync()
+        found = index.links("src.md")
+        assert [(l.target, l.heading, l.heading_found) for l in found.outgoing] == [
+            ("target", "Part two", True),
+            ("target", "part TWO", True),
+            ("target", "Gone", False),
+            ("target", "Tiny", True),          # a section too short to be a chunk
+            ("target", "Deep detail", True),   # a level-4 heading
+            ("target", "See also", True),      # a section the chunker skips
+            ("target", "^block", None),        # a block reference: not checked
+            ("", "Local", True),               # this note's own heading
+            ("", "Missing here", False),
+            ("target.md", "part-two", True),   # a slug
+            ("target.md", "Part two", True),   # the text, URL-decoded
+            ("target.md", "gone", False),
+            ("target.md", "see-also", True),
+            ("target.md", "deep-detail", True),  # a reference link
+            ("nowhere", "Part two", None),     # unresolved: not checked
+            ("report.pdf", "page=2", None),    # a document: not checked
+            ("target", None, None),
+        ]
+        assert [(l.target, l.heading) for l in found.missing_headings] == [("target", "Gone"), ("", "Missing here"), ("target.md", "gone")]
+        assert found.to_dict()["missing_headings"] == 3
+        # why the check reads the note rather than the chunks: these headings are in no chunk's section
+        sections = {row.section for row in index.get_note("target.md")}
+        assert not {"Tiny", "Deep detail", "See also"} & sections
+        # the note as it is now: a heading added since the last index counts
+        write("target.md", textwrap.dedent(ANCHOR_VAULT["target.md"]) + "\n## Gone\n")
+        assert [(l.target, l.heading) for l in index.links("src.md").missing_headings] == [("", "Missing here")]
+
+
+def test_cli_flags_a_link_to_a_missing_heading(indexed_links: Path) -> None:
+    from conftest import run_cli
+
+    done = run_cli("links", "Projects/Beta plan.md", "--vault", str(indexed_links))
+    assert done.returncode == 0, done.stderr
+    assert "Links (1, 1 to a missing heading):" in done.stdout
+    assert "  → Projects/Alpha.md  [[Alpha#Goals]]  (heading not found)\n" in done.stdout
+    alpha = run_cli("links", "Projects/Alpha.md", "--vault", str(indexed_links))
+    assert "[the beta plan](../Projects/Beta plan.md#Risks)\n" in alpha.stdout  # found: no flag
+    assert "heading not found" not in alpha.stdout
+    body = json.loads(run_cli("links", "Projects/Beta plan.md", "--vault", str(indexed_links), "--json").stdout)
+    assert body["outgoing"][0]["heading_found"] is False and body["missing_headings"] == 1
 
 
 def test_unresolved_links_say_so_until_resolution_catches_up(vault: Path, write) -> None:  # type: ignore[no-untyped-def]
@@ -491,7 +795,10 @@ def test_cli_links_and_related(indexed_links: Path) -> None:
     body = json.loads(done.stdout)
     assert body["path"] == "Home.md" and body["unresolved"] == 2
     assert body["outgoing"][1] == {"target": "beta", "heading": None, "alias": None, "embed": False,
-                                   "syntax": "wiki", "path": "Projects/Beta plan.md", "via": "alias"}  # fmt: skip
+                                   "syntax": "wiki", "path": "Projects/Beta plan.md", "via": "alias",
+                                   "heading_found": None}  # fmt: skip
+    assert body["outgoing"][3]["heading"] == "Home" and body["outgoing"][3]["heading_found"] is True
+    assert body["missing_headings"] == 0
     assert [b["path"] for b in body["backlinks"]] == ["Projects/Alpha.md", "Projects/Alpha.md"]
 
     text = run_cli("links", "alpha", "--vault", vault)
@@ -569,6 +876,7 @@ def test_mcp_links_and_related_tools(indexed_links: Path) -> None:
     links = out["links"].structured_content
     assert [(b["path"], b["syntax"]) for b in links["backlinks"]] == [("Home.md", "wiki"), ("Projects/Alpha.md", "markdown")]
     assert links["outgoing"][0]["path"] == "Projects/Alpha.md"
+    assert links["outgoing"][0]["heading_found"] is False and links["missing_headings"] == 1  # [[Alpha#Goals]]
     related = out["related"].structured_content
     assert related["path"] == "Projects/Beta plan.md" and len(related["results"]) == 2
     assert out["missing"].is_error and "not in the index" in out["missing"].content[0].text
@@ -585,6 +893,7 @@ def test_http_links_and_related(indexed_links: Path, tmp_path: Path, standin) ->
             links = client.get("/api/links", params={"path": "Home.md"})
             assert links.status_code == 200
             assert links.json()["unresolved"] == 2 and links.json()["backlinks"][0]["path"] == "Projects/Alpha.md"
+            assert [l["heading_found"] for l in links.json()["outgoing"]] == [None, None, None, True, None, None]
             related = client.get("/api/related", params={"path": "alpha", "k": "1"}).json()
             assert related["path"] == "Projects/Alpha.md" and len(related["results"]) == 1
             missing = client.get("/api/links", params={"path": "Nowhere"})
@@ -646,6 +955,17 @@ def test_the_powershell_reference_links_resolve(tmp_path: Path) -> None:
         common = [l for l in index.links(process).outgoing if l.target.endswith("about_CommonParameters.md")]
         assert common[0].path == "Microsoft.PowerShell.Core/About/about_CommonParameters.md"
         assert common[0].via == "path"
+        # reference links, as the about_ pages write them: `[about_Providers][01]` and, under
+        # an `<!-- link references -->` line, `[01]: ../../Microsoft.PowerShell.Core/About/…`
+        (vault / "Microsoft.PowerShell.Security" / "About").mkdir(parents=True)
+        certificates = "Microsoft.PowerShell.Security/About/about_Certificate_Provider.md"
+        for rel in (certificates, "Microsoft.PowerShell.Core/About/about_Providers.md",
+                    "Microsoft.PowerShell.Core/About/about_Signing.md"):  # fmt: skip
+            shutil.copy(source / rel, vault / rel)
+        index.sync()
+        by_reference = {l.alias: l.path for l in index.links(certificates).outgoing}
+        assert by_reference["about_Providers"] == "Microsoft.PowerShell.Core/About/about_Providers.md"
+        assert by_reference["about_Signing"] == "Microsoft.PowerShell.Core/About/about_Signing.md"
         related = index.related(process, k=5).results
         assert {r.path for r in related} & {"Microsoft.PowerShell.Management/Stop-Process.md",
                                             "Microsoft.PowerShell.Management/Start-Process.md"}  # fmt: skip

@@ -54,9 +54,11 @@ def _written(link: Any) -> str:
 
 def format_links(found: Any) -> str:
     resolved = [link for link in found.outgoing if link.path is not None]
-    lines = [found.path, "", f"Links ({len(resolved)}):"]
+    missing = len(found.missing_headings)
+    lines = [found.path, "", f"Links ({len(resolved)}" + (f", {missing} to a missing heading):" if missing else "):")]
     lines += [f"  → {'(this note)' if link.via == 'self' else link.path}  {_written(link)}"
-              + (" (by alias)" if link.via == "alias" else "") for link in resolved]  # fmt: skip
+              + (" (by alias)" if link.via == "alias" else "")
+              + ("  (heading not found)" if link.heading_found is False else "") for link in resolved]  # fmt: skip
     if found.unresolved:
         lines += ["", f"Unresolved ({len(found.unresolved)}):"]
         lines += [f"  ? {_written(link)}" for link in found.unresolved]

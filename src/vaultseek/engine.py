@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from . import db
+from .anchors import check_headings
 from .config import Config, VaultRegistry, load_config
 from .embeddings import StaticEmbedder, load_embedder
 from .errors import ConfigError, ModelError, QueryError, VaultNotFoundError
@@ -245,9 +246,12 @@ class Index:
     # -- links --------------------------------------------------------------------------
     def links(self, note: str) -> NoteLinks:
         """A note's outgoing links (resolved and unresolved) and its backlinks. ``note`` is a
-        vault-relative path or a name as a link would write it (raises QueryError)."""
+        vault-relative path or a name as a link would write it (raises QueryError). An
+        outgoing link's ``heading_found`` says whether its ``#heading`` exists in the note it
+        points at (read from the vault now: see ``anchors.py``)."""
         with self._database_errors():
-            return note_links(self.store, get_note_path(self.store, note, self.vault))
+            found = note_links(self.store, get_note_path(self.store, note, self.vault))
+        return check_headings(found, self.vault)
 
     def related(self, note: str, *, k: int = 10) -> RelatedNotes:
         """The ``k`` notes most related to ``note`` by links and by meaning, best first."""

@@ -24,7 +24,8 @@ NFD); ``.md`` is optional wherever a note is named.
 
 Only indexed files are targets — notes and the documents vaultseek reads, so
 ``[[report.pdf]]`` resolves when the PDF is indexed, while ``![[diagram.png]]`` stays
-unresolved (images are not indexed). A heading or block (``#…``) never changes the file.
+unresolved (images are not indexed). A heading or block (``#…``) never changes the file;
+whether the heading exists there is :mod:`anchors`' question, asked when links are listed.
 
 Resolutions are stored (``links.resolved``, ``m004_links``), with the names every file can be
 linked by (``link_names``). Triggers record every file row written or removed; :func:`relink`,

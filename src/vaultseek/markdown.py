@@ -1,7 +1,9 @@
 """Turning one Obsidian markdown file into a :class:`~vaultseek.records.Note`.
 
 This module owns markdown *syntax*: frontmatter (it is the only importer of PyYAML), inline
-``#tags``, ``%% comments %%``, wiki links, fenced code and headings. The chunker asks this module
+``#tags``, ``%% comments %%``, wiki links, fenced code and headings; markdown's own link forms
+(inline and reference links) are read by :mod:`markdown_links`, told here what is code and what
+a comment. The chunker asks this module
 for fences and headings (:func:`fence_spans`, :func:`headings`) so both layers agree on what is
 code and what is a heading.
 
@@ -21,9 +23,9 @@ Judgement calls (kept deliberately simple and documented here):
   dropped everywhere, as Obsidian requires a non-numeric character.
 * ``Note.links`` drops exact duplicates only (another heading or alias is another Link), and
   keeps document order, frontmatter first: a wiki link in a frontmatter value
-  (``up: "[[Projects MOC]]"``) is a link, as in Obsidian's properties. Markdown links count when they point at a local file
-  (``[text](other%20note.md#heading)``, ``![alt](img/a.png)``): their destination is URL-decoded,
-  and anything with a scheme (``https:``, ``mailto:``, ``obsidian:``) is left out.
+  (``up: "[[Projects MOC]]"``) is a link, as in Obsidian's properties. Markdown links count when
+  they point at a local file — inline (``[text](other%20note.md#heading)``, ``![alt](img/a.png)``)
+  or by reference (``[text][ref]`` with ``[ref]: other%20note.md``): see :mod:`markdown_links`.
 """
 
 from __future__ import annotations
@@ -34,10 +36,10 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable
 from typing import Any, NamedTuple
-from urllib.parse import unquote
 
 import yaml
 
+from vaultseek.markdown_links import inline_links, reference_links
 from vaultseek.records import Link, Note
 
 __all__ = [
@@ -74,12 +76,6 @@ _ANY_LINK = re.compile(
     r"(?:<[^<>\n]*>|[^()\s]*(?:\([^()\s]*\)[^()\s]*)*)"
     r"""(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*\))"""
 )
-_MD_LINK = re.compile(
-    r"\[(?P<label>[^\[\]\n]*)\]\("
-    r"(?P<dest><[^<>\n]*>|[^()\s]*(?:\([^()\s]*\)[^()\s]*)*)"
-    r"""(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*\)"""
-)
-_URL_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:|//")
 _FRONTMATTER = re.compile(
     r"\A---[ \t]*\n(?P<yaml>(?s:.*?))^(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.MULTILINE
 )
@@ -428,7 +424,7 @@ def _scan_body(body: str) -> tuple[str, list[Link], list[str]]:
     block, inside an inline code span on the same line, or inside a removed comment.
     """
     has_comment = "%%" in body
-    if not has_comment and "[[" not in body and "#" not in body and "](" not in body:
+    if not has_comment and "[[" not in body and "#" not in body and "](" not in body and "]:" not in body:
         return body, [], []
     fences = fence_spans(body)
     code = _CodeSpans(body)
@@ -437,28 +433,27 @@ def _scan_body(body: str) -> tuple[str, list[Link], list[str]]:
         return in_spans(fences, pos) or code.covers(pos)
 
     comments = _comment_spans(body, fences, is_code) if has_comment else []
+
+    def hidden(pos: int) -> bool:
+        return is_code(pos) or in_spans(comments, pos)
+
     link_spans: list[Span] = []
     found: list[tuple[int, Link]] = []
     if "[[" in body:
         for m in _WIKILINK.finditer(body):
             start = m.start()
-            if is_code(start) or in_spans(comments, start):
+            if hidden(start):
                 continue
             embed = start > 0 and body[start - 1] == "!"
             link_spans.append(m.span())
             link = _parse_wikilink(m.group(1), embed=embed)
             if link is not None:
                 found.append((start, link))
-    if "](" in body:
-        for m in _MD_LINK.finditer(body):
-            start = m.start()
-            if is_code(start) or in_spans(comments, start) or in_spans(link_spans, start):
-                continue
-            embed = start > 0 and body[start - 1] == "!"
-            link = _parse_markdown_link(m.group("label"), m.group("dest"), embed=embed)
-            if link is not None:
-                found.append((start, link))
-        found.sort(key=lambda item: item[0])
+    inline, inline_spans = inline_links(body, lambda pos: hidden(pos) or in_spans(link_spans, pos))
+    found.extend(inline)
+    if "]:" in body:  # every reference needs a definition
+        found.extend(reference_links(body, hidden, sorted([*link_spans, *inline_spans])))
+    found.sort(key=lambda item: item[0])
     links = list(dict.fromkeys(link for _start, link in found))
     tags: list[str] = []
     if "#" in body:
@@ -544,23 +539,6 @@ def _parse_wikilink(inner: str, *, embed: bool) -> Link | None:
         return None
     alias_text = alias.strip() if bar else ""
     return Link(target, heading_text or None, alias_text or None, embed)
-
-
-def _parse_markdown_link(label: str, dest: str, *, embed: bool) -> Link | None:
-    """A markdown link to a local file (``[text](other%20note.md#heading)``), URL-decoded;
-    None for web and mail links (anything with a scheme), and for an empty destination."""
-    if dest.startswith("<"):
-        dest = dest[1:-1]
-    dest = dest.strip()
-    if not dest or _URL_SCHEME.match(dest):
-        return None
-    path, hash_, fragment = dest.partition("#")
-    path = unquote(path.partition("?")[0]).strip()
-    heading = unquote(fragment).strip() if hash_ else ""
-    if not path and not heading:
-        return None
-    alias = label.strip()
-    return Link(path, heading or None, alias or None, embed, "markdown")
 
 
 def _link_text(link: Link) -> str:

@@ -149,7 +149,8 @@ def build_mcp_server(index: Index) -> MCPServer:
 
     @server.tool(
         description="A note's links: `outgoing` (each with the `path` it resolves to, or null when "
-        "no indexed file matches) and `backlinks` (the notes that link to it). note: a vault-relative "
+        "no indexed file matches, and for a link to a #heading `heading_found`: false when that note "
+        "has no such heading) and `backlinks` (the notes that link to it). note: a vault-relative "
         "path as search returns, or a note's name as a [[link]] would write it."
     )
     def links(note: str) -> dict[str, Any]:

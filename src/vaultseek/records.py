@@ -305,11 +305,15 @@ class ResolvedLink:
     path: str | None
     """The vault-relative path it points at; None when no indexed file matches."""
     via: LinkVia
+    heading_found: bool | None = None
+    """Whether ``heading`` exists in the note at ``path`` (``anchors.py``); None when not
+    checked: no heading, unresolved, a block reference, a document, a backlink."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "target": self.target, "heading": self.heading, "alias": self.alias,
             "embed": self.embed, "syntax": self.syntax, "path": self.path, "via": self.via,
+            "heading_found": self.heading_found,
         }  # fmt: skip
 
 
@@ -327,11 +331,17 @@ class NoteLinks:
     def unresolved(self) -> tuple[ResolvedLink, ...]:
         return tuple(link for link in self.outgoing if link.path is None)
 
+    @property
+    def missing_headings(self) -> tuple[ResolvedLink, ...]:
+        """Outgoing links whose note resolves but has no such heading."""
+        return tuple(link for link in self.outgoing if link.heading_found is False)
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "path": self.path,
             "outgoing": [link.to_dict() for link in self.outgoing],
             "unresolved": len(self.unresolved),
+            "missing_headings": len(self.missing_headings),
             "backlinks": [
                 {"path": link.source, "target": link.target, "heading": link.heading,
                  "alias": link.alias, "embed": link.embed, "syntax": link.syntax}

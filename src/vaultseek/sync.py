@@ -53,12 +53,12 @@ from .sources import (
 )
 from .store import FileState, PreparedChunk, Store
 
-PIPELINE_VERSION = "3"
+PIPELINE_VERSION = "4"
 """Bump when reading, scrubbing or chunking changes what a file becomes: the next run then
 re-processes every file (vectors are reused wherever the embedded text is unchanged), so
 e.g. a new credential pattern reaches notes that have not been edited since. (3: frontmatter
 fields and names are stored for filters and the title signal; markdown links to local files
-are stored as links.)"""
+are stored as links. 4: reference-style markdown links, ``[text][ref]``, are stored too.)"""
 REEMBEDDING = "reembedding:"
 """Stored in place of the model fingerprint while a model change is half done, so nothing
 trusts a table that mixes two models' vectors, and the next run starts the re-embed over."""

@@ -17,7 +17,8 @@ render JSON; every error leaves as ``{"error": {"code", "message", "hint"}}``.
                                     modified_after, modified_before, categories, paths) and
                                     signals (title_match, recency_half_life_days, intent)
     GET  /api/privacy               counts, the LLM host, and this process's live connections
-    GET  /api/links?path=…          a note's outgoing links (resolved or not) and backlinks
+    GET  /api/links?path=…          a note's outgoing links (resolved or not, #headings checked)
+                                    and backlinks
     GET  /api/related?path=…&k=…    notes related to a note, by links and by meaning
 
   The study hub (generated material, studying, progress):
