@@ -11,8 +11,34 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
+from .errors import QueryError
 from .filters import field_key, field_value, tag_key
-from .records import SearchFilter
+from .records import FieldComparison, SearchFilter
+
+_AS_NUMBER = (
+    "(CASE WHEN m.value GLOB '[0-9-]*' AND json_valid(m.value)"
+    " AND abs(CAST(m.value AS REAL)) <= 1.7976931348623157e308 THEN CAST(m.value AS REAL) END)"
+)
+"""A stored value as a number, else NULL. ``field_value`` stores every number in Python's
+shortest form (``3``, ``4.5``, ``1e+16``), which is JSON's number grammar, and nothing else
+that starts with a digit or ``-`` is valid JSON: so ``2024-03-05`` or ``3 apples`` (which
+``CAST`` alone would read as 2024 and 3) are not numbers, and ``1e400`` (text to
+``field_value``, infinite to SQLite) is not one either."""
+_AS_TIME = (
+    "(CASE WHEN m.value GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]*' THEN unixepoch(CASE WHEN"
+    " length(m.value) = 7 THEN m.value || '-01' ELSE upper(m.value) END, 'utc', 'subsec') END)"
+)
+"""A stored value as epoch seconds, else NULL: ``YYYY-MM`` (the first of the month),
+``YYYY-MM-DD`` (midnight), ``YYYY-MM-DD[T ]HH:MM[:SS[.fff]]``, each in local time, or with an
+offset (``+01:00``, ``Z``) at that offset — the absolute forms of ``filters.parse_time``, and
+every form a YAML date or time is stored in. Values are stored case-folded, hence ``upper``
+(SQLite reads ``T`` and ``Z`` only); ``'utc'`` reads a time without an offset as local and
+leaves one with an offset alone. The pattern keeps out bare numbers, which SQLite would
+read as Julian day numbers. Computed from the stored text rather than kept in a typed
+column: a few C functions per compared row, and no migration or re-index. Where SQLite and
+Python part (``test_filters`` checks the rest): SQLite keeps milliseconds, not microseconds,
+and a local time that does not exist (inside a daylight-saving gap) lands an hour apart."""
+_ORDER = {"<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
 def scope_where(scope: SearchFilter, *, per_row: bool = True) -> tuple[str, tuple[object, ...]]:
@@ -71,6 +97,10 @@ def scope_where(scope: SearchFilter, *, per_row: bool = True) -> tuple[str, tupl
             else:
                 chosen = sorted(v for v in values if v is not None)
                 files_with("frontmatter_fields", "key", f"= ? AND m.value IN ({','.join('?' * len(chosen))})", [key, *chosen])
+    for comparison in scope.comparisons or ():
+        sql, bound = _comparison(comparison, per_row=per_row)
+        conditions.append(sql)
+        params.extend(bound)
     if scope.modified_after is not None:
         conditions.append("f.mtime_ns >= ?")
         params.append(_epoch_ns(scope.modified_after))
@@ -78,6 +108,38 @@ def scope_where(scope: SearchFilter, *, per_row: bool = True) -> tuple[str, tupl
         conditions.append("f.mtime_ns < ?")
         params.append(_epoch_ns(scope.modified_before))
     return " AND ".join(conditions) or "1", tuple(params)
+
+
+def _comparison(comparison: FieldComparison, *, per_row: bool) -> tuple[str, list[object]]:
+    """The condition for one frontmatter comparison. A note matches only with exactly one
+    row for the key: a list (several rows) has no single value to put in order, and a range
+    of two comparisons must hold for one value, not for two different items. (A list of one
+    item is stored as that item, so it compares as one.) ``!=``: the key is there and none of
+    its rows holds the value."""
+    key = field_key(comparison.key)
+    values: list[object] = []
+    if comparison.op == "!=":
+        test = "count(*) > 0 AND max(m.value IS ?) = 0"  # IS: a NULL (too long) value differs
+        values.append(field_value(comparison.value))
+    elif comparison.op in _ORDER:
+        tests = []
+        if comparison.number is not None:
+            tests.append(f"{_AS_NUMBER} {_ORDER[comparison.op]} ?")
+            values.append(float(comparison.number))
+        if comparison.moment is not None:
+            tests.append(f"{_AS_TIME} {_ORDER[comparison.op]} ?")
+            values.append(comparison.moment.timestamp())
+        if not tests:
+            raise QueryError(f"frontmatter comparison {comparison.key!r} has neither a number nor a time to compare with")
+        test = f"count(*) = 1 AND max({' OR '.join(tests)})"
+    else:
+        raise QueryError(f"unknown comparison {comparison.op!r}", hint="use one of < <= > >= !=")
+    if per_row:  # one aggregate over the file's rows of the key (the by-file index)
+        return f"(SELECT {test} FROM frontmatter_fields m WHERE m.file_id = f.id AND +m.key = ?)", [*values, key]
+    return (
+        f"f.id IN (SELECT m.file_id FROM frontmatter_fields m WHERE m.key = ? GROUP BY m.file_id HAVING {test})",
+        [key, *values],
+    )
 
 
 def _epoch_ns(moment: datetime) -> int:
