@@ -632,3 +632,40 @@ def test_cli_comparisons(cmp_vault: Path) -> None:
     older = run_cli("search", QUERY, *vault, "--where", "created<30d", "--where", "priority!=3")  # before 30 days ago
     assert older.returncode == 0, older.stderr
     assert {r["path"] for r in json.loads(older.stdout)["results"]} == {MONTH, TIME, ONE}
+
+
+_OPS = {"<": float.__lt__, "<=": float.__le__, ">": float.__gt__, ">=": float.__ge__}
+_MONTH_EDGES = st.builds(  # within two days of a new month, where a month's text bounds cut
+    lambda year, month, minutes: datetime(year, month, 1) + timedelta(minutes=minutes),
+    st.integers(1999, 2001), st.integers(1, 12), st.integers(-2 * 1440, 2 * 1440),
+)
+_STORED = st.builds(
+    lambda moment, form, offset: moment.strftime(form) + (offset if "%H" in form else ""),
+    st.one_of(_MOMENTS, _MONTH_EDGES), _FORMS, st.sampled_from(["", "Z", "+14:00", "-12:00", "+05:45"]),
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(stored=st.lists(_STORED, min_size=1, max_size=25), data=st.data())
+def test_both_sides_of_a_scope_agree_with_the_grammar_on_dates(vault: Path, stored: list[str], data: st.DataObject) -> None:
+    """Listing a scope's files (which first narrows the stored rows by their text) and testing
+    given files (which does not) find exactly the notes the grammar says, at any offset,
+    at the edges of months and years, with bounds equal to stored values."""
+    bounds = data.draw(st.lists(st.tuples(st.sampled_from(list(_OPS)), st.one_of(st.sampled_from(stored), _STORED)), min_size=1, max_size=2))
+    with local_zone("<-1130>+11:30"), open_index(vault, create=True) as index:
+        with index.conn:
+            index.conn.execute("DELETE FROM files")
+            for number, text in enumerate(stored, start=1):
+                index.conn.execute(
+                    "INSERT INTO files(id, path, size, mtime_ns, status, indexed_at) VALUES (?, ?, 0, 0, 'indexed', '')",
+                    (number, f"n{number}.md"),
+                )
+                index.conn.execute("INSERT INTO frontmatter_fields(file_id, key, value) VALUES (?, 'when', ?)", (number, field_value(text)))
+        scope = parse_filter({"where": [f"when{op}{bound}" for op, bound in bounds]}, now=0)
+        expected = {
+            number
+            for number, text in enumerate(stored, start=1)
+            if all(_OPS[op](parse_time(text, now=0).timestamp(), parse_time(bound, now=0).timestamp()) for op, bound in bounds)
+        }
+        assert set(index.store.file_ids_in(scope).tolist()) == expected
+        assert index.store.files_inside(range(1, len(stored) + 1), scope) == expected
