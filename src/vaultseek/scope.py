@@ -9,7 +9,7 @@ matching rules themselves are ``filters``'; this module only says them in SQL.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from .errors import QueryError
 from .filters import field_key, field_value, tag_key
@@ -165,11 +165,8 @@ def _in_range(key: str, comparisons: list[FieldComparison], *, per_row: bool) ->
     params = [*(bound for _, bound in bounds), *values]
     if per_row:  # one aggregate over the file's rows of the key (the by-file index)
         return f"(SELECT count(*) = 1 AND max({test}) FROM frontmatter_fields m WHERE m.file_id = f.id AND +m.key = ?)", [*params, key]
-    return (
-        f"f.id IN (SELECT m.file_id FROM frontmatter_fields m WHERE m.key = ? AND {test} AND NOT EXISTS"
-        " (SELECT 1 FROM frontmatter_fields o WHERE o.file_id = m.file_id AND o.key = m.key AND o.rowid <> m.rowid))",
-        [key, *params],
-    )
+    alone = "NOT EXISTS (SELECT 1 FROM frontmatter_fields o WHERE o.file_id = m.file_id AND o.key = m.key AND o.rowid <> m.rowid)"
+    return f"f.id IN (SELECT m.file_id FROM frontmatter_fields m WHERE m.key = ? AND {test} AND {alone})", [key, *params]
 
 
 def _text_bounds(moment: datetime, op: str, low: str | None, high: str | None) -> tuple[str | None, str | None]:
@@ -177,10 +174,10 @@ def _text_bounds(moment: datetime, op: str, low: str | None, high: str | None) -
     comparison; unchanged near the ends of the calendar."""
     try:
         if op in (">", ">="):
-            day = (moment - timedelta(days=2)).astimezone(timezone.utc)
+            day = (moment - timedelta(days=2)).astimezone(UTC)
             start = f"{day.year:04d}-{day.month:02d}"  # not strftime: it drops the zeros of year 1
             return (start if low is None else max(low, start)), high
-        day = (moment + timedelta(days=2)).astimezone(timezone.utc)
+        day = (moment + timedelta(days=2)).astimezone(UTC)
         end = f"{day.year + day.month // 12:04d}-{day.month % 12 + 1:02d}"  # the month after
         return low, (end if high is None else min(high, end))
     except OverflowError:
