@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from conftest import run_cli
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from vaultseek import QueryError, open_index
-from vaultseek.filters import parse_filter
-from vaultseek.records import SearchFilter
+from vaultseek.filters import field_value, parse_filter, parse_time, parse_where
+from vaultseek.records import FieldComparison, SearchFilter
+from vaultseek.scope import _AS_NUMBER, _AS_TIME
 from vaultseek.vectors import VectorIndex
 
 
@@ -358,6 +364,9 @@ def test_cli_filter_and_signal_flags(meta_vault: Path) -> None:
         (["--where", "status:"], "has no value"),
         (["--after", "2026-02-01", "--before", "2026-01-01"], "no time is both"),
         (["--recent", "often"], "--recent takes a half-life"),
+        (["--where", "priority>high"], "not a number or a date"),
+        (["--where", "a>>b"], "two operators"),
+        (["--where", "rating>1e999"], "too large a number"),
     ],
 )
 def test_cli_bad_filters_are_one_line_and_exit_2(meta_vault: Path, flags: list[str], message: str) -> None:
@@ -366,3 +375,297 @@ def test_cli_bad_filters_are_one_line_and_exit_2(meta_vault: Path, flags: list[s
     result = run_cli("search", QUERY, "--vault", str(meta_vault), "--no-daemon", *flags)
     assert result.returncode == 2, result.stderr
     assert message in result.stderr and "hint:" in result.stderr and "Traceback" not in result.stderr
+
+
+# -- comparisons: key>value, key>=value, key<value, key<=value, key!=value -----------------
+
+
+@pytest.fixture
+def new_york(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Local time with an offset and daylight saving, so "local" is never confused with UTC
+    (this process's SQLite and Python both read TZ)."""
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.fixture
+def cmp_vault(vault: Path, write: Callable[..., Path], new_york: None) -> Path:
+    """One note per way a value can be written; the same text, so only the filter decides."""
+    body = f"# Report\n\nThe {QUERY} is near; file the {QUERY} on time.\n"
+    notes = {
+        # a YAML date; a number; a YAML float; a time as text (YAML wants seconds for a timestamp)
+        DATE: "created: 2024-03-05\npriority: 3\nrating: 4.5\ndue: 2025-01-31T10:00",
+        # a partial date as text; UTC
+        MONTH: 'created: "2024-03"\npriority: 1\nrating: 5\ndue: 2025-01-31T10:00:00Z',
+        # a YAML datetime without an offset (local); a quoted number; a time with an offset
+        TIME: 'created: 2024-03-05T10:00:00\npriority: "2"\nrating: 4.50\ndue: 2025-01-31 11:00:00+02:00',
+        LIST: "created: [2024-03-05, 2024-06-01]\npriority: [1, 5]",  # lists never compare
+        TEXT: "created: soon\npriority: high\nrating: 1e400",  # text (1e400 is text to YAML 1.1)
+        YEAR: "created: 2024\npriority: -2\nrating: .inf",  # a number; YAML's infinity is text here
+        ONE: "created: 2023-12-31T23:59:59\npriority: [4]",  # a list of one item is that item
+        NONE: "status: open",
+    }
+    for path, meta in notes.items():
+        write(path, f"---\n{meta}\n---\n{body}")
+    write("c/plain.txt", f"{QUERY}: a plain text document.\n")
+    return vault
+
+
+DATE, MONTH, TIME, LIST, TEXT, YEAR, ONE, NONE = (
+    f"c/{name}.md" for name in ("date", "month", "time", "list", "text", "year", "one", "none")
+)
+
+
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        # numbers as numbers: 3, 1, "2", -2, [4]; lists and text never
+        (["priority<3"], {MONTH, TIME, YEAR}),
+        (["priority<=3"], {MONTH, TIME, YEAR, DATE}),  # boundary: 3 <= 3
+        (["priority>3"], {ONE}),  # boundary: 3 > 3 fails
+        (["priority>=-2"], {DATE, MONTH, TIME, YEAR, ONE}),
+        (["Priority > 2.5"], {DATE, ONE}),  # keys case-insensitive, spaces around the operator
+        (["priority<1e308"], {DATE, MONTH, TIME, YEAR, ONE}),
+        (["priority>99999999999999999999999"], set()),
+        (["rating>=4.5"], {DATE, MONTH, TIME}),  # 4.5 and 4.50; 1e400 and .inf are text
+        (["rating>4.5"], {MONTH}),
+        # dates as points in time, local unless they say otherwise: 2024-03-05 (YAML date),
+        # "2024-03" (the 1st), 2024-03-05T10:00 (YAML datetime), 2023-12-31T23:59:59
+        (["created>=2024-03-05"], {DATE, TIME}),  # boundary: midnight >= midnight
+        (["created>2024-03-05"], {TIME}),  # boundary: midnight > midnight fails
+        (["created<2024-03-05"], {MONTH, ONE}),
+        (["created<=2024-03-05"], {MONTH, ONE, DATE}),
+        (["created>=2024-03"], {DATE, MONTH, TIME}),  # YYYY-MM is the 1st on both sides
+        (["created>2024-03"], {DATE, TIME}),
+        (["created>=2024-03", "created<2024-04"], {DATE, MONTH, TIME}),  # one key, both hold
+        (["created>=2024-03-02", "created<2024-03-05T10:00"], {DATE}),
+        (["created>=2024-03-05T10:00"], {TIME}),
+        (["created>=2024-03-05T15:00Z"], {TIME}),  # 10:00 in New York (EST) is 15:00 UTC
+        (["created>2024-03-05T15:00Z"], set()),
+        (["created>=2023-12-31T23:59:59-05:00"], {DATE, MONTH, TIME, ONE}),
+        (["created>=2024"], {DATE, MONTH, TIME, YEAR}),  # a year: dates from 1 January, numbers from 2024
+        (["created<2024"], {ONE}),
+        # a time as text, a UTC time, a time at +02:00: 15:00Z, 10:00Z, 09:00Z
+        (["due>2025-01-31T09:00:00Z"], {DATE, MONTH}),
+        (["due>=2025-01-31T09:00:00Z"], {DATE, MONTH, TIME}),
+        (["due<2025-01-31T10:00"], {MONTH, TIME}),  # local: 15:00Z
+        # != is key:value turned round, for notes with the key
+        (["priority!=3"], {MONTH, TIME, LIST, TEXT, YEAR, ONE}),
+        (["priority!=1"], {DATE, TIME, TEXT, YEAR, ONE}),  # a list holding 1 is out
+        (["status!=open"], set()),
+        (["status!=done"], {NONE}),
+        (["priority!=high", "priority!=-2", "priority>0"], {DATE, MONTH, TIME, ONE}),
+        # missing keys never match
+        (["nosuchkey>1"], set()),
+        (["nosuchkey!=1"], set()),
+        # with equalities: alternatives on one key, then every comparison
+        (["priority:1", "priority:2", "priority>1"], {TIME}),
+        (["rating:4.5", "created>2024-03-01"], {DATE, TIME}),
+    ],
+)
+def test_frontmatter_comparisons(cmp_vault: Path, where: list[str], expected: set[str]) -> None:
+    with open_index(cmp_vault, create=True) as index:
+        index.sync()
+        assert found(index, {"where": where}) == expected
+        # The listing side (vector search over the files in scope) agrees with the per-hit side.
+        assert found(index, {"where": where}, "vector") == expected == found(index, {"where": where}, "bm25")
+
+
+def test_comparisons_with_ages_and_other_filters(cmp_vault: Path) -> None:
+    with open_index(cmp_vault, create=True) as index:
+        index.sync()
+        index.clock = lambda: datetime(2024, 3, 10).astimezone().timestamp()  # a fake "now"
+        assert found(index, {"where": ["created>=7d"]}) == {DATE, TIME}  # since 2024-03-03
+        assert found(index, {"where": ["created<7d"]}) == {MONTH, ONE}
+        assert found(index, {"where": ["created>=5d"]}) == {DATE, TIME}  # since 2024-03-05 00:00, inclusive
+        assert found(index, {"where": ["created>5d"]}) == {TIME}
+        assert found(index, {"where": ["created<today"]}) == {DATE, MONTH, TIME, ONE}
+        assert found(index, {"where": ["created>=yesterday"]}) == set()
+        assert found(index, {"where": ["created>=2024-03"], "folders": ["c"], "kinds": ["note"]}) == {DATE, MONTH, TIME}
+        assert found(index, {"where": ["priority<3"], "modified_after": "2000", "paths": [MONTH, DATE]}) == {MONTH}
+        assert found(index, {"where": ["priority<3"], "folders": ["elsewhere"]}) == set()
+        assert found(index, {"where": ["priority<3"], "tags": ["nosuchtag"]}) == set()
+        # k results are k matches: the comparison is applied before ranking.
+        hits = index.search(QUERY, k=2, scope={"where": ["priority>=-2", "priority<2"]}).results
+        assert {r.path for r in hits} == {MONTH, YEAR}
+
+
+@contextmanager
+def local_zone(zone: str) -> Iterator[None]:
+    """Run with ``zone`` as local time (TZ, read by this process's Python and SQLite alike)."""
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = zone
+    time.tzset()
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = before
+        time.tzset()
+
+
+def _stored_as(conn: Any, expression: str, text: str) -> Any:
+    """What the SQL ``expression`` makes of ``text`` stored as a frontmatter value."""
+    return conn.execute(f"SELECT {expression} FROM (SELECT ? AS value) AS m", (field_value(text),)).fetchall()[0][0]
+
+
+_MOMENTS = st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(2200, 12, 31)).map(
+    lambda d: d.replace(microsecond=d.microsecond // 1000 * 1000)  # SQLite keeps milliseconds
+)
+_FORMS = st.sampled_from(["%Y-%m", "%Y-%m-%d", "%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S.%f"])
+_OFFSETS = st.sampled_from(["", "", "Z", "+00:00", "+02:00", "-05:00", "+05:45", "-11:30"])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(moment=_MOMENTS, form=_FORMS, offset=_OFFSETS)
+def test_a_stored_date_is_the_moment_the_filter_grammar_reads(vault: Path, moment: datetime, form: str, offset: str) -> None:
+    """The SQL that reads stored values as times agrees with ``parse_time`` (the grammar of
+    --after/--before and of a comparison's value) on every form a date is stored in. A fixed
+    zone east of UTC without daylight saving: a local time that does not exist (a DST gap) is
+    the one place the two may differ."""
+    text = moment.strftime(form) + (offset if "%H" in form else "")  # a date alone has no offset
+    with local_zone("<+0530>-05:30"), open_index(vault, create=True) as index:
+        stored = _stored_as(index.conn, _AS_TIME, text)
+        assert stored == pytest.approx(parse_time(text, now=0).timestamp(), abs=1e-3), text
+
+
+def test_what_sql_reads_as_a_number_or_a_time(vault: Path) -> None:
+    with open_index(vault, create=True) as index:
+        for text, number in [("3", 3.0), ("-2", -2.0), ("4.50", 4.5), ('"10"', None), ("10", 10.0), ("1e16", 1e16),
+                             ("1.5e-7", 1.5e-7), ("12345678901234567890", 1.2345678901234567e19), ("+7", 7.0),
+                             ("1e400", None), ("-1e400", None), ("inf", None), ("nan", None), ("2024-03-05", None),
+                             ("3 apples", None), ("-", None), ("true", None), ("[1, 2]", None), ("0x10", None)]:  # fmt: skip
+            assert _stored_as(index.conn, _AS_NUMBER, text) == number, text
+        with local_zone("America/New_York"):  # summer and winter offsets
+            for text in ("2024-07-05", "2024-01-05T10:00", "2024-11-03T01:30:00", "2024-07"):
+                assert _stored_as(index.conn, _AS_TIME, text) == parse_time(text, now=0).timestamp(), text
+        for text in ("2024", "3", "20240305", "2024-03-05x", "2024-13", "2024-03-05t25:00", "soon", "+2024-03-05", "1e400"):
+            assert _stored_as(index.conn, _AS_TIME, text) is None, text
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        (">", "needs a key"),
+        (">=3", "needs a key"),
+        ("a>", "has no value"),
+        ("a<= ", "has no value"),
+        ("a>>b", "two operators"),
+        ("a<>b", "two operators"),
+        ("a=>3", "two operators"),
+        ("status:>2", "two operators"),
+        ("a!==b", "two operators"),
+        ("a==b", "two operators"),
+        ("a>1e400", "too large a number"),
+        ("a<-1e999", "too large a number"),
+        (f"a>{'9' * 400}", "too large a number"),
+        ("a>nan", "cannot compare with 'nan'"),
+        ("a>inf", "cannot compare with 'inf'"),
+        ("a>-infinity", "cannot compare"),
+        ("priority>high", "not a number or a date"),  # text is refused, not ordered
+        ("created>=2024-13-01", "not a number or a date"),  # a misspelt date is not text either
+        ("created>=last week", "not a number or a date"),
+        ("created>=3m", "not a number or a date"),
+        ("created>=99999999d", "reaches back too far"),
+    ],
+)
+def test_bad_comparisons_are_query_errors_with_hints(sample_vault: Path, where: str, message: str) -> None:
+    with open_index(sample_vault, create=True) as index:
+        index.sync()
+        with pytest.raises(QueryError, match=message) as raised:
+            index.search("tokens", scope={"where": ["status:done", where]})
+        assert raised.value.exit_code == 2 and raised.value.hint
+
+
+def test_hostile_comparisons_are_data_not_sql(cmp_vault: Path) -> None:
+    with open_index(cmp_vault, create=True) as index:
+        index.sync()
+        for where in ("x' OR '1'='1>3", "priority); DROP TABLE files; -->3", "%>1", "_<2024", f"{'k' * 10_000}>1",
+                      "created>0001-01-01", "created<9999-12-31T23:59:59+00:00", "priority!=' OR 1=1 --"):  # fmt: skip
+            try:
+                found(index, {"where": [where]})  # whatever it finds, it runs as data …
+            except QueryError:
+                pass  # … or is refused (year 1 is out of range west of UTC)
+        assert found(index, {"where": ["created>1900-01-01"]}) == {DATE, MONTH, TIME, ONE}
+        assert found(index, {"where": ["priority!=' OR 1=1 --"]}) == {DATE, MONTH, TIME, LIST, TEXT, YEAR, ONE}
+        assert index.store.integrity_problems() == [] and len(index.files()) == 9
+        # A hand-built comparison is held to the same rules.
+        with pytest.raises(QueryError, match="neither a number nor a time"):
+            index.search(QUERY, scope=SearchFilter(comparisons=(FieldComparison("priority", "<", "3"),)))
+        with pytest.raises(QueryError, match="unknown comparison"):
+            index.search(QUERY, scope=SearchFilter(comparisons=(FieldComparison("priority", "<>", "3", number=3.0),)))  # type: ignore[arg-type]
+        nan = SearchFilter(comparisons=(FieldComparison("priority", "<", "nan", number=float("nan")),))
+        assert found(index, nan) == set()
+        by_hand = SearchFilter(comparisons=(FieldComparison("PRIORITY", "<", "3", number=3.0),))
+        assert found(index, by_hand) == {MONTH, TIME, YEAR}
+
+
+def test_comparisons_round_trip_through_the_json_shape() -> None:
+    now = datetime(2026, 2, 1, 12, 0).astimezone().timestamp()
+    scope = parse_filter({"where": ["status:done", "Priority < 3", "created>=30d", "due<2026-03", "year>=2024", "status!=open"]}, now=now)
+    assert scope.where == (("status", "done"),)
+    assert [(c.key, c.op, c.number) for c in scope.comparisons or ()] == [
+        ("priority", "<", 3.0), ("created", ">=", None), ("due", "<", None), ("year", ">=", 2024.0), ("status", "!=", None),
+    ]  # fmt: skip
+    ages = (scope.comparisons or ())[1]
+    assert ages.moment is not None and ages.moment.timestamp() == pytest.approx(now - 30 * 86400)
+    # An age is written back as the moment it meant, so reading it later finds the same notes.
+    assert parse_filter(scope.to_dict(), now=now + 86400) == scope
+    # ":" and "!" alone start values, not operators; "<" and ">" in a value are kept after ":".
+    assert parse_where("icon::rocket:") == ("icon", ":rocket:") and parse_where("status:!urgent") == ("status", "!urgent")
+    assert parse_where("title:a<b") == ("title", "a<b") and parse_where("wow! :yes") == ("wow!", "yes")
+    only = parse_filter({"where": ["priority<3"]})
+    assert only.where is None and only.to_dict() == {"where": ["priority<3"]} and not only.unrestricted
+
+
+def test_cli_comparisons(cmp_vault: Path) -> None:
+    assert run_cli("index", str(cmp_vault), "--quiet").returncode == 0
+    vault = ["--vault", str(cmp_vault), "--json", "-k", "20", "--no-daemon"]
+    ranged = run_cli("search", QUERY, *vault, "--where", "created>=2024-03", "--where", "created<2024-04", "--where", "priority<3")
+    assert ranged.returncode == 0, ranged.stderr
+    assert {r["path"] for r in json.loads(ranged.stdout)["results"]} == {MONTH, TIME}
+    older = run_cli("search", QUERY, *vault, "--where", "created<30d", "--where", "priority!=3")  # before 30 days ago
+    assert older.returncode == 0, older.stderr
+    assert {r["path"] for r in json.loads(older.stdout)["results"]} == {MONTH, TIME, ONE}
+
+
+_OPS = {"<": float.__lt__, "<=": float.__le__, ">": float.__gt__, ">=": float.__ge__}
+_MONTH_EDGES = st.builds(  # within two days of a new month, where a month's text bounds cut
+    lambda year, month, minutes: datetime(year, month, 1) + timedelta(minutes=minutes),
+    st.integers(1999, 2001), st.integers(1, 12), st.integers(-2 * 1440, 2 * 1440),
+)
+_STORED = st.builds(
+    lambda moment, form, offset: moment.strftime(form) + (offset if "%H" in form else ""),
+    st.one_of(_MOMENTS, _MONTH_EDGES), _FORMS, st.sampled_from(["", "Z", "+14:00", "-12:00", "+05:45"]),
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(stored=st.lists(_STORED, min_size=1, max_size=25), data=st.data())
+def test_both_sides_of_a_scope_agree_with_the_grammar_on_dates(vault: Path, stored: list[str], data: st.DataObject) -> None:
+    """Listing a scope's files (which first narrows the stored rows by their text) and testing
+    given files (which does not) find exactly the notes the grammar says, at any offset,
+    at the edges of months and years, with bounds equal to stored values."""
+    bounds = data.draw(st.lists(st.tuples(st.sampled_from(list(_OPS)), st.one_of(st.sampled_from(stored), _STORED)), min_size=1, max_size=2))
+    with local_zone("<-1130>+11:30"), open_index(vault, create=True) as index:
+        with index.conn:
+            index.conn.execute("DELETE FROM files")
+            for number, text in enumerate(stored, start=1):
+                index.conn.execute(
+                    "INSERT INTO files(id, path, size, mtime_ns, status, indexed_at) VALUES (?, ?, 0, 0, 'indexed', '')",
+                    (number, f"n{number}.md"),
+                )
+                index.conn.execute("INSERT INTO frontmatter_fields(file_id, key, value) VALUES (?, 'when', ?)", (number, field_value(text)))
+        scope = parse_filter({"where": [f"when{op}{bound}" for op, bound in bounds]}, now=0)
+        expected = {
+            number
+            for number, text in enumerate(stored, start=1)
+            if all(_OPS[op](parse_time(text, now=0).timestamp(), parse_time(bound, now=0).timestamp()) for op, bound in bounds)
+        }
+        assert set(index.store.file_ids_in(scope).tolist()) == expected
+        assert index.store.files_inside(range(1, len(stored) + 1), scope) == expected

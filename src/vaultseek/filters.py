@@ -6,7 +6,7 @@ from flags, MCP and HTTP receive it — and raises :class:`QueryError` with a hi
 cannot read::
 
     {"folders": ["work"], "tags": ["project/alpha"], "kinds": ["note", "pdf"],
-     "where": ["status:done", "priority=1"], "modified_after": "7d",
+     "where": ["status:done", "priority=1", "due<2026-03"], "modified_after": "7d",
      "modified_before": "2026-02-01", "paths": ["inbox.md"]}
 
 It also owns the rule by which a frontmatter value matches: the sync stores each value through
@@ -15,13 +15,29 @@ only disagree if the rule changes (which bumps ``sync.PIPELINE_VERSION``).
 
 The rules, as the README states them:
 
-* **Frontmatter** ``key:value`` (or ``key=value``; the key ends at the first ``:`` or ``=``).
+* **Frontmatter** ``key:value`` (or ``key=value``; the key ends at the first operator).
   Keys are case-insensitive; a nested mapping's keys are joined with dots (``author.name``).
   Values compare case-insensitively with whitespace collapsed; numbers compare as numbers
   (``2`` = ``2.0`` = ``"2"``); booleans are ``true`` / ``false``; a list matches when any of
   its items does (``tags:project``); YAML dates compare as written (``2026-01-31``). A bare
   ``key`` matches notes that have the key with a non-empty value. Conditions on the same key
   are alternatives (OR); conditions on different keys must all hold (AND).
+* **Comparisons** ``key>value``, ``key>=value``, ``key<value``, ``key<=value``: the key
+  ends at the first operator (``:``, ``=``, ``<``, ``>``, ``!=``). The value is a number
+  (compared as a number) or a date in the grammar of *modified* below (compared as a point in
+  time; ``created>=30d`` is "created in the last 30 days"); a bare year such as ``2024`` is
+  both, so it compares with numbers as a number and with dates as 1 January. A frontmatter
+  value compares only with its own kind: numbers with numbers, dates (YAML dates, ISO text
+  ``2024-03-05``, ``2024-03-05T10:00``, ``…+01:00``, ``2024-03``) with dates; a date without
+  an offset is local time and ``YYYY-MM`` the first of the month — on both sides, as in
+  ``after`` / ``before``, so ``created>=2024-01, created<2024-02`` is exactly January. A note
+  whose value is a list, text, or the other kind, or that lacks the key, does not match. Text
+  is refused rather than compared: nothing in a note says which order its words have (is
+  ``high`` above ``low``? ``10`` above ``9`` as text?), and a misspelt date (``2024-13-01``,
+  ``last week``) would otherwise compare as text and quietly find the wrong notes.
+  ``key!=value`` is the opposite of ``key:value`` under the same value rules, for notes that
+  have the key: none of its values (of a list: none of its items) is ``value``. Every
+  comparison must hold, including two on one key (a range).
 * **Modified** after / before: ``after`` is inclusive, ``before`` exclusive, so
   ``after 2026-01-01, before 2026-02-01`` is exactly January. A date means its midnight in
   local time; an ISO time may carry an offset (``2026-01-31T14:00+01:00``); ``YYYY-MM`` and
@@ -41,7 +57,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from .errors import QueryError
-from .records import SearchFilter
+from .records import COMPARISON_OPS, ComparisonOp, FieldComparison, SearchFilter
 
 FIELDS = ("paths", "folders", "tags", "kinds", "where", "modified_after", "modified_before")
 """The keys of a filter's JSON shape."""
@@ -61,6 +77,14 @@ _AGE = re.compile(
 _AGE_UNITS = {"h": 1 / 24, "d": 1, "w": 7, "mo": 30, "y": 365}
 _DATE_HINT = "use a date (2026-01-31), a time (2026-01-31T14:00), or an age (12h, 7d, 2w, 3mo, 1y)"
 _WHERE_HINT = 'write frontmatter conditions as "key:value" (or key=value), e.g. status:done'
+_COMPARE_HINT = (
+    "a comparison takes a number or a date: priority<3, rating>=4.5, created>=2024-01, "
+    "due<2026-01-31T12:00, created>=30d (the last 30 days); for text use key:value or key!=value"
+)
+_OPERATOR = re.compile(r"<=|>=|!=|[<>:=]")
+"""Where a condition's key ends; ``<=`` is one operator, not ``<`` and a value ``=…``."""
+_YEAR = re.compile(r"\d{4}")
+_ORDER_OPS: dict[str, ComparisonOp] = {op: op for op in COMPARISON_OPS if op != "!="}
 
 
 def parse_filter(data: Mapping[str, Any] | SearchFilter | None, *, now: float | None = None) -> SearchFilter:
@@ -86,7 +110,11 @@ def parse_filter(data: Mapping[str, Any] | SearchFilter | None, *, now: float | 
             values[name] = tuple(_CLEAN[name](v) for v in raw)
     where = data.get("where")
     if where is not None:
-        values["where"] = _where(where)
+        pairs, comparisons = _where(where, now=clock)
+        if pairs or not comparisons:  # an empty list matches nothing, as an empty category does
+            values["where"] = pairs
+        if comparisons:
+            values["comparisons"] = comparisons
     for name in ("modified_after", "modified_before"):
         raw_time = data.get(name)
         if raw_time not in (None, ""):
@@ -128,9 +156,12 @@ _CLEAN = {
 ``md`` the kinds ``pdf`` and ``note``."""
 
 
-def _where(raw: Any) -> tuple[tuple[str, str | None], ...]:
-    """``["status:done", "draft"]`` or ``{"status": "done", "priority": [1, 2]}`` → pairs."""
+def _where(raw: Any, *, now: float) -> tuple[tuple[tuple[str, str | None], ...], tuple[FieldComparison, ...]]:
+    """``["status:done", "draft", "priority<3"]`` or ``{"status": "done", "priority": [1, 2]}``
+    → (key, value) pairs and comparisons. The object form takes its keys and values literally
+    (``{"a>b": "c"}`` is the key ``a>b``), so it holds only equalities."""
     pairs: list[tuple[str, str | None]] = []
+    comparisons: list[FieldComparison] = []
     if isinstance(raw, Mapping):
         for key, value in raw.items():
             items = value if isinstance(value, (list, tuple)) else [value]
@@ -142,23 +173,59 @@ def _where(raw: Any) -> tuple[tuple[str, str | None], ...]:
                 pairs.append((_key(key), field_value(item)))
     else:
         for text in _strings("where", raw) or []:
-            pairs.append(parse_where(text))
-    if len(pairs) > MAX_VALUES:
-        raise QueryError(f"filter field 'where' has {len(pairs)} conditions; at most {MAX_VALUES}")
-    return tuple(pairs)
+            condition = parse_where(text, now=now)
+            if isinstance(condition, FieldComparison):
+                comparisons.append(condition)
+            else:
+                pairs.append(condition)
+    if len(pairs) + len(comparisons) > MAX_VALUES:
+        raise QueryError(f"filter field 'where' has {len(pairs) + len(comparisons)} conditions; at most {MAX_VALUES}")
+    return tuple(pairs), tuple(comparisons)
 
 
-def parse_where(text: str) -> tuple[str, str | None]:
+def parse_where(text: str, *, now: float | None = None) -> tuple[str, str | None] | FieldComparison:
     """``"Status: Done"`` → ``("status", "done")``; ``"draft"`` → ``("draft", None)`` (has the
-    key). The key ends at the first ``:`` or ``=``."""
-    match = re.search(r"[:=]", text)
+    key); ``"priority<3"`` → a :class:`FieldComparison` (rules: the module docstring). The key
+    ends at the first operator; ``now`` (epoch seconds, default the current time) anchors an
+    age. A value may not start with another operator (``a>>b``, ``a=>3``, ``status:>2``): that
+    is a misspelt comparison far more often than a value, and the object form still takes it."""
+    match = _OPERATOR.search(text)
     key = _key(text[: match.start()] if match else text)
     if match is None:
         return key, None
-    value = text[match.end() :]
-    if not value.strip():
-        raise QueryError(f"frontmatter condition {text!r} has no value", hint=_WHERE_HINT + "; a bare key means the key is set")
-    return key, field_value(value)
+    op, value = match.group(), text[match.end() :].strip()
+    if not value:
+        hint = _WHERE_HINT + "; a bare key means the key is set" if op in ":=" else _COMPARE_HINT
+        raise QueryError(f"frontmatter condition {text!r} has no value", hint=hint)
+    if value[0] in "<>=" or value.startswith("!="):  # ":rocket:" and "!urgent" are values
+        raise QueryError(
+            f"frontmatter condition {text!r} has two operators",
+            hint="one of : = < <= > >= != between key and value, e.g. status:done, priority>=3, status!=done",
+        )
+    if op in ":=":
+        return key, field_value(value)
+    if op == "!=":
+        return FieldComparison(key, "!=", field_value(value))
+    return _comparison(key, _ORDER_OPS[op], value, text, now=time.time() if now is None else now)
+
+
+def _comparison(key: str, op: ComparisonOp, value: str, text: str, *, now: float) -> FieldComparison:
+    """``key OP value`` with the value read as a number, a date, or (a bare year) both."""
+    if _NUMBER.fullmatch(value):
+        number = float(value)
+        if not math.isfinite(number):
+            raise QueryError(f"frontmatter condition {text!r}: {value} is too large a number", hint=_COMPARE_HINT)
+        year = find_time(value, now=now) if _YEAR.fullmatch(value) else None
+        if year is not None:
+            return FieldComparison(key, op, value, number=number, moment=year)
+        return FieldComparison(key, op, _number(number), number=number)
+    try:
+        moment = find_time(value, now=now)
+    except QueryError as exc:  # an age reaching back too far: say which condition
+        raise QueryError(f"frontmatter condition {text!r}: {exc.message}", hint=exc.hint) from None
+    if moment is None:
+        raise QueryError(f"frontmatter condition {text!r}: cannot compare with {value!r}, not a number or a date", hint=_COMPARE_HINT)
+    return FieldComparison(key, op, moment.isoformat(), moment=moment)
 
 
 def _key(text: str) -> str:
@@ -238,6 +305,16 @@ def _leaves(value: Any, prefix: str) -> Iterator[tuple[str, Any]]:
 def parse_time(text: str, *, now: float) -> datetime:
     """A point in time from a date, an ISO time or an age (see the module docstring), as an
     aware datetime. Raises :class:`QueryError` with the accepted forms as the hint."""
+    moment = find_time(text, now=now)
+    if moment is None:
+        raise QueryError(f"cannot read {text!r} as a date or an age", hint=_DATE_HINT)
+    return moment
+
+
+def find_time(text: str, *, now: float) -> datetime | None:
+    """:func:`parse_time`, but None for text that is not a date or an age at all (a
+    comparison then says what else it could have been); an age reaching back too far is
+    still a :class:`QueryError`."""
     raw = text.strip()
     word = raw.lower()
     local_now = datetime.fromtimestamp(now).astimezone()
@@ -263,6 +340,4 @@ def parse_time(text: str, *, now: float) -> datetime:
             moment = moment.astimezone()  # a time without an offset is local time
     except (ValueError, OverflowError, OSError):
         moment = None
-    if moment is None:
-        raise QueryError(f"cannot read {text!r} as a date or an age", hint=_DATE_HINT)
     return moment

@@ -38,7 +38,9 @@ Returns up to k sections, best first, each with `path` (vault-relative), `sectio
 for paraphrases. max_tokens caps the size of the whole answer (about 4 characters a token).
 filters narrow the search before ranking (fields AND, values of one field OR): folders
 (["work"], subfolders included), tags (["project"] also takes #project/alpha), kinds (["note",
-"pdf"]), where (frontmatter, ["status:done", "priority=1"]; a bare key: the key is set),
+"pdf"]), where (frontmatter, ["status:done", "priority=1"]; a bare key: the key is set;
+comparisons of numbers and dates, each of which must hold: "priority<3", "rating>=4.5",
+"created>=2024-01", "due<2026-02-01", "created>=30d" (the last 30 days), "status!=done"),
 modified_after / modified_before ("2026-01-31", "7d", "2w"; after inclusive, before exclusive).
 title_match puts a note whose title or alias is the query first; recency_half_life_days favours
 recently modified files (e.g. 30); intent leans on exact words for identifiers and on meaning

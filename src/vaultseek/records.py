@@ -143,6 +143,34 @@ class SearchResult:
         return out
 
 
+ComparisonOp = Literal["<", "<=", ">", ">=", "!="]
+COMPARISON_OPS: tuple[ComparisonOp, ...] = ("<", "<=", ">", ">=", "!=")
+
+
+@dataclass(frozen=True, slots=True)
+class FieldComparison:
+    """One frontmatter comparison, ``key OP value`` (``priority<3``, ``created>=2024-01``,
+    ``status!=done``); :func:`vaultseek.filters.parse_where` reads them and states the rules.
+
+    The value is resolved once, when the filter is read, into the number and/or the point in
+    time it stands for, so an age such as ``30d`` means one moment for the whole search (and
+    for every list of it), as ``modified_after`` does."""
+
+    key: str
+    op: ComparisonOp
+    value: str
+    """The value as written back by :meth:`SearchFilter.to_dict`: a number as frontmatter
+    numbers are stored, a point in time as an ISO time with its offset (so an age written
+    back does not move), a year as its four digits; for ``!=`` the value it must not equal."""
+    number: float | None = None
+    """The value as a number, when it is one."""
+    moment: datetime | None = None
+    """The value as a point in time, when it is one (a bare year is both)."""
+
+    def __str__(self) -> str:
+        return f"{self.key}{self.op}{self.value}"
+
+
 @dataclass(frozen=True, slots=True)
 class SearchFilter:
     """Which files a search may return: applied before ranking, so the top k are all from
@@ -164,6 +192,9 @@ class SearchFilter:
     where: tuple[tuple[str, str | None], ...] | None = None
     """Frontmatter conditions ``(key, value)``; value None: the key is set. Conditions on one
     key are alternatives, different keys must all hold (matching rules: ``filters``)."""
+    comparisons: tuple[FieldComparison, ...] | None = None
+    """Frontmatter comparisons (``priority<3``); every one must hold, so two on one key make
+    a range. Written in the JSON shape's ``where`` list beside the ``(key, value)`` pairs."""
     modified_after: datetime | None = None
     """Files modified at or after this time."""
     modified_before: datetime | None = None
@@ -180,8 +211,9 @@ class SearchFilter:
             values = getattr(self, name)
             if values is not None:
                 out[name] = list(values)
-        if self.where is not None:
-            out["where"] = [key if value is None else f"{key}:{value}" for key, value in self.where]
+        if self.where is not None or self.comparisons is not None:
+            out["where"] = [key if value is None else f"{key}:{value}" for key, value in self.where or ()]
+            out["where"] += [str(comparison) for comparison in self.comparisons or ()]
         for name in ("modified_after", "modified_before"):
             moment = getattr(self, name)
             if moment is not None:

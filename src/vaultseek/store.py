@@ -1,6 +1,7 @@
 """All SQL vaultseek runs, behind methods named for what they mean.
 
-Nothing above this module writes SQL. Every write that changes a file's rows happens in one
+Nothing above this module writes SQL (the condition a search filter becomes is built beside
+it, in ``scope``). Every write that changes a file's rows happens in one
 transaction (``with self.conn``), so a crash or ``kill -9`` leaves either the old rows or the
 new ones, never a mix, and the FTS and vector stores always agree with ``chunks``.
 """
@@ -16,9 +17,9 @@ from datetime import datetime, timezone
 import numpy as np
 
 from .db import FTS5_TOKENIZE_QUERY, Connection
-from .filters import field_key, field_value, tag_key
 from .migrations import FTS_TOKENIZER
 from .records import ChunkDraft, Link, Location, Note, SearchFilter, SkippedFile
+from .scope import scope_where
 
 BM25_WEIGHTS = (1.0, 0.5, 0.3)
 """FTS5 column weights for chunk text, section heading and heading context."""
@@ -378,7 +379,7 @@ class Store:
                 "WHERE chunks_fts MATCH ? ORDER BY score, rowid LIMIT ?"
             ), (*BM25_WEIGHTS, fts_query, limit)
         else:
-            where, scoped = _scope_where(scope)
+            where, scoped = scope_where(scope)
             sql, params = (
                 "SELECT chunks_fts.rowid, bm25(chunks_fts, ?, ?, ?) AS score FROM chunks_fts "
                 "CROSS JOIN chunks c ON c.id = chunks_fts.rowid CROSS JOIN files f ON f.id = c.file_id "
@@ -389,7 +390,7 @@ class Store:
     def file_ids_in(self, scope: SearchFilter) -> np.ndarray:
         """The ids of every file inside ``scope``, ascending. (Collected as one JSON array in
         SQLite: a row per id costs Python more than the query does.)"""
-        where, params = _scope_where(scope, per_row=False)
+        where, params = scope_where(scope, per_row=False)
         found = self.conn.execute(
             f"SELECT json_group_array(id) FROM (SELECT f.id FROM files f WHERE {where} ORDER BY f.id)", params
         ).fetchall()[0][0]
@@ -408,7 +409,7 @@ class Store:
 
     def files_inside(self, file_ids: Sequence[int], scope: SearchFilter) -> set[int]:
         """Which of the files ``file_ids`` are inside ``scope``."""
-        where, params = _scope_where(scope)
+        where, params = scope_where(scope)
         return {
             row[0]
             for row in self.conn.execute(
@@ -420,7 +421,7 @@ class Store:
     def files_named(self, name: str, scope: SearchFilter | None = None) -> list[int]:
         """Ids of the files inside ``scope`` with ``name`` (already normalised) among their
         title, aliases and file name, ascending."""
-        where, params = ("1", ()) if scope is None or scope.unrestricted else _scope_where(scope)
+        where, params = ("1", ()) if scope is None or scope.unrestricted else scope_where(scope)
         return [
             row[0]
             for row in self.conn.execute(
@@ -725,76 +726,6 @@ def _batches(items: Sequence[str], size: int = 500) -> Iterator[list[str]]:
 
 def _marks(batch: Sequence[object]) -> str:
     return ",".join("?" * len(batch))
-
-
-def _scope_where(scope: SearchFilter, *, per_row: bool = True) -> tuple[str, tuple[object, ...]]:
-    """The condition on ``files f`` that holds for files inside ``scope``, and its
-    parameters. Folders are path ranges rather than LIKE, so ``_`` and ``%`` in names are
-    never wildcards; tags and frontmatter values are compared as ``filters`` normalises them
-    (applied here too, so a hand-built filter matches as a parsed one does).
-
-    ``per_row``: the condition is tested on a few given files (a join per search hit), so a
-    tag or frontmatter test looks up that file's rows; otherwise it lists every file in
-    scope, and the matching files of each such test are collected once instead."""
-    conditions: list[str] = []
-    params: list[object] = []
-
-    def any_of(values: tuple[str, ...], test: Callable[[str], tuple[str, list[object]]]) -> None:
-        parts = [test(value) for value in values]
-        conditions.append("(" + " OR ".join(p[0] for p in parts) + ")" if parts else "0")
-        for _sql, values_ in parts:
-            params.extend(values_)
-
-    def files_with(table: str, column: str, test: str, values: list[object]) -> None:
-        # Per row, "+" keeps the planner on the by-file index: seeking by the key or tag
-        # instead would scan every row of it for each file (measured: 100× slower).
-        conditions.append(
-            f"EXISTS (SELECT 1 FROM {table} m WHERE m.file_id = f.id AND +m.{column} {test})"
-            if per_row
-            else f"f.id IN (SELECT m.file_id FROM {table} m WHERE m.{column} {test})"
-        )
-        params.extend(values)
-
-    if scope.paths is not None:
-        any_of(scope.paths, lambda p: ("f.path = ?", [p]))
-    if scope.folders is not None:  # a range on the path index: "a/" ≤ path < "a0" ('0' follows '/')
-        any_of(
-            scope.folders,
-            lambda d: ("1", []) if not d else ("(f.path >= ? AND f.path < ?)", [d + "/", d + "0"]),
-        )
-    if scope.tags is not None:
-        keys = sorted({tag_key(t) for t in scope.tags})
-        if keys:
-            files_with("file_tags", "tag", f"IN ({','.join('?' * len(keys))})", list(keys))
-        else:
-            conditions.append("0")
-    if scope.kinds is not None:
-        conditions.append(f"f.kind IN ({','.join('?' * len(scope.kinds))})" if scope.kinds else "0")
-        params.extend(scope.kinds)
-    if scope.where is not None:
-        if not scope.where:
-            conditions.append("0")
-        wanted: dict[str, set[str | None]] = {}
-        for key, value in scope.where:
-            wanted.setdefault(field_key(key), set()).add(None if value is None else field_value(value))
-        for key, values in wanted.items():
-            if None in values:  # "has the key" takes in every value of it
-                files_with("frontmatter_fields", "key", "= ?", [key])
-            else:
-                chosen = sorted(v for v in values if v is not None)
-                files_with("frontmatter_fields", "key", f"= ? AND m.value IN ({','.join('?' * len(chosen))})", [key, *chosen])
-    if scope.modified_after is not None:
-        conditions.append("f.mtime_ns >= ?")
-        params.append(_epoch_ns(scope.modified_after))
-    if scope.modified_before is not None:
-        conditions.append("f.mtime_ns < ?")
-        params.append(_epoch_ns(scope.modified_before))
-    return " AND ".join(conditions) or "1", tuple(params)
-
-
-def _epoch_ns(moment: datetime) -> int:
-    """Nanoseconds since the epoch, clamped to SQLite's 64-bit integers (years ~1678–2262)."""
-    return max(-(2**63), min(2**63 - 1, int(moment.timestamp() * 1_000_000) * 1000))
 
 
 def _location(stored: str | None) -> Location | None:
