@@ -7,6 +7,10 @@ commits in its own transaction, so an interrupted run loses at most the file in 
 next run simply continues. Deletions run after additions, so a renamed file finds its old
 vectors still in place to reuse.
 
+A run may be limited to named paths (what a watcher knows changed): the walk is replaced by
+looking those paths up under the same rules (:func:`sources.find_source`), and everything
+after it — deciding, reading, writing, deleting — is the code a full run uses.
+
 Documents (PDF, Office, HTML, CSV, …; see :mod:`vaultseek.documents`) take the same path with
 another reader, and are written as soon as each is extracted rather than in batches, since one
 may take minutes. Within a PDF, every OCRed page is checkpointed in the index the moment it is
