@@ -120,6 +120,20 @@ def test_socket_is_private_and_status_reports(daemon: Path) -> None:
     assert "already running" in again.stdout
 
 
+def test_the_daemon_watcher_makes_a_saved_note_searchable(daemon: Path) -> None:
+    db = db_of(daemon)
+
+    def found(word: str) -> list[str]:
+        reply = daemon_client.request(db, {"op": "search", "query": word, "mode": "bm25", "k": 3})
+        return [r["path"] for r in reply["results"]] if reply else []
+
+    note = daemon / "cooking/bread.md"
+    note.write_text(note.read_text("utf-8") + "\n\n## Fresh\n\nA fresh word: zqfreshword.\n", "utf-8")
+    assert wait_for(lambda: found("zqfreshword") == ["cooking/bread.md"], 10)
+    note.rename(daemon / "code/bread.md")
+    assert wait_for(lambda: found("zqfreshword") == ["code/bread.md"], 10)
+
+
 def test_a_killed_daemon_leaves_a_stale_socket_that_is_cleaned_up(daemon: Path) -> None:
     db = db_of(daemon)
     pid = int(daemon_client.pid_path(db).read_text())

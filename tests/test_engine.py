@@ -425,3 +425,123 @@ def test_a_60_word_prompt_finds_its_one_known_word_wherever_it_stands(
     with indexed(sample_vault) as index:
         hits = index.search(prompt, mode="bm25").results
         assert hits and hits[0].path == "cooking/bread.md"
+
+
+# -- syncing named paths (what the watcher does with file events) ---------------------------------
+def bm25_paths(index: Index, query: str) -> list[str]:
+    return [hit.path for hit in index.search(query, mode="bm25", k=5).results]
+
+
+def test_sync_of_named_paths_indexes_creates_edits_and_deletes(sample_vault: Path, write: Callable[..., Path]) -> None:
+    with indexed(sample_vault) as index:
+        write("new.md", "# Quokka\n\nQuokkas smile at tourists on Rottnest island.")
+        write("cooking/bread.md", "# Rye\n\nRye bread needs a sour starter and a long proof.")
+        (sample_vault / "code/fusion.md").unlink()
+        named = [sample_vault / "new.md", "cooking/bread.md", str(sample_vault / "code/fusion.md")]
+        report = index.sync(paths=named)  # absolute or vault-relative
+        assert not report.full and report.scanned == 2
+        assert (report.added, report.updated, report.deleted) == (1, 1, 1)
+        assert bm25_paths(index, "quokka") == ["new.md"]
+        assert bm25_paths(index, "rye proof") == ["cooking/bread.md"]
+        assert bm25_paths(index, "sourdough") == [] and bm25_paths(index, "_rrf_fuse") == []
+        assert index.sync().unchanged == 4  # the full walk agrees: nothing was left to do
+        assert_consistent(index)
+
+
+def test_sync_of_named_paths_looks_at_nothing_else(sample_vault: Path, write: Callable[..., Path]) -> None:
+    with indexed(sample_vault) as index:
+        write("cooking/bread.md", "# Rye\n\nRye bread needs a sour starter and a long proof.")  # not named
+        write("new.md", "# Quokka\n\nQuokkas smile at tourists on Rottnest island.")
+        report = index.sync(paths=["new.md"])
+        assert (report.scanned, report.added, report.unchanged) == (1, 1, 0)
+        assert bm25_paths(index, "rye") == [] and bm25_paths(index, "sourdough") == ["cooking/bread.md"]
+        assert index.sync().updated == 1  # only a full run sees the change nobody named
+        assert bm25_paths(index, "rye") == ["cooking/bread.md"]
+
+
+def test_sync_of_named_paths_follows_a_renamed_note_and_its_links(sample_vault: Path, write: Callable[..., Path]) -> None:
+    write("home.md", "# Home\n\nBake with [[bread]], or with [[loaf]] once it exists.")
+    with indexed(sample_vault) as index:
+
+        def links() -> dict[str, str | None]:
+            return {link.target: link.path for link in index.links("home.md").outgoing}
+
+        assert links() == {"bread": "cooking/bread.md", "loaf": None}
+        (sample_vault / "cooking/bread.md").rename(sample_vault / "cooking/loaf.md")
+        report = index.sync(paths=["cooking/bread.md", "cooking/loaf.md"])  # a rename: a deletion and a creation
+        assert not report.full and (report.added, report.deleted) == (1, 1)
+        assert bm25_paths(index, "sourdough starter") == ["cooking/loaf.md"]
+        assert links() == {"bread": None, "loaf": "cooking/loaf.md"}
+        assert_consistent(index)
+
+
+def test_sync_of_named_paths_skips_what_the_full_walk_skips(
+    sample_vault: Path, write: Callable[..., Path], tmp_path: Path
+) -> None:
+    body = "# Pangolin\n\nPangolins are covered in keratin scales and roll into a ball."
+    skipped = [".obsidian/workspace.md", ".trash/old.md", "_intake/inbox/clip.md", "_intake/review/clip.md",
+               "notes/pangolin.png", "notes/pangolin.md.swp"]  # fmt: skip
+    for rel in skipped:
+        write(rel, body)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere/p.md").write_text(body)
+    (sample_vault / "linked").symlink_to(tmp_path / "elsewhere", target_is_directory=True)  # never followed
+    (tmp_path / "outside.md").write_text(body)
+    with indexed(sample_vault) as index, open_index(sample_vault) as reader:
+        index.store.set_meta({"last_indexed": "before"})
+        version = reader.store.data_version()
+        named = [*skipped, "linked/p.md", tmp_path / "outside.md", "../outside.md", "missing.md", "code/fusion.md"]
+        report = index.sync(paths=named)
+        assert not report.full and (report.scanned, report.unchanged) == (1, 1)
+        assert bm25_paths(index, "pangolin") == []
+        assert reader.store.data_version() == version  # nothing to do, nothing written: readers keep their cache
+        assert reader.store.get_meta("last_indexed") == "before"
+
+
+def test_sync_of_named_paths_records_and_retries_unreadable_files(sample_vault: Path, write: Callable[..., Path]) -> None:
+    with indexed(sample_vault) as index:
+        write("latin1.md", "Caf\xe9 au lait".encode("latin-1"))
+        index.sync(paths=["latin1.md"])
+        assert "UTF-8" in {s.path: s.reason for s in index.status().skipped}["latin1.md"]
+        write("latin1.md", "Café au lait, now in UTF-8 and long enough.")
+        index.sync(paths=["latin1.md"])
+        assert index.status().skipped == () and bm25_paths(index, "lait") == ["latin1.md"]
+
+
+def test_sync_of_named_paths_becomes_full_for_folders_and_pipeline_changes(
+    sample_vault: Path, write: Callable[..., Path]
+) -> None:
+    import shutil
+
+    with indexed(sample_vault) as index:
+        (sample_vault / "cooking").rename(sample_vault / "kitchen")  # the events name only the folders
+        report = index.sync(paths=["cooking", "kitchen"])
+        assert report.full and (report.added, report.deleted) == (1, 1)
+        assert bm25_paths(index, "sourdough") == ["kitchen/bread.md"]
+        shutil.rmtree(sample_vault / "kitchen")  # gone: only the index knows it was a folder
+        assert index.sync(paths=["kitchen"]).full and bm25_paths(index, "sourdough") == []
+        write("new/deep/note.md", "# Quokka\n\nQuokkas smile at tourists on Rottnest island.")
+        assert index.sync(paths=["new"]).full and bm25_paths(index, "quokka") == ["new/deep/note.md"]
+        (sample_vault / ".obsidian").mkdir()  # a folder the walk skips changes nothing
+        assert not index.sync(paths=[".obsidian"]).full
+        index.store.set_meta({"pipeline_version": "0"})  # every file must be re-processed
+        report = index.sync(paths=["code/fusion.md"])
+        assert report.full and report.updated == 4
+        assert_consistent(index)
+
+
+def test_sync_of_named_paths_reads_documents_and_drops_their_checkpoints(vault: Path, write: Callable[..., Path]) -> None:
+    from vaultseek.bench import docgen
+
+    write("notes/a.md", "# A\n\nA note, so that the vault is not empty.")
+    with indexed(vault) as index:
+        docgen.text_pdf(vault / "notes/report.pdf", ["Axolotls regrow their limbs.", "Salamanders on page two."])
+        report = index.sync(paths=["notes/report.pdf"])
+        assert not report.full and (report.added, report.documents_extracted, report.pages_extracted) == (1, 1, 2)
+        assert bm25_paths(index, "axolotls") == ["notes/report.pdf"]
+        for path in ("notes/report.pdf", "scans/gone.pdf", "scans/other.pdf"):  # as killed OCR runs leave them
+            index.store.save_ocr_checkpoint(path, "sha", 1, "a page")
+        (vault / "notes/report.pdf").unlink()
+        assert index.sync(paths=["notes/report.pdf", "scans/gone.pdf"]).deleted == 1
+        assert bm25_paths(index, "axolotls") == []
+        assert index.conn.execute("SELECT DISTINCT path FROM ocr_checkpoints").fetchall() == [("scans/other.pdf",)]

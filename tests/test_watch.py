@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from conftest import wait_for
 
-from vaultseek import open_index
+from vaultseek import open_index, watch
+from vaultseek.bench import docgen
 from vaultseek.config import load_config
-from vaultseek.errors import ConfigError
+from vaultseek.errors import ConfigError, VaultseekError
+from vaultseek.records import SyncReport
 from vaultseek.watch import Watcher
 
 
@@ -24,18 +29,32 @@ def paths(vault: Path, query: str) -> list[str]:
 
 
 
+@dataclass
+class Watching:
+    vault: Path
+    watcher: Watcher
+    reports: list[SyncReport]
+    errors: list[VaultseekError]
+
+    def later_syncs_were_path_limited(self) -> bool:
+        """The first sync (at start) is a full one; were all that followed limited to paths?"""
+        return self.reports[0].full and not any(r.full for r in self.reports[1:])
+
+
 @pytest.fixture
-def watching(sample_vault: Path):  # type: ignore[no-untyped-def]
-    watcher = Watcher(load_config(vault=sample_vault))
+def watching(sample_vault: Path) -> Iterator[Watching]:
+    reports: list[SyncReport] = []
+    errors: list[VaultseekError] = []
+    watcher = Watcher(load_config(vault=sample_vault), on_sync=reports.append, on_error=errors.append)
     thread, stop = watcher.start()
     assert watcher.ready.wait(30)
-    yield sample_vault, watcher
+    yield Watching(sample_vault, watcher, reports, errors)
     stop.set()
     thread.join(10)
 
 
-def test_watch_indexes_creates_edits_and_deletes_within_2_s(watching) -> None:  # type: ignore[no-untyped-def]
-    vault, _watcher = watching
+def test_watch_indexes_creates_edits_and_deletes_within_2_s(watching: Watching) -> None:
+    vault = watching.vault
     note = vault / "new.md"
     note.write_text("# Quokka\n\nQuokkas smile at tourists on Rottnest.\n", "utf-8")
     assert wait_for(lambda: paths(vault, "quokka") == ["new.md"])
@@ -47,16 +66,74 @@ def test_watch_indexes_creates_edits_and_deletes_within_2_s(watching) -> None:  
     (vault / ".obsidian" / "workspace.md").write_text("# Wombat\n", "utf-8")
     time.sleep(0.5)
     assert paths(vault, "wombat") == []
+    assert watching.later_syncs_were_path_limited() and watching.errors == []
 
 
-def test_one_writer_only(watching) -> None:  # type: ignore[no-untyped-def]
-    vault, _watcher = watching
+def test_watch_follows_a_renamed_note(watching: Watching) -> None:
+    vault = watching.vault
+    (vault / "cooking/bread.md").rename(vault / "cooking/loaf.md")  # reported as a deletion and a creation
+    assert wait_for(lambda: paths(vault, "sourdough starter") == ["cooking/loaf.md"])
+    assert watching.later_syncs_were_path_limited()
+
+
+def test_watch_syncs_everything_when_a_folder_moves(watching: Watching) -> None:
+    vault = watching.vault
+    (vault / "cooking").rename(vault / "kitchen")  # the events name the two folders, not the note inside
+    assert wait_for(lambda: paths(vault, "sourdough starter") == ["kitchen/bread.md"])
+    assert any(r.full for r in watching.reports[1:])
+
+
+def test_watch_reads_documents_and_leaves_skipped_folders_alone(watching: Watching) -> None:
+    vault = watching.vault
+    (vault / ".obsidian").mkdir()
+    (vault / ".obsidian/axolotl.md").write_text("# Axolotl\n\nAxolotls in the app's own folder.\n", "utf-8")
+    docgen.text_pdf(vault / "code/report.pdf", ["Axolotls regrow their limbs.", "Salamanders on page two."])
+    assert wait_for(lambda: paths(vault, "axolotls") == ["code/report.pdf"], 5)
+    assert watching.later_syncs_were_path_limited()
+    with open_index(vault) as index:
+        assert {f["path"]: f["kind"] for f in index.files()}["code/report.pdf"] == "pdf"
+
+
+def test_watch_syncs_only_what_the_events_name_until_a_full_sync(watching: Watching, tmp_path: Path) -> None:
+    vault = watching.vault
+    behind = tmp_path / "hard-link.md"  # the vault's note under a second name, outside the watched folder
+    os.link(vault / "cooking/bread.md", behind)
+    behind.write_text("# Pangolin\n\nPangolins roll into a ball.\n", "utf-8")  # no event in the vault
+    (vault / "new.md").write_text("# Quokka\n\nQuokkas smile at tourists.\n", "utf-8")
+    assert wait_for(lambda: paths(vault, "quokka") == ["new.md"])
+    assert paths(vault, "pangolin") == []  # the sync looked at new.md only, not the whole vault
+    assert watching.later_syncs_were_path_limited()
+    watching.watcher.rescan_seconds = 0  # the periodic full sync, now
+    assert wait_for(lambda: paths(vault, "pangolin") == ["cooking/bread.md"], 5)
+    assert watching.reports[-1].full
+
+
+def test_a_batch_of_more_than_max_paths_is_synced_in_full(watching: Watching, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(watch, "MAX_PATHS", 2)  # 1,000 in use: a bulk change may have lost events
+    vault = watching.vault
+    for name in ("one", "two", "three"):
+        (vault / f"code/{name}.md").write_text(f"# Quokka {name}\n\nQuokkas smile at tourists.\n", "utf-8")
+    assert wait_for(lambda: len(paths(vault, "quokka")) == 3)
+    assert any(r.full for r in watching.reports[1:])
+
+
+def test_after_a_failed_sync_the_next_one_is_full(watching: Watching) -> None:
+    vault = watching.vault
+    with open_index(vault) as other, other.store.write_lock():  # another writer (`vaultseek index`)
+        (vault / "new.md").write_text("# Quokka\n\nQuokkas smile at tourists.\n", "utf-8")
+        assert wait_for(lambda: watching.errors != [], 15)  # the busy timeout runs out
+    # The failed batch's events are spent: only a full sync finds new.md now.
+    assert wait_for(lambda: paths(vault, "quokka") == ["new.md"], 5)
+    assert watching.reports[-1].full
+
+
+def test_one_writer_only(watching: Watching) -> None:
     with pytest.raises(ConfigError, match="already watching"):
-        Watcher(load_config(vault=vault)).run(threading.Event())
+        Watcher(load_config(vault=watching.vault)).run(threading.Event())
 
 
-def test_readers_never_see_an_error_while_the_watcher_writes(watching) -> None:  # type: ignore[no-untyped-def]
-    vault, watcher = watching
+def test_readers_never_see_an_error_while_the_watcher_writes(watching: Watching) -> None:
+    vault, watcher = watching.vault, watching.watcher
     errors: list[BaseException] = []
     searches = [0]
     stop = threading.Event()

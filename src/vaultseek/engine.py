@@ -13,8 +13,9 @@ and reloads the matrix when another process has written to the index.
 from __future__ import annotations
 
 import os
+import posixpath
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -106,11 +107,21 @@ class Index:
     def sync(
         self,
         *,
+        paths: Iterable[str | os.PathLike[str]] | None = None,
         progress: ProgressCallback | None = None,
         should_stop: StopCheck | None = None,
         remember: bool = True,
     ) -> SyncReport:
         """Bring the index in line with the vault's files (incremental).
+
+        ``paths`` limits the run to those files — absolute, or relative to the vault; each is
+        indexed, re-indexed, recorded as skipped or removed as it now is on disk, exactly as a
+        full run would (the vault's include and exclude rules, size caps, documents, links),
+        and no other file is looked at: what a watcher that was told which files changed
+        needs, at a few milliseconds instead of a walk of the vault. Paths outside the vault
+        are ignored. The run is a full one after all when a path is or was a folder, or the
+        pipeline changed (``report.full`` says which it was). A run over paths that changed
+        nothing writes nothing, so readers keep their cached vectors.
 
         ``remember`` records the vault as the user's most recent one (so a bare
         ``vaultseek search`` finds it); scratch indexes such as evaluations pass False."""
@@ -122,20 +133,39 @@ class Index:
                 f"the index {self.db_path} belongs to the vault {owner}, not {self.vault}",
                 hint="pass the matching --vault, or another --db for this vault",
             )
+        named = None if paths is None else self._vault_paths(paths)
         self._vectors = None  # whatever happens below, reload the matrix next time
         self._graph = None
         with self._database_errors():
+            written = self.store.total_changes()
             report = Syncer(
                 self.store, self.config, self.embedder, progress=progress, should_stop=should_stop
-            ).run()
-            relink(self.store)  # links written, and links a new, renamed or gone file affects
-            values = {"vault": str(self.vault)}
-            if not report.interrupted:
-                values["last_indexed"] = utc_now()
-            self.store.set_meta(values)
+            ).run(named)
+            if report.full or owner is None or self.store.total_changes() != written:
+                relink(self.store)  # links written, and links a new, renamed or gone file affects
+                values = {"vault": str(self.vault)}
+                if not report.interrupted:
+                    values["last_indexed"] = utc_now()
+                self.store.set_meta(values)
         if remember and not report.interrupted:
             VaultRegistry().remember(self.vault, self.db_path)
         return report
+
+    def _vault_paths(self, paths: Iterable[str | os.PathLike[str]]) -> list[str]:
+        """The vault-relative, '/'-separated form of each path inside the vault (``""`` for
+        the vault folder itself); paths outside it, or climbing out with ``..``, are dropped.
+        An absolute path may name the vault as configured or as resolved (a watcher reports
+        paths under the resolved folder)."""
+        roots = dict.fromkeys([os.path.abspath(self.vault), str(self.vault.resolve())])
+        out = []
+        for given in paths:
+            path = os.fspath(given)
+            tries = [os.path.relpath(path, root) for root in roots] if os.path.isabs(path) else [path]
+            for rel in (posixpath.normpath(t.replace(os.sep, "/")) for t in tries):
+                if rel != ".." and not rel.startswith("../"):
+                    out.append("" if rel == "." else rel)
+                    break
+        return out
 
     # -- searching ----------------------------------------------------------------------
     def search(

@@ -283,6 +283,9 @@ class SyncReport:
     """PDF pages run through OCR in this run."""
     pages_resumed: int = 0
     """OCRed pages taken from the checkpoints an earlier, interrupted run left."""
+    full: bool = True
+    """False when the run looked at named paths only (a watcher's sync after file events);
+    ``scanned`` then counts those of them that are files the vault indexes."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

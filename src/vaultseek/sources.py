@@ -12,6 +12,7 @@ import errno
 import fnmatch
 import hashlib
 import os
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,6 +84,12 @@ class PathFilter:
             for p in self.include
         )
 
+    def skips_parent_of(self, rel_path: str) -> bool:
+        """Whether a folder on the way to ``rel_path`` is skipped, so the walk never gets
+        there (``.obsidian/…``, ``_intake/inbox/…``, an ``exclude`` glob's folder)."""
+        parts = rel_path.split("/")
+        return any(self.skips_dir("/".join(parts[: i + 1])) for i in range(len(parts) - 1))
+
 
 def scan_vault(
     vault: Path,
@@ -116,6 +123,53 @@ def scan_vault(
     found.extend(unreadable_dirs)
     found.sort(key=lambda f: f.path)
     return found
+
+
+def find_source(
+    vault: Path,
+    path_filter: PathFilter,
+    rel_path: str,
+    *,
+    max_bytes: int,
+    size_limit: SizeLimit | None = None,
+) -> SourceFile | None:
+    """The entry :func:`scan_vault` would list for ``rel_path`` (vault-relative, '/'
+    separated), or None when the walk would not list it: gone, a folder, not included, or
+    behind a skipped folder or a folder symlink. Lets a caller that knows which paths changed
+    look at just those, by the walk's own rules."""
+    if not rel_path or path_filter.skips_parent_of(rel_path) or not path_filter.accepts_file(rel_path):
+        return None
+    absolute = vault / rel_path
+    if not _parents_walked(vault, rel_path) or not os.path.lexists(absolute):
+        return None
+    if absolute.is_dir():  # the walk lists a folder (or a symlink to one) among its folders
+        return None
+    limit: SizeLimit = size_limit or (lambda _rel: (max_bytes, "max_file_mb"))
+    return _stat(absolute, rel_path, *limit(rel_path))
+
+
+def walks_into(vault: Path, path_filter: PathFilter, rel_dir: str) -> bool:
+    """Whether :func:`scan_vault` descends into the folder ``rel_dir``: it is a real folder
+    (not a symlink), and neither it nor a folder above it is skipped."""
+    if not rel_dir:
+        return True
+    if path_filter.skips_parent_of(rel_dir) or path_filter.skips_dir(rel_dir):
+        return False
+    return _parents_walked(vault, rel_dir) and _is_real_dir(vault / rel_dir)
+
+
+def _parents_walked(vault: Path, rel_path: str) -> bool:
+    """Every folder above ``rel_path`` is a real folder: ``os.walk`` follows no folder
+    symlinks, so nothing behind one is ever listed."""
+    parts = rel_path.split("/")[:-1]
+    return all(_is_real_dir(vault.joinpath(*parts[: i + 1])) for i in range(len(parts)))
+
+
+def _is_real_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _relative(path: Path, vault: Path) -> str:

@@ -9,7 +9,7 @@ new ones, never a mix, and the FTS and vector stores always agree with ``chunks`
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -113,14 +113,25 @@ class Store:
         return int(self.conn.execute("PRAGMA data_version").fetchall()[0][0])
 
     # -- files --------------------------------------------------------------------------
-    def file_states(self) -> dict[str, FileState]:
-        return {
-            row[1]: FileState(row[0], *row[2:])
-            for row in self.conn.execute(
-                "SELECT id, path, size, mtime_ns, content_hash, status, error, kind, ocr_pending "
-                "FROM files"
-            )
-        }
+    def file_states(self, paths: Sequence[str] | None = None) -> dict[str, FileState]:
+        """What the index knows of every file, or of just ``paths`` (those it knows)."""
+        select = "SELECT id, path, size, mtime_ns, content_hash, status, error, kind, ocr_pending FROM files"
+        rows = list(self.conn.execute(select)) if paths is None else []
+        for batch in _batches(paths or ()):
+            rows += self.conn.execute(f"{select} WHERE path IN ({_marks(batch)})", batch)
+        return {row[1]: FileState(row[0], *row[2:]) for row in rows}
+
+    def has_files_under(self, folder: str) -> bool:
+        """Whether the index holds any file inside the vault-relative ``folder``."""
+        low = folder.rstrip("/") + "/"
+        high = low[:-1] + chr(ord("/") + 1)  # every path starting with "folder/" sorts in [low, high)
+        query = "SELECT 1 FROM files WHERE path >= ? AND path < ? LIMIT 1"
+        return bool(self.conn.execute(query, (low, high)).fetchall())
+
+    def total_changes(self) -> int:
+        """Rows this connection has written since it opened: equal before and after a step
+        means the step wrote nothing (and committed nothing readers would reload for)."""
+        return int(self.conn.total_changes())
 
     def replace_file(
         self,
@@ -285,12 +296,14 @@ class Store:
                 (path, content_hash, page, text),
             )
 
-    def prune_ocr_checkpoints(self, keep: set[str]) -> None:
-        """Drop checkpoints of files that are no longer in the vault."""
+    def prune_ocr_checkpoints(self, keep: set[str], *, among: Collection[str] | None = None) -> None:
+        """Drop checkpoints of files that are no longer in the vault: every path not in
+        ``keep``, or only those of ``among`` that are not (a sync of some paths knows
+        nothing about the others)."""
         gone = [
             row[0]
             for row in self.conn.execute("SELECT DISTINCT path FROM ocr_checkpoints")
-            if row[0] not in keep
+            if row[0] not in keep and (among is None or row[0] in among)
         ]
         if gone:
             with self.conn:

@@ -7,6 +7,10 @@ commits in its own transaction, so an interrupted run loses at most the file in 
 next run simply continues. Deletions run after additions, so a renamed file finds its old
 vectors still in place to reuse.
 
+A run may be limited to named paths (what a watcher knows changed): the walk is replaced by
+looking those paths up under the same rules (:func:`sources.find_source`), and everything
+after it — deciding, reading, writing, deleting — is the code a full run uses.
+
 Documents (PDF, Office, HTML, CSV, …; see :mod:`vaultseek.documents`) take the same path with
 another reader, and are written as soon as each is extracted rather than in batches, since one
 may take minutes. Within a PDF, every OCRed page is checkpointed in the index the moment it is
@@ -19,9 +23,9 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 
@@ -47,9 +51,11 @@ from .sources import (
     PathFilter,
     SourceError,
     SourceFile,
+    find_source,
     read_bytes,
     read_source,
     scan_vault,
+    walks_into,
 )
 from .store import FileState, PreparedChunk, Store
 
@@ -131,24 +137,40 @@ class Syncer:
         self.reprocess_all = False
         self._ocr_ready: bool | None = None
 
-    def run(self) -> SyncReport:
+    def run(self, paths: Collection[str] | None = None) -> SyncReport:
+        """Bring the index in line with the vault — or, given ``paths`` (vault-relative, '/'
+        separated), with just those files: each is (re)indexed, recorded as skipped or
+        removed exactly as a full run would treat it, and no other file is looked at.
+
+        A run over paths becomes a full one when one of them is, or was, a folder the walk
+        enters (a moved or deleted folder reports only itself, not the files it holds; a new
+        one may have filled before anyone watched it), and when the pipeline version changed
+        (then every file must be re-processed, not just the named ones)."""
         started = time.perf_counter()
         vault = self.config.vault
         assert vault is not None
         interrupted = self._reembed_if_model_changed()
         self.progress(Progress("scan", 0, 0))
-        notes_cap = (self.config.max_file_bytes, "max_file_mb")
-        documents_cap = (self.config.max_document_bytes, "max_document_mb")
-        sources = scan_vault(
-            vault,
-            PathFilter(self.config.include, self.config.excluded),
-            max_bytes=self.config.max_file_bytes,
-            size_limit=lambda rel: documents_cap if kind_of(rel) else notes_cap,
-        )
-        known = self.store.file_states()
         reprocess_all = self.reprocess_all = (
             self.store.get_meta("pipeline_version") != PIPELINE_VERSION
         )
+        path_filter = PathFilter(self.config.include, self.config.excluded)
+        named = None if paths is None or reprocess_all else sorted(set(paths))
+        if named is not None and any(self._is_folder(vault, path_filter, p) for p in named):
+            named = None
+        if named is None:
+            sources = scan_vault(
+                vault, path_filter, max_bytes=self.config.max_file_bytes, size_limit=self._size_limit
+            )
+        else:
+            found = (
+                find_source(
+                    vault, path_filter, p, max_bytes=self.config.max_file_bytes, size_limit=self._size_limit
+                )
+                for p in named
+            )
+            sources = [source for source in found if source is not None]
+        known = self.store.file_states(named)
         todo: list[tuple[SourceFile, FileState | None]] = []
         for source in sources:
             state = known.get(source.path)
@@ -168,7 +190,8 @@ class Syncer:
         if not interrupted:
             interrupted = self._index(todo)
         if not interrupted:
-            gone = sorted(set(known) - {s.path for s in sources})
+            present = {s.path for s in sources}
+            gone = sorted(set(known) - present)
             for done, path in enumerate(gone, start=1):
                 self.store.delete_file(path)
                 self.progress(Progress("delete", done, len(gone), path))
@@ -177,7 +200,7 @@ class Syncer:
                 self.store.optimize()
             if reprocess_all:
                 self.store.set_meta({"pipeline_version": PIPELINE_VERSION})
-            self.store.prune_ocr_checkpoints({s.path for s in sources})
+            self.store.prune_ocr_checkpoints(present, among=None if named is None else set(named))
         self.progress(Progress("done", 1, 1))
         return SyncReport(
             scanned=len(sources),
@@ -198,7 +221,19 @@ class Syncer:
             pages_extracted=self.counts["pages"],
             pages_ocred=self.counts["ocred"],
             pages_resumed=self.counts["resumed"],
+            full=named is None,
         )
+
+    def _size_limit(self, rel_path: str) -> tuple[int, str]:
+        """Documents have their own, larger cap; notes and any other file the note cap."""
+        if kind_of(rel_path):
+            return self.config.max_document_bytes, "max_document_mb"
+        return self.config.max_file_bytes, "max_file_mb"
+
+    def _is_folder(self, vault: Path, path_filter: PathFilter, rel_path: str) -> bool:
+        """Whether a named path is a folder the walk enters, or was one the index holds
+        files of: its files were not named, so only a full run finds them all."""
+        return walks_into(vault, path_filter, rel_path) or self.store.has_files_under(rel_path)
 
     def _skip(self, source: SourceFile, state: FileState | None, reason: str) -> None:
         """Record a file that cannot be indexed (writing only when something changed)."""
