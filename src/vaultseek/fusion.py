@@ -23,8 +23,12 @@ DEFAULT_WEIGHTS: dict[str, dict[str, float]] = {
 weights; the convex weights were tuned on SciFact's train split (docs/quality.md)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Fused:
+    """One fused result. Treat it as immutable (signals make new ones with ``replace``); it is
+    not declared frozen because every query builds ~200 of them and a frozen dataclass's
+    constructor costs 1.1 µs against 0.4 µs."""
+
     item: int
     score: float
     ranks: Mapping[str, int]
