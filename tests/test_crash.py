@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import apsw
+import pytest
 
 from vaultseek import open_index
 
@@ -93,3 +94,36 @@ def test_ctrl_c_finishes_the_current_file_and_stops(tmp_path: Path) -> None:
     with open_index(vault, db=db) as index:
         assert index.store.integrity_problems() == []
         assert index.status().files < 3000
+
+
+def test_a_failure_mid_batch_rolls_the_whole_batch_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files are committed a batch at a time (``Store.batch``): when writing one file fails,
+    none of its batch is kept half-done, earlier batches stay, and the next run indexes the
+    rest. (The failure is injected into the real store; everything else is real.)"""
+    from vaultseek.store import Store
+    from vaultseek.sync import _BATCH_FILES
+
+    vault, db = tmp_path / "vault", tmp_path / "index.db"
+    make_vault(vault, _BATCH_FILES + 20)
+    real = Store.replace_file
+    calls = {"n": 0}
+
+    def failing(self: Store, path: str, **kwargs: object) -> None:
+        calls["n"] += 1
+        if calls["n"] == _BATCH_FILES + 5:  # the fifth file of the second batch
+            raise OSError("disk went away")
+        real(self, path, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Store, "replace_file", failing)
+    with open_index(vault, db=db, create=True) as index, pytest.raises(OSError):
+        index.sync()
+    assert indexed_files(db) == _BATCH_FILES  # the first batch, and nothing of the second
+    with apsw.Connection(str(db)) as conn:
+        orphans = conn.execute("SELECT count(*) FROM chunks WHERE file_id NOT IN (SELECT id FROM files)").fetchall()
+        assert orphans[0][0] == 0
+    monkeypatch.setattr(Store, "replace_file", real)
+    with open_index(vault, db=db) as index:
+        report = index.sync()
+        assert report.added == 20
+        assert index.status().files == _BATCH_FILES + 20
+        assert [r.path for r in index.search("Note 70 discusses item 2", mode="bm25", k=1).results] == ["area0/note-00070.md"]

@@ -8,6 +8,7 @@ new ones, never a mix, and the FTS and vector stores always agree with ``chunks`
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -133,6 +134,23 @@ class Store:
         means the step wrote nothing (and committed nothing readers would reload for)."""
         return int(self.conn.total_changes())
 
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """One transaction around many :meth:`replace_file` calls: all of them or none.
+
+        Indexing committed every file on its own, and each commit (or savepoint) costs about
+        half a millisecond whatever the file's size: FTS5 flushes its pending terms into a
+        new segment, and every table the file touched writes its pages to the WAL. Batching
+        the indexer's ~64 files took the benchmark vault's full index from ~31 s to ~24 s. A
+        crash loses at most the open batch, which the next run indexes again."""
+        with self.conn:
+            yield
+
+    def _atomic(self) -> contextlib.AbstractContextManager[object]:
+        """The connection as a transaction — or nothing when a :meth:`batch` (or any caller's
+        transaction) is already open: a nested savepoint would flush FTS5 all the same."""
+        return contextlib.nullcontext() if self.conn.in_transaction else self.conn
+
     def replace_file(
         self,
         path: str,
@@ -153,8 +171,8 @@ class Store:
         go in the same transaction: from now on the chunks hold that text). ``fields`` are its
         normalised frontmatter (key, value) rows, ``tags`` its tag keys (parents included),
         ``names`` its normalised title, aliases and file name (the callers normalise: the store
-        keeps what it is given)."""
-        with self.conn:
+        keeps what it is given). Inside :meth:`batch` it is part of the batch's transaction."""
+        with self._atomic():
             self.conn.execute("DELETE FROM files WHERE path = ?", (path,))
             self.conn.execute("DELETE FROM ocr_checkpoints WHERE path = ?", (path,))
             self.conn.execute(

@@ -320,39 +320,40 @@ class Syncer:
     def _write(self, parsed: Sequence[tuple[_Parsed, FileState | None]]) -> bool:
         """Embed and store parsed files; False if stopped before all were written."""
         vectors, fresh = self._vectors_for([p for p, _s in parsed])
-        for item, state in parsed:
-            if self.should_stop():
-                return False
-            chunks = [
-                PreparedChunk(
-                    draft,
-                    digest,
-                    vectors[digest],
-                    (
-                        index_text(draft.text),
-                        index_text(draft.section),
-                        index_text(draft.heading_context),
-                    ),
+        with self.store.batch():
+            for item, state in parsed:
+                if self.should_stop():
+                    return False
+                chunks = [
+                    PreparedChunk(
+                        draft,
+                        digest,
+                        vectors[digest],
+                        (
+                            index_text(draft.text),
+                            index_text(draft.section),
+                            index_text(draft.heading_context),
+                        ),
+                    )
+                    for draft, digest in zip(item.drafts, item.hashes)
+                ]
+                self.counts["reused"] += sum(1 for h in item.hashes if h not in fresh)
+                self.store.replace_file(
+                    item.source.path,
+                    size=item.source.size,
+                    mtime_ns=item.source.mtime_ns,
+                    content_hash=item.content_hash,
+                    note=item.note,
+                    chunks=chunks,
+                    kind=item.kind,
+                    ocr_pages=item.ocr_pages,
+                    ocr_pending=item.ocr_pending,
+                    fields=frontmatter_fields(item.note.frontmatter),
+                    tags=tag_keys(item.note.tags),
+                    names=note_names(item.note.title, item.note.aliases, item.source.path),
                 )
-                for draft, digest in zip(item.drafts, item.hashes)
-            ]
-            self.counts["reused"] += sum(1 for h in item.hashes if h not in fresh)
-            self.store.replace_file(
-                item.source.path,
-                size=item.source.size,
-                mtime_ns=item.source.mtime_ns,
-                content_hash=item.content_hash,
-                note=item.note,
-                chunks=chunks,
-                kind=item.kind,
-                ocr_pages=item.ocr_pages,
-                ocr_pending=item.ocr_pending,
-                fields=frontmatter_fields(item.note.frontmatter),
-                tags=tag_keys(item.note.tags),
-                names=note_names(item.note.title, item.note.aliases, item.source.path),
-            )
-            self.counts["updated" if state else "added"] += 1
-            self.counts["chunks"] += len(chunks)
+                self.counts["updated" if state else "added"] += 1
+                self.counts["chunks"] += len(chunks)
         return True
 
     def _ocr_can_run(self) -> bool:
