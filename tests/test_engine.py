@@ -125,6 +125,7 @@ def test_bad_files_are_recorded_and_do_not_stop_the_run(sample_vault: Path, writ
     (sample_vault / "loop.md").symlink_to(sample_vault / "loop.md")
     locked = write("locked.md", "# Locked\n\nNobody may read this file at all.")
     locked.chmod(0)
+    os.mkfifo(sample_vault / "pipe.md")  # reading it would block the run forever
     big = write("huge.md", "x")
     with open(big, "wb") as handle:  # sparse: 11 MB without writing them
         handle.truncate(11 * 1024 * 1024)
@@ -135,6 +136,7 @@ def test_bad_files_are_recorded_and_do_not_stop_the_run(sample_vault: Path, writ
             assert "UTF-8" in reasons["latin1.md"]
             assert reasons["loop.md"] == "symlink loop"
             assert "too large" in reasons["huge.md"]
+            assert reasons["pipe.md"] == "not a regular file"
             if os.geteuid() != 0:  # root reads anything
                 assert reasons["locked.md"] == "permission denied"
             assert index.status().files >= 5  # the four notes and the UTF-16 one
