@@ -6,8 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import SHARED_DATA
 
+from conftest import SHARED_DATA
 from vaultseek import open_index
 from vaultseek.lexical import index_text, parse_query
 

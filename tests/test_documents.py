@@ -9,8 +9,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
 
+from conftest import run_cli
 from vaultseek import open_index
 from vaultseek.bench import docgen
 from vaultseek.documents import ExtractContext, document_chunks, extract

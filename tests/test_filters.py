@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import run_cli
 from vaultseek import QueryError, open_index
 from vaultseek.filters import field_value, parse_filter, parse_time, parse_where
 from vaultseek.records import FieldComparison, SearchFilter

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_cli, wait_for
 
+from conftest import run_cli, wait_for
 from vaultseek import open_index
 from vaultseek.config import load_config
 from vaultseek.errors import ConfigError, IntakeError

@@ -885,6 +885,7 @@ def test_mcp_links_and_related_tools(indexed_links: Path) -> None:
 
 def test_http_links_and_related(indexed_links: Path, tmp_path: Path, standin) -> None:  # type: ignore[no-untyped-def]
     from starlette.testclient import TestClient
+
     from study_fixtures import make_app
 
     app = make_app(indexed_links, tmp_path / "web.db", standin.url)

@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from vaultseek.bench.standin_llm import StandinLLM
 from study_fixtures import envelopes, make_app, make_study_vault
+from vaultseek.bench.standin_llm import StandinLLM
 
 
 def ask(client: Any, question: str, **body: Any) -> tuple[list[dict[str, Any]], Any]:

@@ -32,8 +32,15 @@ from .filters import parse_filter
 from .linkgraph import LinkGraph
 from .linking import get_note_path, note_links, relink
 from .migrations import migrate
-from .records import (IndexStatus, NoteLinks, RelatedNotes, SearchFilter, SearchMode, SearchResponse,
-                      SyncReport)  # fmt: skip
+from .records import (
+    IndexStatus,
+    NoteLinks,
+    RelatedNotes,
+    SearchFilter,
+    SearchMode,
+    SearchResponse,
+    SyncReport,
+)
 from .related import find_related
 from .search import SearchParams, VectorsUnavailable, run_search
 from .store import ChunkRow, Store, utc_now

@@ -24,7 +24,14 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..config import Config
-from ..errors import ContextTooLongError, LLMError, LLMUnavailableError, ModelMissingError, QueryError, VaultseekError
+from ..errors import (
+    ContextTooLongError,
+    LLMError,
+    LLMUnavailableError,
+    ModelMissingError,
+    QueryError,
+    VaultseekError,
+)
 from ..llm import ChatClient, Done, Message, Text, Thinking, ToolCall
 from .library import KnowledgeBase
 from .sources import CHARS_PER_TOKEN, SourceList, system_prompt

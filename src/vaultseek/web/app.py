@@ -54,8 +54,15 @@ from starlette.staticfiles import StaticFiles
 
 from ..config import Config
 from ..engine import Index
-from ..errors import (IndexBusyError, IndexClosedError, IndexNotFoundError, LLMError, QueryError,
-                      VaultNotFoundError, VaultseekError)  # fmt: skip
+from ..errors import (
+    IndexBusyError,
+    IndexClosedError,
+    IndexNotFoundError,
+    LLMError,
+    QueryError,
+    VaultNotFoundError,
+    VaultseekError,
+)
 from ..study import ChatRequest, Notebook
 from ..study.generators import Order
 from ..study.uploads import UploadError
