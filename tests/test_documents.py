@@ -13,7 +13,7 @@ import pytest
 from conftest import run_cli
 from vaultseek import open_index
 from vaultseek.bench import docgen
-from vaultseek.documents import ExtractContext, document_chunks, extract
+from vaultseek.documents import ExtractContext, Extracted, document_chunks, extract
 from vaultseek.documents.splitting import split_text
 
 SCAN_LINES = [
@@ -38,7 +38,7 @@ def scanned_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return docgen.scanned_pdf(tmp_path_factory.mktemp("pdf") / "scan.pdf", [COVER, SCAN_LINES])
 
 
-def read(path: Path):  # noqa: ANN201
+def read(path: Path) -> Extracted:
     return extract(path.name, path.read_bytes(), ExtractContext(path=path.name))
 
 

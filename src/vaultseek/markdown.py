@@ -261,7 +261,7 @@ def load_yaml_documents(text: str) -> list[Any]:
     """Every document in a YAML stream, with the safe loader (for YAML data files).
     Raises ValueError with a short reason when the text is not valid YAML."""
     try:
-        return list(yaml.load_all(text, Loader=_Loader))  # noqa: S506 - a safe loader
+        return list(yaml.load_all(text, Loader=_Loader))  # _Loader is a SafeLoader
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem", None) or type(exc).__name__
         mark = getattr(exc, "problem_mark", None)
@@ -291,7 +291,7 @@ def render_frontmatter(meta: dict[str, Any]) -> str:
 def _load_frontmatter(source: str) -> tuple[dict[str, Any], str | None]:
     """YAML → JSON-safe dict, or ``({}, reason)``; the caller keeps going either way."""
     try:
-        data = yaml.load(source, Loader=_Loader)  # noqa: S506 - a safe loader
+        data = yaml.load(source, Loader=_Loader)  # _Loader is a SafeLoader
     except yaml.YAMLError as exc:
         return {}, _yaml_reason(exc)
     except (ValueError, TypeError, RecursionError, OverflowError) as exc:

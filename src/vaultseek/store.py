@@ -719,7 +719,7 @@ class Store:
             problems.append(f"{counts['chunks']} chunks but {counts['fts_rows']} FTS rows")
         try:
             self.conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
-        except Exception as exc:  # apsw.CorruptError: the FTS index does not match its content
+        except Exception as exc:  # noqa: BLE001 - apsw.CorruptError and kin: the FTS index does not match its content
             problems.append(f"FTS integrity check failed: {exc}")
         return problems
 

@@ -34,7 +34,13 @@ from typing import Any
 
 from vaultseek.engine import open_index
 from vaultseek.errors import VaultseekError
-from vaultseek.evaluation import Configuration, EvalReport, evaluate_beir, evaluate_golden
+from vaultseek.evaluation import (
+    ConfigResult,
+    Configuration,
+    EvalReport,
+    evaluate_beir,
+    evaluate_golden,
+)
 from vaultseek.terminal import ProgressBar
 
 from . import vaultgolden
@@ -122,7 +128,7 @@ def run_beir(data: Path, workdir: Path, bar: ProgressBar) -> list[tuple[str, Eva
     return reports
 
 
-def _result(report: EvalReport, label: str):  # noqa: ANN202 - a ConfigResult
+def _result(report: EvalReport, label: str) -> ConfigResult:
     return next(r for r in report.results if r.configuration.label == label)
 
 

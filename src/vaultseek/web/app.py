@@ -422,7 +422,7 @@ def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_
         routes=routes,
         lifespan=lifespan,
         exception_handlers={VaultseekError: _on_vaultseek_error, HTTPException: _on_http_error,
-                            Exception: _on_unexpected},  # fmt: skip
+                            Exception: _on_unexpected},
     )
     app.state.notebook = notebook
     if sync_on_start:
