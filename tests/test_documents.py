@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -124,7 +125,7 @@ def test_txt_recursive_splitter_about_1000_with_overlap() -> None:
     pieces = split_text(text, size=1000, overlap=100)
     assert len(pieces) > 5 and all(len(p) <= 1000 for p in pieces)
     assert all(len(p) >= 100 for p in pieces)
-    overlapping = sum(1 for a, b in zip(pieces, pieces[1:]) if b[:40] in a)
+    overlapping = sum(1 for a, b in pairwise(pieces) if b[:40] in a)
     assert overlapping >= len(pieces) // 2  # neighbours share text at the cut
     for paragraph in text.split("\n\n"):
         assert any(paragraph.strip() in p for p in pieces)  # nothing lost

@@ -173,9 +173,11 @@ def test_thresholds_file_review_and_discard_at_the_boundaries(domains_vault: Pat
     assert decide(intake_file_at=total, intake_review_at=0.0) == "file"  # equal to the bar files
     assert decide(intake_file_at=total + 0.001, intake_review_at=total) == "review"
     assert decide(intake_file_at=total + 0.002, intake_review_at=total + 0.001) == "discard"
-    with pytest.raises(ConfigError, match="intake_review_at"):
-        with open_index(domains_vault, intake_file_at=0.3, intake_review_at=0.5) as index:
-            Intake(index)
+    with (
+        pytest.raises(ConfigError, match="intake_review_at"),
+        open_index(domains_vault, intake_file_at=0.3, intake_review_at=0.5) as index,
+    ):
+        Intake(index)
 
 
 def test_off_topic_items_score_under_on_topic_ones(domains_vault: Path) -> None:
@@ -351,8 +353,8 @@ def test_a_crash_mid_intake_leaves_the_item_in_exactly_one_place(domains_vault: 
         assert (domains_vault / "kubernetes" / "rollout.md").exists()  # both places, for now
     again = run_cli("intake", "--vault", str(domains_vault), env={"VAULTSEEK_INTAKE_FILE_AT": "0.0", "VAULTSEEK_INTAKE_REVIEW_AT": "0.0"})
     assert again.returncode == 0, again.stderr
-    notes = [p for p in domains_vault.rglob("rollout*.md")]
-    pdfs = [p for p in domains_vault.rglob("rollout*.pdf")]
+    notes = list(domains_vault.rglob("rollout*.md"))
+    pdfs = list(domains_vault.rglob("rollout*.pdf"))
     assert [p.relative_to(domains_vault).as_posix() for p in notes] == ["kubernetes/rollout.md"]
     assert [p.relative_to(domains_vault).as_posix() for p in pdfs] == ["kubernetes/attachments/rollout.pdf"]
     assert pdfs[0].read_bytes() == original
@@ -403,7 +405,7 @@ def test_the_daemon_takes_an_inbox_arrival(domains_vault: Path) -> None:
     try:
         (box / "banana.md").write_text(RECIPE_ITEM, "utf-8")
         assert wait_for(lambda: not (box / "banana.md").exists(), 30)
-        assert len([p for p in domains_vault.rglob("banana*.md")]) == 1
+        assert len(list(domains_vault.rglob("banana*.md"))) == 1
     finally:
         run_cli("daemon", "stop", "--vault", str(domains_vault))
         pid_file = daemon_client.pid_path(load_config(vault=domains_vault).db)  # type: ignore[arg-type]

@@ -404,9 +404,12 @@ class VaultRegistry:
         best: Path | None = None
         for key in self._load():
             vault = Path(key)
-            if (folder == vault or vault in folder.parents) and vault.is_dir():
-                if best is None or len(str(vault)) > len(str(best)):
-                    best = vault
+            if (
+                (folder == vault or vault in folder.parents)
+                and vault.is_dir()
+                and (best is None or len(str(vault)) > len(str(best)))
+            ):
+                best = vault
         return best
 
     def most_recent(self) -> Path | None:
@@ -419,12 +422,12 @@ class VaultRegistry:
 
     def remember(self, vault: Path, db: Path) -> None:
         """Record a finished index run; failures to write are not worth failing the run."""
-        from datetime import datetime, timezone
+        from datetime import UTC, datetime
 
         data = self._load()
         data[str(vault)] = {
             "db": str(db),
-            "last_indexed": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "last_indexed": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -33,6 +33,7 @@ import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 _MAX_PASSES = 64
 """Each pass removes at least one unredacted character, so this is never reached in practice."""
@@ -268,7 +269,7 @@ def _password_key(m: re.Match[str], value: str, group: str) -> bool:
     """``pass`` must be a word of its own (not ``bypass``); ``pwd`` a suffix (``DB_PWD``, not ``$PWD``)."""
     key, prev = m.group("k").lower(), m.string[m.start() - 1:m.start()]
     separator = m.string[m.end("k"):m.start(group)] if group else ""
-    if key == "pass" and (prev.isalpha() or group == "v3" and ":" in separator):
+    if key == "pass" and (prev.isalpha() or (group == "v3" and ":" in separator)):
         return False  # bypass=..., or PASS:HASH (an option syntax, not YAML)
     if key == "pwd" and prev not in ("_", ".", ";", '"', "'", "-"):
         return False
@@ -324,7 +325,7 @@ _GENERIC = (
 
 _HEX_NAME, _BASE64_NAME = "high-entropy-hex", "high-entropy-base64"
 _PATTERNS = _VENDOR + _GENERIC
-_PRIO_NAMES = tuple(p.name for p in _PATTERNS) + (_HEX_NAME, _BASE64_NAME)
+_PRIO_NAMES = (*(p.name for p in _PATTERNS), _HEX_NAME, _BASE64_NAME)
 """Index = precedence (lower wins); a detector may be split over several regexes of one name."""
 _HEX_PRIO, _BASE64_PRIO = len(_PATTERNS), len(_PATTERNS) + 1
 PATTERN_NAMES: tuple[str, ...] = tuple(dict.fromkeys(_PRIO_NAMES))
@@ -379,7 +380,7 @@ def _looks_random(core: str) -> bool:
     if _entropy(core) < min(4.8, 0.7 * math.log2(n) + 0.65):
         return False
     kinds = core.translate(_KIND)  # separators dropped: kebab-Case-Words-3 would switch a lot
-    return sum(a != b for a, b in zip(kinds, kinds[1:])) / max(1, len(kinds) - 1) >= 0.45
+    return sum(a != b for a, b in pairwise(kinds)) / max(1, len(kinds) - 1) >= 0.45
 
 
 def _public_armor(text: str) -> list[tuple[int, int]]:

@@ -491,7 +491,7 @@ COLUMNS = (*METRICS, "p50 ms", "p99 ms")
 def table_row(result: ConfigResult) -> list[str]:
     """A result's cells in :data:`COLUMNS` order (shared by the text and Markdown tables)."""
     cells = [f"{result.scores[name]:.3f}" for name in METRICS]
-    return cells + [f"{result.latency_p50_ms:.2f}", f"{result.latency_p99_ms:.2f}"]
+    return [*cells, f"{result.latency_p50_ms:.2f}", f"{result.latency_p99_ms:.2f}"]
 
 
 def render_table(report: EvalReport) -> str:

@@ -499,7 +499,7 @@ class _CodeSpans:
     the rest of parsing.
     """
 
-    __slots__ = ("_text", "_lines")
+    __slots__ = ("_lines", "_text")
 
     def __init__(self, text: str) -> None:
         self._text = text

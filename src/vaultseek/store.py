@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 
@@ -85,7 +85,7 @@ class PreparedChunk:
 
 def utc_now() -> str:
     """The timestamp format every stored time uses."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class Store:
@@ -254,13 +254,12 @@ class Store:
 
     def document_counts(self) -> dict[str, int]:
         """Indexed documents by kind (notes left out)."""
-        return {
-            kind: n
-            for kind, n in self.conn.execute(
+        return dict(
+            self.conn.execute(
                 "SELECT kind, count(*) FROM files WHERE status = 'indexed' AND kind != 'note' "
                 "GROUP BY kind ORDER BY kind"
             )
-        }
+        )
 
     def ocr_totals(self) -> tuple[int, int]:
         """(pages whose text came from OCR, pages still waiting for OCR) over indexed files."""
@@ -279,13 +278,12 @@ class Store:
                 "DELETE FROM ocr_checkpoints WHERE path = ? AND content_hash != ?",
                 (path, content_hash),
             )
-        return {
-            page: text
-            for page, text in self.conn.execute(
+        return dict(
+            self.conn.execute(
                 "SELECT page, text FROM ocr_checkpoints WHERE path = ? AND content_hash = ?",
                 (path, content_hash),
             )
-        }
+        )
 
     def save_ocr_checkpoint(self, path: str, content_hash: str, page: int, text: str) -> None:
         """Commit one OCRed page at once, so a crash after it never repeats its OCR."""

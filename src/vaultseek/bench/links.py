@@ -82,7 +82,7 @@ def probe_queries(vault: Path, limit: int, seed: int) -> dict[str, Probe]:
         if found is not None:
             pages.setdefault(path.name, []).append(path.relative_to(vault).as_posix())
             synopsis.setdefault(path.name, found.group(1).strip())
-    reference = [(synopsis[n], {p: 1.0 for p in pages[n]}) for n in sorted(synopsis)]
+    reference = [(synopsis[n], dict.fromkeys(pages[n], 1.0)) for n in sorted(synopsis)]
     cli = []
     for path in sorted((vault / "cli").rglob("*.md")):
         found = _DESCRIPTION.search(path.read_text("utf-8", "replace"))

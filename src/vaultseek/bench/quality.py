@@ -152,8 +152,10 @@ def render(
         "",
         f"```\n{command}\n```",
         "",
-        f"Run {when}: vaultseek {__version__}{_commit()}, model `{first.model}`, default fusion "
-        + f"`{first.default_fusion}`, {machine}; {seconds:.0f} s in all.",
+        (
+            f"Run {when}: vaultseek {__version__}{_commit()}, model `{first.model}`, default fusion "
+            f"`{first.default_fusion}`, {machine}; {seconds:.0f} s in all."
+        ),
         "",
         PROTOCOL.format(depth=DEPTH),
         "## nDCG@10",

@@ -89,7 +89,7 @@ def plan_reply(body: dict[str, Any], *, openai: bool = False) -> dict[str, Any]:
         sources = _sources(messages)
         if sources:
             number, label = sources[0]
-            tokens = ["According ", "to ", f"[{number}] ", f"({label}), "] + ["the ", "sources ", "answer ", "it."]
+            tokens = ["According ", "to ", f"[{number}] ", f"({label}), ", "the ", "sources ", "answer ", "it."]
         elif not any(m.get("role") == "system" for m in messages):  # a tool's own request
             tokens = ["Summary: "] + [w + " " for w in question.split()[:60]]
         else:

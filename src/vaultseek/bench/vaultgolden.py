@@ -137,7 +137,7 @@ def golden_sets(notes: list[VaultNote]) -> dict[str, list[dict]]:
             for i, (query, relevant) in enumerate(sorted(grouped.items()))
         ]
     for i, note in enumerate(n for n in notes if n.description and n.links):
-        relevant = {target: 1 for target in note.links}
+        relevant = dict.fromkeys(note.links, 1)
         relevant[note.path] = 2
         sets["neighbourhood"].append({"id": f"neighbourhood-{i}", "query": note.description, "relevant": relevant})
     return sets

@@ -298,7 +298,7 @@ class Intake:
             filing.recover(self.vault)
         items = []
         for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
-            meta, body = split_frontmatter(path.read_text("utf-8", "replace"))
+            meta, _ = split_frontmatter(path.read_text("utf-8", "replace"))
             record = meta.get("intake") if isinstance(meta.get("intake"), dict) else {}
             items.append(QueuedItem(
                 name=path.name, path=self._rel(path), title=str(meta.get("title") or path.stem),
@@ -384,14 +384,14 @@ def compose_note(item: Item, record: dict[str, Any], original: str | None) -> st
 
 
 def _move_id(item: Item) -> str:
-    seed = f"{item.source}\0{item.name}\0{_dt.datetime.now(_dt.timezone.utc).isoformat()}\0{id(item)}"
+    seed = f"{item.source}\0{item.name}\0{_dt.datetime.now(_dt.UTC).isoformat()}\0{id(item)}"
     return hashlib.sha256(seed.encode("utf-8")).hexdigest()[:16]
 
 
 def _move_id_of(path: Path) -> str:
-    seed = f"{path}\0{_dt.datetime.now(_dt.timezone.utc).isoformat()}"
+    seed = f"{path}\0{_dt.datetime.now(_dt.UTC).isoformat()}"
     return hashlib.sha256(seed.encode("utf-8")).hexdigest()[:16]
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    return _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()

@@ -139,9 +139,8 @@ def _owner(path: str, domains: Sequence[str]) -> str | None:
     """The most specific domain folder containing ``path`` (domains may nest)."""
     best = None
     for domain in domains:
-        if domain == ROOT or path.startswith(domain + "/"):
-            if best is None or len(domain) > len(best):
-                best = domain
+        if (domain == ROOT or path.startswith(domain + "/")) and (best is None or len(domain) > len(best)):
+            best = domain
     return best
 
 

@@ -223,7 +223,7 @@ def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_
                     try:
                         event = await asyncio.wait_for(queue.get(), timeout=15)
                         yield json.dumps({"type": "job", "data": event}) + "\n"
-                    except asyncio.TimeoutError:
+                    except TimeoutError:
                         yield json.dumps({"type": "ping", "data": {}}) + "\n"
             finally:
                 watcher.cancel()
