@@ -176,8 +176,8 @@ def test_assignment_keeps_key_name(line: str, expected: str) -> None:
     ("def login(user: str, password: str):", "def login(user: str, password: str):"),
     ("Endpoint=sb://bus.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey="
      + KEY16 * 3 + "=",
-     "Endpoint=sb://bus.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey="
-     "[REDACTED:azure-storage-key]"),
+     ("Endpoint=sb://bus.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey="
+      "[REDACTED:azure-storage-key]")),
 ])
 def test_value_edge_cases(line: str, expected: str) -> None:
     assert scrub(line).text == expected
@@ -258,8 +258,8 @@ NON_SECRETS = [
     "passwordless: true\nbypass: enabled\ncd $PWD",
     "Type: SecureString\ntoken: string\nsecret: true",
     "System.Management.Automation, Version=3.0.0.0, PublicKeyToken=31bf3856ad364e35",
-    "See https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.security/"
-    "convertto-securestring?view=powershell-7.4#example-2",
+    ("See https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.security/"
+     "convertto-securestring?view=powershell-7.4#example-2"),
     "https://user@example.com/path and http://[::1]:8080/ and postgres://localhost:5432/db",
     "X509SubjectAlternativeNameExtension Win32_NetworkAdapterConfiguration",
     "The bearer token goes in the Authorization header.",
@@ -356,7 +356,7 @@ def test_false_positive_rate_on_real_documentation() -> None:
             for name, n in counts.items():
                 kinds[name] = kinds.get(name, 0) + n
     rate = len(flagged) / len(files)
-    print(f"\nfalse-positive check: {len(flagged)}/{len(files)} files ({rate:.2%}) redacted: {kinds}")
+    print(f"\nfalse-positive check: {len(flagged)}/{len(files)} files ({rate:.2%}) redacted: {kinds}")  # noqa: T201 - shown with pytest -s
     assert len(files) > 3000
     assert rate < 0.01
     # What is flagged is literal example passwords, never GUIDs, hashes or identifiers.

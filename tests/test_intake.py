@@ -335,7 +335,7 @@ def run_cli_crashing_after(step: str, *args: str) -> subprocess.CompletedProcess
     """The real CLI in a child process that dies (exit 137, like SIGKILL) right after
     filing made ``step`` durable."""
     return subprocess.run([sys.executable, "-c", _CRASHING_CLI, step, *args],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
 
 
 @pytest.mark.parametrize("step", ["journal", "attachment", "note"])

@@ -110,7 +110,7 @@ def test_upload_ask_cite_open(browser: Any, site: str) -> None:
     assert page.locator(".net-other").count() == 0
     shot(page, "privacy")
     assert outside == []  # nothing but this server was ever asked for anything
-    print(f"\nscreenshots: {ARTIFACTS}")
+    print(f"\nscreenshots: {ARTIFACTS}")  # noqa: T201 - shown with pytest -s
 
 
 def test_phone_width_and_keyboard(browser: Any, site: str) -> None:

@@ -93,8 +93,8 @@ def render(result: dict) -> str:
     macro = sum(sum(r["domain"] == d for r in rs) / len(rs) for d, rs in per_folder.items() if rs) / max(
         1, sum(1 for rs in per_folder.values() if rs))
     out = [f"### {result['label']}", "",
-           f"{result['notes']:,} notes indexed in {len(domains)} folders; "
-           f"{n} held-out notes; {len(off)} SciFact abstracts as off-topic items.", "",
+           (f"{result['notes']:,} notes indexed in {len(domains)} folders; "
+            f"{n} held-out notes; {len(off)} SciFact abstracts as off-topic items."), "",
            "| routing | accuracy |", "|---|---:|",
            f"| **intake (mean of centroid and nearest-passages cosine, the default)** | **{acc:.1%}** |",
            f"| centroid cosine only | {acc_c:.1%} |",
@@ -119,8 +119,8 @@ def render(result: dict) -> str:
     def mean(items: list[dict], key: str) -> str:
         return f"{sum(i['scores'][key] for i in items) / len(items):.2f}"
 
-    out += [f"Decisions at intake_file_at {result['file_at']:g} / intake_review_at {result['review_at']:g}, "
-            "and mean scores:", "",
+    out += [(f"Decisions at intake_file_at {result['file_at']:g} / intake_review_at {result['review_at']:g}, "
+             "and mean scores:"), "",
             "| items | file / review / discard | total (median) | relevance | actionability | depth | authority |",
             "|---|---|---:|---:|---:|---:|---:|"]  # fmt: skip
     for label, items in (("held-out notes", rows), ("off-topic (SciFact)", off)):

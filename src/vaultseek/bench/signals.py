@@ -134,12 +134,12 @@ def _result(report: EvalReport, label: str) -> ConfigResult:
 
 def table(reports: Sequence[tuple[str, EvalReport]], metric: str) -> str:
     labels = [f"hybrid+{name}" for name in SIGNALS] + ["hybrid+all"]
-    head = ["set", "queries", "bm25", "vector", "hybrid", *(f"{l.removeprefix('hybrid')} Δ" for l in labels)]
+    head = ["set", "queries", "bm25", "vector", "hybrid", *(f"{label.removeprefix('hybrid')} Δ" for label in labels)]
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     for name, report in reports:
         base = _result(report, "hybrid")
         cells = [name, f"{report.queries:,}"]
-        cells += [f"{_result(report, l).scores[metric]:.3f}" for l in ("bm25", "vector", "hybrid")]
+        cells += [f"{_result(report, mode).scores[metric]:.3f}" for mode in ("bm25", "vector", "hybrid")]
         for label in labels:
             other = _result(report, label)
             if metric == "nDCG@10":

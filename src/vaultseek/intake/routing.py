@@ -113,8 +113,10 @@ class DomainModel:
         domain_score = chosen.score if chosen is not None else vault_near
         blended = (domain_score + vault_near) / 2
         reasons = [
-            f"cosine {vault_near:.2f} to its {NEAREST} nearest passages in the vault "
-            f"({', '.join(nearest_paths[:3])})",
+            (
+                f"cosine {vault_near:.2f} to its {NEAREST} nearest passages in the vault "
+                f"({', '.join(nearest_paths[:3])})"
+            ),
         ]
         if chosen is not None:
             reasons.append(
