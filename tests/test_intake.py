@@ -101,7 +101,7 @@ def test_each_dimension_is_in_range_with_reasons_and_deterministic(domains_vault
         assert 0.0 <= dimension.score <= 1.0
         assert dimension.reasons and all(isinstance(r, str) and r for r in dimension.reasons)
     weights = first.weights
-    expected = sum(w * d.score for w, d in zip(weights, first.dimensions)) / sum(weights)
+    expected = sum(w * d.score for w, d in zip(weights, first.dimensions, strict=True)) / sum(weights)
     assert first.total == pytest.approx(expected, abs=0.001)
     assert any("numbered step" in r for r in first.dimensions[1].reasons)
     assert any("kubernetes.io" in r for r in first.dimensions[3].reasons)

@@ -249,7 +249,7 @@ def _weights(value: Any, bad: Any) -> tuple[float, ...]:
     """``intake_weights``: ``{relevance = 0.4, …}`` (missing names keep their default), four
     numbers in that order, or the same as text (``"0.4,0.2,0.2,0.2"`` or ``"depth=0.3"``)."""
     expected = "a table of relevance/actionability/depth/authority weights, or four numbers"
-    chosen = dict(zip(INTAKE_DIMENSIONS, Config.intake_weights))
+    chosen = dict(zip(INTAKE_DIMENSIONS, Config.intake_weights, strict=True))
     if isinstance(value, str):
         parts = [part.strip() for part in value.split(",") if part.strip()]
         if all("=" in part for part in parts):
@@ -263,7 +263,7 @@ def _weights(value: Any, bad: Any) -> tuple[float, ...]:
             raise bad(expected)
         pairs = list(value.items())
     elif isinstance(value, (list, tuple)) and len(value) == len(INTAKE_DIMENSIONS):
-        pairs = list(zip(INTAKE_DIMENSIONS, value))
+        pairs = list(zip(INTAKE_DIMENSIONS, value, strict=True))
     else:
         raise bad(expected)
     for name, weight in pairs:

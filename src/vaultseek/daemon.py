@@ -241,6 +241,6 @@ class Daemon:
         options = {key: message.get(key) for key in keys}
         response = self.index.search(query, mode=message.get("mode") or "hybrid", **options)
         out = response.to_dict()
-        for row, result in zip(out["results"], response.results):
+        for row, result in zip(out["results"], response.results, strict=True):
             row["chunk_id"] = result.chunk_id
         return out

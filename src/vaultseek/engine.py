@@ -333,7 +333,7 @@ class Index:
         query = embed(text)
         positions = np.searchsorted(index.ids, np.asarray(chunk_ids, dtype=np.int64))
         out: dict[int, float] = {}
-        for chunk_id, at in zip(chunk_ids, positions):
+        for chunk_id, at in zip(chunk_ids, positions, strict=True):
             if at < len(index.ids) and index.ids[at] == chunk_id:
                 out[chunk_id] = float(query @ index.matrix_t[:, at])
         return out

@@ -66,7 +66,7 @@ class LinkGraph:
                 self.out[a].add(b)
                 self.into[b].add(a)
         self.edges = sum(len(s) for s in self.out)
-        self._around = [out | into for out, into in zip(self.out, self.into)]
+        self._around = [out | into for out, into in zip(self.out, self.into, strict=True)]
         self._most_backlinks = max((len(s) for s in self.into), default=0)
 
     def _add(self, path: str) -> int:

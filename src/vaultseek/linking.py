@@ -77,7 +77,7 @@ def folder_steps(source: str, path: str) -> int:
     ancestor, then down to ``path``'s."""
     here, there = source.split("/")[:-1], path.split("/")[:-1]
     common = 0
-    for a, b in zip(here, there):
+    for a, b in zip(here, there, strict=False):
         if a != b:
             break
         common += 1

@@ -469,7 +469,7 @@ def _scan_body(body: str) -> tuple[str, list[Link], list[str]]:
     if comments:
         starts = [0, *(end for _, end in comments)]
         ends = [*(start for start, _ in comments), len(body)]
-        body = "".join(body[start:end] for start, end in zip(starts, ends))
+        body = "".join(body[start:end] for start, end in zip(starts, ends, strict=True))
     return body, links, tags
 
 

@@ -57,7 +57,7 @@ class Assessment:
             "domain": self.domain,
             "total": self.total,
             "scores": {d.name: d.score for d in self.dimensions},
-            "weights": dict(zip(INTAKE_DIMENSIONS, self.weights)),
+            "weights": dict(zip(INTAKE_DIMENSIONS, self.weights, strict=True)),
             "reasons": {d.name: list(d.reasons) for d in self.dimensions},
             "decision_reasons": list(self.reasons),
             "domains": [{"domain": a.domain, "affinity": a.score} for a in self.route.affinities[:5]],
@@ -161,7 +161,7 @@ class Intake:
             authority(item.body, item.meta, self.config.intake_trusted_domains),
         )
         weights = self.config.intake_weights
-        total = round(sum(w * d.score for w, d in zip(weights, dimensions)) / sum(weights), 3)
+        total = round(sum(w * d.score for w, d in zip(weights, dimensions, strict=True)) / sum(weights), 3)
         file_at, review_at = self.config.intake_file_at, self.config.intake_review_at
         decision: Decision
         if domain is not None:

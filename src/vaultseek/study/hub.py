@@ -103,7 +103,7 @@ class StudyHub:
             raise QueryError(f'"answers" must be a list of {len(questions)} option indexes (null for unanswered)')
         by_number = {s["number"]: s for s in material["sources"]}
         graded = []
-        for question, chosen in zip(questions, answers):
+        for question, chosen in zip(questions, answers, strict=True):
             source = by_number.get(question["source"], {})
             graded.append({"chosen": chosen, "correct_index": question["correct_index"],
                            "correct": chosen == question["correct_index"], "explanation": question["explanation"],

@@ -304,7 +304,7 @@ def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_
 
         response = await run(work)
         body = response.to_dict()
-        for item, result in zip(body["results"], response.results):
+        for item, result in zip(body["results"], response.results, strict=True):
             item["chunk_id"] = result.chunk_id
             item["label"] = result.location.label() if result.location else result.section
         body["server_ms"] = round((time.perf_counter() - started) * 1000, 2)
