@@ -1,4 +1,5 @@
-"""Credential scrubbing: every secret goes, everything else stays, and scrub is total and idempotent."""
+"""Credential scrubbing: every secret goes, everything else stays, and scrub is total and
+idempotent."""
 
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ def test_fake_secrets_are_deterministic() -> None:
     assert fake_secrets() == FAKES
 
 
-# -- every secret goes, under its own name, and nothing else changes --------------------------------
+# -- every secret goes, under its own name, and nothing else changes -------------------------------
 
 @pytest.mark.parametrize("fake", FAKES, ids=lambda f: f.pattern)
 def test_fake_secret_is_removed_and_named(fake: FakeSecret) -> None:
@@ -205,7 +206,8 @@ def test_offsets_survive_lowercasing_that_changes_length() -> None:
 # -- what is deliberately redacted -----------------------------------------------------------------
 
 @pytest.mark.parametrize("line", [
-    # A literal in ConvertTo-SecureString is a plaintext password; in a personal vault it may be real.
+    # A literal in ConvertTo-SecureString is a plaintext password; in a personal vault it may be
+    # real.
     '$pw = ConvertTo-SecureString "P@ssw0rd" -AsPlainText -Force',
     "'P@ssw0rd' | ConvertTo-SecureString -AsPlainText -Force",
     # Well-known defaults are still credentials; redacting one costs nothing.

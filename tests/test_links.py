@@ -633,7 +633,8 @@ def test_links_to_missing_headings_are_flagged(vault: Path, write) -> None:  # t
         ]
         assert [(link.target, link.heading) for link in found.missing_headings] == [("target", "Gone"), ("", "Missing here"), ("target.md", "gone")]
         assert found.to_dict()["missing_headings"] == 3
-        # why the check reads the note rather than the chunks: these headings are in no chunk's section
+        # why the check reads the note rather than the chunks: these headings are in no chunk's
+        # section
         sections = {row.section for row in index.get_note("target.md")}
         assert not {"Tiny", "Deep detail", "See also"} & sections
         # the note as it is now: a heading added since the last index counts

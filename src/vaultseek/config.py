@@ -113,7 +113,8 @@ class Config:
     llm_backend: str = "ollama"
     """'ollama' (native API) or 'openai' (any OpenAI-compatible server)."""
     llm_url: str | None = None
-    """The LLM server; unset: http://localhost:11434 (ollama) or http://localhost:8080/v1 (openai)."""
+    """The LLM server; unset: http://localhost:11434 (ollama) or http://localhost:8080/v1
+    (openai)."""
     llm_model: str = "qwen3:4b"
     llm_think: bool = False
     """Ask the model for its reasoning (Ollama ``think``; models that support it)."""

@@ -1,7 +1,8 @@
 """The agent figures: hook start-up with and without the daemon, MCP round trip, readers
 under a writing watcher, save-to-searchable latency.
 
-    python -m vaultseek.bench.agents [--workdir DIR] [--files N] [--readers-seconds 60] [--json FILE]
+    python -m vaultseek.bench.agents [--workdir DIR] [--files N] [--readers-seconds 60]
+                                     [--json FILE]
 
 Builds (or reuses, in ``--workdir``) the benchmark vault from ``../shared/data`` (the same
 generator as ``python -m vaultseek.bench``; 16,894 files by default) and indexes it, then:

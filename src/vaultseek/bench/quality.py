@@ -1,4 +1,5 @@
-"""``python -m vaultseek.bench.quality``: the committed retrieval-quality table, ``docs/quality.md``.
+"""``python -m vaultseek.bench.quality``: the committed retrieval-quality table,
+``docs/quality.md``.
 
 Runs :func:`vaultseek.evaluation.evaluate_beir` on every collection in ``../shared/data/ir``
 (SciFact on its test split: its train split is for tuning) with every configuration, and writes

@@ -23,7 +23,8 @@ render JSON; every error leaves as ``{"error": {"code", "message", "hint"}}``.
 
   The study hub (generated material, studying, progress):
     GET  /study                                 the study hub page
-    POST /api/study/materials                   {"kind", "count", "scope", "topic", "title"} → generate
+    POST /api/study/materials                   {"kind", "count", "scope", "topic", "title"}
+                                                → generate
     GET  /api/study/materials[?kind=]           list; GET/PATCH {"title"}/DELETE one at /{id}
     GET  /api/study/materials/{id}/export?format=md|csv    Markdown; flashcards as Anki CSV
     POST /api/study/materials/{id}/attempts     {"answers": [i, …]} → graded with explanations
