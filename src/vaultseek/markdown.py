@@ -196,8 +196,9 @@ def fence_spans(text: str) -> list[Span]:
     if "```" not in text and "~~~" not in text:
         return []
     first = _FIRST_FENCE_LINE.match(text)
-    lines = [(0, *first.group(1, 2), first.end())] if first is not None else []
-    lines.extend((m.start() + 1, *m.group(1, 2), m.end()) for m in _FENCE_LINE.finditer(text))
+    # (line start, fence run, the rest of the line, line end)
+    lines: list[tuple[int, str, str, int]] = [(0, first[1], first[2], first.end())] if first is not None else []
+    lines.extend((m.start() + 1, m[1], m[2], m.end()) for m in _FENCE_LINE.finditer(text))
     spans: list[Span] = []
     open_start = -1
     open_run = ""
@@ -232,8 +233,8 @@ def headings(text: str, fences: list[Span] | None = None) -> list[Heading]:
     if fences is None:
         fences = fence_spans(text)
     first = _FIRST_HEADING_LINE.match(text)
-    found = [(0, *first.group(1, 2))] if first is not None else []
-    found.extend((m.start() + 1, *m.group(1, 2)) for m in _HEADING_LINE.finditer(text))
+    found: list[tuple[int, str, str]] = [(0, first[1], first[2])] if first is not None else []
+    found.extend((m.start() + 1, m[1], m[2]) for m in _HEADING_LINE.finditer(text))
     out: list[Heading] = []
     for start, hashes, raw in found:
         if in_spans(fences, start):
