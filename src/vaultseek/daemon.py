@@ -218,6 +218,7 @@ class Daemon:
         """A hook event's output. ``prepare`` requests come from the launcher's fast lane,
         which has read no configuration: the daemon applies its own hook settings and does
         the client's steps (triviality, the session's last prompt) itself."""
+        assert self.index is not None
         payload = message.get("input")
         if not isinstance(payload, dict):
             raise QueryError('a hook request needs the event\'s "input" object')

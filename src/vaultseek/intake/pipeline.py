@@ -299,7 +299,9 @@ class Intake:
         items = []
         for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
             meta, _ = split_frontmatter(path.read_text("utf-8", "replace"))
-            record = meta.get("intake") if isinstance(meta.get("intake"), dict) else {}
+            record = meta.get("intake")
+            if not isinstance(record, dict):
+                record = {}
             items.append(QueuedItem(
                 name=path.name, path=self._rel(path), title=str(meta.get("title") or path.stem),
                 total=record.get("total"), domain=record.get("domain"), scores=dict(record.get("scores") or {}),

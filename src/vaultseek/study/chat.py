@@ -107,7 +107,7 @@ async def stoppable(events: AsyncIterator[T], stop: asyncio.Event) -> AsyncItera
     stopped = asyncio.ensure_future(stop.wait())
     try:
         while True:
-            step = asyncio.ensure_future(iterator.__anext__())  # type: ignore[arg-type]
+            step = asyncio.ensure_future(iterator.__anext__())
             await asyncio.wait({step, stopped}, return_when=asyncio.FIRST_COMPLETED)
             if not step.done():
                 step.cancel()

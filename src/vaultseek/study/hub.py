@@ -7,6 +7,7 @@ Times come from ``clock`` (a function returning an aware datetime), so tests can
 from __future__ import annotations
 
 import asyncio
+import builtins
 import dataclasses
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -114,7 +115,7 @@ class StudyHub:
         score = sum(1 for g in graded if g["correct"])
         return {"attempt_id": attempt_id, "score": score, "total": len(graded), "results": graded}
 
-    def due_cards(self, material_id: str) -> list[dict[str, Any]]:
+    def due_cards(self, material_id: str) -> builtins.list[dict[str, Any]]:  # `list` is a method here
         material = self.get(material_id)
         if material["kind"] != "flashcards":
             raise QueryError(f"{material_id} is not a flashcard deck")
