@@ -240,5 +240,5 @@ def _resolved(row: LinkRow) -> ResolvedLink:
     return ResolvedLink(
         source=row.source, target=row.target, heading=row.heading, alias=row.alias,
         embed=bool(row.embed), syntax="markdown" if row.syntax == "markdown" else "wiki",
-        path=row.resolved, via=via,  # type: ignore[arg-type]
+        path=row.resolved, via=via,
     )  # fmt: skip

@@ -73,7 +73,7 @@ def find_related(
                 score=f.score,
                 links_rank=f.ranks.get("links"),
                 vector_rank=f.ranks.get("vector"),
-                linked=link.linked if link is not None else None,  # type: ignore[arg-type]
+                linked=link.linked if link is not None else None,
                 shared=link.shared if link is not None else (),
                 similarity=similarity.get(name),
             )

@@ -18,7 +18,7 @@ import numpy as np
 
 from .db import FTS5_TOKENIZE_QUERY, Connection, FTS5Tokenizer
 from .migrations import FTS_TOKENIZER
-from .records import ChunkDraft, Link, Location, Note, SearchFilter, SkippedFile
+from .records import ChunkDraft, Link, LinkVia, Location, Note, SearchFilter, SkippedFile
 from .scope import scope_where
 
 BM25_WEIGHTS = (1.0, 0.5, 0.3)
@@ -69,7 +69,7 @@ class LinkRow:
     embed: bool
     syntax: str
     resolved: str | None
-    via: str | None
+    via: LinkVia | None
 
 
 @dataclass(frozen=True, slots=True)

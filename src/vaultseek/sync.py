@@ -420,7 +420,7 @@ class Syncer:
             path=path,
             ocr=self._ocr_settings(),
             pages=_Checkpoints(self, path, loaded.content_hash),
-            progress=lambda phase, done, total: self.progress(Progress(phase, done, total, path)),  # type: ignore[arg-type]
+            progress=lambda phase, done, total: self.progress(Progress(phase, done, total, path)),
             should_stop=self.should_stop,
         )
         try:

@@ -32,6 +32,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -162,8 +163,8 @@ def time_links(index: Index, vault: Path, seed: int) -> dict[str, Any]:
     paths = sorted(row["path"] for row in index.files() if row["status"] == "indexed")
     sample = rng.sample(paths, min(200, len(paths)))
     index.related(sample[0])  # model and vectors loaded
-    out["links_call"] = _summary([_ms(lambda p=p: index.links(p)) for p in sample])  # type: ignore[misc]
-    out["related_call"] = _summary([_ms(lambda p=p: index.related(p)) for p in sample])  # type: ignore[misc]
+    out["links_call"] = _summary([_ms(partial(index.links, p)) for p in sample])
+    out["related_call"] = _summary([_ms(partial(index.related, p)) for p in sample])
     return out
 
 

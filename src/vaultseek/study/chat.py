@@ -121,8 +121,10 @@ async def stoppable(events: AsyncIterator[T], stop: asyncio.Event) -> AsyncItera
             yield item
     finally:
         stopped.cancel()
-        with suppress(Exception):
-            await iterator.aclose()  # type: ignore[attr-defined]
+        aclose = getattr(iterator, "aclose", None)  # an async generator: close it now
+        if aclose is not None:
+            with suppress(Exception):
+                await aclose()
 
 
 class Chat:

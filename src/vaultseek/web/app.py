@@ -146,6 +146,15 @@ def _search_signals(params: Any) -> dict[str, Any]:
     return out
 
 
+class GuardedApp(Guard):
+    """The app behind its :class:`Guard`, with the notebook it serves (the server closes it;
+    tests and the benchmark reach into it)."""
+
+    def __init__(self, app: Any, notebook: Notebook, *, token: str | None, local_only: bool) -> None:
+        super().__init__(app, token=token, local_only=local_only)
+        self.notebook = notebook
+
+
 def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_start: bool = True) -> Any:
     """The study app for one vault. ``index_factory`` opens a fresh ``Index`` (called per
     reader and once for the writer); ``settings`` is the vault's configuration."""
@@ -429,6 +438,4 @@ def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_
     if sync_on_start:
         notebook.kb.start()
     local_only = settings.serve_host in ("127.0.0.1", "localhost", "::1")
-    guard = Guard(app, token=settings.serve_token, local_only=local_only)
-    guard.notebook = notebook  # type: ignore[attr-defined]
-    return guard
+    return GuardedApp(app, notebook, token=settings.serve_token, local_only=local_only)
