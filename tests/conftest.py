@@ -125,6 +125,7 @@ def run_cli(*args: str, stdin: str | None = None, cwd: Path | None = None, env: 
         cwd=cwd,
         env={**os.environ, **(env or {})},
         timeout=120,
+        check=False,
     )
 
 

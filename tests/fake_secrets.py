@@ -36,7 +36,8 @@ class FakeSecret:
 
 
 class _Gen:
-    """Draws characters deterministically; ``mixed`` guarantees upper, lower and digit are present."""
+    """Draws characters deterministically; ``mixed`` guarantees upper, lower and digit are
+    present."""
 
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)

@@ -284,7 +284,7 @@ def documents(draw: st.DrawFn) -> tuple[str, list[str], list[str]]:
             blocks.append(block)
             fences.append(block)
     separators = [draw(st.sampled_from(["\n\n", "\n", "\n\n\n"])) for _ in blocks]
-    text = "".join(b + s for b, s in zip(blocks, separators))
+    text = "".join(b + s for b, s in zip(blocks, separators, strict=True))
     return text, fences, markers
 
 

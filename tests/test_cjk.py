@@ -6,8 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import SHARED_DATA
 
+from conftest import SHARED_DATA
 from vaultseek import open_index
 from vaultseek.lexical import index_text, parse_query
 
@@ -27,7 +27,7 @@ def test_queries_use_the_same_pairs() -> None:
 
 
 NOTES = {
-    "zh.md": "# 笔记\n\n我们明天去北京大学参观图书馆，然后在附近吃午饭。",
+    "zh.md": "# 笔记\n\n我们明天去北京大学参观图书馆，然后在附近吃午饭。",  # noqa: RUF001 - Chinese punctuation
     "ja.md": "# メモ\n\n東京駅から新幹線で京都へ行き、清水寺を見学しました。",
     "ko.md": "# 메모\n\n서울에서 부산까지 기차를 타고 여행했습니다. 정말 즐거웠어요.",
     "de.md": "# Notiz\n\nDie Kündigungsfrist für die Wohnung in der Hauptstraße beträgt drei Monate.",

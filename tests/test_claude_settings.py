@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
 
+from conftest import run_cli
 from vaultseek.claude_settings import install, is_ours, uninstall
 from vaultseek.config import load_config
 from vaultseek.errors import ConfigError

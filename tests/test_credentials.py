@@ -1,4 +1,5 @@
-"""Credential scrubbing: every secret goes, everything else stays, and scrub is total and idempotent."""
+"""Credential scrubbing: every secret goes, everything else stays, and scrub is total and
+idempotent."""
 
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ def test_fake_secrets_are_deterministic() -> None:
     assert fake_secrets() == FAKES
 
 
-# -- every secret goes, under its own name, and nothing else changes --------------------------------
+# -- every secret goes, under its own name, and nothing else changes -------------------------------
 
 @pytest.mark.parametrize("fake", FAKES, ids=lambda f: f.pattern)
 def test_fake_secret_is_removed_and_named(fake: FakeSecret) -> None:
@@ -176,8 +177,8 @@ def test_assignment_keeps_key_name(line: str, expected: str) -> None:
     ("def login(user: str, password: str):", "def login(user: str, password: str):"),
     ("Endpoint=sb://bus.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey="
      + KEY16 * 3 + "=",
-     "Endpoint=sb://bus.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey="
-     "[REDACTED:azure-storage-key]"),
+     ("Endpoint=sb://bus.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey="
+      "[REDACTED:azure-storage-key]")),
 ])
 def test_value_edge_cases(line: str, expected: str) -> None:
     assert scrub(line).text == expected
@@ -205,7 +206,8 @@ def test_offsets_survive_lowercasing_that_changes_length() -> None:
 # -- what is deliberately redacted -----------------------------------------------------------------
 
 @pytest.mark.parametrize("line", [
-    # A literal in ConvertTo-SecureString is a plaintext password; in a personal vault it may be real.
+    # A literal in ConvertTo-SecureString is a plaintext password; in a personal vault it may be
+    # real.
     '$pw = ConvertTo-SecureString "P@ssw0rd" -AsPlainText -Force',
     "'P@ssw0rd' | ConvertTo-SecureString -AsPlainText -Force",
     # Well-known defaults are still credentials; redacting one costs nothing.
@@ -258,8 +260,8 @@ NON_SECRETS = [
     "passwordless: true\nbypass: enabled\ncd $PWD",
     "Type: SecureString\ntoken: string\nsecret: true",
     "System.Management.Automation, Version=3.0.0.0, PublicKeyToken=31bf3856ad364e35",
-    "See https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.security/"
-    "convertto-securestring?view=powershell-7.4#example-2",
+    ("See https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.security/"
+     "convertto-securestring?view=powershell-7.4#example-2"),
     "https://user@example.com/path and http://[::1]:8080/ and postgres://localhost:5432/db",
     "X509SubjectAlternativeNameExtension Win32_NetworkAdapterConfiguration",
     "The bearer token goes in the Authorization header.",
@@ -356,7 +358,7 @@ def test_false_positive_rate_on_real_documentation() -> None:
             for name, n in counts.items():
                 kinds[name] = kinds.get(name, 0) + n
     rate = len(flagged) / len(files)
-    print(f"\nfalse-positive check: {len(flagged)}/{len(files)} files ({rate:.2%}) redacted: {kinds}")
+    print(f"\nfalse-positive check: {len(flagged)}/{len(files)} files ({rate:.2%}) redacted: {kinds}")  # noqa: T201 - shown with pytest -s
     assert len(files) > 3000
     assert rate < 0.01
     # What is flagged is literal example passwords, never GUIDs, hashes or identifiers.

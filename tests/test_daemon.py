@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import run_cli, wait_for
 
+from conftest import run_cli, wait_for
 from vaultseek import daemon_client, open_index
 from vaultseek.config import load_config
 

@@ -6,14 +6,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
 
+from conftest import run_cli
 from vaultseek import open_index
 from vaultseek.bench import docgen
-from vaultseek.documents import ExtractContext, document_chunks, extract
+from vaultseek.documents import ExtractContext, Extracted, document_chunks, extract
 from vaultseek.documents.splitting import split_text
 
 SCAN_LINES = [
@@ -38,7 +39,7 @@ def scanned_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return docgen.scanned_pdf(tmp_path_factory.mktemp("pdf") / "scan.pdf", [COVER, SCAN_LINES])
 
 
-def read(path: Path):  # noqa: ANN201
+def read(path: Path) -> Extracted:
     return extract(path.name, path.read_bytes(), ExtractContext(path=path.name))
 
 
@@ -124,7 +125,7 @@ def test_txt_recursive_splitter_about_1000_with_overlap() -> None:
     pieces = split_text(text, size=1000, overlap=100)
     assert len(pieces) > 5 and all(len(p) <= 1000 for p in pieces)
     assert all(len(p) >= 100 for p in pieces)
-    overlapping = sum(1 for a, b in zip(pieces, pieces[1:]) if b[:40] in a)
+    overlapping = sum(1 for a, b in pairwise(pieces) if b[:40] in a)
     assert overlapping >= len(pieces) // 2  # neighbours share text at the cut
     for paragraph in text.split("\n\n"):
         assert any(paragraph.strip() in p for p in pieces)  # nothing lost

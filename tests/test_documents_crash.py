@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import apsw
-from test_documents import needs_tesseract
 
+from test_documents import needs_tesseract
 from vaultseek import open_index
 from vaultseek.bench import docgen
 

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
 
+from conftest import run_cli
 from vaultseek import open_index
 from vaultseek.errors import ConfigError
 from vaultseek.evaluation import (

@@ -7,16 +7,16 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from conftest import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import run_cli
 from vaultseek import QueryError, open_index
 from vaultseek.filters import field_value, parse_filter, parse_time, parse_where
 from vaultseek.records import FieldComparison, SearchFilter
@@ -248,7 +248,7 @@ def test_modified_after_and_before_at_the_boundaries(meta_vault: Path) -> None:
         assert found(index, {"modified_after": "2026-01"}) == {A, B, C}
         assert found(index, {"modified_before": "2026"}) == {D, E}
         assert found(index, {"modified_after": "2026-01-31T00:00:01"}) == {C}
-        utc = midnight.astimezone(timezone.utc).isoformat()
+        utc = midnight.astimezone(UTC).isoformat()
         assert found(index, {"modified_after": utc}) == {A, C}  # an explicit offset
         # Ages count back from the clock: now is 2026-02-02 00:00 local.
         assert found(index, {"modified_after": "2d"}) == {A, C}

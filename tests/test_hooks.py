@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
 
+from conftest import run_cli
 from vaultseek import open_index
 from vaultseek.hooks import (
     HEADER,

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_cli, wait_for
 
+from conftest import run_cli, wait_for
 from vaultseek import open_index
 from vaultseek.config import load_config
 from vaultseek.errors import ConfigError, IntakeError
@@ -101,7 +101,7 @@ def test_each_dimension_is_in_range_with_reasons_and_deterministic(domains_vault
         assert 0.0 <= dimension.score <= 1.0
         assert dimension.reasons and all(isinstance(r, str) and r for r in dimension.reasons)
     weights = first.weights
-    expected = sum(w * d.score for w, d in zip(weights, first.dimensions)) / sum(weights)
+    expected = sum(w * d.score for w, d in zip(weights, first.dimensions, strict=True)) / sum(weights)
     assert first.total == pytest.approx(expected, abs=0.001)
     assert any("numbered step" in r for r in first.dimensions[1].reasons)
     assert any("kubernetes.io" in r for r in first.dimensions[3].reasons)
@@ -173,9 +173,11 @@ def test_thresholds_file_review_and_discard_at_the_boundaries(domains_vault: Pat
     assert decide(intake_file_at=total, intake_review_at=0.0) == "file"  # equal to the bar files
     assert decide(intake_file_at=total + 0.001, intake_review_at=total) == "review"
     assert decide(intake_file_at=total + 0.002, intake_review_at=total + 0.001) == "discard"
-    with pytest.raises(ConfigError, match="intake_review_at"):
-        with open_index(domains_vault, intake_file_at=0.3, intake_review_at=0.5) as index:
-            Intake(index)
+    with (
+        pytest.raises(ConfigError, match="intake_review_at"),
+        open_index(domains_vault, intake_file_at=0.3, intake_review_at=0.5) as index,
+    ):
+        Intake(index)
 
 
 def test_off_topic_items_score_under_on_topic_ones(domains_vault: Path) -> None:
@@ -333,7 +335,7 @@ def run_cli_crashing_after(step: str, *args: str) -> subprocess.CompletedProcess
     """The real CLI in a child process that dies (exit 137, like SIGKILL) right after
     filing made ``step`` durable."""
     return subprocess.run([sys.executable, "-c", _CRASHING_CLI, step, *args],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
 
 
 @pytest.mark.parametrize("step", ["journal", "attachment", "note"])
@@ -351,8 +353,8 @@ def test_a_crash_mid_intake_leaves_the_item_in_exactly_one_place(domains_vault: 
         assert (domains_vault / "kubernetes" / "rollout.md").exists()  # both places, for now
     again = run_cli("intake", "--vault", str(domains_vault), env={"VAULTSEEK_INTAKE_FILE_AT": "0.0", "VAULTSEEK_INTAKE_REVIEW_AT": "0.0"})
     assert again.returncode == 0, again.stderr
-    notes = [p for p in domains_vault.rglob("rollout*.md")]
-    pdfs = [p for p in domains_vault.rglob("rollout*.pdf")]
+    notes = list(domains_vault.rglob("rollout*.md"))
+    pdfs = list(domains_vault.rglob("rollout*.pdf"))
     assert [p.relative_to(domains_vault).as_posix() for p in notes] == ["kubernetes/rollout.md"]
     assert [p.relative_to(domains_vault).as_posix() for p in pdfs] == ["kubernetes/attachments/rollout.pdf"]
     assert pdfs[0].read_bytes() == original
@@ -403,7 +405,7 @@ def test_the_daemon_takes_an_inbox_arrival(domains_vault: Path) -> None:
     try:
         (box / "banana.md").write_text(RECIPE_ITEM, "utf-8")
         assert wait_for(lambda: not (box / "banana.md").exists(), 30)
-        assert len([p for p in domains_vault.rglob("banana*.md")]) == 1
+        assert len(list(domains_vault.rglob("banana*.md"))) == 1
     finally:
         run_cli("daemon", "stop", "--vault", str(domains_vault))
         pid_file = daemon_client.pid_path(load_config(vault=domains_vault).db)  # type: ignore[arg-type]

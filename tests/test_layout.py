@@ -13,6 +13,7 @@ PACKAGE = Path(vaultseek.__file__).parent
 
 
 def test_public_names_all_resolve() -> None:
+    assert vaultseek.__all__ == sorted([*vaultseek._EXPORTS, "__version__"])
     for name in vaultseek.__all__:
         assert getattr(vaultseek, name) is not None
 

@@ -278,7 +278,7 @@ def test_links_and_backlinks_through_the_index(linked_vault: Path) -> None:
     with open_index(linked_vault, create=True) as index:
         index.sync()
         found = index.links("Home.md")
-        assert [(l.target, l.path, l.via, l.embed) for l in found.outgoing] == [
+        assert [(link.target, link.path, link.via, link.embed) for link in found.outgoing] == [
             ("Projects/Alpha", "Projects/Alpha.md", "path", False),
             ("beta", "Projects/Beta plan.md", "alias", False),
             ("Missing note", None, "none", False),
@@ -286,18 +286,18 @@ def test_links_and_backlinks_through_the_index(linked_vault: Path) -> None:
             ("diagram.png", None, "none", True),
             ("report.pdf", "docs/report.pdf", "name", False),
         ]
-        assert [l.target for l in found.unresolved] == ["Missing note", "diagram.png"]
+        assert [link.target for link in found.unresolved] == ["Missing note", "diagram.png"]
         assert found.outgoing[0].alias == "the alpha project"
         # two links from Alpha (by name and by alias), none from Home itself ([[#Home]])
         assert backlinks(index, "Home.md") == ["Projects/Alpha.md", "Projects/Alpha.md"]
         beta = index.links("Projects/Beta plan.md")
-        assert [(l.source, l.syntax, l.heading) for l in beta.backlinks] == [
+        assert [(link.source, link.syntax, link.heading) for link in beta.backlinks] == [
             ("Home.md", "wiki", None), ("Projects/Alpha.md", "markdown", "Risks"),
         ]  # fmt: skip
         assert outgoing(index, "Projects/Beta plan.md") == [("Alpha", "Projects/Alpha.md", "name")]
         assert beta.outgoing[0].heading == "Goals" and beta.outgoing[0].heading_found is False
         assert beta.missing_headings == beta.outgoing  # Alpha has no "Goals" heading
-        assert [l.heading_found for l in found.outgoing] == [None, None, None, True, None, None]
+        assert [link.heading_found for link in found.outgoing] == [None, None, None, True, None, None]
         assert index.links("Projects/Alpha.md").outgoing[1].heading_found is True  # ...#Risks
         assert backlinks(index, "docs/report.pdf") == ["Home.md"]
         assert not found.notices
@@ -447,7 +447,7 @@ def test_reference_links_resolve_as_inline_links_do(vault: Path, write) -> None:
         write(rel, text)
     with open_index(vault, create=True) as index:
         index.sync()
-        assert [(l.alias, l.path, l.via, l.heading) for l in index.links("notes/src.md").outgoing] == [
+        assert [(link.alias, link.path, link.via, link.heading) for link in index.links("notes/src.md").outgoing] == [
             ("beside", "notes/target.md", "path", None),        # relative to the note first
             ("up", "top.md", "path", None),
             ("by name", "archive/deep.md", "name", None),       # then the name fallback
@@ -466,7 +466,7 @@ def test_root_relative_markdown_links_resolve_from_the_vault_root(vault: Path, w
         write(rel, text)
     with open_index(vault, create=True) as index:
         index.sync()
-        assert [(l.target, l.path, l.via) for l in index.links("notes/inline.md").outgoing] == [
+        assert [(link.target, link.path, link.via) for link in index.links("notes/inline.md").outgoing] == [
             ("/folder/note.md", "folder/note.md", "path"),       # not notes/folder/note.md
             ("/folder/note", "folder/note.md", "path"),          # without the suffix
             ("/folder/My Note", "folder/my note.md", "path"),    # URL-decoded, any case
@@ -612,7 +612,7 @@ def test_links_to_missing_headings_are_flagged(vault: Path, write) -> None:  # t
     with open_index(vault, create=True) as index:
         index.sync()
         found = index.links("src.md")
-        assert [(l.target, l.heading, l.heading_found) for l in found.outgoing] == [
+        assert [(link.target, link.heading, link.heading_found) for link in found.outgoing] == [
             ("target", "Part two", True),
             ("target", "part TWO", True),
             ("target", "Gone", False),
@@ -631,14 +631,15 @@ def test_links_to_missing_headings_are_flagged(vault: Path, write) -> None:  # t
             ("report.pdf", "page=2", None),    # a document: not checked
             ("target", None, None),
         ]
-        assert [(l.target, l.heading) for l in found.missing_headings] == [("target", "Gone"), ("", "Missing here"), ("target.md", "gone")]
+        assert [(link.target, link.heading) for link in found.missing_headings] == [("target", "Gone"), ("", "Missing here"), ("target.md", "gone")]
         assert found.to_dict()["missing_headings"] == 3
-        # why the check reads the note rather than the chunks: these headings are in no chunk's section
+        # why the check reads the note rather than the chunks: these headings are in no chunk's
+        # section
         sections = {row.section for row in index.get_note("target.md")}
         assert not {"Tiny", "Deep detail", "See also"} & sections
         # the note as it is now: a heading added since the last index counts
         write("target.md", textwrap.dedent(ANCHOR_VAULT["target.md"]) + "\n## Gone\n")
-        assert [(l.target, l.heading) for l in index.links("src.md").missing_headings] == [("", "Missing here")]
+        assert [(link.target, link.heading) for link in index.links("src.md").missing_headings] == [("", "Missing here")]
 
 
 def test_cli_flags_a_link_to_a_missing_heading(indexed_links: Path) -> None:
@@ -885,6 +886,7 @@ def test_mcp_links_and_related_tools(indexed_links: Path) -> None:
 
 def test_http_links_and_related(indexed_links: Path, tmp_path: Path, standin) -> None:  # type: ignore[no-untyped-def]
     from starlette.testclient import TestClient
+
     from study_fixtures import make_app
 
     app = make_app(indexed_links, tmp_path / "web.db", standin.url)
@@ -893,7 +895,7 @@ def test_http_links_and_related(indexed_links: Path, tmp_path: Path, standin) ->
             links = client.get("/api/links", params={"path": "Home.md"})
             assert links.status_code == 200
             assert links.json()["unresolved"] == 2 and links.json()["backlinks"][0]["path"] == "Projects/Alpha.md"
-            assert [l["heading_found"] for l in links.json()["outgoing"]] == [None, None, None, True, None, None]
+            assert [link["heading_found"] for link in links.json()["outgoing"]] == [None, None, None, True, None, None]
             related = client.get("/api/related", params={"path": "alpha", "k": "1"}).json()
             assert related["path"] == "Projects/Alpha.md" and len(related["results"]) == 1
             missing = client.get("/api/links", params={"path": "Nowhere"})
@@ -946,13 +948,13 @@ def test_the_powershell_reference_links_resolve(tmp_path: Path) -> None:
         assert len(rows) > 300 and sum(r is not None for _t, r in rows) / len(rows) > 0.99
         process = "Microsoft.PowerShell.Management/Get-Process.md"
         assert "Microsoft.PowerShell.Management/Stop-Process.md" in backlinks(index, process)
-        common = [l for l in index.links(process).outgoing if l.target.endswith("about_CommonParameters.md")]
+        common = [link for link in index.links(process).outgoing if link.target.endswith("about_CommonParameters.md")]
         assert common and common[0].path is None  # its folder is not in this vault
         (vault / "Microsoft.PowerShell.Core" / "About").mkdir(parents=True)
         shutil.copy(source / "Microsoft.PowerShell.Core" / "About" / "about_CommonParameters.md",
                     vault / "Microsoft.PowerShell.Core" / "About")  # fmt: skip
         index.sync()
-        common = [l for l in index.links(process).outgoing if l.target.endswith("about_CommonParameters.md")]
+        common = [link for link in index.links(process).outgoing if link.target.endswith("about_CommonParameters.md")]
         assert common[0].path == "Microsoft.PowerShell.Core/About/about_CommonParameters.md"
         assert common[0].via == "path"
         # reference links, as the about_ pages write them: `[about_Providers][01]` and, under
@@ -963,7 +965,7 @@ def test_the_powershell_reference_links_resolve(tmp_path: Path) -> None:
                     "Microsoft.PowerShell.Core/About/about_Signing.md"):  # fmt: skip
             shutil.copy(source / rel, vault / rel)
         index.sync()
-        by_reference = {l.alias: l.path for l in index.links(certificates).outgoing}
+        by_reference = {link.alias: link.path for link in index.links(certificates).outgoing}
         assert by_reference["about_Providers"] == "Microsoft.PowerShell.Core/About/about_Providers.md"
         assert by_reference["about_Signing"] == "Microsoft.PowerShell.Core/About/about_Signing.md"
         related = index.related(process, k=5).results

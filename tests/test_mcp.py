@@ -105,7 +105,7 @@ def test_mcp_tools_over_stdio(indexed: Path) -> None:
 
 def test_mcp_without_an_index_is_one_line_not_a_traceback(vault: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "vaultseek.cli", "mcp", "--vault", str(vault)],
-                            capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)  # fmt: skip
+                            capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, check=False)  # fmt: skip
     assert result.returncode == 3 or result.returncode == 2
     assert result.stderr.startswith("error: no index") and "Traceback" not in result.stderr
 

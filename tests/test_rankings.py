@@ -13,8 +13,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import SHARED_DATA
 
+from conftest import SHARED_DATA
 from vaultseek import open_index
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "tldr_common_rankings.json"

@@ -6,7 +6,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from fake_secrets import fake_secrets
-
 from vaultseek import open_index
 from vaultseek.credentials import PATTERN_NAMES
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from vaultseek.bench.standin_llm import StandinLLM
 from study_fixtures import make_app, make_study_vault
+from vaultseek.bench.standin_llm import StandinLLM
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 CHROMIUM = os.environ.get("VAULTSEEK_CHROMIUM", "/usr/bin/chromium")
@@ -110,7 +110,7 @@ def test_upload_ask_cite_open(browser: Any, site: str) -> None:
     assert page.locator(".net-other").count() == 0
     shot(page, "privacy")
     assert outside == []  # nothing but this server was ever asked for anything
-    print(f"\nscreenshots: {ARTIFACTS}")
+    print(f"\nscreenshots: {ARTIFACTS}")  # noqa: T201 - shown with pytest -s
 
 
 def test_phone_width_and_keyboard(browser: Any, site: str) -> None:

@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from vaultseek.bench.standin_llm import StandinLLM
 from study_fixtures import envelopes, make_app, make_study_vault
+from vaultseek.bench.standin_llm import StandinLLM
 
 
 def ask(client: Any, question: str, **body: Any) -> tuple[list[dict[str, Any]], Any]:
@@ -46,7 +46,7 @@ def test_envelopes_in_order_grounded_and_cited(client: Any, standin: StandinLLM)
 
 
 def test_conversation_persists_and_resumes(client: Any, standin: StandinLLM) -> None:
-    items, headers = ask(client, "notice period for tenancy?")
+    _, headers = ask(client, "notice period for tenancy?")
     cid = headers["x-conversation-id"]
     ask(client, "and how must it be signed?", conversation_id=cid)
     history = [m["role"] for m in standin.requests[-1]["messages"]]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 from vaultseek.study.dashboard import BADGES, compute, split_sessions, streaks
 
-NOW = datetime(2026, 5, 20, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 5, 20, 12, 0, tzinfo=UTC)
 
 
 def at(days_ago: int, hour: int, minute: int = 0) -> datetime:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -198,8 +198,8 @@ def test_progress_survives_a_restart_and_uses_the_clock(tmp_path: Any, study_vau
 
     from study_fixtures import make_app
 
-    now = [datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)]
-    for day in range(2):
+    now = [datetime(2026, 3, 2, 9, 0, tzinfo=UTC)]
+    for _ in range(2):
         app = make_app(study_vault, tmp_path / "p.db", standin.url)
         app.notebook.hub.clock = lambda: now[0]
         try:

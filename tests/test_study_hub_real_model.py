@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from study_fixtures import make_app, make_study_vault, smollm_server
 
 

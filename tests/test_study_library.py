@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from vaultseek.bench.standin_llm import StandinLLM
 from study_fixtures import make_app, wait_until_serving
+from vaultseek.bench.standin_llm import StandinLLM
 
 
 def wait_indexed(client: Any, path: str, timeout: float = 60) -> dict[str, Any]:
@@ -120,18 +120,20 @@ def test_only_uploads_can_be_deleted_and_paths_are_checked(client: Any, study_va
 
 
 def test_ingestion_progress_streams_a_step_timeline(live: Any) -> None:
-    with httpx.Client(base_url=live.url, timeout=60) as http:
-        with http.stream("GET", "/api/ingest/events") as events:
-            lines = events.iter_lines()
-            assert json.loads(next(lines))["type"] == "snapshot"
-            http.post("/api/documents", files={"file": ("report.csv", b"name,amount\napples,3\npears,4\n")})
-            steps = []
-            for line in lines:
-                event = json.loads(line)
-                if event["type"] == "job" and event["data"]["path"] == "uploads/report.csv":
-                    steps = [s["step"] for s in event["data"]["steps"]]
-                    if event["data"]["status"] in ("indexed", "failed"):
-                        break
+    with (
+        httpx.Client(base_url=live.url, timeout=60) as http,
+        http.stream("GET", "/api/ingest/events") as events,
+    ):
+        lines = events.iter_lines()
+        assert json.loads(next(lines))["type"] == "snapshot"
+        http.post("/api/documents", files={"file": ("report.csv", b"name,amount\napples,3\npears,4\n")})
+        steps = []
+        for line in lines:
+            event = json.loads(line)
+            if event["type"] == "job" and event["data"]["path"] == "uploads/report.csv":
+                steps = [s["step"] for s in event["data"]["steps"]]
+                if event["data"]["status"] in ("indexed", "failed"):
+                    break
     assert steps[0] == "queued" and "indexing" in steps and steps[-1] == "done"
 
 
@@ -193,12 +195,15 @@ def served(study_vault: Path, tmp_path: Path, standin: StandinLLM) -> Iterator[s
 
 
 def test_privacy_panel_lists_live_connections(served: str, standin: StandinLLM) -> None:
-    with httpx.Client(base_url=served, timeout=30) as http, httpx.Client(base_url=served, timeout=30) as other:
-        with http.stream("POST", "/api/chat", json={"question": "notice period #slow"}) as answer:
-            for line in answer.iter_lines():
-                if json.loads(line)["type"] == "text":
-                    report = other.get("/api/privacy").json()  # while the model is talking
-                    http.post(f"/api/chat/{answer.headers['x-conversation-id']}/stop")
+    with (
+        httpx.Client(base_url=served, timeout=30) as http,
+        httpx.Client(base_url=served, timeout=30) as other,
+        http.stream("POST", "/api/chat", json={"question": "notice period #slow"}) as answer,
+    ):
+        for line in answer.iter_lines():
+            if json.loads(line)["type"] == "text":
+                report = other.get("/api/privacy").json()  # while the model is talking
+                http.post(f"/api/chat/{answer.headers['x-conversation-id']}/stop")
     assert report["documents"] == 0 and report["notes"] == 2 and report["chunks"] >= 2
     assert report["llm"]["url"] == standin.url
     kinds = [c["kind"] for c in report["network"]["connections"]]

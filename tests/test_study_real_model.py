@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from study_fixtures import envelopes, make_app, make_study_vault, smollm_server
 
 

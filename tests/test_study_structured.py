@@ -12,9 +12,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vaultseek.study import prompting
-from vaultseek.study.structured import load_value, parse_items, parse_object, remove_trailing_commas, strip_filler
-from vaultseek.study.validators import (keep_valid, validate_card, validate_mindmap, validate_outline,
-                                        validate_question)  # fmt: skip
+from vaultseek.study.structured import (
+    load_value,
+    parse_items,
+    parse_object,
+    remove_trailing_commas,
+    strip_filler,
+)
+from vaultseek.study.validators import (
+    keep_valid,
+    validate_card,
+    validate_mindmap,
+    validate_outline,
+    validate_question,
+)
 
 SOURCES = {1, 2, 3}
 MC = {"type": "multiple_choice", "question": "How long is the notice period?",

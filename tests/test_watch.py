@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import wait_for
 
+from conftest import wait_for
 from vaultseek import open_index, watch
 from vaultseek.bench import docgen
 from vaultseek.config import load_config

@@ -34,7 +34,27 @@ _EXPORTS = {
     "open_index": "engine",
 }
 
-__all__ = sorted([*_EXPORTS, "__version__"])
+__all__ = [  # spelled out for the tools that read it; test_layout keeps it equal to _EXPORTS
+    "Config",
+    "ConfigError",
+    "Index",
+    "IndexBusyError",
+    "IndexCorruptError",
+    "IndexNotFoundError",
+    "IndexStatus",
+    "ModelError",
+    "Progress",
+    "QueryError",
+    "SearchResponse",
+    "SearchResult",
+    "SkippedFile",
+    "SyncReport",
+    "VaultNotFoundError",
+    "VaultseekError",
+    "__version__",
+    "load_config",
+    "open_index",
+]
 
 
 def __getattr__(name: str) -> object:

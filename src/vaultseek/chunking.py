@@ -141,6 +141,7 @@ def _pieces(text: str, headings: list[Heading]) -> Iterator[_Piece]:
     ends = [*starts[1:], len(text)]
     heads: list[Heading | None] = [None, *bounds]
     k = 0
+    crumbs: tuple[str, ...]
     for head, start, end in zip(heads, starts, ends, strict=True):
         inner: list[Heading] = []
         while k < len(subs) and subs[k].start < end:

@@ -9,8 +9,8 @@ the default, in the current folder) or ``~/.claude/settings.json`` (``--user``):
 
 Every other key, event and hook is kept as it was, in its order. Running it again changes
 nothing (our entries are recognised by their command: an executable named ``vaultseek``, or
-``python -m vaultseek.cli``/``vaultseek.launcher``, followed by ``hook``); before any change the old file is copied
-to ``settings.json.bak-<timestamp>``. ``uninstall`` removes only our entries.
+``python -m vaultseek.cli``/``vaultseek.launcher``, followed by ``hook``); before any change the
+old file is copied to ``settings.json.bak-<timestamp>``. ``uninstall`` removes only our entries.
 """
 
 from __future__ import annotations

@@ -294,7 +294,7 @@ def _run_batch(index: Any, source: str, options: dict[str, Any], out: TextIO) ->
             record["results"] = [r.to_dict() for r in response.results]
             if response.notices:
                 record["notices"] = list(response.notices)
-        except Exception as exc:  # one bad query must not end a run of hundreds
+        except Exception as exc:  # noqa: BLE001 - one bad query must not end a run of hundreds
             failures += 1
             record["error"] = f"line {number}: {exc}"
         out.write(json.dumps(record, ensure_ascii=False) + "\n")

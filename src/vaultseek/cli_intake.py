@@ -86,7 +86,7 @@ def format_outcome(outcome: Any) -> str:
     ]
     for reason in a.reasons:
         lines.append(f"  {reason}")
-    for dimension, weight in zip(a.dimensions, a.weights):
+    for dimension, weight in zip(a.dimensions, a.weights, strict=True):
         lines.append(f"  {dimension.name:<13} {dimension.score:.3f} × {weight:g}")
         lines.extend(f"      {reason}" for reason in dimension.reasons)
     return "\n".join(lines)

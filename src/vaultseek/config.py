@@ -113,7 +113,8 @@ class Config:
     llm_backend: str = "ollama"
     """'ollama' (native API) or 'openai' (any OpenAI-compatible server)."""
     llm_url: str | None = None
-    """The LLM server; unset: http://localhost:11434 (ollama) or http://localhost:8080/v1 (openai)."""
+    """The LLM server; unset: http://localhost:11434 (ollama) or http://localhost:8080/v1
+    (openai)."""
     llm_model: str = "qwen3:4b"
     llm_think: bool = False
     """Ask the model for its reasoning (Ollama ``think``; models that support it)."""
@@ -249,7 +250,7 @@ def _weights(value: Any, bad: Any) -> tuple[float, ...]:
     """``intake_weights``: ``{relevance = 0.4, …}`` (missing names keep their default), four
     numbers in that order, or the same as text (``"0.4,0.2,0.2,0.2"`` or ``"depth=0.3"``)."""
     expected = "a table of relevance/actionability/depth/authority weights, or four numbers"
-    chosen = dict(zip(INTAKE_DIMENSIONS, Config.intake_weights))
+    chosen = dict(zip(INTAKE_DIMENSIONS, Config.intake_weights, strict=True))
     if isinstance(value, str):
         parts = [part.strip() for part in value.split(",") if part.strip()]
         if all("=" in part for part in parts):
@@ -263,7 +264,7 @@ def _weights(value: Any, bad: Any) -> tuple[float, ...]:
             raise bad(expected)
         pairs = list(value.items())
     elif isinstance(value, (list, tuple)) and len(value) == len(INTAKE_DIMENSIONS):
-        pairs = list(zip(INTAKE_DIMENSIONS, value))
+        pairs = list(zip(INTAKE_DIMENSIONS, value, strict=True))
     else:
         raise bad(expected)
     for name, weight in pairs:
@@ -404,9 +405,12 @@ class VaultRegistry:
         best: Path | None = None
         for key in self._load():
             vault = Path(key)
-            if (folder == vault or vault in folder.parents) and vault.is_dir():
-                if best is None or len(str(vault)) > len(str(best)):
-                    best = vault
+            if (
+                (folder == vault or vault in folder.parents)
+                and vault.is_dir()
+                and (best is None or len(str(vault)) > len(str(best)))
+            ):
+                best = vault
         return best
 
     def most_recent(self) -> Path | None:
@@ -419,12 +423,12 @@ class VaultRegistry:
 
     def remember(self, vault: Path, db: Path) -> None:
         """Record a finished index run; failures to write are not worth failing the run."""
-        from datetime import datetime, timezone
+        from datetime import UTC, datetime
 
         data = self._load()
         data[str(vault)] = {
             "db": str(db),
-            "last_indexed": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "last_indexed": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,5 @@
-"""Credential scrubbing: every note's raw text passes through ``scrub`` before it is stored or embedded.
+"""Credential scrubbing: every note's raw text passes through ``scrub`` before it is stored or
+embedded.
 
 A vault is personal, so notes hold API keys, connection strings and passwords that must never reach
 the index (which may be synced, shared or read by an AI agent). ``scrub`` replaces each secret with
@@ -14,17 +15,20 @@ Design choices, and why:
   of long token-like runs (~5% of ordinary markdown), where vendor prefixes such as ``ghp_`` live.
   Case-insensitive patterns run on the lower-cased copy, where sre can use its fast literal search.
 * **Idempotent.** Passes repeat until nothing changes; spans that are only existing markers are
-  ignored, so each pass strictly shrinks the unredacted text and ``scrub(scrub(x).text) == scrub(x)``.
-* **Notes are full of non-secrets that look random.** Git SHAs, sha256 checksums, UUIDs and GPG/cert
-  fingerprints are flagged only as *hex in a secret-ish line context* (``key``/``token``/``secret``...
-  with no ``sha``/``hash``/``commit``/``fingerprint``... on the line); UUIDs never on their own.
+  ignored, so each pass strictly shrinks the unredacted text and
+  ``scrub(scrub(x).text) == scrub(x)``.
+* **Notes are full of non-secrets that look random.** Git SHAs, sha256 checksums, UUIDs and
+  GPG/cert fingerprints are flagged only as *hex in a secret-ish line context*
+  (``key``/``token``/``secret``... with no ``sha``/``hash``/``commit``/``fingerprint``... on the
+  line); UUIDs never on their own.
   Base64 runs must be 32-512 chars (longer is embedded data such as markdown images), mix upper,
   lower and digits, have near-random Shannon entropy *and* switch character class often (paths and
   CamelCase identifiers score high entropy but switch rarely); URLs, ``data:`` URIs, ``SHA256:``
   fingerprints, SSH public keys and non-private PEM blocks (certificates, CMS) are skipped.
 * **Placeholders survive.** ``password: <your password>``, ``$env:PASSWORD``, ``${{ secrets.X }}``,
-  ``****`` and ``password = getpass()`` are not secrets. Literal example passwords (``P@ssw0rd`` in
-  ``ConvertTo-SecureString``) *are* redacted: in a personal vault a literal is as likely real as not.
+  ``****`` and ``password = getpass()`` are not secrets. Literal example passwords (``P@ssw0rd``
+  in ``ConvertTo-SecureString``) *are* redacted: in a personal vault a literal is as likely real
+  as not.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 _MAX_PASSES = 64
 """Each pass removes at least one unredacted character, so this is never reached in practice."""
@@ -40,7 +45,8 @@ _MAX_PASSES = 64
 
 @dataclass(frozen=True, slots=True)
 class Scrubbed:
-    """A text with its secrets replaced, and how many of each kind were found (never the secrets)."""
+    """A text with its secrets replaced, and how many of each kind were found (never the
+    secrets)."""
 
     text: str
     counts: dict[str, int] = field(default_factory=dict)
@@ -70,7 +76,8 @@ class _Pattern:
 
 def _pat(name: str, regex: str, *, hints: Iterable[str] = (), lower: Iterable[str] = (),
          runs: Iterable[str] = (), ci: bool = False, check: Check | None = None) -> _Pattern:
-    """Build a pattern; ``ci`` patterns are written in lower case and matched on ``text.lower()``."""
+    """Build a pattern; ``ci`` patterns are written in lower case and matched on
+    ``text.lower()``."""
     compiled = re.compile(regex, re.M)
     return _Pattern(name, compiled, re.compile(regex, re.M | re.I) if ci else None, frozenset(hints),
                     frozenset(lower), frozenset(runs), check,
@@ -111,7 +118,8 @@ def _in_template(m: re.Match[str]) -> bool:
 
 
 def _names_a_secret(value: str) -> bool:
-    """``new_password``, ``"FORCE_CHANGE_PASSWORD"``: a variable or enum naming a secret, not one."""
+    """``new_password``, ``"FORCE_CHANGE_PASSWORD"``: a variable or enum naming a secret, not
+    one."""
     return _SNAKE_WORDS.fullmatch(value) is not None and _SECRET_WORD.search(value) is not None
 
 
@@ -129,7 +137,8 @@ def _is_literal(m: re.Match[str], value: str, group: str) -> bool:
 
 
 def _random_value(m: re.Match[str], value: str, group: str) -> bool:
-    """Tokens and keys are random: long, no spaces, and letters mixed with digits (or high entropy)."""
+    """Tokens and keys are random: long, no spaces, and letters mixed with digits (or high
+    entropy)."""
     return (len(value) >= 12 and not any(c.isspace() for c in value) and _is_literal(m, value, group)
             and (_has_digit_and_letter(value) or _entropy(value) >= 3.5))
 
@@ -245,7 +254,8 @@ _URL_USERINFO = r"""://[^\s:/?#@'"<>\[\]]*:(?P<v>[^\s@/?#'"<>]+)@(?=[\w\[])"""
 
 
 def _table_row(m: re.Match[str], group: str) -> bool:
-    """A ``|`` separator counts only as ``| key | value |`` (a pipeline ``$password | Out-Null`` is not)."""
+    """A ``|`` separator counts only as ``| key | value |`` (a pipeline ``$password | Out-Null``
+    is not)."""
     text, start, end = m.string, m.start(), m.end(group)
     before = text[max(0, start - 200):start]
     before = before[before.rfind("\n") + 1:].lstrip()
@@ -265,10 +275,11 @@ def _assignment(name: str, keys: str, lower: Iterable[str], value_ok: Check,
 
 
 def _password_key(m: re.Match[str], value: str, group: str) -> bool:
-    """``pass`` must be a word of its own (not ``bypass``); ``pwd`` a suffix (``DB_PWD``, not ``$PWD``)."""
+    """``pass`` must be a word of its own (not ``bypass``); ``pwd`` a suffix (``DB_PWD``, not
+    ``$PWD``)."""
     key, prev = m.group("k").lower(), m.string[m.start() - 1:m.start()]
     separator = m.string[m.end("k"):m.start(group)] if group else ""
-    if key == "pass" and (prev.isalpha() or group == "v3" and ":" in separator):
+    if key == "pass" and (prev.isalpha() or (group == "v3" and ":" in separator)):
         return False  # bypass=..., or PASS:HASH (an option syntax, not YAML)
     if key == "pwd" and prev not in ("_", ".", ";", '"', "'", "-"):
         return False
@@ -276,8 +287,8 @@ def _password_key(m: re.Match[str], value: str, group: str) -> bool:
 
 
 def _flag_value(m: re.Match[str], value: str, group: str) -> bool:
-    """``--password hunter2``, but not the prose "the --password option": a bare lowercase word after a
-    space is taken for English unless it has a digit, a capital or a symbol."""
+    """``--password hunter2``, but not the prose "the --password option": a bare lowercase word
+    after a space is taken for English unless it has a digit, a capital or a symbol."""
     word = value.rstrip(".,:;!?)")
     if group == "v3" and m.string[m.start(group) - 1] != "=" and word.isalpha() and word.islower():
         return False
@@ -324,7 +335,7 @@ _GENERIC = (
 
 _HEX_NAME, _BASE64_NAME = "high-entropy-hex", "high-entropy-base64"
 _PATTERNS = _VENDOR + _GENERIC
-_PRIO_NAMES = tuple(p.name for p in _PATTERNS) + (_HEX_NAME, _BASE64_NAME)
+_PRIO_NAMES = (*(p.name for p in _PATTERNS), _HEX_NAME, _BASE64_NAME)
 """Index = precedence (lower wins); a detector may be split over several regexes of one name."""
 _HEX_PRIO, _BASE64_PRIO = len(_PATTERNS), len(_PATTERNS) + 1
 PATTERN_NAMES: tuple[str, ...] = tuple(dict.fromkeys(_PRIO_NAMES))
@@ -346,8 +357,9 @@ _RUN_HINTS = _by_hint(lambda p: p.run_hints)
 _RUN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
 _SHAPE_BYTES = bytes(97 if chr(i) in _RUN_CHARS else 61 if i == 61 else 32 for i in range(256))
 _LONG = re.compile(b"a" * 19 + rb"a+={0,2}")
-"""Long token-like runs (20+ chars of ``[A-Za-z0-9+/_-]``, then ``=`` padding), found on a copy of the
-text with every run character mapped to ``a``: sre then scans for a literal, ~4x faster than a class."""
+"""Long token-like runs (20+ chars of ``[A-Za-z0-9+/_-]``, then ``=`` padding), found on a copy
+of the text with every run character mapped to ``a``: sre then scans for a literal, ~4x faster
+than a class."""
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _HAS_UUID = re.compile(_UUID, re.I)
 _TOKEN_BREAKS = (" ", "\t", '"', "'", "`", "(", "<", "[")
@@ -379,7 +391,7 @@ def _looks_random(core: str) -> bool:
     if _entropy(core) < min(4.8, 0.7 * math.log2(n) + 0.65):
         return False
     kinds = core.translate(_KIND)  # separators dropped: kebab-Case-Words-3 would switch a lot
-    return sum(a != b for a, b in zip(kinds, kinds[1:])) / max(1, len(kinds) - 1) >= 0.45
+    return sum(a != b for a, b in pairwise(kinds)) / max(1, len(kinds) - 1) >= 0.45
 
 
 def _public_armor(text: str) -> list[tuple[int, int]]:
@@ -485,7 +497,8 @@ def _merge(spans: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
 
 def _absorb_markers(spans: list[tuple[int, int, int]], markers: list[tuple[int, int]]
                     ) -> list[tuple[int, int, int]]:
-    """Grow spans over markers they touch, and drop spans made only of markers (already redacted)."""
+    """Grow spans over markers they touch, and drop spans made only of markers (already
+    redacted)."""
     out: list[tuple[int, int, int]] = []
     i = 0
     for start, end, prio in spans:

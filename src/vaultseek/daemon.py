@@ -218,6 +218,7 @@ class Daemon:
         """A hook event's output. ``prepare`` requests come from the launcher's fast lane,
         which has read no configuration: the daemon applies its own hook settings and does
         the client's steps (triviality, the session's last prompt) itself."""
+        assert self.index is not None
         payload = message.get("input")
         if not isinstance(payload, dict):
             raise QueryError('a hook request needs the event\'s "input" object')
@@ -241,6 +242,6 @@ class Daemon:
         options = {key: message.get(key) for key in keys}
         response = self.index.search(query, mode=message.get("mode") or "hybrid", **options)
         out = response.to_dict()
-        for row, result in zip(out["results"], response.results):
+        for row, result in zip(out["results"], response.results, strict=True):
             row["chunk_id"] = result.chunk_id
         return out

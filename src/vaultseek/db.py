@@ -25,6 +25,7 @@ BUSY_TIMEOUT_MS = 5_000
 Connection = apsw.Connection
 BusyError = apsw.BusyError
 FTS5_TOKENIZE_QUERY = apsw.FTS5_TOKENIZE_QUERY
+FTS5Tokenizer = apsw.FTS5Tokenizer
 
 
 def open_connection(path: Path, *, create: bool) -> apsw.Connection:

@@ -32,8 +32,15 @@ from .filters import parse_filter
 from .linkgraph import LinkGraph
 from .linking import get_note_path, note_links, relink
 from .migrations import migrate
-from .records import (IndexStatus, NoteLinks, RelatedNotes, SearchFilter, SearchMode, SearchResponse,
-                      SyncReport)  # fmt: skip
+from .records import (
+    IndexStatus,
+    NoteLinks,
+    RelatedNotes,
+    SearchFilter,
+    SearchMode,
+    SearchResponse,
+    SyncReport,
+)
 from .related import find_related
 from .search import SearchParams, VectorsUnavailable, run_search
 from .store import ChunkRow, Store, utc_now
@@ -326,7 +333,7 @@ class Index:
         query = embed(text)
         positions = np.searchsorted(index.ids, np.asarray(chunk_ids, dtype=np.int64))
         out: dict[int, float] = {}
-        for chunk_id, at in zip(chunk_ids, positions):
+        for chunk_id, at in zip(chunk_ids, positions, strict=True):
             if at < len(index.ids) and index.ids[at] == chunk_id:
                 out[chunk_id] = float(query @ index.matrix_t[:, at])
         return out

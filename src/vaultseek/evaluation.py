@@ -491,7 +491,7 @@ COLUMNS = (*METRICS, "p50 ms", "p99 ms")
 def table_row(result: ConfigResult) -> list[str]:
     """A result's cells in :data:`COLUMNS` order (shared by the text and Markdown tables)."""
     cells = [f"{result.scores[name]:.3f}" for name in METRICS]
-    return cells + [f"{result.latency_p50_ms:.2f}", f"{result.latency_p99_ms:.2f}"]
+    return [*cells, f"{result.latency_p50_ms:.2f}", f"{result.latency_p99_ms:.2f}"]
 
 
 def render_table(report: EvalReport) -> str:
@@ -503,7 +503,7 @@ def render_table(report: EvalReport) -> str:
     head = f"{report.name}{split}: {report.queries:,} queries{skipped}, {report.documents:,} documents"
     lines = [f"{head}; k = candidates = {DEPTH}; hybrid = {report.default_fusion} (the configured default)", ""]
     for row in rows:
-        cells = [row[0].ljust(widths[0])] + [cell.rjust(w) for cell, w in zip(row[1:], widths[1:])]
+        cells = [row[0].ljust(widths[0])] + [cell.rjust(w) for cell, w in zip(row[1:], widths[1:], strict=True)]
         lines.append("  ".join(cells).rstrip())
     lines += [f"note: {n}" for n in report.notices]
     return "\n".join(lines)

@@ -112,7 +112,7 @@ def bm25_scores(query_terms: Sequence[str], documents: Sequence[list[str]]) -> l
         if not df:
             continue
         idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-        for i, (doc, c) in enumerate(zip(documents, counts)):
+        for i, (doc, c) in enumerate(zip(documents, counts, strict=True)):
             tf = c[term]
             if tf:
                 scores[i] += idf * tf * (_K1 + 1) / (tf + _K1 * (1 - _B + _B * len(doc) / average))

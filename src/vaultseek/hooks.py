@@ -225,8 +225,10 @@ def post_tool_use_output(
     shown = sum(p.last_line - p.first_line + 1 for p in extract.passages)
     lines = [
         f"## Most relevant parts of the {tool} output",
-        f"(vaultseek: {shown} of {extract.total_lines} lines, ranked against the request and "
-        "the tool input; the full output is above)",
+        (
+            f"(vaultseek: {shown} of {extract.total_lines} lines, ranked against the request and "
+            "the tool input; the full output is above)"
+        ),
     ]
     for passage in extract.passages:
         where = (

@@ -34,6 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .fusion import Fused
+from .records import LinkDirection
 
 LINK_SIGNALS = ("backlinks", "neighbours")
 SEEDS = 10
@@ -47,7 +48,7 @@ class LinkedNote:
 
     path: str
     score: float
-    linked: str | None
+    linked: LinkDirection | None
     """``to`` (the note links to it), ``from`` (it links to the note), ``both``, or None."""
     shared: tuple[str, ...]
 
@@ -66,7 +67,7 @@ class LinkGraph:
                 self.out[a].add(b)
                 self.into[b].add(a)
         self.edges = sum(len(s) for s in self.out)
-        self._around = [out | into for out, into in zip(self.out, self.into)]
+        self._around = [out | into for out, into in zip(self.out, self.into, strict=True)]
         self._most_backlinks = max((len(s) for s in self.into), default=0)
 
     def _add(self, path: str) -> int:
@@ -125,7 +126,7 @@ class LinkGraph:
         ]
 
 
-def _direction(to: bool, from_: bool) -> str | None:
+def _direction(to: bool, from_: bool) -> LinkDirection | None:
     return "both" if to and from_ else "to" if to else "from" if from_ else None
 
 

@@ -77,7 +77,7 @@ def folder_steps(source: str, path: str) -> int:
     ancestor, then down to ``path``'s."""
     here, there = source.split("/")[:-1], path.split("/")[:-1]
     common = 0
-    for a, b in zip(here, there):
+    for a, b in zip(here, there, strict=False):
         if a != b:
             break
         common += 1
@@ -240,5 +240,5 @@ def _resolved(row: LinkRow) -> ResolvedLink:
     return ResolvedLink(
         source=row.source, target=row.target, heading=row.heading, alias=row.alias,
         embed=bool(row.embed), syntax="markdown" if row.syntax == "markdown" else "wiki",
-        path=row.resolved, via=via,  # type: ignore[arg-type]
+        path=row.resolved, via=via,
     )  # fmt: skip

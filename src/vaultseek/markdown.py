@@ -196,8 +196,9 @@ def fence_spans(text: str) -> list[Span]:
     if "```" not in text and "~~~" not in text:
         return []
     first = _FIRST_FENCE_LINE.match(text)
-    lines = [(0, *first.group(1, 2), first.end())] if first is not None else []
-    lines.extend((m.start() + 1, *m.group(1, 2), m.end()) for m in _FENCE_LINE.finditer(text))
+    # (line start, fence run, the rest of the line, line end)
+    lines: list[tuple[int, str, str, int]] = [(0, first[1], first[2], first.end())] if first is not None else []
+    lines.extend((m.start() + 1, m[1], m[2], m.end()) for m in _FENCE_LINE.finditer(text))
     spans: list[Span] = []
     open_start = -1
     open_run = ""
@@ -232,8 +233,8 @@ def headings(text: str, fences: list[Span] | None = None) -> list[Heading]:
     if fences is None:
         fences = fence_spans(text)
     first = _FIRST_HEADING_LINE.match(text)
-    found = [(0, *first.group(1, 2))] if first is not None else []
-    found.extend((m.start() + 1, *m.group(1, 2)) for m in _HEADING_LINE.finditer(text))
+    found: list[tuple[int, str, str]] = [(0, first[1], first[2])] if first is not None else []
+    found.extend((m.start() + 1, m[1], m[2]) for m in _HEADING_LINE.finditer(text))
     out: list[Heading] = []
     for start, hashes, raw in found:
         if in_spans(fences, start):
@@ -261,7 +262,7 @@ def load_yaml_documents(text: str) -> list[Any]:
     """Every document in a YAML stream, with the safe loader (for YAML data files).
     Raises ValueError with a short reason when the text is not valid YAML."""
     try:
-        return list(yaml.load_all(text, Loader=_Loader))  # noqa: S506 - a safe loader
+        return list(yaml.load_all(text, Loader=_Loader))  # _Loader is a SafeLoader
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem", None) or type(exc).__name__
         mark = getattr(exc, "problem_mark", None)
@@ -291,7 +292,7 @@ def render_frontmatter(meta: dict[str, Any]) -> str:
 def _load_frontmatter(source: str) -> tuple[dict[str, Any], str | None]:
     """YAML → JSON-safe dict, or ``({}, reason)``; the caller keeps going either way."""
     try:
-        data = yaml.load(source, Loader=_Loader)  # noqa: S506 - a safe loader
+        data = yaml.load(source, Loader=_Loader)  # _Loader is a SafeLoader
     except yaml.YAMLError as exc:
         return {}, _yaml_reason(exc)
     except (ValueError, TypeError, RecursionError, OverflowError) as exc:
@@ -469,7 +470,7 @@ def _scan_body(body: str) -> tuple[str, list[Link], list[str]]:
     if comments:
         starts = [0, *(end for _, end in comments)]
         ends = [*(start for start, _ in comments), len(body)]
-        body = "".join(body[start:end] for start, end in zip(starts, ends))
+        body = "".join(body[start:end] for start, end in zip(starts, ends, strict=True))
     return body, links, tags
 
 
@@ -499,7 +500,7 @@ class _CodeSpans:
     the rest of parsing.
     """
 
-    __slots__ = ("_text", "_lines")
+    __slots__ = ("_lines", "_text")
 
     def __init__(self, text: str) -> None:
         self._text = text

@@ -179,8 +179,8 @@ def _may_follow(body: str, line_start: int, ends: set[int], excluded: Excluded) 
         or above_end in ends
         or excluded(above_start + len(above) - len(above.lstrip()))
         or _ATX_HEADING.match(above) is not None
-        or len(set(stripped.replace(" ", "").replace("\t", ""))) == 1 and stripped[0] in _RULE_CHARS
-        or stripped.endswith("-->") and _opens_comment_block(body, above_end)
+        or (len(set(stripped.replace(" ", "").replace("\t", ""))) == 1 and stripped[0] in _RULE_CHARS)
+        or (stripped.endswith("-->") and _opens_comment_block(body, above_end))
     )
 
 

@@ -252,4 +252,4 @@ def migrate(conn: Connection) -> int:
 
 
 def _user_version(conn: Connection) -> int:
-    return int(conn.execute("PRAGMA user_version").fetchall()[0][0])
+    return int(conn.execute("PRAGMA user_version").get)

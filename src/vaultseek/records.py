@@ -325,6 +325,10 @@ LinkVia = Literal["self", "path", "name", "alias", "none"]
 root or the linking note), ``name`` (a file name, maybe with folders), ``alias`` (a
 frontmatter alias); ``none``: dangling."""
 
+LinkDirection = Literal["to", "from", "both"]
+"""How two related notes link directly: ``to`` (the note links to the other), ``from`` (the
+other links to the note), or ``both``."""
+
 
 @dataclass(frozen=True, slots=True)
 class ResolvedLink:
@@ -401,7 +405,7 @@ class RelatedNote:
     """1-based rank among the notes related by links; None when not related by links."""
     vector_rank: int | None
     """1-based rank among the most similar notes; None when not among them."""
-    linked: Literal["to", "from", "both"] | None
+    linked: LinkDirection | None
     """``to``: the note links to this one; ``from``: this one links to the note."""
     shared: tuple[str, ...]
     """Neighbours both notes link to or are linked from (at most five, strongest first)."""

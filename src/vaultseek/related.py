@@ -73,7 +73,7 @@ def find_related(
                 score=f.score,
                 links_rank=f.ranks.get("links"),
                 vector_rank=f.ranks.get("vector"),
-                linked=link.linked if link is not None else None,  # type: ignore[arg-type]
+                linked=link.linked if link is not None else None,
                 shared=link.shared if link is not None else (),
                 similarity=similarity.get(name),
             )
@@ -126,7 +126,7 @@ def _file_similarities(
     scores = centroid @ vectors.matrix_t[:, columns]
     files = store.chunk_paths([int(i) for i in vectors.ids[columns]])
     best: dict[str, float] = {}
-    for chunk_id, score in zip(vectors.ids[columns], scores):
+    for chunk_id, score in zip(vectors.ids[columns], scores, strict=True):
         name = files.get(int(chunk_id))
         if name is not None and float(score) > best.get(name, -2.0):
             best[name] = float(score)

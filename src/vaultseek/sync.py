@@ -277,7 +277,7 @@ class Syncer:
                     )
                     return True
                 vectors = model.embed([embedding_text(ctx, text) for _cid, ctx, text in batch])
-                self.store.replace_vectors([(row[0], vec) for row, vec in zip(batch, vectors)])
+                self.store.replace_vectors([(row[0], vec) for row, vec in zip(batch, vectors, strict=True)])
                 done += len(batch)
                 self.progress(Progress("embed", done, total))
             self.counts["reembedded"] = done
@@ -335,7 +335,7 @@ class Syncer:
                             index_text(draft.heading_context),
                         ),
                     )
-                    for draft, digest in zip(item.drafts, item.hashes)
+                    for draft, digest in zip(item.drafts, item.hashes, strict=True)
                 ]
                 self.counts["reused"] += sum(1 for h in item.hashes if h not in fresh)
                 self.store.replace_file(
@@ -421,7 +421,7 @@ class Syncer:
             path=path,
             ocr=self._ocr_settings(),
             pages=_Checkpoints(self, path, loaded.content_hash),
-            progress=lambda phase, done, total: self.progress(Progress(phase, done, total, path)),  # type: ignore[arg-type]
+            progress=lambda phase, done, total: self.progress(Progress(phase, done, total, path)),
             should_stop=self.should_stop,
         )
         try:
@@ -463,10 +463,10 @@ class Syncer:
         (the rest are reused from any stored chunk that embedded the same text)."""
         texts: dict[bytes, str] = {}
         for item in parsed:
-            for draft, digest in zip(item.drafts, item.hashes):
+            for draft, digest in zip(item.drafts, item.hashes, strict=True):
                 texts.setdefault(digest, embedding_text(draft.heading_context, draft.text))
         vectors = self.store.vectors_by_hash(texts)
         missing = [h for h in texts if h not in vectors]
         if missing:
-            vectors.update(zip(missing, self.embedder().embed([texts[h] for h in missing])))
+            vectors.update(zip(missing, self.embedder().embed([texts[h] for h in missing]), strict=True))
         return vectors, set(missing)

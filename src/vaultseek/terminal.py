@@ -109,9 +109,11 @@ class ProgressBar:
 def format_sync_report(report: SyncReport, *, vault: str, db: str) -> str:
     lines = [
         f"Indexed {vault} in {report.seconds:.1f} s → {db}",
-        f"  {report.scanned:,} files: {report.added:,} added, {report.updated:,} updated, "
-        f"{report.unchanged + report.touched:,} unchanged, {report.deleted:,} removed, "
-        f"{len(report.skipped):,} skipped",
+        (
+            f"  {report.scanned:,} files: {report.added:,} added, {report.updated:,} updated, "
+            f"{report.unchanged + report.touched:,} unchanged, {report.deleted:,} removed, "
+            f"{len(report.skipped):,} skipped"
+        ),
         f"  {report.chunks_written:,} chunks written ({report.vectors_reused:,} vectors reused)",
     ]
     if report.documents_extracted:

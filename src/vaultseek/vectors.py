@@ -71,7 +71,7 @@ class VectorIndex:
             return []
         candidates = _at_least_kth(scores, k)
         order = candidates[np.lexsort((ids[candidates], -scores[candidates]))[:k]]
-        return list(zip(ids[order].tolist(), scores[order].tolist()))
+        return list(zip(ids[order].tolist(), scores[order].tolist()))  # noqa: B905 - per query: a keyword makes zip() ~0.5 µs slower
 
     def best_rows(self, scores: np.ndarray, k: int) -> np.ndarray:
         """The rows whose score is at least the ``k``-th best (ties included, so possibly

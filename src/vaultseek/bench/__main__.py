@@ -263,7 +263,7 @@ def _filtered_rows(r: dict[str, Any]) -> list[tuple[str, str, str]]:
         for name, f in r["filtered"].items()
     ]  # fmt: skip
     s = r["signals"]
-    return rows + [("… title match + recency + intent on", f"{s['p50_ms']:.2f} / {s['p99_ms']:.2f} ms", "")]
+    return [*rows, ("… title match + recency + intent on", f"{s['p50_ms']:.2f} / {s['p99_ms']:.2f} ms", "")]
 
 
 def _cpu(figure: dict[str, Any]) -> str:

@@ -1,7 +1,8 @@
 """The agent figures: hook start-up with and without the daemon, MCP round trip, readers
 under a writing watcher, save-to-searchable latency.
 
-    python -m vaultseek.bench.agents [--workdir DIR] [--files N] [--readers-seconds 60] [--json FILE]
+    python -m vaultseek.bench.agents [--workdir DIR] [--files N] [--readers-seconds 60]
+                                     [--json FILE]
 
 Builds (or reuses, in ``--workdir``) the benchmark vault from ``../shared/data`` (the same
 generator as ``python -m vaultseek.bench``; 16,894 files by default) and indexes it, then:
@@ -116,7 +117,7 @@ def time_hook(vault: Path, runs: int, db: Path | None = None) -> list[float]:
         payload = json.dumps({"session_id": "bench", "prompt": PROMPTS[i % len(PROMPTS)]})
         started = time.perf_counter()
         result = subprocess.run([*vaultseek_command(), "hook", "user-prompt-submit", *names],
-                                input=payload, capture_output=True, text=True)  # fmt: skip
+                                input=payload, capture_output=True, text=True, check=False)  # fmt: skip
         times.append(time.perf_counter() - started)
         if i == 0 and not result.stdout.startswith("## Relevant Memory Context"):
             print(f"  note: the hook injected nothing for {PROMPTS[0]!r}", file=sys.stderr)
@@ -137,7 +138,7 @@ def breakdown(script: str, vault: Path, db: Path, runs: int = 5) -> dict[str, fl
 
 def _timed(command: list[str]) -> float:
     started = time.perf_counter()
-    subprocess.run(command, capture_output=True)
+    subprocess.run(command, capture_output=True, check=False)
     return time.perf_counter() - started
 
 
@@ -236,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     figures: dict[str, Any] = {"files": report.scanned, "chunks": chunks}
 
     cli = vaultseek_command()
-    subprocess.run([*cli, "daemon", "stop", "--vault", str(vault)], capture_output=True)
+    subprocess.run([*cli, "daemon", "stop", "--vault", str(vault)], capture_output=True, check=False)
     print("hook without the daemon …", file=sys.stderr)
     index_db = load_config(vault=vault).db or db
     figures["hook_cold"] = ms(time_hook(vault, max(args.runs // 2, 5), index_db))
@@ -254,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"8 readers for {args.readers_seconds:g} s under the watcher …", file=sys.stderr)
         figures["readers_under_watcher"] = readers_under_watcher(vault, args.readers_seconds)
     finally:
-        subprocess.run([*cli, "daemon", "stop", "--vault", str(vault)], capture_output=True)
+        subprocess.run([*cli, "daemon", "stop", "--vault", str(vault)], capture_output=True, check=False)
     print("MCP round trips …", file=sys.stderr)
     figures["mcp_search_warm"] = ms(asyncio.run(mcp_round_trips(vault, 200)))
 

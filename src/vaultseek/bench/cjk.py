@@ -26,6 +26,7 @@ from pathlib import Path
 from vaultseek import lexical
 from vaultseek.bench.vaultgen import get_shared_data
 from vaultseek.engine import open_index
+from vaultseek.records import SearchMode
 
 LANGUAGES = ("zh", "ja", "ko")
 _MARKUP = re.compile(r"[`*_<>\[\]]|https?://\S+")
@@ -78,18 +79,18 @@ def load_pages(root: Path) -> dict[str, str]:
 def plain_fts5() -> Iterator[None]:
     """Index and query without the CJK rewriting: the baseline."""
     original = lexical.index_text
-    lexical.index_text = lambda text: text  # type: ignore[assignment]
+    lexical.index_text = lambda text: text
     import vaultseek.sync as sync_module
 
-    sync_module.index_text = lexical.index_text  # type: ignore[attr-defined]
+    sync_module.index_text = lexical.index_text
     try:
         yield
     finally:
-        lexical.index_text = original  # type: ignore[assignment]
-        sync_module.index_text = original  # type: ignore[attr-defined]
+        lexical.index_text = original
+        sync_module.index_text = original
 
 
-def recall_at_10(root: Path, items: list[KnownItem], work: Path, mode: str) -> float:
+def recall_at_10(root: Path, items: list[KnownItem], work: Path, mode: SearchMode) -> float:
     with open_index(root, db=work / "index.db", create=True) as index:
         index.sync()
         found = 0
@@ -111,7 +112,8 @@ def measure(language: str, *, data: Path | None = None, limit: int | None = None
         for rel, text in pages.items():
             (vault / rel).parent.mkdir(parents=True, exist_ok=True)
             (vault / rel).write_text(text, "utf-8")
-        for mode in ("bm25", "hybrid"):
+        modes: tuple[SearchMode, ...] = ("bm25", "hybrid")
+        for mode in modes:
             run = Path(scratch) / mode
             run.mkdir()
             out[mode] = recall_at_10(vault, items, run, mode)

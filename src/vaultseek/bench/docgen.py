@@ -126,7 +126,8 @@ def xlsx_file(path: Path, sheets: dict[str, Sequence[Sequence[Any]]]) -> Path:
     import openpyxl
 
     workbook = openpyxl.Workbook()
-    workbook.remove(workbook.active)
+    if workbook.active is not None:  # the empty sheet a new workbook starts with
+        workbook.remove(workbook.active)
     for name, rows in sheets.items():
         sheet = workbook.create_sheet(name)
         for row in rows:

@@ -24,6 +24,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from ..engine import open_index
 from ..intake import Intake, item_from_text
@@ -56,7 +57,7 @@ def build_vault(source_folders: dict[str, Path], vault: Path, fraction: float) -
     return held
 
 
-def run_vault(label: str, vault: Path, db: Path, held: list[tuple[str, str, str]], offtopic: list[str]) -> dict:
+def run_vault(label: str, vault: Path, db: Path, held: list[tuple[str, str, str]], offtopic: list[str]) -> dict[str, Any]:
     started = time.perf_counter()
     with open_index(vault, db=db, create=True) as index:
         index.sync(remember=False)
@@ -82,7 +83,7 @@ def run_vault(label: str, vault: Path, db: Path, held: list[tuple[str, str, str]
             "notes": sum(1 for _ in vault.rglob("*.md")), "file_at": file_at, "review_at": review_at}  # fmt: skip
 
 
-def render(result: dict) -> str:
+def render(result: dict[str, Any]) -> str:
     rows, off, domains = result["rows"], result["off"], result["domains"]
     n = len(rows)
     acc = sum(r["domain"] == r["folder"] for r in rows) / n
@@ -93,8 +94,8 @@ def render(result: dict) -> str:
     macro = sum(sum(r["domain"] == d for r in rs) / len(rs) for d, rs in per_folder.items() if rs) / max(
         1, sum(1 for rs in per_folder.values() if rs))
     out = [f"### {result['label']}", "",
-           f"{result['notes']:,} notes indexed in {len(domains)} folders; "
-           f"{n} held-out notes; {len(off)} SciFact abstracts as off-topic items.", "",
+           (f"{result['notes']:,} notes indexed in {len(domains)} folders; "
+            f"{n} held-out notes; {len(off)} SciFact abstracts as off-topic items."), "",
            "| routing | accuracy |", "|---|---:|",
            f"| **intake (mean of centroid and nearest-passages cosine, the default)** | **{acc:.1%}** |",
            f"| centroid cosine only | {acc_c:.1%} |",
@@ -112,15 +113,15 @@ def render(result: dict) -> str:
         out.append(f"| {d} | {len(rs)} | " + " | ".join(cells) + f" | {counts[d] / len(rs):.0%} |")
     out.append("")
 
-    def decisions(items: list[dict]) -> str:
+    def decisions(items: list[dict[str, Any]]) -> str:
         c = Counter(i["decision"] for i in items)
         return " / ".join(f"{c[k] / len(items):.0%}" for k in ("file", "review", "discard"))
 
-    def mean(items: list[dict], key: str) -> str:
+    def mean(items: list[dict[str, Any]], key: str) -> str:
         return f"{sum(i['scores'][key] for i in items) / len(items):.2f}"
 
-    out += [f"Decisions at intake_file_at {result['file_at']:g} / intake_review_at {result['review_at']:g}, "
-            "and mean scores:", "",
+    out += [(f"Decisions at intake_file_at {result['file_at']:g} / intake_review_at {result['review_at']:g}, "
+             "and mean scores:"), "",
             "| items | file / review / discard | total (median) | relevance | actionability | depth | authority |",
             "|---|---|---:|---:|---:|---:|---:|"]  # fmt: skip
     for label, items in (("held-out notes", rows), ("off-topic (SciFact)", off)):

@@ -32,6 +32,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,7 @@ def probe_queries(vault: Path, limit: int, seed: int) -> dict[str, Probe]:
         if found is not None:
             pages.setdefault(path.name, []).append(path.relative_to(vault).as_posix())
             synopsis.setdefault(path.name, found.group(1).strip())
-    reference = [(synopsis[n], {p: 1.0 for p in pages[n]}) for n in sorted(synopsis)]
+    reference = [(synopsis[n], dict.fromkeys(pages[n], 1.0)) for n in sorted(synopsis)]
     cli = []
     for path in sorted((vault / "cli").rglob("*.md")):
         found = _DESCRIPTION.search(path.read_text("utf-8", "replace"))
@@ -162,8 +163,8 @@ def time_links(index: Index, vault: Path, seed: int) -> dict[str, Any]:
     paths = sorted(row["path"] for row in index.files() if row["status"] == "indexed")
     sample = rng.sample(paths, min(200, len(paths)))
     index.related(sample[0])  # model and vectors loaded
-    out["links_call"] = _summary([_ms(lambda p=p: index.links(p)) for p in sample])  # type: ignore[misc]
-    out["related_call"] = _summary([_ms(lambda p=p: index.related(p)) for p in sample])  # type: ignore[misc]
+    out["links_call"] = _summary([_ms(partial(index.links, p)) for p in sample])
+    out["related_call"] = _summary([_ms(partial(index.related, p)) for p in sample])
     return out
 
 

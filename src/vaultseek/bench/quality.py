@@ -1,4 +1,5 @@
-"""``python -m vaultseek.bench.quality``: the committed retrieval-quality table, ``docs/quality.md``.
+"""``python -m vaultseek.bench.quality``: the committed retrieval-quality table,
+``docs/quality.md``.
 
 Runs :func:`vaultseek.evaluation.evaluate_beir` on every collection in ``../shared/data/ir``
 (SciFact on its test split: its train split is for tuning) with every configuration, and writes
@@ -152,8 +153,10 @@ def render(
         "",
         f"```\n{command}\n```",
         "",
-        f"Run {when}: vaultseek {__version__}{_commit()}, model `{first.model}`, default fusion "
-        + f"`{first.default_fusion}`, {machine}; {seconds:.0f} s in all.",
+        (
+            f"Run {when}: vaultseek {__version__}{_commit()}, model `{first.model}`, default fusion "
+            f"`{first.default_fusion}`, {machine}; {seconds:.0f} s in all."
+        ),
         "",
         PROTOCOL.format(depth=DEPTH),
         "## nDCG@10",

@@ -34,7 +34,13 @@ from typing import Any
 
 from vaultseek.engine import open_index
 from vaultseek.errors import VaultseekError
-from vaultseek.evaluation import Configuration, EvalReport, evaluate_beir, evaluate_golden
+from vaultseek.evaluation import (
+    ConfigResult,
+    Configuration,
+    EvalReport,
+    evaluate_beir,
+    evaluate_golden,
+)
 from vaultseek.terminal import ProgressBar
 
 from . import vaultgolden
@@ -122,18 +128,18 @@ def run_beir(data: Path, workdir: Path, bar: ProgressBar) -> list[tuple[str, Eva
     return reports
 
 
-def _result(report: EvalReport, label: str):  # noqa: ANN202 - a ConfigResult
+def _result(report: EvalReport, label: str) -> ConfigResult:
     return next(r for r in report.results if r.configuration.label == label)
 
 
 def table(reports: Sequence[tuple[str, EvalReport]], metric: str) -> str:
     labels = [f"hybrid+{name}" for name in SIGNALS] + ["hybrid+all"]
-    head = ["set", "queries", "bm25", "vector", "hybrid", *(f"{l.removeprefix('hybrid')} Δ" for l in labels)]
+    head = ["set", "queries", "bm25", "vector", "hybrid", *(f"{label.removeprefix('hybrid')} Δ" for label in labels)]
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     for name, report in reports:
         base = _result(report, "hybrid")
         cells = [name, f"{report.queries:,}"]
-        cells += [f"{_result(report, l).scores[metric]:.3f}" for l in ("bm25", "vector", "hybrid")]
+        cells += [f"{_result(report, mode).scores[metric]:.3f}" for mode in ("bm25", "vector", "hybrid")]
         for label in labels:
             other = _result(report, label)
             if metric == "nDCG@10":

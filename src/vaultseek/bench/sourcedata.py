@@ -87,7 +87,7 @@ def parse_tldr(text: str) -> TldrDoc:
             summary = line[2:].strip()
         elif line.startswith("- "):
             # "[c]reate a [f]ile:" reads "create a file"; CJK pages end with a full-width colon.
-            pending = _MNEMONIC.sub(r"\1", line[2:].strip().rstrip(":："))
+            pending = _MNEMONIC.sub(r"\1", line[2:].strip().rstrip(":："))  # noqa: RUF001 - the full-width colon, on purpose
         elif line.startswith("`") and pending:
             examples.append((pending, line.strip("`")))
             pending = ""

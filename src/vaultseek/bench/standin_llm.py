@@ -89,7 +89,7 @@ def plan_reply(body: dict[str, Any], *, openai: bool = False) -> dict[str, Any]:
         sources = _sources(messages)
         if sources:
             number, label = sources[0]
-            tokens = ["According ", "to ", f"[{number}] ", f"({label}), "] + ["the ", "sources ", "answer ", "it."]
+            tokens = ["According ", "to ", f"[{number}] ", f"({label}), ", "the ", "sources ", "answer ", "it."]
         elif not any(m.get("role") == "system" for m in messages):  # a tool's own request
             tokens = ["Summary: "] + [w + " " for w in question.split()[:60]]
         else:
@@ -133,7 +133,7 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         return self.path[len(prefix):]
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:  # the name http.server calls
         path = self._route()
         if path is None:
             return
@@ -146,7 +146,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._json(404, {"error": "not found"})
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:  # the name http.server calls
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
         path = self._route()
         if path is None:

@@ -214,13 +214,19 @@ def build_vault(
 
 
 _EDIT_TEMPLATES = (
-    "Update {date}: revisited {title} while cleaning up these notes. The first example still "
-    "works, but double-check the flags on macOS before trusting it, and keep the output in the "
-    "backup folder.",
-    "Follow-up {date}: ran into {title} again during the migration. Writing this down so I stop "
-    "searching for it: test on a copy first, then run it for real and compare the results.",
-    "{date} - a colleague asked about {title}; the short version is in the first section, the rest "
-    "is background. Worth linking from the project page next time I touch it.",
+    (
+        "Update {date}: revisited {title} while cleaning up these notes. The first example still "
+        "works, but double-check the flags on macOS before trusting it, and keep the output in the "
+        "backup folder."
+    ),
+    (
+        "Follow-up {date}: ran into {title} again during the migration. Writing this down so I stop "
+        "searching for it: test on a copy first, then run it for real and compare the results."
+    ),
+    (
+        "{date} - a colleague asked about {title}; the short version is in the first section, the rest "
+        "is background. Worth linking from the project page next time I touch it."
+    ),
 )
 
 

@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 from ..markdown import split_frontmatter
@@ -120,10 +121,10 @@ def _date(value: object) -> datetime | None:
         return None
 
 
-def golden_sets(notes: list[VaultNote]) -> dict[str, list[dict]]:
+def golden_sets(notes: list[VaultNote]) -> dict[str, list[dict[str, Any]]]:
     """The four judged sets (see the module docstring), as golden-file rows. A query text that
     names two notes (the same alias or title on two notes) is kept with both as relevant."""
-    sets: dict[str, list[dict]] = {name: [] for name in SETS}
+    sets: dict[str, list[dict[str, Any]]] = {name: [] for name in SETS}
     for name, pairs in (
         ("alias", ((a, n) for n in notes for a in n.aliases)),
         ("title", ((n.title, n) for n in notes if n.title)),
@@ -137,13 +138,13 @@ def golden_sets(notes: list[VaultNote]) -> dict[str, list[dict]]:
             for i, (query, relevant) in enumerate(sorted(grouped.items()))
         ]
     for i, note in enumerate(n for n in notes if n.description and n.links):
-        relevant = {target: 1 for target in note.links}
+        relevant = dict.fromkeys(note.links, 1)
         relevant[note.path] = 2
         sets["neighbourhood"].append({"id": f"neighbourhood-{i}", "query": note.description, "relevant": relevant})
     return sets
 
 
-def write_golden(sets: dict[str, list[dict]], folder: Path) -> dict[str, Path]:
+def write_golden(sets: dict[str, list[dict[str, Any]]], folder: Path) -> dict[str, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     written = {}
     for name, rows in sets.items():
@@ -153,7 +154,7 @@ def write_golden(sets: dict[str, list[dict]], folder: Path) -> dict[str, Path]:
     return written
 
 
-def iter_rows(path: Path) -> Iterator[dict]:
+def iter_rows(path: Path) -> Iterator[dict[str, Any]]:
     for line in path.read_text("utf-8").splitlines():
         if line.strip():
             yield json.loads(line)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..records import Location
+from ..records import Location, ProgressPhase
 
 
 class DocumentError(Exception):
@@ -96,6 +96,6 @@ class ExtractContext:
     path: str = ""
     ocr: OcrSettings = OcrSettings()
     pages: PageLog = field(default_factory=NoPageLog)
-    progress: Callable[[str, int, int], None] = lambda _phase, _done, _total: None
+    progress: Callable[[ProgressPhase, int, int], None] = lambda _phase, _done, _total: None
     """(phase "extract" or "ocr", page number, pages)"""
     should_stop: Callable[[], bool] = lambda: False

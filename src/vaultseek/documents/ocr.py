@@ -53,7 +53,7 @@ def open_ocr(languages: str) -> OcrEngine:
             "OCR unavailable: the tesseract program is not installed (Debian/Ubuntu: "
             "apt-get install tesseract-ocr tesseract-ocr-deu); pages without text wait for it",
         )
-    except Exception as exc:  # a broken installation: same degradation, with its reason
+    except Exception as exc:  # noqa: BLE001 - a broken installation: same degradation, with its reason
         return OcrEngine("", f"OCR unavailable: tesseract failed ({exc})")
     usable = [lang for lang in wanted if lang in installed]
     missing = [lang for lang in wanted if lang not in installed]

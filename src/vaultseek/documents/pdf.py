@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pypdfium2 as pdfium
 
@@ -29,6 +29,9 @@ from .extraction import (
     ExtractionStopped,
     Segment,
 )
+
+if TYPE_CHECKING:  # imported with pytesseract, on the first scanned page only
+    from .ocr import OcrEngine
 
 OCR_BELOW_CHARS = 50
 OCR_DPI = 300
@@ -132,7 +135,7 @@ def _text_layer(page: pdfium.PdfPage) -> str:
         textpage.close()
 
 
-def _open_engine(context: ExtractContext, result: Extracted):  # type: ignore[no-untyped-def]
+def _open_engine(context: ExtractContext, result: Extracted) -> OcrEngine | None:
     from .ocr import open_ocr
 
     engine = open_ocr(context.ocr.languages)

@@ -57,7 +57,7 @@ class Assessment:
             "domain": self.domain,
             "total": self.total,
             "scores": {d.name: d.score for d in self.dimensions},
-            "weights": dict(zip(INTAKE_DIMENSIONS, self.weights)),
+            "weights": dict(zip(INTAKE_DIMENSIONS, self.weights, strict=True)),
             "reasons": {d.name: list(d.reasons) for d in self.dimensions},
             "decision_reasons": list(self.reasons),
             "domains": [{"domain": a.domain, "affinity": a.score} for a in self.route.affinities[:5]],
@@ -161,7 +161,7 @@ class Intake:
             authority(item.body, item.meta, self.config.intake_trusted_domains),
         )
         weights = self.config.intake_weights
-        total = round(sum(w * d.score for w, d in zip(weights, dimensions)) / sum(weights), 3)
+        total = round(sum(w * d.score for w, d in zip(weights, dimensions, strict=True)) / sum(weights), 3)
         file_at, review_at = self.config.intake_file_at, self.config.intake_review_at
         decision: Decision
         if domain is not None:
@@ -298,8 +298,10 @@ class Intake:
             filing.recover(self.vault)
         items = []
         for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
-            meta, body = split_frontmatter(path.read_text("utf-8", "replace"))
-            record = meta.get("intake") if isinstance(meta.get("intake"), dict) else {}
+            meta, _ = split_frontmatter(path.read_text("utf-8", "replace"))
+            record = meta.get("intake")
+            if not isinstance(record, dict):
+                record = {}
             items.append(QueuedItem(
                 name=path.name, path=self._rel(path), title=str(meta.get("title") or path.stem),
                 total=record.get("total"), domain=record.get("domain"), scores=dict(record.get("scores") or {}),
@@ -384,14 +386,14 @@ def compose_note(item: Item, record: dict[str, Any], original: str | None) -> st
 
 
 def _move_id(item: Item) -> str:
-    seed = f"{item.source}\0{item.name}\0{_dt.datetime.now(_dt.timezone.utc).isoformat()}\0{id(item)}"
+    seed = f"{item.source}\0{item.name}\0{_dt.datetime.now(_dt.UTC).isoformat()}\0{id(item)}"
     return hashlib.sha256(seed.encode("utf-8")).hexdigest()[:16]
 
 
 def _move_id_of(path: Path) -> str:
-    seed = f"{path}\0{_dt.datetime.now(_dt.timezone.utc).isoformat()}"
+    seed = f"{path}\0{_dt.datetime.now(_dt.UTC).isoformat()}"
     return hashlib.sha256(seed.encode("utf-8")).hexdigest()[:16]
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    return _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()

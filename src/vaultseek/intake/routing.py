@@ -113,8 +113,10 @@ class DomainModel:
         domain_score = chosen.score if chosen is not None else vault_near
         blended = (domain_score + vault_near) / 2
         reasons = [
-            f"cosine {vault_near:.2f} to its {NEAREST} nearest passages in the vault "
-            f"({', '.join(nearest_paths[:3])})",
+            (
+                f"cosine {vault_near:.2f} to its {NEAREST} nearest passages in the vault "
+                f"({', '.join(nearest_paths[:3])})"
+            ),
         ]
         if chosen is not None:
             reasons.append(
@@ -139,9 +141,8 @@ def _owner(path: str, domains: Sequence[str]) -> str | None:
     """The most specific domain folder containing ``path`` (domains may nest)."""
     best = None
     for domain in domains:
-        if domain == ROOT or path.startswith(domain + "/"):
-            if best is None or len(domain) > len(best):
-                best = domain
+        if (domain == ROOT or path.startswith(domain + "/")) and (best is None or len(domain) > len(best)):
+            best = domain
     return best
 
 

@@ -122,8 +122,10 @@ def depth(body: str) -> Dimension:
     score = round(DEPTH_WORDS_SHARE * word_part + (1 - DEPTH_WORDS_SHARE) * structure_part, 3)
     reasons = (
         f"{len(words)} distinct content words → {word_part:.2f} (half credit at {DEPTH_WORDS_HALF:g})",
-        f"structure {structure:g} points ({found_headings} headings, {paragraphs} paragraphs, "
-        f"{list_items} list items) → {structure_part:.2f} (half credit at {DEPTH_STRUCTURE_HALF:g})",
+        (
+            f"structure {structure:g} points ({found_headings} headings, {paragraphs} paragraphs, "
+            f"{list_items} list items) → {structure_part:.2f} (half credit at {DEPTH_STRUCTURE_HALF:g})"
+        ),
         f"{DEPTH_WORDS_SHARE:g} × words + {1 - DEPTH_WORDS_SHARE:g} × structure",
     )
     return Dimension("depth", score, reasons)

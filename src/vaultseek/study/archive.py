@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -37,7 +38,7 @@ class Archive:
     # -- material -------------------------------------------------------------------------
     def add_material(self, kind: str, title: str, *, scope: dict[str, Any], sources: list[dict[str, Any]],
                      content: Any, problems: list[str], model: str, at: datetime,
-                     cards: list[tuple[dict[str, Any], str, str]] = ()) -> str:  # fmt: skip
+                     cards: Sequence[tuple[dict[str, Any], str, str]] = ()) -> str:  # fmt: skip
         """Store one piece of material (and, for a deck, its cards with their first
         schedule: ``(card, schedule_json, due_iso)``) in one transaction."""
         material_id = uuid.uuid4().hex[:16]
@@ -87,12 +88,14 @@ class Archive:
         with self.store.lock, self.store.conn:
             self.store.conn.execute("UPDATE materials SET title = ?, updated_at = ? WHERE id = ?",
                                     (title[:200], _iso(at), material_id))  # fmt: skip
-            return bool(self.store.conn.changes())
+            changed = self.store.conn.changes()
+        return bool(changed)
 
     def delete(self, material_id: str) -> bool:
         with self.store.lock, self.store.conn:
             self.store.conn.execute("DELETE FROM materials WHERE id = ?", (material_id,))
-            return bool(self.store.conn.changes())
+            changed = self.store.conn.changes()
+        return bool(changed)
 
     # -- lessons --------------------------------------------------------------------------
     def lessons(self, material_id: str) -> dict[int, str]:

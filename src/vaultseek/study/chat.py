@@ -24,7 +24,14 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..config import Config
-from ..errors import ContextTooLongError, LLMError, LLMUnavailableError, ModelMissingError, QueryError, VaultseekError
+from ..errors import (
+    ContextTooLongError,
+    LLMError,
+    LLMUnavailableError,
+    ModelMissingError,
+    QueryError,
+    VaultseekError,
+)
 from ..llm import ChatClient, Done, Message, Text, Thinking, ToolCall
 from .library import KnowledgeBase
 from .sources import CHARS_PER_TOKEN, SourceList, system_prompt
@@ -100,7 +107,7 @@ async def stoppable(events: AsyncIterator[T], stop: asyncio.Event) -> AsyncItera
     stopped = asyncio.ensure_future(stop.wait())
     try:
         while True:
-            step = asyncio.ensure_future(iterator.__anext__())  # type: ignore[arg-type]
+            step = asyncio.ensure_future(iterator.__anext__())
             await asyncio.wait({step, stopped}, return_when=asyncio.FIRST_COMPLETED)
             if not step.done():
                 step.cancel()
@@ -114,8 +121,10 @@ async def stoppable(events: AsyncIterator[T], stop: asyncio.Event) -> AsyncItera
             yield item
     finally:
         stopped.cancel()
-        with suppress(Exception):
-            await iterator.aclose()  # type: ignore[attr-defined]
+        aclose = getattr(iterator, "aclose", None)  # an async generator: close it now
+        if aclose is not None:
+            with suppress(Exception):
+                await aclose()
 
 
 class Chat:

@@ -123,7 +123,7 @@ def compute(events: list[Event], now: datetime) -> dict[str, Any]:
         "streak": {"current": current, "longest": longest},
         "totals": {"quizzes": len(quizzes), "reviews": kinds["review"], "lessons": kinds["lesson"],
                    "generated": kinds["generated"],
-                   "average_score": round(sum(scores) / len(scores), 3) if scores else None},  # fmt: skip
+                   "average_score": round(sum(scores) / len(scores), 3) if scores else None},
         "badges": [{"id": bid, "name": name, "description": text, "earned": earned[bid]} for bid, name, text in BADGES],
         "heatmap": heatmap(per_day, now.date()),
     }

@@ -21,7 +21,13 @@ from . import prompting
 from .library import KnowledgeBase
 from .sources import Source, SourceList
 from .structured import parse_items, parse_object, strip_filler
-from .validators import keep_valid, validate_card, validate_mindmap, validate_outline, validate_question
+from .validators import (
+    keep_valid,
+    validate_card,
+    validate_mindmap,
+    validate_outline,
+    validate_question,
+)
 
 COUNTS = {"quiz": (1, 30, 5), "flashcards": (1, 50, 10), "workshop": (2, 10, 4), "mindmap": (2, 8, 4)}
 """kind → (least, most, default) questions / cards / lessons / branches."""

@@ -7,9 +7,10 @@ Times come from ``clock`` (a function returning an aware datetime), so tests can
 from __future__ import annotations
 
 import asyncio
+import builtins
 import dataclasses
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ Clock = Callable[[], datetime]
 
 
 def system_clock() -> datetime:
-    return datetime.now(timezone.utc).astimezone()
+    return datetime.now(UTC).astimezone()
 
 
 class StudyHub:
@@ -103,7 +104,7 @@ class StudyHub:
             raise QueryError(f'"answers" must be a list of {len(questions)} option indexes (null for unanswered)')
         by_number = {s["number"]: s for s in material["sources"]}
         graded = []
-        for question, chosen in zip(questions, answers):
+        for question, chosen in zip(questions, answers, strict=True):
             source = by_number.get(question["source"], {})
             graded.append({"chosen": chosen, "correct_index": question["correct_index"],
                            "correct": chosen == question["correct_index"], "explanation": question["explanation"],
@@ -114,7 +115,7 @@ class StudyHub:
         score = sum(1 for g in graded if g["correct"])
         return {"attempt_id": attempt_id, "score": score, "total": len(graded), "results": graded}
 
-    def due_cards(self, material_id: str) -> list[dict[str, Any]]:
+    def due_cards(self, material_id: str) -> builtins.list[dict[str, Any]]:  # `list` is a method here
         material = self.get(material_id)
         if material["kind"] != "flashcards":
             raise QueryError(f"{material_id} is not a flashcard deck")

@@ -379,6 +379,7 @@ class KnowledgeBase:
         """Search under ``scope``; ``signals`` are :meth:`Index.search`'s ranking options
         (``title_match``, ``recency_half_life_days``, ``intent``)."""
         with self.readers.borrow() as index:
+            # mode is the caller's string: Index.search answers an unknown one with a QueryError
             return index.search(query, mode=mode, k=k, scope=scope, **signals)  # type: ignore[arg-type]
 
     def status(self) -> dict[str, Any]:

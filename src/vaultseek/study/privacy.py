@@ -19,6 +19,7 @@ _STATES = {"01": "established", "02": "syn-sent", "03": "syn-received", "04": "f
 def _address(hex_address: str) -> tuple[str, int]:
     host, port = hex_address.split(":")
     raw = bytes.fromhex(host)
+    ip: ipaddress.IPv4Address | ipaddress.IPv6Address
     if len(raw) == 4:
         ip = ipaddress.IPv4Address(raw[::-1])
     else:  # four 32-bit words, each little-endian
@@ -29,7 +30,7 @@ def _address(hex_address: str) -> tuple[str, int]:
 
 
 def socket_inodes(proc: Path = Path("/proc/self")) -> set[str]:
-    inodes = set()
+    inodes: set[str] = set()
     try:
         names = os.listdir(proc / "fd")
     except OSError:
@@ -64,7 +65,8 @@ def tcp_sockets(proc: Path = Path("/proc/self")) -> list[dict[str, Any]]:
 
 def host_addresses(host: str) -> set[str]:
     try:
-        return {info[4][0] for info in socket.getaddrinfo(host, None)}
+        # str(): typeshed's sockaddr allows an int first for families other than IPv4/IPv6
+        return {str(info[4][0]) for info in socket.getaddrinfo(host, None)}
     except OSError:
         return set()
 

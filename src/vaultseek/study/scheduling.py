@@ -15,10 +15,14 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from fsrs import Card, Rating, Scheduler
 
 from ..errors import QueryError
+
+if TYPE_CHECKING:
+    from fsrs.card import CardDict
 
 RATINGS = {"again": Rating.Again, "hard": Rating.Hard, "good": Rating.Good, "easy": Rating.Easy}
 _SCHEDULER = Scheduler(desired_retention=0.9, enable_fuzzing=False)
@@ -36,9 +40,9 @@ def rating_of(name: object) -> int:
     return int(RATINGS[name.lower()])
 
 
-def review(state: dict[str, object], rating: int, now: datetime) -> tuple[str, str, float]:
+def review(state: CardDict, rating: int, now: datetime) -> tuple[str, str, float]:
     """The state after one review: ``(state_json, next_due_iso, interval_days)``."""
-    card = Card.from_dict(state)  # type: ignore[arg-type]
+    card = Card.from_dict(state)
     after, _log = _SCHEDULER.review_card(card, Rating(rating), now)
     days = (after.due - now).total_seconds() / 86400
     return json.dumps(after.to_dict()), after.due.isoformat(timespec="seconds"), round(days, 4)

@@ -61,7 +61,8 @@ class SourceList:
     def add_within(self, results: list[SearchResult] | tuple[SearchResult, ...], budget_tokens: int) -> list[Source]:
         """Add results, best first, while their prompt text fits ``budget_tokens`` (the
         first always fits, shortened by the prompt cap)."""
-        added, used = [], 0
+        added: list[Source] = []
+        used = 0
         for result in results:
             cost = min(len(result.text or result.snippet), SOURCE_CHARS) // CHARS_PER_TOKEN + 20
             if added and used + cost > budget_tokens:

@@ -135,7 +135,7 @@ class StudyStore:
         self.conn = db.open_connection(path, create=True)
         self.lock = threading.Lock()
         with self.lock:
-            version = int(self.conn.execute("PRAGMA user_version").fetchall()[0][0])
+            version = int(self.conn.execute("PRAGMA user_version").get)
             if version < len(MIGRATIONS):
                 with self.conn:
                     for number in range(version, len(MIGRATIONS)):

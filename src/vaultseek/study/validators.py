@@ -115,7 +115,7 @@ def validate_outline(raw: Any, lessons: int) -> Result:
     items = raw.get("lessons")
     if not isinstance(items, list):
         return None, "the outline has no list of lessons"
-    titles = []
+    titles: list[str] = []
     for item in items:
         name = text_of(item.get("title") if isinstance(item, dict) else item, 200)
         if name is not None and name.lower() not in {t.lower() for t in titles}:

@@ -23,7 +23,8 @@ render JSON; every error leaves as ``{"error": {"code", "message", "hint"}}``.
 
   The study hub (generated material, studying, progress):
     GET  /study                                 the study hub page
-    POST /api/study/materials                   {"kind", "count", "scope", "topic", "title"} → generate
+    POST /api/study/materials                   {"kind", "count", "scope", "topic", "title"}
+                                                → generate
     GET  /api/study/materials[?kind=]           list; GET/PATCH {"title"}/DELETE one at /{id}
     GET  /api/study/materials/{id}/export?format=md|csv    Markdown; flashcards as Anki CSV
     POST /api/study/materials/{id}/attempts     {"answers": [i, …]} → graded with explanations
@@ -54,8 +55,15 @@ from starlette.staticfiles import StaticFiles
 
 from ..config import Config
 from ..engine import Index
-from ..errors import (IndexBusyError, IndexClosedError, IndexNotFoundError, LLMError, QueryError,
-                      VaultNotFoundError, VaultseekError)  # fmt: skip
+from ..errors import (
+    IndexBusyError,
+    IndexClosedError,
+    IndexNotFoundError,
+    LLMError,
+    QueryError,
+    VaultNotFoundError,
+    VaultseekError,
+)
 from ..study import ChatRequest, Notebook
 from ..study.generators import Order
 from ..study.uploads import UploadError
@@ -138,6 +146,15 @@ def _search_signals(params: Any) -> dict[str, Any]:
     return out
 
 
+class GuardedApp(Guard):
+    """The app behind its :class:`Guard`, with the notebook it serves (the server closes it;
+    tests and the benchmark reach into it)."""
+
+    def __init__(self, app: Any, notebook: Notebook, *, token: str | None, local_only: bool) -> None:
+        super().__init__(app, token=token, local_only=local_only)
+        self.notebook = notebook
+
+
 def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_start: bool = True) -> Any:
     """The study app for one vault. ``index_factory`` opens a fresh ``Index`` (called per
     reader and once for the writer); ``settings`` is the vault's configuration."""
@@ -216,7 +233,7 @@ def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_
                     try:
                         event = await asyncio.wait_for(queue.get(), timeout=15)
                         yield json.dumps({"type": "job", "data": event}) + "\n"
-                    except asyncio.TimeoutError:
+                    except TimeoutError:
                         yield json.dumps({"type": "ping", "data": {}}) + "\n"
             finally:
                 watcher.cancel()
@@ -297,7 +314,7 @@ def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_
 
         response = await run(work)
         body = response.to_dict()
-        for item, result in zip(body["results"], response.results):
+        for item, result in zip(body["results"], response.results, strict=True):
             item["chunk_id"] = result.chunk_id
             item["label"] = result.location.label() if result.location else result.section
         body["server_ms"] = round((time.perf_counter() - started) * 1000, 2)
@@ -415,12 +432,10 @@ def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_
         routes=routes,
         lifespan=lifespan,
         exception_handlers={VaultseekError: _on_vaultseek_error, HTTPException: _on_http_error,
-                            Exception: _on_unexpected},  # fmt: skip
+                            Exception: _on_unexpected},
     )
     app.state.notebook = notebook
     if sync_on_start:
         notebook.kb.start()
     local_only = settings.serve_host in ("127.0.0.1", "localhost", "::1")
-    guard = Guard(app, token=settings.serve_token, local_only=local_only)
-    guard.notebook = notebook  # type: ignore[attr-defined]
-    return guard
+    return GuardedApp(app, notebook, token=settings.serve_token, local_only=local_only)

@@ -20,8 +20,8 @@ from urllib.parse import parse_qs, urlsplit
 LOCAL_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 COOKIE = "vaultseek_token"
 SECURITY_HEADERS = [
-    (b"content-security-policy", b"default-src 'self'; img-src 'self' data:; object-src 'none'; "
-                                 b"base-uri 'none'; frame-ancestors 'none'; form-action 'self'"),
+    (b"content-security-policy", (b"default-src 'self'; img-src 'self' data:; object-src 'none'; "
+                                  b"base-uri 'none'; frame-ancestors 'none'; form-action 'self'")),
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"no-referrer"),
     (b"x-frame-options", b"DENY"),
