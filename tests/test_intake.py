@@ -259,6 +259,10 @@ def test_documents_become_notes_and_keep_their_original(domains_vault: Path, tmp
     assert "## Page 1" in note and "## Page 2" in note and "(attachments/rollout.pdf)" in note
     assert (domains_vault / folder / "attachments" / "rollout.pdf").read_bytes() == (incoming / "rollout.pdf").read_bytes()
     assert (incoming / "rollout.pdf").exists()  # files from outside the inbox are copied
+    assert pdf.written == (f"{folder}/rollout.md", f"{folder}/attachments/rollout.pdf")
+    with open_index(domains_vault) as index:  # both were indexed by the intake's own sync
+        found = {r.path for r in index.search("Rolling back a failed kubectl rollout", mode="bm25").results}
+    assert {f"{folder}/rollout.md", f"{folder}/attachments/rollout.pdf"} <= found
     html = outcomes["ingress"].assessment
     assert any("author metadata" in r for r in html.dimensions[3].reasons)
     assert any("trusted site" in r for r in html.dimensions[3].reasons)

@@ -76,6 +76,9 @@ class Outcome:
     destination: str | None = None
     error: str | None = None
     dry_run: bool = False
+    written: tuple[str, ...] = ()
+    """Every file filing put in the vault (vault-relative): the note and its attachment. The
+    index syncs just these afterwards, not the whole vault."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"item": self.item, "title": self.title, "dry_run": self.dry_run,
@@ -217,8 +220,8 @@ class Intake:
         with filing.intake_lock(self.vault):
             filing.recover(self.vault)
             outcome = self._take_item(item, dry_run=dry_run, domain=domain, source=None)
-        if not dry_run:
-            self.index.sync()
+        if outcome.written:
+            self.index.sync(paths=outcome.written)
         return outcome
 
     def pending(self) -> int:
@@ -245,8 +248,9 @@ class Intake:
                 in_inbox = self._in_inbox(path)
                 item = replace(item, source=self._rel(path) if in_inbox else str(path))
                 outcomes.append(self._take_item(item, dry_run=dry_run, domain=domain, source=path if in_inbox else None))
-        if not dry_run and any(o.destination for o in outcomes):
-            self.index.sync()
+        written = [path for outcome in outcomes for path in outcome.written]
+        if written:
+            self.index.sync(paths=written)
         return outcomes
 
     def _in_inbox(self, path: Path) -> bool:
@@ -280,7 +284,8 @@ class Intake:
         text = compose_note(item, record, original_rel)
         sources = [source] if source is not None else []
         filing.carry_out(self.vault, filing.Move(move_id, note, text, attachments, sources))
-        return Outcome(item.name, item.title, assessment, destination=self._rel(note))
+        written = (self._rel(note), *(self._rel(target) for _original, target in attachments))
+        return Outcome(item.name, item.title, assessment, destination=self._rel(note), written=written)
 
     def _folder_for(self, decision: Decision, domain: str) -> Path:
         if decision == "file":
@@ -345,7 +350,7 @@ class Intake:
             meta["intake"] = record
             note = filing.unique_path(folder, path.stem, ".md")
             filing.carry_out(self.vault, filing.Move(move_id, note, render_frontmatter(meta) + body, attachments, sources))
-        self.index.sync()
+        self.index.sync(paths=[note, *(new for _old, new in attachments)])
         return Outcome(path.name, str(meta.get("title") or path.stem), destination=self._rel(note))
 
     def _find_queued(self, name: str, *, allow_discarded: bool) -> Path:
