@@ -38,6 +38,21 @@ def test_the_hook_client_path_stays_on_the_standard_library() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_searching_does_not_import_the_indexing_stack() -> None:
+    """A fresh `vaultseek search` (or a hook without the daemon) opens the engine and searches;
+    the indexing pipeline (markdown, YAML, chunking, credential patterns, document readers),
+    links and extracts are imported only by what uses them."""
+    code = (
+        "import sys, vaultseek.engine, vaultseek.search;"
+        "heavy = ('vaultseek.sync', 'vaultseek.markdown', 'vaultseek.chunking', 'vaultseek.credentials',"
+        " 'vaultseek.documents', 'vaultseek.linking', 'vaultseek.anchors', 'vaultseek.related',"
+        " 'vaultseek.extract', 'yaml');"
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
 def imports_of(module: Path) -> set[str]:
     names: set[str] = set()
     for node in ast.walk(ast.parse(module.read_text("utf-8"))):

@@ -18,19 +18,16 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import db
-from .anchors import check_headings
 from .config import Config, VaultRegistry, load_config
 from .embeddings import StaticEmbedder, load_embedder
 from .errors import ConfigError, ModelError, QueryError, VaultNotFoundError
-from .extract import Extract, extract_relevant
 from .filters import parse_filter
 from .linkgraph import LinkGraph
-from .linking import get_note_path, note_links, relink
 from .migrations import migrate
 from .records import (
     IndexStatus,
@@ -41,11 +38,17 @@ from .records import (
     SearchResponse,
     SyncReport,
 )
-from .related import find_related
 from .search import SearchParams, VectorsUnavailable, run_search
-from .store import ChunkRow, Store, utc_now
-from .sync import REEMBEDDING, ProgressCallback, StopCheck, Syncer
+from .store import REEMBEDDING, ChunkRow, Store, utc_now
 from .vectors import VectorIndex
+
+if TYPE_CHECKING:
+    from .extract import Extract
+    from .sync import ProgressCallback, StopCheck
+
+# Indexing (sync: markdown, chunking, credential scrubbing, document readers), links, related
+# notes and extracts are imported where they are used: a fresh `vaultseek search` or hook
+# needs none of them, and they were ~100 ms of its start-up.
 
 
 class Index:
@@ -143,6 +146,9 @@ class Index:
         named = None if paths is None else self._vault_paths(paths)
         self._vectors = None  # whatever happens below, reload the matrix next time
         self._graph = None
+        from .linking import relink
+        from .sync import Syncer
+
         with self._database_errors():
             written = self.store.total_changes()
             report = Syncer(
@@ -286,12 +292,18 @@ class Index:
         vault-relative path or a name as a link would write it (raises QueryError). An
         outgoing link's ``heading_found`` says whether its ``#heading`` exists in the note it
         points at (read from the vault now: see ``anchors.py``)."""
+        from .anchors import check_headings
+        from .linking import get_note_path, note_links
+
         with self._database_errors():
             found = note_links(self.store, get_note_path(self.store, note, self.vault))
         return check_headings(found, self.vault)
 
     def related(self, note: str, *, k: int = 10) -> RelatedNotes:
         """The ``k`` notes most related to ``note`` by links and by meaning, best first."""
+        from .linking import get_note_path
+        from .related import find_related
+
         if k < 1:
             raise QueryError("k must be at least 1")
         with self._database_errors():
@@ -359,6 +371,8 @@ class Index:
     def extract(self, text: str, query: str, *, max_tokens: int) -> Extract:
         """The passages of ``text`` (e.g. a long tool output) most relevant to ``query``,
         ranked in memory by BM25 and the index's model, within ``max_tokens``."""
+        from .extract import extract_relevant
+
         try:
             model = self.embedder()
         except ModelError:
@@ -379,6 +393,8 @@ class Index:
     def forget(self, path: str) -> None:
         """Drop a file's rows (chunks, vectors, FTS) now, e.g. right after deleting it, rather
         than at the next sync (which would notice the deletion too)."""
+        from .linking import relink
+
         with self._database_errors():
             self.store.delete_file(path)
             relink(self.store)

@@ -23,6 +23,9 @@ from .records import ChunkDraft, Link, LinkVia, Location, Note, SearchFilter, Sk
 from .scope import scope_where
 
 BM25_WEIGHTS = (1.0, 0.5, 0.3)
+REEMBEDDING = "reembedding:"
+"""Stored in place of the model fingerprint while a model change is half done, so nothing
+trusts a table that mixes two models' vectors, and the next run starts the re-embed over."""
 """FTS5 column weights for chunk text, section heading and heading context."""
 _SCALE_BYTES = 4
 """Vectors are stored as int8 with one float32 scale each (``max|v| / 127``): a quarter of

@@ -57,7 +57,7 @@ from .sources import (
     scan_vault,
     walks_into,
 )
-from .store import FileState, PreparedChunk, Store
+from .store import REEMBEDDING, FileState, PreparedChunk, Store
 
 PIPELINE_VERSION = "4"
 """Bump when reading, scrubbing or chunking changes what a file becomes: the next run then
@@ -65,9 +65,6 @@ re-processes every file (vectors are reused wherever the embedded text is unchan
 e.g. a new credential pattern reaches notes that have not been edited since. (3: frontmatter
 fields and names are stored for filters and the title signal; markdown links to local files
 are stored as links. 4: reference-style markdown links, ``[text][ref]``, are stored too.)"""
-REEMBEDDING = "reembedding:"
-"""Stored in place of the model fingerprint while a model change is half done, so nothing
-trusts a table that mixes two models' vectors, and the next run starts the re-embed over."""
 
 ProgressCallback = Callable[[Progress], None]
 StopCheck = Callable[[], bool]
