@@ -9,14 +9,26 @@ from __future__ import annotations
 import json
 import textwrap
 import unicodedata
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from vaultseek import QueryError, open_index
+from vaultseek import Index, QueryError, open_index
 from vaultseek.linking import Resolver, link_key
 from vaultseek.markdown import parse_note
 from vaultseek.records import Link
+
+
+@contextmanager
+def synced(vault: Path, write: Callable[..., Path], notes: dict[str, str]) -> Iterator[Index]:
+    """``notes`` (vault-relative path → text) written into the vault, indexed."""
+    for rel, text in notes.items():
+        write(rel, text)
+    with open_index(vault, create=True) as index:
+        index.sync()
+        yield index
 
 
 def links_of(text: str) -> tuple[Link, ...]:
@@ -443,10 +455,7 @@ REFERENCE_VAULT = {
 
 
 def test_reference_links_resolve_as_inline_links_do(vault: Path, write) -> None:  # type: ignore[no-untyped-def]
-    for rel, text in REFERENCE_VAULT.items():
-        write(rel, text)
-    with open_index(vault, create=True) as index:
-        index.sync()
+    with synced(vault, write, REFERENCE_VAULT) as index:
         assert [(link.alias, link.path, link.via, link.heading) for link in index.links("notes/src.md").outgoing] == [
             ("beside", "notes/target.md", "path", None),        # relative to the note first
             ("up", "top.md", "path", None),
@@ -462,10 +471,7 @@ def test_reference_links_resolve_as_inline_links_do(vault: Path, write) -> None:
 
 
 def test_root_relative_markdown_links_resolve_from_the_vault_root(vault: Path, write) -> None:  # type: ignore[no-untyped-def]
-    for rel, text in REFERENCE_VAULT.items():
-        write(rel, text)
-    with open_index(vault, create=True) as index:
-        index.sync()
+    with synced(vault, write, REFERENCE_VAULT) as index:
         assert [(link.target, link.path, link.via) for link in index.links("notes/inline.md").outgoing] == [
             ("/folder/note.md", "folder/note.md", "path"),       # not notes/folder/note.md
             ("/folder/note", "folder/note.md", "path"),          # without the suffix
@@ -606,11 +612,8 @@ ANCHOR_VAULT = {
 def test_links_to_missing_headings_are_flagged(vault: Path, write) -> None:  # type: ignore[no-untyped-def]
     from vaultseek.bench import docgen
 
-    for rel, text in ANCHOR_VAULT.items():
-        write(rel, text)
     docgen.text_pdf(vault / "report.pdf", ["A report without headings."])
-    with open_index(vault, create=True) as index:
-        index.sync()
+    with synced(vault, write, ANCHOR_VAULT) as index:
         found = index.links("src.md")
         assert [(link.target, link.heading, link.heading_found) for link in found.outgoing] == [
             ("target", "Part two", True),
@@ -683,10 +686,7 @@ RELATED_NOTES = {
 
 
 def test_related_notes_by_links_and_by_meaning(vault: Path, write) -> None:  # type: ignore[no-untyped-def]
-    for rel, text in RELATED_NOTES.items():
-        write(rel, text)
-    with open_index(vault, create=True) as index:
-        index.sync()
+    with synced(vault, write, RELATED_NOTES) as index:
         found = index.related("oauth.md", k=5)
         by_path = {r.path: r for r in found.results}
         assert found.results[0].path == "tokens.md"  # linked, co-cited by hub, and similar
