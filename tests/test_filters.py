@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import run_cli
-from vaultseek import QueryError, open_index
+from vaultseek import Index, QueryError, open_index
 from vaultseek.filters import field_value, parse_filter, parse_time, parse_where
 from vaultseek.records import FieldComparison, SearchFilter
 from vaultseek.scope import _AS_NUMBER, _AS_TIME
@@ -145,6 +145,14 @@ description: {LONG}
     return vault
 
 
+@pytest.fixture
+def index(meta_vault: Path) -> Iterator[Index]:
+    """``meta_vault``, indexed."""
+    with open_index(meta_vault, create=True) as opened:
+        opened.sync()
+        yield opened
+
+
 def found(index: object, scope: object, mode: str = "hybrid") -> set[str]:
     return {r.path for r in index.search(QUERY, k=50, mode=mode, scope=scope).results}  # type: ignore[attr-defined]
 
@@ -178,20 +186,16 @@ A, B, C, D, E = "tasks/a.md", "tasks/b.md", "tasks/c.md", "archive/d.md", "archi
         (["nosuchkey"], set()),
     ],
 )
-def test_frontmatter_conditions(meta_vault: Path, where: list[str], expected: set[str]) -> None:
-    with open_index(meta_vault, create=True) as index:
-        index.sync()
-        assert found(index, {"where": where}) == expected
+def test_frontmatter_conditions(index: Index, where: list[str], expected: set[str]) -> None:
+    assert found(index, {"where": where}) == expected
 
 
-def test_frontmatter_object_form_and_every_mode(meta_vault: Path) -> None:
-    with open_index(meta_vault, create=True) as index:
-        index.sync()
-        assert found(index, {"where": {"priority": 2, "draft": True}}) == {A}
-        assert found(index, {"where": {"status": ["done", "open"]}}) == {A, B, C}
-        for mode in ("bm25", "vector", "hybrid"):
-            assert found(index, {"where": ["status:done"]}, mode) == {A, C}
-        assert index.search(QUERY, scope={"where": ["status:archived"]}).results == ()
+def test_frontmatter_object_form_and_every_mode(index: Index) -> None:
+    assert found(index, {"where": {"priority": 2, "draft": True}}) == {A}
+    assert found(index, {"where": {"status": ["done", "open"]}}) == {A, B, C}
+    for mode in ("bm25", "vector", "hybrid"):
+        assert found(index, {"where": ["status:done"]}, mode) == {A, C}
+    assert index.search(QUERY, scope={"where": ["status:archived"]}).results == ()
 
 
 @pytest.mark.parametrize(
@@ -208,24 +212,20 @@ def test_frontmatter_object_form_and_every_mode(meta_vault: Path) -> None:
         (["work/urgent", "ärger"], {A, B}),  # alternatives
     ],
 )
-def test_nested_tags(meta_vault: Path, tags: list[str], expected: set[str]) -> None:
-    with open_index(meta_vault, create=True) as index:
-        index.sync()
-        assert found(index, {"tags": tags}) == expected
+def test_nested_tags(index: Index, tags: list[str], expected: set[str]) -> None:
+    assert found(index, {"tags": tags}) == expected
 
 
-def test_kinds_folders_and_combinations(meta_vault: Path) -> None:
-    with open_index(meta_vault, create=True) as index:
-        index.sync()
-        assert found(index, {"kinds": ["md"]}) == {A, B, C, D}  # md, markdown: notes
-        assert found(index, {"kinds": [".TXT"]}) == {E}
-        assert found(index, {"kinds": ["note", "txt"]}) == {A, B, C, D, E}
-        assert found(index, {"kinds": ["pdf"]}) == set()
-        assert found(index, {"folders": ["/archive/"]}) == {D, E}
-        assert found(index, {"folders": ["tasks"], "tags": ["work"]}) == {A, C}
-        assert found(index, {"folders": ["tasks"], "tags": ["work"], "where": ["status:done"], "kinds": ["note"]}) == {A, C}
-        assert found(index, {"folders": ["archive"], "where": ["status:done"]}) == set()
-        assert found(index, {"paths": [B], "where": ["status:open"]}) == {B}
+def test_kinds_folders_and_combinations(index: Index) -> None:
+    assert found(index, {"kinds": ["md"]}) == {A, B, C, D}  # md, markdown: notes
+    assert found(index, {"kinds": [".TXT"]}) == {E}
+    assert found(index, {"kinds": ["note", "txt"]}) == {A, B, C, D, E}
+    assert found(index, {"kinds": ["pdf"]}) == set()
+    assert found(index, {"folders": ["/archive/"]}) == {D, E}
+    assert found(index, {"folders": ["tasks"], "tags": ["work"]}) == {A, C}
+    assert found(index, {"folders": ["tasks"], "tags": ["work"], "where": ["status:done"], "kinds": ["note"]}) == {A, C}
+    assert found(index, {"folders": ["archive"], "where": ["status:done"]}) == set()
+    assert found(index, {"paths": [B], "where": ["status:open"]}) == {B}
 
 
 def _stamp(path: Path, moment: datetime) -> None:
@@ -290,21 +290,19 @@ def test_bad_filters_are_query_errors_with_hints(sample_vault: Path, scope: obje
         assert raised.value.exit_code == 2
 
 
-def test_hostile_values_are_data_not_sql(meta_vault: Path) -> None:
-    with open_index(meta_vault, create=True) as index:
-        index.sync()
-        for scope in (
-            {"folders": ["'; DROP TABLE files; --"]},
-            {"tags": ["%"], "folders": ["_"]},
-            {"where": ["status:%", "key' OR '1'='1:x"]},
-            {"where": [f"status:{'x' * 10_000}"]},
-            {"paths": ["../../etc/passwd"]},
-            {"modified_after": "9999-12-31"},  # past what a 64-bit nanosecond count holds
-            {"modified_before": "0001-01-02"},
-        ):
-            assert found(index, scope) == set()
-        assert found(index, {"modified_before": "9999-12-31T23:59:59+00:00"}) == {A, B, C, D, E}
-        assert index.store.integrity_problems() == [] and len(index.files()) == 5
+def test_hostile_values_are_data_not_sql(index: Index) -> None:
+    for scope in (
+        {"folders": ["'; DROP TABLE files; --"]},
+        {"tags": ["%"], "folders": ["_"]},
+        {"where": ["status:%", "key' OR '1'='1:x"]},
+        {"where": [f"status:{'x' * 10_000}"]},
+        {"paths": ["../../etc/passwd"]},
+        {"modified_after": "9999-12-31"},  # past what a 64-bit nanosecond count holds
+        {"modified_before": "0001-01-02"},
+    ):
+        assert found(index, scope) == set()
+    assert found(index, {"modified_before": "9999-12-31T23:59:59+00:00"}) == {A, B, C, D, E}
+    assert index.store.integrity_problems() == [] and len(index.files()) == 5
 
 
 def test_filter_round_trips_through_its_json_shape() -> None:
