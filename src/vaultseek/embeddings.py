@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,11 @@ BUNDLED_MODEL = "bundled"
 BUNDLED_MODEL_DIR = Path(__file__).parent / "model_data" / "minilm-l6-v2-m2v256"
 BUNDLED_MODEL_NAME = "vaultseek/minilm-l6-v2-m2v256"
 _BATCH = 256
+WORD_CACHE_LIMIT = 50_000
+"""Word vectors kept for term matching (float32, 1 KB each at 256 dimensions: ~51 MB when
+full; float16 would halve that but its conversion cost 0.1 ms a search). Past it the cache
+starts over rather than tracking use: a vault's working vocabulary fits, and a start-over
+costs a few milliseconds of re-embedding."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +122,9 @@ class StaticEmbedder:
         self._median_token_chars = _median_token_length(self.tokenizer)
         self.fingerprint = _fingerprint(tokenizer_text, self.config, self.matrix)
         self._table32: np.ndarray | None = None
+        self._word_lock = threading.Lock()
+        self._word_rows: dict[str, int] = {}
+        self._word_matrix = np.zeros((0, self.dim), dtype=np.float32)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` into a (len(texts), dim) float32 matrix of unit rows (zeros if empty)."""
@@ -132,6 +141,33 @@ class StaticEmbedder:
 
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
+
+    def word_rows(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, matrix)``: each word's row in ``matrix``, whose rows are unit float32
+        vectors of single words, each embedded on its own as :meth:`embed` would. Cached:
+        term matching (``termmatch.py``) asks for the same vault words query after query, and
+        embedding a word costs ~10 µs (mostly the tokenizer's) where a cached one costs a
+        dictionary lookup. The matrix only grows (or is replaced), so a returned pair stays
+        consistent."""
+        with self._word_lock:
+            cache = self._word_rows
+            rows = [cache.get(w, -1) for w in words]
+            if -1 in rows:
+                missing = list(dict.fromkeys(w for w, r in zip(words, rows, strict=True) if r < 0))
+                if len(cache) + len(missing) > WORD_CACHE_LIMIT:
+                    cache.clear()
+                    self._word_matrix = self._word_matrix[:0]
+                    missing = list(dict.fromkeys(words))
+                start = len(cache)
+                needed = start + len(missing)
+                if needed > len(self._word_matrix):
+                    grown = np.zeros((max(needed, 2 * len(self._word_matrix), 1024), self.dim), np.float32)
+                    grown[:start] = self._word_matrix[:start]
+                    self._word_matrix = grown
+                self._word_matrix[start:needed] = self.embed(missing)
+                cache.update(zip(missing, range(start, needed), strict=True))
+                rows = [cache[w] for w in words]
+            return np.asarray(rows, dtype=np.int64), self._word_matrix
 
     def _embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         if self.max_length is not None:

@@ -197,6 +197,7 @@ class Index:
         now: float | None = None,
         link_boost: float | None = None,
         link_signal: str | None = None,
+        term_match: float | None = None,
     ) -> SearchResponse:
         """Search the index. Same index state and query → the same response.
 
@@ -209,7 +210,8 @@ class Index:
         ``now`` (epoch seconds) is the moment recency and relative dates count from, for one
         call (an evaluation pins it to its corpus's date); default: :attr:`clock`.
         ``link_boost`` (0: off) and ``link_signal`` re-rank the fused list by the link graph
-        (see ``linkgraph.py``)."""
+        (see ``linkgraph.py``). ``term_match`` (0: off) is term matching's share of the
+        lexical score of the head of a hybrid list (see ``termmatch.py``)."""
         if not isinstance(query, str):
             raise QueryError("the query must be text")
         # Lone surrogates (from a broken terminal or file) cannot be encoded; keep the rest.
@@ -223,6 +225,8 @@ class Index:
                 f"the recency half-life must be a number of days, at least 0 (got {half_life!r})",
                 hint="e.g. 30; 0 turns recency off",
             )
+        if term_match is not None and (isinstance(term_match, bool) or not isinstance(term_match, (int, float)) or not 0 <= term_match <= 1):
+            raise QueryError(f"term_match must be a number from 0 to 1 (got {term_match!r})", hint="0 turns term matching off")
         params = SearchParams(
             mode=mode,
             k=k if k is not None else self.config.top_k,
@@ -236,6 +240,7 @@ class Index:
             title_match=self.config.title_match if title_match is None else bool(title_match),
             recency_half_life_days=float(half_life) if half_life else None,
             recency_weight=self.config.recency_weight,
+            term_match=self.config.term_match if term_match is None else term_match,
             intent=self.config.intent if intent is None else bool(intent),
             now=now,
             link_boost=link_boost if link_boost is not None else self.config.link_boost,
@@ -244,8 +249,8 @@ class Index:
         with self._database_errors():
             return run_search(self.store, query, params, self._vector_side, link_graph=self.link_graph)
 
-    def _vector_side(self) -> tuple[VectorIndex, Callable[[str], np.ndarray]]:
-        """The vector index and the query embedder, if they can serve this index."""
+    def _vector_side(self) -> tuple[VectorIndex, StaticEmbedder]:
+        """The vector index and the model, if they can serve this index."""
         try:
             model = self.embedder()
         except ModelError as exc:
@@ -266,7 +271,7 @@ class Index:
             raise VectorsUnavailable(f"{exc}; run `vaultseek index` to repair it") from exc
         if not len(index):
             raise VectorsUnavailable("the index holds no vectors yet")
-        return index, model.embed_one
+        return index, model
 
     def _vector_index(self) -> VectorIndex:
         """The in-memory matrix, reloaded when any connection has committed since."""
@@ -339,10 +344,10 @@ class Index:
         measure, unlike the per-query normalised fused score). Empty when the vector side
         cannot serve this index; chunks without a vector are left out."""
         try:
-            index, embed = self._vector_side()
+            index, model = self._vector_side()
         except VectorsUnavailable:
             return {}
-        query = embed(text)
+        query = model.embed_one(text)
         positions = np.searchsorted(index.ids, np.asarray(chunk_ids, dtype=np.int64))
         out: dict[int, float] = {}
         for chunk_id, at in zip(chunk_ids, positions, strict=True):
@@ -359,7 +364,7 @@ class Index:
         file it belongs to, row by row; empty when the vector side cannot serve this index.
         Intake groups them by folder to learn what each of the vault's domains is about."""
         try:
-            index, _embed = self._vector_side()
+            index, _model = self._vector_side()
         except VectorsUnavailable:
             return [], np.zeros((0, 0), dtype=np.float32)
         with self._database_errors():

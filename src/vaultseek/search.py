@@ -8,8 +8,9 @@ not match the index, no vectors) hybrid search degrades to BM25 and says so in a
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 import numpy as np
 
@@ -20,7 +21,8 @@ from .lexical import LexicalQuery, make_snippet, parse_query
 from .linkgraph import LINK_SIGNALS, LinkGraph, boost, contenders
 from .records import SEARCH_MODES, SearchFilter, SearchMode, SearchResponse, SearchResult
 from .signals import apply_signals
-from .store import Store
+from .store import ChunkRow, Store
+from .termmatch import RERANK_DEPTH, chunk_words, content_words, idf, match_scores, rescore
 from .vectors import VectorIndex
 
 CHARS_PER_TOKEN = 4
@@ -56,6 +58,9 @@ class SearchParams:
     link_boost: float = 0.0
     """Post-fusion link signal weight (0: off); see :mod:`linkgraph`."""
     link_signal: str = "backlinks"
+    term_match: float = 0.0
+    """Hybrid convex search: the term match's share of the head's lexical score (0: off;
+    ``termmatch.DEFAULT_WEIGHT`` is the measured best); see :mod:`termmatch`."""
 
 
 ANY_TERM_POSTINGS = 8_000
@@ -145,8 +150,16 @@ def affordable_phrases(store: Store, phrases: tuple[str, ...]) -> tuple[str, ...
     return tuple(p for p in phrases if p in kept)
 
 
-VectorSide = Callable[[], tuple[VectorIndex, Callable[[str], np.ndarray]]]
-"""Returns the vector index and a query embedder, or raises :class:`VectorsUnavailable`."""
+class QueryModel(Protocol):
+    """What search needs of the embedding model: a query vector and single-word vectors."""
+
+    def embed_one(self, text: str) -> np.ndarray: ...
+
+    def word_rows(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+VectorSide = Callable[[], tuple[VectorIndex, QueryModel]]
+"""Returns the vector index and the model, or raises :class:`VectorsUnavailable`."""
 
 
 def run_search(
@@ -181,20 +194,25 @@ def run_search(
     notices: list[str] = []
     bm25: Scored = []
     vec: Scored = []
+    model: QueryModel | None = None
     scope = params.scope if params.scope is not None and not params.scope.unrestricted else None
     if params.mode in ("hybrid", "vector") and text.strip():
         try:
-            index, embed = vector_side()
+            index, model = vector_side()
         except VectorsUnavailable as exc:
             if params.mode == "vector":
                 raise QueryError(f"vector search is unavailable: {exc}") from exc
             notices.append(f"vector search unavailable ({exc}); showing BM25 results only")
         else:
-            vec = vector_hits(store, index, embed(text), pool, scope)
+            vec = vector_hits(store, index, model.embed_one(text), pool, scope)
     if params.mode in ("hybrid", "bm25"):
         bm25 = lexical_hits(store, query, pool, scope)
     intent = detect_intent(text) if params.intent else None
-    fused = fuse({"bm25": bm25, "vector": vec}, params, lean=LEANS.get(intent or ""))
+    lean = LEANS.get(intent or "")
+    fused = fuse({"bm25": bm25, "vector": vec}, params, lean=lean)
+    rows: dict[int, ChunkRow] = {}
+    if model is not None and bm25 and vec and params.term_match > 0 and params.fusion == "convex":
+        fused, rows = rerank_by_terms(store, fused, bm25, vec, query, model, len(index), params, lean)
     if params.link_boost and link_graph is not None and fused:
         # Only the head that can still reach the top k is re-scored — unless recency follows:
         # it can lower the head's scores, so everything stays a contender.
@@ -207,7 +225,7 @@ def run_search(
             half_life_days=params.recency_half_life_days, recency_weight=params.recency_weight,
             now=time.time() if params.now is None else params.now,
         )  # fmt: skip
-    results = _materialise(store, fused[: params.k], query)
+    results = _materialise(store, fused[: params.k], query, rows)
     if params.max_tokens is not None:
         results = fit_budget(results, params.max_tokens)
     return SearchResponse(text, params.mode, tuple(results), tuple(notices), intent=intent)
@@ -217,6 +235,40 @@ def fuse(lists: dict[str, Scored], params: SearchParams, *, lean: Mapping[str, f
     """Combine the lists with the configured method. A single-mode search is a one-list
     fusion, so every mode's results carry the same score and rank data. ``lean`` multiplies
     the list weights (query intent)."""
+    weights = list_weights(params, lean)
+    if params.fusion == "convex":
+        return convex(lists, weights=weights)
+    return rrf({name: [i for i, _s in hits] for name, hits in lists.items()}, k=params.rrf_k, weights=weights)
+
+
+def rerank_by_terms(
+    store: Store,
+    fused: list[Fused],
+    bm25: Scored,
+    vec: Scored,
+    query: LexicalQuery,
+    model: QueryModel,
+    chunks: int,
+    params: SearchParams,
+    lean: Mapping[str, float] | None,
+) -> tuple[list[Fused], dict[int, ChunkRow]]:
+    """Re-score the head of the fused list by term matching (:mod:`termmatch`) and fuse again.
+    Results keep their ranks in the original BM25 and vector lists: the ranks explain the
+    lists, the score includes the match. Returns the head's rows too: the results are among
+    them, so they are not read twice."""
+    words = content_words(" ".join(query.terms))
+    if not words:
+        return fused, {}
+    rows = store.chunks_by_id([f.item for f in fused[:RERANK_DEPTH]])
+    head_words = {c: chunk_words(f"{r.heading_context}\n{r.text}") for c, r in rows.items()}
+    weights = [idf(df, chunks) for df in store.word_frequencies(words)]
+    matches = match_scores(words, weights, head_words, model.word_rows)
+    return rescore(fused, bm25, vec, matches, params.term_match, list_weights(params, lean)), rows
+
+
+def list_weights(params: SearchParams, lean: Mapping[str, float] | None = None) -> dict[str, float]:
+    """The fusion's list weights: the method's defaults, then the configured ones, times the
+    intent's lean."""
     weights = dict(DEFAULT_WEIGHTS[params.fusion])
     if params.bm25_weight is not None:
         weights["bm25"] = params.bm25_weight
@@ -224,13 +276,14 @@ def fuse(lists: dict[str, Scored], params: SearchParams, *, lean: Mapping[str, f
         weights["vector"] = params.vector_weight
     for name, factor in (lean or {}).items():
         weights[name] *= factor
-    if params.fusion == "convex":
-        return convex(lists, weights=weights)
-    return rrf({name: [i for i, _s in hits] for name, hits in lists.items()}, k=params.rrf_k, weights=weights)
+    return weights
 
 
-def _materialise(store: Store, fused: list[Fused], query: LexicalQuery) -> list[SearchResult]:
-    rows = store.chunks_by_id([f.item for f in fused])
+def _materialise(
+    store: Store, fused: list[Fused], query: LexicalQuery, known: Mapping[int, ChunkRow] | None = None
+) -> list[SearchResult]:
+    missing = [f.item for f in fused if not known or f.item not in known]
+    rows = {**(known or {}), **(store.chunks_by_id(missing) if missing else {})}
     out = []
     for f in fused:
         row = rows.get(f.item)

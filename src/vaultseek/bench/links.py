@@ -188,13 +188,13 @@ def time_search(index: Index, queries: list[str]) -> dict[str, Any]:
             cpu[label].append(used)
     out: dict[str, Any] = {label: _summary(values) for label, values in times.items()}
     out["cpu"] = {label: _summary(values) for label, values in cpu.items()}
-    vectors, embed = index._vector_side()
+    vectors, model = index._vector_side()
     graph = index.link_graph()
     params = SearchParams()
     step = []
     for query in queries:
         fused: list[Fused] = fuse(
-            {"bm25": lexical_hits(index.store, parse_query(query), 100), "vector": vectors.search(embed(query), 100)},
+            {"bm25": lexical_hits(index.store, parse_query(query), 100), "vector": vectors.search(model.embed_one(query), 100)},
             params,
         )
         def step_once(fused: list[Fused] = fused) -> None:  # what run_search does with the fused list

@@ -1,0 +1,135 @@
+"""Term matching: hand-computed scores, the re-fusion's arithmetic, and its effect in search."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vaultseek.engine import open_index
+from vaultseek.errors import QueryError
+from vaultseek.fusion import convex
+from vaultseek.termmatch import content_words, idf, match_scores, rescore
+
+# Three orthogonal-ish unit vectors and one at 60° to "cancer": cos = 0.5.
+VECTORS = {
+    "cancer": np.array([1.0, 0.0, 0.0]),
+    "tumour": np.array([0.5, math.sqrt(3) / 2, 0.0]),
+    "cells": np.array([0.0, 0.0, 1.0]),
+    "bread": np.array([0.0, -1.0, 0.0]),
+}
+
+
+def word_rows(words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    names = list(VECTORS)
+    matrix = np.stack([VECTORS[n] for n in names]).astype(np.float32)
+    return np.array([names.index(w) for w in words]), matrix
+
+
+def test_content_words_drop_stopwords_numbers_single_letters_and_repeats() -> None:
+    assert content_words("The T-cells of the 2024 tumour, cells again; a x") == ["cells", "tumour", "again"]
+    assert content_words("snake_case Straße") == ["snake", "case", "strasse"]
+
+
+def test_idf_is_bm25s_and_never_below_the_floor() -> None:
+    assert idf(1, 100) == pytest.approx(math.log(99.5 / 1.5))
+    assert idf(90, 100) == 0.05
+
+
+def test_match_scores_by_hand() -> None:
+    # query "cancer cells", weights 2 and 1; chunk 1 has both words, chunk 2 a synonym of
+    # "cancer" only (cos 0.5), chunk 3 an unrelated word (negative cosine → 0), chunk 4 none.
+    scores = match_scores(
+        ["cancer", "cells"], [2.0, 1.0],
+        {1: ["cells", "cancer"], 2: ["tumour"], 3: ["bread"], 4: []},
+        word_rows,
+    )  # fmt: skip
+    assert scores[1] == pytest.approx(1.0)
+    assert scores[2] == pytest.approx((2 * 0.5 + 1 * 0.0) / 3)
+    assert scores[3] == pytest.approx(0.0)
+    assert scores[4] == 0.0
+
+
+def test_rescore_is_convex_fusion_of_the_blended_lexical_list() -> None:
+    lexical = [(1, 10.0), (2, 8.0), (3, 2.0)]
+    vector = [(4, 0.9), (2, 0.6), (1, 0.5)]
+    fused = convex({"bm25": lexical, "vector": vector}, weights={"bm25": 0.75, "vector": 0.25})
+    matches = {1: 0.2, 2: 0.8, 4: 0.4}
+    out = rescore(fused, lexical, vector, matches, 0.5, {"bm25": 0.75, "vector": 0.25})
+    # blended lexical: (1 − 0.5) × score / 10 + 0.5 × match / 0.8
+    blended = [(1, 0.5 + 0.125), (2, 0.4 + 0.5), (3, 0.1), (4, 0.25)]
+    expected = convex({"bm25": blended, "vector": vector}, weights={"bm25": 0.75, "vector": 0.25})
+    assert [f.item for f in out] == [f.item for f in expected] == [2, 1, 4, 3]
+    assert [f.score for f in out] == pytest.approx([f.score for f in expected])
+    # the ranks still explain the original lists
+    assert {f.item: dict(f.ranks) for f in out} == {f.item: dict(f.ranks) for f in fused}
+
+
+def test_rescore_without_matches_keeps_the_order() -> None:
+    lexical = [(1, 3.0), (2, 2.0)]
+    vector = [(2, 0.9), (1, 0.1)]
+    fused = convex({"bm25": lexical, "vector": vector}, weights={"bm25": 0.75, "vector": 0.25})
+    out = rescore(fused, lexical, vector, {}, 0.5, {"bm25": 0.75, "vector": 0.25})
+    assert [f.item for f in out] == [f.item for f in fused]
+
+
+def _vault(tmp_path: Path) -> Path:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    # Both notes hold "lamp" once; only the second also speaks of bulbs and wattage, words a
+    # "light bulb" query matches exactly or by meaning. BM25 alone cannot tell them apart
+    # well for "lamp bulb watts"; term matching rewards the note with all three.
+    (vault / "hall.md").write_text("# Hall\n\nThe lamp in the hall. " + "Paint the walls white. " * 6, "utf-8")
+    (vault / "desk.md").write_text("# Desk\n\nThe lamp on the desk takes a bulb of 40 watts.\n", "utf-8")
+    for i in range(30):
+        (vault / f"filler{i}.md").write_text(f"# Filler {i}\n\nNotes about gardening, soil and seeds {i}.\n", "utf-8")
+    return vault
+
+
+def test_search_uses_term_matching_and_can_turn_it_off(tmp_path: Path) -> None:
+    vault = _vault(tmp_path)
+    with open_index(vault, db=tmp_path / "index.db", create=True) as index:
+        index.sync()
+        on = index.search("lamp bulbs wattage", k=5, term_match=0.5)
+        off = index.search("lamp bulbs wattage", k=5)  # off by default
+        assert on.results[0].path == "desk.md"
+        assert {r.path for r in off.results} >= {"desk.md", "hall.md"}
+        on_scores = {r.path: r.score for r in on.results}
+        off_scores = {r.path: r.score for r in off.results}
+        assert on_scores != off_scores
+        # BM25 and vector ranks are reported as before: they explain the lists
+        assert [(r.path, r.bm25_rank, r.vec_rank) for r in sorted(on.results, key=lambda r: r.path)] == [
+            (r.path, r.bm25_rank, r.vec_rank) for r in sorted(off.results, key=lambda r: r.path)
+        ]
+        with pytest.raises(QueryError):
+            index.search("lamp", term_match=1.5)
+
+
+def test_word_frequencies_match_the_per_text_lookup(tmp_path: Path) -> None:
+    vault = _vault(tmp_path)
+    with open_index(vault, db=tmp_path / "index.db", create=True) as index:
+        index.sync()
+        words = ["lamp", "gardening", "seeds", "nowhere", "walls", "lamp", "東京"]
+        assert index.store.word_frequencies(words) == index.store.document_frequencies(words)
+        assert index.store.word_frequencies(["lamp", "seeds"]) == [2, 30]
+        assert index.store.word_frequencies([]) == []
+
+
+def test_word_rows_are_the_models_vectors_and_the_cache_starts_over_when_full(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from vaultseek import embeddings
+
+    model = embeddings.load_embedder()
+    words = ["lamp", "bulb", "lamp", "wattage"]
+    rows, matrix = model.word_rows(words)
+    assert rows[0] == rows[2] and len(set(rows.tolist())) == 3
+    np.testing.assert_allclose(matrix[rows], model.embed(words), atol=1e-6)
+    monkeypatch.setattr(embeddings, "WORD_CACHE_LIMIT", 4)
+    rows2, matrix2 = model.word_rows(["garden", "soil", "seeds"])  # 3 + 3 > 4: starts over
+    assert sorted(rows2.tolist()) == [0, 1, 2]
+    np.testing.assert_allclose(matrix2[rows2], model.embed(["garden", "soil", "seeds"]), atol=1e-6)
+    np.testing.assert_allclose(matrix[rows], model.embed(words), atol=1e-6)  # an old pair stays valid
