@@ -59,6 +59,8 @@ async def session_calls(vault: Path) -> dict[str, Any]:
         out["signals"] = await client.call_tool(
             "search", {"query": "fusion", "k": 3, "title_match": True, "recency_half_life_days": 30, "intent": True}
         )
+        out["terms"] = await client.call_tool("search", {"query": "rotate refresh tokens", "term_match": 0.5})
+        out["bad_terms"] = await client.call_tool("search", {"query": "x", "term_match": 2})
         out["bad_filter"] = await client.call_tool("search", {"query": "x", "filters": {"modified_after": "soon"}})
         out["bad_field"] = await client.call_tool("search", {"query": "x", "filters": {"colour": ["red"]}})
     return out
@@ -69,7 +71,10 @@ def test_mcp_tools_over_stdio(indexed: Path) -> None:
     assert set(out["tools"]) == {"search", "get_note", "get_chunk", "links", "related", "status"}
     schema = out["tools"]["search"].input_schema
     assert set(schema["properties"]) == {
-        "query", "k", "mode", "max_tokens", "filters", "title_match", "recency_half_life_days", "intent"}
+        "query", "k", "mode", "max_tokens", "filters", "title_match", "recency_half_life_days", "intent",
+        "term_match"}
+    assert not out["terms"].is_error and out["terms"].structured_content["results"][0]["path"] == "security/oauth.md"
+    assert out["bad_terms"].is_error and "term_match" in out["bad_terms"].content[0].text
     assert "where" in json.dumps(schema) and "modified_after" in json.dumps(schema)
     assert "path" in out["tools"]["search"].description
 

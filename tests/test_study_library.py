@@ -161,8 +161,11 @@ def test_search_api_frontmatter_dates_and_signals(client: Any) -> None:
     body = client.get("/api/search", params={"q": "Tenancy", "title_match": "1", "recency_half_life_days": "30",
                                              "intent": "true"}).json()  # fmt: skip
     assert body["results"][0]["path"] == "law/tenancy.md" and set(body["results"][0]["signals"]) == {"title", "recency"}
+    terms = client.get("/api/search", params={"q": "tenancy deposit", "term_match": "0.5"})
+    assert terms.status_code == 200 and terms.json()["results"]
     for bad in ({"modified_after": "soon"}, {"where": "status:"}, {"title_match": "maybe"},
-                {"recency_half_life_days": "a week"}, {"recency_half_life_days": "-3"}):  # fmt: skip
+                {"recency_half_life_days": "a week"}, {"recency_half_life_days": "-3"},
+                {"term_match": "lots"}, {"term_match": "1.5"}):  # fmt: skip
         error = client.get("/api/search", params={"q": "x", **bad})
         assert error.status_code == 400 and error.json()["error"]["code"] == "bad_request", bad
 

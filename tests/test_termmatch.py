@@ -34,6 +34,13 @@ def test_content_words_drop_stopwords_numbers_single_letters_and_repeats() -> No
     assert content_words("snake_case Straße") == ["snake", "case", "strasse"]
 
 
+def test_the_cli_flag_alone_means_the_measured_weight() -> None:
+    from vaultseek.cli import TERM_MATCH_ON
+    from vaultseek.termmatch import DEFAULT_WEIGHT
+
+    assert TERM_MATCH_ON == DEFAULT_WEIGHT
+
+
 def test_idf_is_bm25s_and_never_below_the_floor() -> None:
     assert idf(1, 100) == pytest.approx(math.log(99.5 / 1.5))
     assert idf(90, 100) == 0.05

@@ -27,6 +27,9 @@ from .errors import VaultseekError
 EXIT_INTERRUPTED = 130
 RECENT_DEFAULT_DAYS = 30.0
 """The half-life ``search --recent`` uses when given no number and none is configured."""
+TERM_MATCH_ON = 0.5
+"""``--term-match`` without a weight: ``termmatch.DEFAULT_WEIGHT`` (not imported here: it
+would load numpy for every command; a test keeps the two equal)."""
 
 
 class UsageError(VaultseekError):
@@ -79,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     signals.add_argument("--title-match", action=argparse.BooleanOptionalAction, default=None, help="a note whose title, alias or file name is the query goes first")
     signals.add_argument("--recent", nargs="?", const="default", metavar="DAYS", help="favour recently modified files (half-life in days; default 30); 0: off")
     signals.add_argument("--intent", action=argparse.BooleanOptionalAction, default=None, help="lean lexical for identifiers, on meaning for long questions")
+    signals.add_argument("--term-match", nargs="?", type=float, const=TERM_MATCH_ON, metavar="W", help=f"re-rank the best results by how well their words match the query's, by meaning (share of the lexical score; alone: {TERM_MATCH_ON}; 0: off)")
     search.add_argument("--link-boost", type=float, metavar="W", help="re-rank by the link graph (0: off; see README)")
     _add_common(search)
 
@@ -215,6 +219,8 @@ def _search_options(args: argparse.Namespace) -> dict[str, Any]:
         options["intent"] = args.intent
     if args.recent is not None:
         options["recency_half_life_days"] = _half_life(args)
+    if args.term_match is not None:
+        options["term_match"] = args.term_match
     return options
 
 
@@ -246,7 +252,7 @@ def _search_by_daemon(args: argparse.Namespace, options: dict[str, Any]) -> Any:
     assert config.db is not None
     request = {
         "op": "search", "query": args.query, "title_match": config.title_match, "intent": config.intent,
-        "recency_half_life_days": config.recency_half_life_days or 0, **options,
+        "recency_half_life_days": config.recency_half_life_days or 0, "term_match": config.term_match, **options,
         "fusion": config.fusion, "candidates": config.candidates,
     }  # fmt: skip
     request["k"] = options["k"] or config.top_k

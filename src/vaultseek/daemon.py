@@ -8,7 +8,7 @@ requests of :mod:`daemon_client` — one JSON line in, one JSON line out:
     ping      {pid, version, vault, db}
     status    the index status plus the daemon's own (watching, syncs, last error)
     search    {query, mode, k, max_tokens, fusion, candidates, scope, title_match,
-              recency_half_life_days, intent, link_boost} → the search response
+              recency_half_life_days, intent, link_boost, term_match} → the search response
     hook      {event, input, last_prompt, settings} → {output}: the whole hook, server-side
     shutdown  stop after answering
 
@@ -238,7 +238,7 @@ class Daemon:
         query = message.get("query")
         if not isinstance(query, str):
             raise QueryError('a search request needs a "query" string')
-        keys = ("k", "max_tokens", "fusion", "candidates", "scope", "title_match", "recency_half_life_days", "intent", "link_boost")
+        keys = ("k", "max_tokens", "fusion", "candidates", "scope", "title_match", "recency_half_life_days", "intent", "link_boost", "term_match")
         options = {key: message.get(key) for key in keys}
         response = self.index.search(query, mode=message.get("mode") or "hybrid", **options)
         out = response.to_dict()

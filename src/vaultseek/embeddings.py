@@ -125,6 +125,7 @@ class StaticEmbedder:
         self._word_lock = threading.Lock()
         self._word_rows: dict[str, int] = {}
         self._word_matrix = np.zeros((0, self.dim), dtype=np.float32)
+        self._vocabulary: dict[str, int] | None = None
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` into a (len(texts), dim) float32 matrix of unit rows (zeros if empty)."""
@@ -146,9 +147,9 @@ class StaticEmbedder:
         """``(rows, matrix)``: each word's row in ``matrix``, whose rows are unit float32
         vectors of single words, each embedded on its own as :meth:`embed` would. Cached:
         term matching (``termmatch.py``) asks for the same vault words query after query, and
-        embedding a word costs ~10 µs (mostly the tokenizer's) where a cached one costs a
-        dictionary lookup. The matrix only grows (or is replaced), so a returned pair stays
-        consistent."""
+        a new word costs up to ~10 µs to embed (the tokenizer's call; see :meth:`_embed_words`)
+        where a cached one costs a dictionary lookup. The matrix only grows (or is replaced),
+        so a returned pair stays consistent."""
         with self._word_lock:
             cache = self._word_rows
             rows = [cache.get(w, -1) for w in words]
@@ -164,10 +165,46 @@ class StaticEmbedder:
                     grown = np.zeros((max(needed, 2 * len(self._word_matrix), 1024), self.dim), np.float32)
                     grown[:start] = self._word_matrix[:start]
                     self._word_matrix = grown
-                self._word_matrix[start:needed] = self.embed(missing)
+                self._word_matrix[start:needed] = self._embed_words(missing)
                 cache.update(zip(missing, range(start, needed), strict=True))
                 rows = [cache[w] for w in words]
             return np.asarray(rows, dtype=np.int64), self._word_matrix
+
+    def _embed_words(self, words: Sequence[str]) -> np.ndarray:
+        """:meth:`embed` for single words. A lower-case ASCII word that is a whole token of the
+        vocabulary is that token's row, weighted and normalised — exactly what ``embed`` makes
+        of it, without the tokenizer's ~10 µs a call — when :meth:`_whole_word_vocabulary`
+        found that the tokenizer maps such words to their own token; every other word goes
+        through :meth:`embed`."""
+        vocabulary = self._whole_word_vocabulary()
+        ids = [vocabulary.get(w, -1) if w.isascii() else -1 for w in words]
+        out = np.zeros((len(words), self.dim), dtype=np.float32)
+        rest = [i for i, token in enumerate(ids) if token < 0]
+        if rest:
+            out[rest] = self.embed([words[i] for i in rest])
+        known = [i for i, token in enumerate(ids) if token >= 0]
+        if known:
+            tokens = np.asarray([ids[i] for i in known], dtype=np.int64)
+            rows = self._float32_table()[self.mapping[tokens] if self.mapping is not None else tokens]
+            if self.weights is not None:
+                rows = rows * self.weights[tokens].astype(np.float32)[:, None]
+            if self.normalize:
+                rows = rows / (np.linalg.norm(rows, axis=1, keepdims=True) + 1e-32)
+            out[known] = rows
+        return out
+
+    def _whole_word_vocabulary(self) -> dict[str, int]:
+        """The tokenizer's vocabulary if it maps a lower-case word that is a vocabulary entry
+        to exactly that entry (WordPiece does; byte-level BPE and SentencePiece models mark
+        word starts, so they do not), else an empty mapping. Checked once on common words."""
+        if self._vocabulary is None:
+            vocabulary: dict[str, int] = self.tokenizer.get_vocab()
+            probes = [w for w in ("the", "search", "note", "file", "running", "water") if w in vocabulary]
+            agrees = bool(probes) and all(
+                self.tokenizer.encode(w, add_special_tokens=False).ids == [vocabulary[w]] for w in probes
+            )
+            self._vocabulary = vocabulary if agrees else {}
+        return self._vocabulary
 
     def _embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         if self.max_length is not None:

@@ -44,7 +44,8 @@ comparisons of numbers and dates, each of which must hold: "priority<3", "rating
 modified_after / modified_before ("2026-01-31", "7d", "2w"; after inclusive, before exclusive).
 title_match puts a note whose title or alias is the query first; recency_half_life_days favours
 recently modified files (e.g. 30); intent leans on exact words for identifiers and on meaning
-for long questions. Each defaults to the server's configuration."""
+for long questions; term_match (0 to 1, e.g. 0.5; 0: off) re-ranks the best results by how well
+their words match the query's, by meaning. Each defaults to the server's configuration."""
 
 
 class SearchFilters(TypedDict, total=False, closed=True):
@@ -114,6 +115,7 @@ def build_mcp_server(index: Index) -> MCPServer:
         title_match: bool | None = None,
         recency_half_life_days: float | None = None,
         intent: bool | None = None,
+        term_match: float | None = None,
     ) -> dict[str, Any]:
         if k < 1 or k > 100:
             raise ToolError("k must be between 1 and 100")
@@ -122,6 +124,7 @@ def build_mcp_server(index: Index) -> MCPServer:
         response = call(
             index.search, query, mode=mode, k=k, max_tokens=max_tokens, scope=dict(filters or {}),
             title_match=title_match, recency_half_life_days=recency_half_life_days, intent=intent,
+            term_match=term_match,
         )  # fmt: skip
         out: dict[str, Any] = {"query": query, "results": [_search_result(h) for h in response.results]}
         if response.notices:

@@ -129,7 +129,8 @@ def _path_param(request: Request) -> str:
 
 
 def _search_signals(params: Any) -> dict[str, Any]:
-    """``title_match=1``, ``intent=0``, ``recency_half_life_days=30`` → search keywords."""
+    """``title_match=1``, ``intent=0``, ``recency_half_life_days=30``, ``term_match=0.5`` →
+    search keywords (the engine checks the numbers' ranges)."""
     out: dict[str, Any] = {}
     for name in ("title_match", "intent"):
         raw = (params.get(name) or "").strip().lower()
@@ -143,6 +144,12 @@ def _search_signals(params: Any) -> dict[str, Any]:
             out["recency_half_life_days"] = float(raw)
         except ValueError:
             raise QueryError("recency_half_life_days must be a number of days", hint="e.g. 30; 0 turns it off") from None
+    raw = (params.get("term_match") or "").strip()
+    if raw:
+        try:
+            out["term_match"] = float(raw)
+        except ValueError:
+            raise QueryError("term_match must be a number from 0 to 1", hint="e.g. 0.5; 0 turns it off") from None
     return out
 
 
