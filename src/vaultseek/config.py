@@ -75,7 +75,7 @@ class Config:
     term_match: float = 0.0
     """Hybrid search: the share of term matching (each query word's best-matching word in a
     chunk, by word vectors) in the lexical score of the 20 best results; 0: off. 0.5 gives
-    SciFact test nDCG@10 0.695 → 0.711 for ~1–2 ms a search (docs/quality.md; termmatch.py)."""
+    SciFact test nDCG@10 0.695 → 0.711 for ~2.5–5 ms a search (docs/quality.md; termmatch.py)."""
     intent: bool = False
     """Search signal: lean lexical for identifier-like queries, on meaning for long questions."""
     link_boost: float = 0.0

@@ -51,12 +51,14 @@ SIGNALS: dict[str, tuple[tuple[str, Any], ...]] = {
     "intent": (("intent", True),),
     "links": (("link_boost", 0.3),),
     "recency": (("recency_half_life_days", 365.0),),
+    "terms": (("term_match", 0.5),),
 }
 """Each signal switched on at its documented strength (the ``Index.search`` keyword arguments).
 A signal is switched *off* by passing the opposite explicitly, so the baseline does not depend
 on which signals the configuration file or the defaults turn on."""
 OFF: tuple[tuple[str, Any], ...] = (
     ("title_match", False), ("intent", False), ("link_boost", 0.0), ("recency_half_life_days", 0),
+    ("term_match", 0.0),
 )  # fmt: skip
 
 
