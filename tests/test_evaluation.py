@@ -187,6 +187,12 @@ def test_cli_eval_table_json_and_errors(beir: Path, tmp_path: Path) -> None:
     assert table.returncode == 0, table.stderr
     rows = [line.split()[0] for line in table.stdout.splitlines()[2:] if line.strip()]
     assert rows == ["configuration", "bm25", "hybrid", "hybrid:convex"]
+    terms = run_cli("eval", str(beir), "--workdir", work, "--json", "--modes", "hybrid", "--fusion", "", "--term-match")
+    assert terms.returncode == 0, terms.stderr
+    assert [(r["configuration"], r.get("options")) for r in json.loads(terms.stdout)["results"]] == [
+        ("hybrid", None), ("hybrid+terms", {"term_match": 0.5})]
+    lexical = run_cli("eval", str(beir), "--workdir", work, "--modes", "bm25", "--term-match")
+    assert lexical.returncode == 2 and "include hybrid" in lexical.stderr
     as_json = run_cli("eval", str(beir), "--workdir", work, "--json", "--modes", "bm25", "--fusion", "")
     assert as_json.returncode == 0, as_json.stderr
     data = json.loads(as_json.stdout)

@@ -99,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--json", action="store_true", help="machine-readable output")
     evaluate.add_argument("--modes", type=_names, default=None, metavar="LIST", help="e.g. bm25,hybrid")
     evaluate.add_argument("--fusion", type=_names, default=None, metavar="LIST", help="hybrid variants, e.g. rrf,convex")
+    evaluate.add_argument("--term-match", action="store_true", help="also measure hybrid with term matching on (a hybrid+terms row)")
     _add_common(evaluate)
     add_agent_parsers(commands, _add_common)
     add_intake_parsers(commands, _add_common)
@@ -333,6 +334,7 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError("--split and --workdir go with a BEIR folder, not --golden")
     from .evaluation import (
         MODES,
+        TERM_MATCH,
         configurations,
         evaluate_beir,
         evaluate_golden,
@@ -342,6 +344,10 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     from .terminal import ProgressBar
 
     chosen = configurations(args.modes or MODES, FUSION_METHODS if args.fusion is None else args.fusion)
+    if args.term_match:
+        if not any(c.mode == "hybrid" for c in chosen):
+            raise UsageError("--term-match measures hybrid search", hint="include hybrid in --modes")
+        chosen = (*chosen, TERM_MATCH)
     bar = ProgressBar()
     try:
         if args.golden is not None:

@@ -36,6 +36,7 @@ from .engine import Index, open_index
 from .errors import ConfigError, QueryError
 from .fusion import FUSION_METHODS
 from .records import Progress, SearchMode
+from .termmatch import DEFAULT_WEIGHT
 
 ProgressCallback = Callable[[Progress], None]
 DEPTH = 100
@@ -90,6 +91,11 @@ def configurations(
     if not chosen:
         raise ConfigError("no configuration to evaluate", hint="name at least one mode")
     return tuple(chosen)
+
+
+TERM_MATCH = Configuration("hybrid+terms", "hybrid", None, (("term_match", DEFAULT_WEIGHT),))
+"""The default hybrid with term matching on (``termmatch.py``; opt-in, so not in the default
+hybrid row): ``vaultseek eval --term-match`` and the committed quality table add it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,20 +35,16 @@ from vaultseek.errors import VaultseekError
 from vaultseek.evaluation import (
     COLUMNS,
     DEPTH,
-    Configuration,
+    TERM_MATCH,
     EvalReport,
     configurations,
     evaluate_beir,
     table_row,
 )
 from vaultseek.terminal import ProgressBar
-from vaultseek.termmatch import DEFAULT_WEIGHT
 
 ORDER = ("scifact", "cranfield", "cisi", "medline", "cacm", "npl", "lisa")
 """The collections in the order the data README lists them; any others follow by name."""
-TERM_MATCH = Configuration("hybrid+terms", "hybrid", None, (("term_match", DEFAULT_WEIGHT),))
-"""The default hybrid with term matching on (``termmatch.py``; opt-in until it fits the
-default's latency budget), so its figures come from the same command as the others'."""
 SPLITS = {"scifact": "test"}
 """Collections with a train split are reported on test (tuning happens on train)."""
 KEPT_MARKER = "<!-- hand-written below this line: python -m vaultseek.bench.quality keeps it -->"
