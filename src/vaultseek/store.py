@@ -516,19 +516,9 @@ class Store:
 
         Texts go through the index's own tokenizer (stemming included), so the terms are
         exactly those FTS5 stores; counts come from an ``fts5vocab`` view of the index."""
-        if self._tokenize is None:
-            name, *args = FTS_TOKENIZER.split()
-            self._tokenize = self.conn.fts5_tokenizer(name, args)
-            self.conn.execute(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab "
-                "USING fts5vocab(main, chunks_fts, 'row')"
-            )
         out = []
         for text in texts:
-            # With offsets (the default) each token is (start, end, text, *colocated); apsw's
-            # stub types the result for every flag combination, so it allows a 2-tuple.
-            tokens = self._tokenize(text.encode("utf-8"), FTS5_TOKENIZE_QUERY, None)
-            terms = {t[2] for t in tokens}  # type: ignore[misc]
+            terms = set(self._index_terms(text))
             counts = [
                 int(row[0]) if row else 0
                 for term in terms
@@ -545,10 +535,7 @@ class Store:
         :meth:`document_frequencies` takes one of each per text (0.25 ms for eight words)."""
         if not words:
             return []
-        self.document_frequencies(())  # creates the tokenizer and the vocabulary view once
-        assert self._tokenize is not None
-        tokens = self._tokenize(" ".join(words).encode("utf-8"), FTS5_TOKENIZE_QUERY, None)
-        terms = [t[2] for t in tokens]  # type: ignore[misc]
+        terms = self._index_terms(" ".join(words))
         if len(terms) != len(words):  # a word the tokenizer split or dropped: ask one by one
             return self.document_frequencies(words)
         marks = ",".join("?" * len(set(terms)))
@@ -556,6 +543,22 @@ class Store:
             f"SELECT term, doc FROM temp.chunks_vocab WHERE term IN ({marks})", list(set(terms))
         ))  # fmt: skip
         return [int(counts.get(term, 0)) for term in terms]
+
+    def _index_terms(self, text: str) -> list[str]:
+        """``text``'s terms as the full-text index stores them (its own tokenizer, stemming
+        included). Creates the tokenizer and the ``fts5vocab`` view the counts come from, once
+        per connection."""
+        if self._tokenize is None:
+            name, *args = FTS_TOKENIZER.split()
+            self._tokenize = self.conn.fts5_tokenizer(name, args)
+            self.conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab "
+                "USING fts5vocab(main, chunks_fts, 'row')"
+            )
+        # With offsets (the default) each token is (start, end, text, *colocated); apsw's stub
+        # types the result for every flag combination, so it allows a 2-tuple.
+        tokens = self._tokenize(text.encode("utf-8"), FTS5_TOKENIZE_QUERY, None)
+        return [t[2] for t in tokens]  # type: ignore[misc]
 
     def chunk_count(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM chunks").get)
