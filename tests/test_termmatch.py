@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import run_cli
 from vaultseek.engine import open_index
 from vaultseek.errors import QueryError
 from vaultseek.fusion import convex
@@ -140,3 +142,18 @@ def test_word_rows_are_the_models_vectors_and_the_cache_starts_over_when_full(
     assert sorted(rows2.tolist()) == [0, 1, 2]
     np.testing.assert_allclose(matrix2[rows2], model.embed(["garden", "soil", "seeds"]), atol=1e-6)
     np.testing.assert_allclose(matrix[rows], model.embed(words), atol=1e-6)  # an old pair stays valid
+
+
+def test_cli_term_match_flag_and_a_query_it_swallowed(tmp_path: Path) -> None:
+    vault = _vault(tmp_path)
+    db = str(tmp_path / "index.db")
+    assert run_cli("index", str(vault), "--db", db).returncode == 0
+    common = ("--vault", str(vault), "--db", db, "--no-daemon", "--json")
+    on = run_cli("search", "lamp bulbs wattage", *common, "--term-match")
+    half = run_cli("search", "lamp bulbs wattage", *common, "--term-match", "0.5")
+    assert on.returncode == half.returncode == 0 and on.stdout == half.stdout
+    assert json.loads(on.stdout)["results"][0]["path"] == "desk.md"
+    swallowed = run_cli("search", "--term-match", "lamp bulbs", *common)
+    assert swallowed.returncode == 2 and "put the query first" in swallowed.stderr and "Traceback" not in swallowed.stderr
+    too_much = run_cli("search", "lamp", *common, "--term-match", "3")
+    assert too_much.returncode == 2 and "from 0 to 1" in too_much.stderr

@@ -82,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     signals.add_argument("--title-match", action=argparse.BooleanOptionalAction, default=None, help="a note whose title, alias or file name is the query goes first")
     signals.add_argument("--recent", nargs="?", const="default", metavar="DAYS", help="favour recently modified files (half-life in days; default 30); 0: off")
     signals.add_argument("--intent", action=argparse.BooleanOptionalAction, default=None, help="lean lexical for identifiers, on meaning for long questions")
-    signals.add_argument("--term-match", nargs="?", type=float, const=TERM_MATCH_ON, metavar="W", help=f"re-rank the best results by how well their words match the query's, by meaning (share of the lexical score; alone: {TERM_MATCH_ON}; 0: off)")
+    signals.add_argument("--term-match", nargs="?", const=str(TERM_MATCH_ON), metavar="W", help=f"re-rank the best results by how well their words match the query's, by meaning (share of the lexical score; alone: {TERM_MATCH_ON}; 0: off)")
     search.add_argument("--link-boost", type=float, metavar="W", help="re-rank by the link graph (0: off; see README)")
     _add_common(search)
 
@@ -177,6 +177,8 @@ def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_search(args: argparse.Namespace, out: TextIO) -> int:
+    if args.term_match is not None:
+        _term_match(args.term_match)  # `--term-match "the query"` took the query: say so first
     if (args.query is None) == (args.batch is None):
         raise UsageError(
             "give either a query or --batch FILE",
@@ -221,8 +223,20 @@ def _search_options(args: argparse.Namespace) -> dict[str, Any]:
     if args.recent is not None:
         options["recency_half_life_days"] = _half_life(args)
     if args.term_match is not None:
-        options["term_match"] = args.term_match
+        options["term_match"] = _term_match(args.term_match)
     return options
+
+
+def _term_match(raw: str) -> float:
+    """``--term-match`` alone: the measured weight; ``--term-match W``: W (the engine checks
+    its range). A word there is most often the query typed after the flag."""
+    try:
+        return float(raw)
+    except ValueError:
+        raise UsageError(
+            f"--term-match takes a weight from 0 to 1 (got {raw!r})",
+            hint='put the query first: vaultseek search "your query" --term-match',
+        ) from None
 
 
 def _half_life(args: argparse.Namespace) -> float:
