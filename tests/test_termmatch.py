@@ -115,6 +115,10 @@ def test_search_uses_term_matching_and_can_turn_it_off(tmp_path: Path) -> None:
         ]
         with pytest.raises(QueryError):
             index.search("lamp", term_match=1.5)
+        ranked = index.search("lamp bulbs wattage", k=5, term_match=0.5, fusion="rrf")
+        assert [r.path for r in ranked.results] == [r.path for r in index.search("lamp bulbs wattage", k=5, fusion="rrf").results]
+        assert any("convex fusion only" in n for n in ranked.notices)
+        assert not on.notices
 
 
 def test_word_frequencies_match_the_per_text_lookup(tmp_path: Path) -> None:

@@ -211,7 +211,9 @@ def run_search(
     lean = LEANS.get(intent or "")
     fused = fuse({"bm25": bm25, "vector": vec}, params, lean=lean)
     rows: dict[int, ChunkRow] = {}
-    if model is not None and bm25 and vec and params.term_match > 0 and params.fusion == "convex":
+    if params.term_match > 0 and params.mode == "hybrid" and params.fusion != "convex":
+        notices.append(f"term matching re-scores convex fusion only; not applied with {params.fusion}")
+    elif model is not None and bm25 and vec and params.term_match > 0 and params.mode == "hybrid":
         fused, rows = rerank_by_terms(store, fused, bm25, vec, query, model, len(index), params, lean)
     if params.link_boost and link_graph is not None and fused:
         # Only the head that can still reach the top k is re-scored — unless recency follows:
