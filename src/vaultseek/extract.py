@@ -14,13 +14,12 @@ side is a callable, so this module needs no model, numpy or database of its own.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .fusion import DEFAULT_WEIGHTS, convex
-from .lexical import index_text, parse_query
+from .lexical import WORD, index_text, parse_query
 
 WINDOW_LINES = 6
 """A paragraph longer than this many lines is cut into windows of this many lines."""
@@ -29,7 +28,6 @@ PIECE_CHARS = 400
 MAX_INPUT_CHARS = 400_000
 """Only this much of an enormous output is read: the work stays bounded (~100 ms)."""
 CHARS_PER_TOKEN = 4
-_WORD = re.compile(r"[^\W_]+")
 _K1, _B = 1.2, 0.75
 
 Similarity = Callable[[str, Sequence[str]], Sequence[float]]
@@ -82,7 +80,7 @@ def split_passages(text: str) -> list[Passage]:
 
 
 def _tokens(text: str) -> list[str]:
-    return [t.lower() for t in _WORD.findall(index_text(text))]
+    return [t.lower() for t in WORD.findall(index_text(text))]
 
 
 def bm25_scores(query_terms: Sequence[str], documents: Sequence[list[str]]) -> list[float]:

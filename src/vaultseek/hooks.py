@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .lexical import STOPWORDS, make_snippet, parse_query
+from .lexical import STOPWORDS, WORD, make_snippet, parse_query
 
 if TYPE_CHECKING:
     from .engine import Index
@@ -97,7 +97,6 @@ def prompt_of(payload: dict[str, Any]) -> str:
 
 # -- triviality --------------------------------------------------------------------------------
 _SLASH_COMMAND = re.compile(r"^\s*/[\w:.-]+(\s|$)")
-_WORD = re.compile(r"[^\W_]+")
 FILLER = frozenset(
     """ok okay k kk okey yes yeah yep yup no nope nah sure fine great good cool nice perfect
     awesome excellent amazing thanks thank thx ty tysm cheers please pls plz much lot lots
@@ -121,7 +120,7 @@ def is_trivial(prompt: str) -> bool:
     text = unicodedata.normalize("NFKC", prompt).strip()
     if not text or _SLASH_COMMAND.match(text):
         return True
-    words = [w.lower() for w in _WORD.findall(text)]
+    words = [w.lower() for w in WORD.findall(text)]
     content = [w for w in words if w not in FILLER and w not in STOPWORDS]
     if not content:
         return True

@@ -44,9 +44,10 @@ def _split_run(match: re.Match[str]) -> str:
     return " " + " ".join([*pairs, run[-1]]) + " "
 
 
-# unicode61 splits on everything that is not a letter, number or private-use character;
-# underscore is punctuation to it, so it is a separator here too.
-_WORD = re.compile(r"[^\W_]+")
+WORD = re.compile(r"[^\W_]+")
+"""A word as FTS5's ``unicode61`` tokenizer sees one: it splits on everything that is not a
+letter, number or private-use character, and underscore is punctuation to it, so it is a
+separator here too. Every module that splits text into words the way the index does uses it."""
 MAX_TERMS = 64
 """Longer queries keep their first 64 distinct non-stopword pieces: a whole 60-word prompt
 from an agent hook fits, and a 10 KB paste still costs a bounded amount of work."""
@@ -85,7 +86,7 @@ class LexicalQuery:
 def _query_tokens(piece: str) -> list[str]:
     """Word tokens of an ``index_text``-ed piece; a CJK run's trailing single is dropped from
     a multi-character word, so the phrase is just its pairs (found anywhere in a run)."""
-    tokens = _WORD.findall(piece)
+    tokens = WORD.findall(piece)
     out: list[str] = []
     for i, token in enumerate(tokens):
         follows_pair = i > 0 and len(tokens[i - 1]) == 2 and tokens[i - 1][1] == token

@@ -21,13 +21,12 @@ them: the gain needs both.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from .fusion import Fused
-from .lexical import STOPWORDS, index_text
+from .lexical import STOPWORDS, WORD, index_text
 
 RERANK_DEPTH = 20
 """How many of the fused list's best chunks are re-scored. Rescoring the top 20 keeps the whole
@@ -39,8 +38,6 @@ configuration's default is 0, off, until it fits the 5 ms budget). Train nDCG@10
 middle."""
 MIN_IDF = 0.05
 """A word in more than half the chunks still counts a little (BM25's IDF would go negative)."""
-
-_WORD = re.compile(r"[^\W_]+")
 
 WordRows = Callable[[Sequence[str]], tuple[np.ndarray, np.ndarray]]
 """Words → (each word's row, a matrix of unit word vectors) (``StaticEmbedder.word_rows``)."""
@@ -61,7 +58,7 @@ def chunk_words(text: str) -> list[str]:
 
 def _words(text: str) -> list[str]:
     low = text.lower()
-    return _WORD.findall(low if low.isascii() else index_text(low))
+    return WORD.findall(low if low.isascii() else index_text(low))
 
 
 def _is_content(word: str) -> bool:

@@ -138,18 +138,17 @@ def _search_signals(params: Any) -> dict[str, Any]:
             if raw not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
                 raise QueryError(f"{name} must be true or false (got {raw!r})")
             out[name] = raw in ("1", "true", "yes", "on")
-    raw = (params.get("recency_half_life_days") or "").strip()
-    if raw:
-        try:
-            out["recency_half_life_days"] = float(raw)
-        except ValueError:
-            raise QueryError("recency_half_life_days must be a number of days", hint="e.g. 30; 0 turns it off") from None
-    raw = (params.get("term_match") or "").strip()
-    if raw:
-        try:
-            out["term_match"] = float(raw)
-        except ValueError:
-            raise QueryError("term_match must be a number from 0 to 1", hint="e.g. 0.5; 0 turns it off") from None
+    numbers = {
+        "recency_half_life_days": ("a number of days", "e.g. 30; 0 turns it off"),
+        "term_match": ("a number from 0 to 1", "e.g. 0.5; 0 turns it off"),
+    }
+    for name, (what, hint) in numbers.items():
+        raw = (params.get(name) or "").strip()
+        if raw:
+            try:
+                out[name] = float(raw)
+            except ValueError:
+                raise QueryError(f"{name} must be {what}", hint=hint) from None
     return out
 
 
