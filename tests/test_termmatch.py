@@ -161,3 +161,18 @@ def test_cli_term_match_flag_and_a_query_it_swallowed(tmp_path: Path) -> None:
     assert swallowed.returncode == 2 and "put the query first" in swallowed.stderr and "Traceback" not in swallowed.stderr
     too_much = run_cli("search", "lamp", *common, "--term-match", "3")
     assert too_much.returncode == 2 and "from 0 to 1" in too_much.stderr
+
+
+def test_the_stage_benchmark_runs_on_a_built_index_and_explains_a_missing_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from vaultseek.bench import termmatch as bench
+
+    assert bench.main(["--workdir", str(tmp_path / "nothing")]) == 2
+    assert "run `python -m vaultseek.bench --workdir" in capsys.readouterr().err
+    vault = _vault(tmp_path)
+    with open_index(vault, db=tmp_path / "index.db", create=True) as index:
+        index.sync()
+    assert bench.main(["--workdir", str(tmp_path), "--queries", "5"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("| 1", "| 2"))]
+    assert len(rows) == 2 and all(len(row.split("|")) == 2 + len(bench.STEPS) + 1 for row in rows)
