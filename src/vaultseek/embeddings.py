@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,13 +30,6 @@ BUNDLED_MODEL = "bundled"
 BUNDLED_MODEL_DIR = Path(__file__).parent / "model_data" / "minilm-l6-v2-m2v256"
 BUNDLED_MODEL_NAME = "vaultseek/minilm-l6-v2-m2v256"
 _BATCH = 256
-WORD_CACHE_LIMIT = 50_000
-"""Word vectors kept for term matching (float32, 1 KB each at 256 dimensions: ~51 MB when
-full; float16 would halve that but its conversion cost 0.1 ms a search). Past it the cache
-starts over rather than tracking use: a vault's working vocabulary fits, and a start-over
-costs a few milliseconds of re-embedding."""
-
-
 @dataclass(frozen=True, slots=True)
 class ModelFiles:
     """Where a model lives on disk and the name the index records for it."""
@@ -122,10 +114,6 @@ class StaticEmbedder:
         self._median_token_chars = _median_token_length(self.tokenizer)
         self.fingerprint = _fingerprint(tokenizer_text, self.config, self.matrix)
         self._table32: np.ndarray | None = None
-        self._word_lock = threading.Lock()
-        self._word_rows: dict[str, int] = {}
-        self._word_matrix = np.zeros((0, self.dim), dtype=np.float32)
-        self._vocabulary: dict[str, int] | None = None
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` into a (len(texts), dim) float32 matrix of unit rows (zeros if empty)."""
@@ -142,69 +130,6 @@ class StaticEmbedder:
 
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
-
-    def word_rows(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """``(rows, matrix)``: each word's row in ``matrix``, whose rows are unit float32
-        vectors of single words, each embedded on its own as :meth:`embed` would. Cached:
-        term matching (``termmatch.py``) asks for the same vault words query after query, and
-        a new word costs up to ~10 µs to embed (the tokenizer's call; see :meth:`_embed_words`)
-        where a cached one costs a dictionary lookup. The matrix only grows (or is replaced),
-        so a returned pair stays consistent."""
-        with self._word_lock:
-            cache = self._word_rows
-            rows = [cache.get(w, -1) for w in words]
-            if -1 in rows:
-                missing = list(dict.fromkeys(w for w, r in zip(words, rows, strict=True) if r < 0))
-                if len(cache) + len(missing) > WORD_CACHE_LIMIT:
-                    cache.clear()
-                    self._word_matrix = self._word_matrix[:0]
-                    missing = list(dict.fromkeys(words))
-                start = len(cache)
-                needed = start + len(missing)
-                if needed > len(self._word_matrix):
-                    grown = np.zeros((max(needed, 2 * len(self._word_matrix), 1024), self.dim), np.float32)
-                    grown[:start] = self._word_matrix[:start]
-                    self._word_matrix = grown
-                self._word_matrix[start:needed] = self._embed_words(missing)
-                cache.update(zip(missing, range(start, needed), strict=True))
-                rows = [cache[w] for w in words]
-            return np.asarray(rows, dtype=np.int64), self._word_matrix
-
-    def _embed_words(self, words: Sequence[str]) -> np.ndarray:
-        """:meth:`embed` for single words. A lower-case ASCII word that is a whole token of the
-        vocabulary is that token's row, weighted and normalised — exactly what ``embed`` makes
-        of it, without the tokenizer's ~10 µs a call — when :meth:`_whole_word_vocabulary`
-        found that the tokenizer maps such words to their own token; every other word goes
-        through :meth:`embed`."""
-        vocabulary = self._whole_word_vocabulary()
-        ids = [vocabulary.get(w, -1) if w.isascii() else -1 for w in words]
-        out = np.zeros((len(words), self.dim), dtype=np.float32)
-        rest = [i for i, token in enumerate(ids) if token < 0]
-        if rest:
-            out[rest] = self.embed([words[i] for i in rest])
-        known = [i for i, token in enumerate(ids) if token >= 0]
-        if known:
-            tokens = np.asarray([ids[i] for i in known], dtype=np.int64)
-            rows = self._float32_table()[self.mapping[tokens] if self.mapping is not None else tokens]
-            if self.weights is not None:
-                rows = rows * self.weights[tokens].astype(np.float32)[:, None]
-            if self.normalize:
-                rows = rows / (np.linalg.norm(rows, axis=1, keepdims=True) + 1e-32)
-            out[known] = rows
-        return out
-
-    def _whole_word_vocabulary(self) -> dict[str, int]:
-        """The tokenizer's vocabulary if it maps a lower-case word that is a vocabulary entry
-        to exactly that entry (WordPiece does; byte-level BPE and SentencePiece models mark
-        word starts, so they do not), else an empty mapping. Checked once on common words."""
-        if self._vocabulary is None:
-            vocabulary: dict[str, int] = self.tokenizer.get_vocab()
-            probes = [w for w in ("the", "search", "note", "file", "running", "water") if w in vocabulary]
-            agrees = bool(probes) and all(
-                self.tokenizer.encode(w, add_special_tokens=False).ids == [vocabulary[w]] for w in probes
-            )
-            self._vocabulary = vocabulary if agrees else {}
-        return self._vocabulary
 
     def _embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         if self.max_length is not None:

@@ -8,7 +8,7 @@ not match the index, no vectors) hybrid search degrades to BM25 and says so in a
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -22,7 +22,7 @@ from .linkgraph import LINK_SIGNALS, LinkGraph, boost, contenders
 from .records import SEARCH_MODES, SearchFilter, SearchMode, SearchResponse, SearchResult
 from .signals import apply_signals
 from .store import ChunkRow, Store
-from .termmatch import RERANK_DEPTH, chunk_words, content_words, idf, match_scores, rescore
+from .termmatch import RERANK_DEPTH, content_words, idf, match_scores, rescore
 from .vectors import VectorIndex
 
 CHARS_PER_TOKEN = 4
@@ -151,11 +151,9 @@ def affordable_phrases(store: Store, phrases: tuple[str, ...]) -> tuple[str, ...
 
 
 class QueryModel(Protocol):
-    """What search needs of the embedding model: a query vector and single-word vectors."""
+    """What search needs of the embedding model: a query vector."""
 
     def embed_one(self, text: str) -> np.ndarray: ...
-
-    def word_rows(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]: ...
 
 
 VectorSide = Callable[[], tuple[VectorIndex, QueryModel]]
@@ -214,7 +212,7 @@ def run_search(
     if params.term_match > 0 and params.mode == "hybrid" and params.fusion != "convex":
         notices.append(f"term matching re-scores convex fusion only; not applied with {params.fusion}")
     elif model is not None and bm25 and vec and params.term_match > 0 and params.mode == "hybrid":
-        fused, rows = rerank_by_terms(store, fused, bm25, vec, query, model, len(index), params, lean)
+        fused, rows = rerank_by_terms(store, fused, bm25, vec, query, len(index), params, lean)
     if params.link_boost and link_graph is not None and fused:
         # Only the head that can still reach the top k is re-scored — unless recency follows:
         # it can lower the head's scores, so everything stays a contender.
@@ -249,7 +247,6 @@ def rerank_by_terms(
     bm25: Scored,
     vec: Scored,
     query: LexicalQuery,
-    model: QueryModel,
     chunks: int,
     params: SearchParams,
     lean: Mapping[str, float] | None,
@@ -262,9 +259,9 @@ def rerank_by_terms(
     if not words:
         return fused, {}
     rows = store.chunks_by_id([f.item for f in fused[:RERANK_DEPTH]])
-    head_words = {c: chunk_words(f"{r.heading_context}\n{r.text}") for c, r in rows.items()}
     weights = [idf(df, chunks) for df in store.word_frequencies(words)]
-    matches = match_scores(words, weights, head_words, model.word_rows)
+    texts = [f"{r.heading_context}\n{r.text}" for r in rows.values()]
+    matches = dict(zip(rows, match_scores(words, weights, texts).tolist(), strict=True))
     return rescore(fused, bm25, vec, matches, params.term_match, list_weights(params, lean)), rows
 
 

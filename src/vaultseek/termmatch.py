@@ -2,26 +2,25 @@
 
 BM25 credits a query word only where the chunk holds that exact (stemmed) word; the chunk's
 vector credits the chunk as a whole. Term matching sits between them: each query word gets
-the cosine of its *best-matching* word in the chunk, with static word vectors from the same
-Model2Vec model (``StaticEmbedder.word_rows``), and the chunk's match is their IDF-weighted
-mean. An exact word scores 1, "tumour" for "cancer" scores part of it, an unrelated chunk
-little — a soft coverage of the query, a late interaction in the manner of ColBERT's MaxSim
-over words instead of contextual tokens.
+the similarity of its *best-matching* word in the chunk, and the chunk's match is their
+IDF-weighted mean. Words are compared by their character trigrams (the Jaccard similarity of
+``^word$``'s three-letter pieces): an exact word scores 1, *mutations* for *mutation* 0.7,
+*oncogenic* for *oncogene* half of it, an unrelated word little — a soft coverage of the query.
 
 It re-ranks the head of the fused list: the :data:`RERANK_DEPTH` best chunks' lexical score
 becomes ``(1 − w) × BM25 / best BM25 + w × match / best match`` and the lists are fused again.
-On SciFact it is the only change in five sessions of screening that beat the default fusion
-on both splits: nDCG@10 train 0.706 → 0.716, test 0.695 → 0.711 through the engine
-(docs/quality.md, "Fifth session"). Off by default (``term_match = 0``): it costs ~2.5 ms a
-search with its words cached and ~5 ms with fresh ones, and the default has a 5 ms budget.
-Exact matches alone (a cosine of 1 or 0) gain nothing; neither does partial credit without
-them: the gain needs both.
+On SciFact it is the only change in six sessions of screening that beat the plain fusion on
+both splits (docs/quality.md, "Sixth session"). Trigrams replaced the model's word vectors
+used first ("Fifth session"): the same gain, with nothing to embed — the vectors cost ~2.3 ms
+a search with every word cached and ~5 ms with a fresh head's rare words, the trigrams a few
+hundred microseconds, all in numpy over the head's text at once. Without IDF weights, or as
+exact matches alone, it gains nothing: the gain needs the partial credit and the weights.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -30,39 +29,28 @@ from .lexical import STOPWORDS, WORD, index_text
 
 RERANK_DEPTH = 20
 """How many of the fused list's best chunks are re-scored. Rescoring the top 20 keeps the whole
-gain on SciFact train (+0.0083 vs +0.0086 for all 200 candidates) at a tenth of the work."""
+gain on SciFact train (+0.0083 vs +0.0086 for all 200 candidates, word vectors) at a tenth of
+the work."""
 DEFAULT_WEIGHT = 0.5
-"""The term match's share of the lexical score when turned on (``term_match = 0.5``; the
-configuration's default is 0, off, until it fits the 5 ms budget). Train nDCG@10 by weight:
-0.3 0.712, 0.4 0.713, 0.45 0.715, 0.5 0.715, 0.6 0.713, 0.7 0.711 — a flat ridge; 0.5 is its
-middle."""
+"""The term match's share of the head's lexical score (``term_match``). Train nDCG@10 by
+weight: 0.4 +0.0085, 0.5 +0.0098, 0.6 +0.0097 over the plain fusion; 0.5 is the ridge's
+near end, the more conservative of the two best."""
 MIN_IDF = 0.05
 """A word in more than half the chunks still counts a little (BM25's IDF would go negative)."""
 
-WordRows = Callable[[Sequence[str]], tuple[np.ndarray, np.ndarray]]
-"""Words → (each word's row, a matrix of unit word vectors) (``StaticEmbedder.word_rows``)."""
+_SHIFT = np.uint64(21)
+"""Bits per character in a trigram's code: every Unicode code point fits in 21 bits."""
+_ASCII_WORD = np.array([chr(c).isalnum() for c in range(128)], dtype=bool)
+_bmp_word: np.ndarray | None = None
 
 
 def content_words(text: str) -> list[str]:
     """The distinct words of ``text`` worth matching, lower-cased, in order of appearance: the
     full-text index's word split (``lexical.index_text``), without stopwords, numbers and
     one-letter words — those match everywhere and would blur every chunk's score."""
-    return [w for w in dict.fromkeys(_words(text)) if _is_content(w)]
-
-
-def chunk_words(text: str) -> list[str]:
-    """:func:`content_words` in no particular order: a set is ~40% cheaper, and a chunk's
-    score (a maximum per query word) does not depend on the order."""
-    return [w for w in set(_words(text)) - STOPWORDS if len(w) > 1 and not w.isdigit()]
-
-
-def _words(text: str) -> list[str]:
     low = text.lower()
-    return WORD.findall(low if low.isascii() else index_text(low))
-
-
-def _is_content(word: str) -> bool:
-    return len(word) > 1 and not word.isdigit() and word not in STOPWORDS
+    words = WORD.findall(low if low.isascii() else index_text(low))
+    return [w for w in dict.fromkeys(words) if len(w) > 1 and not w.isdigit() and w not in STOPWORDS]
 
 
 def idf(document_frequency: int, chunks: int) -> float:
@@ -71,28 +59,110 @@ def idf(document_frequency: int, chunks: int) -> float:
     return max(math.log((chunks - df + 0.5) / (df + 0.5)), MIN_IDF)
 
 
-def match_scores(
-    query_words: Sequence[str],
-    weights: Sequence[float],
-    chunk_words: Mapping[int, Sequence[str]],
-    word_rows: WordRows,
-) -> dict[int, float]:
-    """For each chunk, ``Σ weight × best cosine`` over the query words, divided by the weights'
-    sum: in [0, 1] (negative cosines count as 0), 1 when every query word occurs in it.
-    Each distinct word's similarities are computed once for all the chunks, and the per-chunk
-    maxima are one segmented reduction."""
-    chunks = [c for c, words in chunk_words.items() if words]
-    out = dict.fromkeys(chunk_words, 0.0)
-    if not query_words or not chunks:
+def word_similarity(a: str, b: str) -> float:
+    """The similarity :func:`match_scores` gives two words: of ``b``'s padded trigrams, the
+    share found in ``a``'s, as a Jaccard index — ``h / (|a| + |b| − h)`` with ``h`` the
+    trigrams of ``b`` that ``a`` has and a word of n letters counted as n trigrams, so equal
+    words score exactly 1 even when a trigram repeats (*banana*). The reference the vectorised
+    scoring is tested against."""
+    if not a or not b:
+        return 0.0
+    ours = {_code(t) for t in _trigrams(a)}
+    hits = min(sum(_code(t) in ours for t in _trigrams(b)), len(a), len(b))
+    return hits / (len(a) + len(b) - hits)
+
+
+def _trigrams(word: str) -> list[tuple[str, str, str]]:
+    padded = f"\0{word}\0"
+    return [(padded[i], padded[i + 1], padded[i + 2]) for i in range(len(word))]
+
+
+def _code(trigram: tuple[str, str, str]) -> int:
+    a, b, c = trigram
+    return (ord(a) << 42) | (ord(b) << 21) | ord(c)
+
+
+def match_scores(query_words: Sequence[str], weights: Sequence[float], texts: Sequence[str]) -> np.ndarray:
+    """For each text, ``Σ weight × best similarity`` over the query words, divided by the
+    weights' sum: in [0, 1], 1 when every query word occurs in it as a word. A text's words
+    are split as the index splits them (letters and digits; CJK runs as their pairs), and
+    each query word's best match among them is its :func:`word_similarity`.
+
+    One pass over all the texts at once: every word character is the middle of one padded
+    trigram, coded as an integer; the codes found among the query words' are few, so only
+    they are grouped by word, then by text."""
+    out = np.zeros(len(texts), dtype=np.float64)
+    if not query_words or not texts:
         return out
-    rows, matrix = word_rows([*query_words, *(w for c in chunks for w in chunk_words[c])])
-    distinct, inverse = np.unique(rows[len(query_words) :], return_inverse=True)
-    similarity = matrix[distinct] @ matrix[rows[: len(query_words)]].T
-    starts = np.cumsum([0] + [len(chunk_words[c]) for c in chunks[:-1]])
-    best = np.maximum.reduceat(similarity[inverse], starts, axis=0)
-    weight = np.asarray(weights, dtype=np.float32)
-    scores = np.clip(best, 0.0, 1.0) @ weight / (float(weight.sum()) or 1.0)
-    out.update(zip(chunks, scores.tolist(), strict=True))
+    query_codes = [{_code(t) for t in _trigrams(w)} for w in query_words]
+    union = np.array(sorted(set().union(*query_codes)), dtype=np.uint64)
+    member = np.zeros((len(union), len(query_words)), dtype=np.float64)
+    for column, own in enumerate(query_codes):
+        member[np.searchsorted(union, np.fromiter(own, np.uint64, len(own))), column] = 1.0
+    lowered = [_index_form(t.lower()) for t in texts]
+    blob = "\0".join(lowered)
+    points = _code_points(blob)
+    is_word = _word_characters(points)
+    middle = np.flatnonzero(is_word)
+    if not len(middle):
+        return out
+    padded = np.zeros(len(points) + 2, dtype=np.uint64)
+    padded[1:-1][is_word] = points[is_word]
+    codes = (padded[middle] << (_SHIFT + _SHIFT)) | (padded[middle + 1] << _SHIFT) | padded[middle + 2]
+    at = np.minimum(np.searchsorted(union, codes), len(union) - 1)
+    found = np.flatnonzero(union[at] == codes)
+    if not len(found):
+        return out
+    # Words: runs of consecutive word characters. Each character knows its word's number.
+    starts = np.empty(len(middle), dtype=bool)
+    starts[0] = True
+    np.not_equal(middle[1:] - middle[:-1], 1, out=starts[1:])
+    word_of = np.cumsum(starts) - 1
+    first = np.flatnonzero(starts)
+    lengths = np.diff(first, append=len(middle)).astype(np.float64)
+    # Hits per (word, query word), for the words with any hit (found is sorted by word).
+    hit_words = word_of[found]
+    groups = np.flatnonzero(np.r_[True, hit_words[1:] != hit_words[:-1]])
+    words = hit_words[groups]
+    hits = np.add.reduceat(member[at[found]], groups, axis=0)
+    sizes = np.array([len(w) for w in query_words], dtype=np.float64)
+    length = lengths[words][:, None]
+    hits = np.minimum(np.minimum(hits, sizes[None, :]), length)
+    similarity = hits / (sizes[None, :] + length - hits)
+    # Best per text: the texts' starting offsets in the blob place each word.
+    offsets = np.cumsum([0] + [len(t) + 1 for t in lowered[:-1]])
+    text_of = np.searchsorted(offsets, middle[first[words]], side="right") - 1
+    text_groups = np.flatnonzero(np.r_[True, text_of[1:] != text_of[:-1]])
+    best = np.maximum.reduceat(similarity, text_groups, axis=0)
+    weight = np.asarray(weights, dtype=np.float64)
+    out[text_of[text_groups]] = best @ weight / (float(weight.sum()) or 1.0)
+    return out
+
+
+def _index_form(text: str) -> str:
+    """Lower-cased text split into words as the index splits it (CJK runs become pairs)."""
+    return text if text.isascii() else index_text(text)
+
+
+def _code_points(text: str) -> np.ndarray:
+    if text.isascii():
+        return np.frombuffer(text.encode("ascii"), dtype=np.uint8).astype(np.uint32)
+    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+
+
+def _word_characters(points: np.ndarray) -> np.ndarray:
+    """Which code points are word characters as :data:`lexical.WORD` sees them (letters and
+    digits, ``str.isalnum``): a table lookup, the Basic Multilingual Plane's table made on
+    the first non-ASCII text (~10 ms), rarer characters asked one by one."""
+    global _bmp_word
+    if not len(points) or int(points.max()) < 128:
+        return _ASCII_WORD[points]
+    if _bmp_word is None:
+        _bmp_word = np.array([chr(c).isalnum() for c in range(0x10000)], dtype=bool)
+    out = _bmp_word[np.minimum(points, 0xFFFF)]
+    astral = np.flatnonzero(points > 0xFFFF)
+    if len(astral):
+        out[astral] = [chr(int(p)).isalnum() for p in points[astral]]
     return out
 
 
