@@ -93,17 +93,19 @@ def test_vector_rows_keep_k_full_and_ordered() -> None:
     rng = np.random.default_rng(0)
     matrix = rng.normal(size=(50, 8)).astype(np.float32)
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    index = VectorIndex(np.arange(1, 51), matrix)
-    scores = index.similarities(matrix[0])
+    index = VectorIndex.from_floats(np.arange(1, 51), matrix)
+    scan = index.scan(matrix[0])
     even = np.flatnonzero(index.ids % 2 == 0)
-    hits = index.top(scores, 10, rows=even)
+    hits = index.top(scan, 10, rows=even)
     assert len(hits) == 10 and all(i % 2 == 0 for i, _s in hits)
     full = [h for h in index.search(matrix[0], 50) if h[0] % 2 == 0][:10]
     assert hits == full
-    assert index.top(scores, 5, rows=np.array([], dtype=np.int64)) == []
-    # The probe a filtered search starts from holds every row at least as good as the k-th.
-    best = index.best_rows(scores, 7)
-    assert set(index.ids[best]) == {i for i, _s in index.search(matrix[0], 7)}
+    assert index.top(scan, 5, rows=np.array([], dtype=np.int64)) == []
+    # The probe a filtered search starts from holds every row that can be among the k best,
+    # and every row it leaves out scores below its floor.
+    best, floor = index.best_rows(scan, 7)
+    assert set(index.ids[best]) >= {i for i, _s in index.search(matrix[0], 7)}
+    assert index.search(matrix[0], 7)[-1][1] >= floor
 
 
 def test_files_and_forget(scoped_vault: Path) -> None:

@@ -1,10 +1,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultseek.fusion import convex, rrf
+from vaultseek.fusion import convex, convex_head, rrf
 
 
 def test_rrf_matches_a_hand_computed_example() -> None:
@@ -77,3 +77,28 @@ def test_fusion_properties(a: list[int], b: list[int]) -> None:
     if a and b and a[0] == b[0]:
         assert fused[0].item == a[0]
     assert rrf({"bm25": a, "vector": b}) == fused  # deterministic
+
+
+scored_lists = st.lists(
+    st.tuples(st.integers(1, 30), st.sampled_from([0.0, 0.5, 1.0, 2.0, 7.5])), max_size=25
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(bm25=scored_lists, vector=scored_lists, depth=st.integers(1, 30), weight=st.sampled_from([0.1, 0.25, 0.5]))
+def test_convex_head_is_the_start_of_convex(
+    bm25: list[tuple[int, float]], vector: list[tuple[int, float]], depth: int, weight: float
+) -> None:
+    """Term matching picks its head with ``convex_head``: it must be exactly the head the
+    full fusion would show, ties (coarse scores, repeated items) included."""
+    lists = {"bm25": bm25, "vector": vector}
+    weights = {"bm25": 1 - weight, "vector": weight}
+    assert convex_head(lists, depth, weights=weights) == [f.item for f in convex(lists, weights=weights)][:depth]
+
+
+def test_convex_overrides_replace_a_lists_scores_and_keep_its_ranks() -> None:
+    lists = {"bm25": [(1, 4.0), (2, 2.0)], "vector": [(3, 0.9), (2, 0.5)]}
+    out = convex(lists, weights={"bm25": 1.0, "vector": 1.0}, overrides={"bm25": {1: 0.0, 2: 1.0, 3: 0.5}})
+    # bm25 by the override: 1 → 0, 2 → 1, 3 → 0.5; vector: 3 → 1, 2 → 0
+    assert [(f.item, f.score) for f in out] == [(3, 1.5), (2, 1.0), (1, 0.0)]
+    assert {f.item: dict(f.ranks) for f in out} == {1: {"bm25": 1}, 2: {"bm25": 2, "vector": 2}, 3: {"vector": 1}}

@@ -91,6 +91,7 @@ THIRD_PARTY_OWNERS = {
     "uvicorn": {"web.server"},
     "python_multipart": {"web.upload_stream"},
     "multipart": set(),
+    "simsimd": {"vectors"},
 }
 
 

@@ -14,7 +14,7 @@ from conftest import run_cli
 from vaultseek.engine import open_index
 from vaultseek.errors import QueryError
 from vaultseek.fusion import convex
-from vaultseek.termmatch import content_words, idf, match_scores, rescore, word_similarity
+from vaultseek.termmatch import blend, content_words, idf, match_scores, word_similarity
 
 
 def test_content_words_drop_stopwords_numbers_single_letters_and_repeats() -> None:
@@ -89,27 +89,27 @@ def content_words_any(text: str) -> list[str]:
     return WORD.findall(index_text(text.lower()))
 
 
-def test_rescore_is_convex_fusion_of_the_blended_lexical_list() -> None:
+def test_blend_by_hand_and_the_fusion_of_the_blended_list() -> None:
     lexical = [(1, 10.0), (2, 8.0), (3, 2.0)]
     vector = [(4, 0.9), (2, 0.6), (1, 0.5)]
-    fused = convex({"bm25": lexical, "vector": vector}, weights={"bm25": 0.75, "vector": 0.25})
-    matches = {1: 0.2, 2: 0.8, 4: 0.4}
-    out = rescore(fused, lexical, vector, matches, 0.5, {"bm25": 0.75, "vector": 0.25})
-    # blended lexical: (1 − 0.5) × score / 10 + 0.5 × match / 0.8
-    blended = [(1, 0.5 + 0.125), (2, 0.4 + 0.5), (3, 0.1), (4, 0.25)]
-    expected = convex({"bm25": blended, "vector": vector}, weights={"bm25": 0.75, "vector": 0.25})
-    assert [f.item for f in out] == [f.item for f in expected] == [2, 1, 4, 3]
-    assert [f.score for f in out] == pytest.approx([f.score for f in expected])
+    weights = {"bm25": 0.75, "vector": 0.25}
+    blended = blend(lexical, {1: 0.2, 2: 0.8, 4: 0.4}, 0.5)
+    # (1 − 0.5) × score / 10 + 0.5 × match / 0.8; chunk 4 is in the vector list only
+    assert blended == pytest.approx({1: 0.5 + 0.125, 2: 0.4 + 0.5, 3: 0.1, 4: 0.25})
+    plain = convex({"bm25": lexical, "vector": vector}, weights=weights)
+    out = convex({"bm25": lexical, "vector": vector}, weights=weights, overrides={"bm25": blended})
+    # normalised by hand: lexical over [0.1, 0.9], vector over [0.5, 0.9]
+    expected = {
+        1: 0.75 * (0.625 - 0.1) / 0.8 + 0.0,
+        2: 0.75 * (0.9 - 0.1) / 0.8 + 0.25 * (0.6 - 0.5) / 0.4,
+        3: 0.0,
+        4: 0.75 * (0.25 - 0.1) / 0.8 + 0.25,
+    }
+    assert [f.item for f in out] == [2, 1, 4, 3]
+    assert {f.item: f.score for f in out} == pytest.approx(expected)
     # the ranks still explain the original lists
-    assert {f.item: dict(f.ranks) for f in out} == {f.item: dict(f.ranks) for f in fused}
-
-
-def test_rescore_without_matches_keeps_the_order() -> None:
-    lexical = [(1, 3.0), (2, 2.0)]
-    vector = [(2, 0.9), (1, 0.1)]
-    fused = convex({"bm25": lexical, "vector": vector}, weights={"bm25": 0.75, "vector": 0.25})
-    out = rescore(fused, lexical, vector, {}, 0.5, {"bm25": 0.75, "vector": 0.25})
-    assert [f.item for f in out] == [f.item for f in fused]
+    assert {f.item: dict(f.ranks) for f in out} == {f.item: dict(f.ranks) for f in plain}
+    assert blend(lexical, {}, 0.5) == pytest.approx({1: 0.5, 2: 0.4, 3: 0.1})
 
 
 def _vault(tmp_path: Path) -> Path:
@@ -164,6 +164,22 @@ def test_word_frequencies_match_the_per_text_lookup(tmp_path: Path) -> None:
         assert index.store.word_frequencies(words) == index.store.document_frequencies(words)
         assert index.store.word_frequencies(["lamp", "seeds"]) == [2, 30]
         assert index.store.word_frequencies([]) == []
+
+
+def test_word_frequencies_follow_the_index_through_its_own_and_other_writers(tmp_path: Path) -> None:
+    vault = _vault(tmp_path)
+    db = tmp_path / "index.db"
+    with open_index(vault, db=db, create=True) as index:
+        index.sync()
+        assert index.store.word_frequencies(["lamp"]) == [2]
+        assert index.store.document_frequencies(["lamp desk"]) == [1]
+        (vault / "porch.md").write_text("# Porch\n\nA lamp by the door.\n", "utf-8")
+        index.sync()  # this connection writes
+        assert index.store.word_frequencies(["lamp"]) == [3]
+        (vault / "porch.md").unlink()
+        with open_index(vault, db=db) as other:  # another one does
+            other.sync()
+        assert index.store.word_frequencies(["lamp"]) == [2]
 
 
 def test_cli_term_match_flag_and_a_query_it_swallowed(tmp_path: Path) -> None:

@@ -277,8 +277,8 @@ class Index:
         """The in-memory matrix, reloaded when any connection has committed since."""
         version = self.store.data_version()
         if self._vectors is None or version != self._vectors_version:
-            ids, matrix_t = self.store.load_vectors()
-            self._vectors = VectorIndex.from_transposed(ids, matrix_t)
+            ids, codes = self.store.load_vectors()
+            self._vectors = VectorIndex(ids, codes)
             self._vectors_version = version
         return self._vectors
 
@@ -348,12 +348,11 @@ class Index:
         except VectorsUnavailable:
             return {}
         query = model.embed_one(text)
-        positions = np.searchsorted(index.ids, np.asarray(chunk_ids, dtype=np.int64))
-        out: dict[int, float] = {}
-        for chunk_id, at in zip(chunk_ids, positions, strict=True):
-            if at < len(index.ids) and index.ids[at] == chunk_id:
-                out[chunk_id] = float(query @ index.matrix_t[:, at])
-        return out
+        wanted = np.asarray(chunk_ids, dtype=np.int64)
+        positions = np.minimum(np.searchsorted(index.ids, wanted), max(len(index.ids) - 1, 0))
+        found = np.flatnonzero(index.ids[positions] == wanted) if len(index.ids) else np.zeros(0, np.int64)
+        scores = index.scores(query, positions[found])
+        return {int(wanted[i]): float(s) for i, s in zip(found, scores, strict=True)}
 
     def embed(self, text: str) -> np.ndarray:
         """``text`` as a unit vector of the index's model (raises :class:`ModelError`)."""
@@ -371,7 +370,7 @@ class Index:
             found = dict(self.store.vector_paths())
         keep = [i for i, chunk_id in enumerate(index.ids) if int(chunk_id) in found]
         paths = [found[int(index.ids[i])] for i in keep]
-        return paths, np.ascontiguousarray(index.matrix[keep])
+        return paths, index.vectors(np.asarray(keep, dtype=np.int64))
 
     def extract(self, text: str, query: str, *, max_tokens: int) -> Extract:
         """The passages of ``text`` (e.g. a long tool output) most relevant to ``query``,

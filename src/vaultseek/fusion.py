@@ -8,6 +8,7 @@ itself, so every surface shows the same explanation the fusion actually used.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -64,26 +65,73 @@ def convex(
     lists: Mapping[str, Sequence[tuple[int, float]]],
     *,
     weights: Mapping[str, float] | None = None,
+    overrides: Mapping[str, Mapping[int, float]] | None = None,
 ) -> list[Fused]:
     """Score-normalised convex combination of lists of ``(item, score)``, best first.
 
     Each list's scores (higher = better) are mapped to [0, 1] by min-max over that list's own
     candidates, so BM25's unbounded scores and cosine similarities become comparable; an item
-    missing from a list gets 0 from it. Ties as in :func:`rrf`."""
+    missing from a list gets 0 from it. Ties as in :func:`rrf`.
+
+    ``overrides`` replaces a list's scores (name → item → score), normalised the same way;
+    an item it scores that the list lacks takes part as well, without a rank in that list —
+    how term matching re-scores the head of the lexical list (``termmatch.blend``). Ranks
+    always describe the lists themselves."""
     scores: dict[int, float] = {}
     ranks: dict[int, dict[str, int]] = {}
     for name, items in lists.items():
         weight = 1.0 if weights is None else weights.get(name, 1.0)
-        if not items:
-            continue
-        values = [score for _item, score in items]
-        low, high = min(values), max(values)
-        span = high - low
+        own: dict[int, float] = {}
         for rank, (item, score) in enumerate(items, start=1):
-            if name in ranks.setdefault(item, {}):
-                continue
-            ranks[item][name] = rank
-            normalised = (score - low) / span if span > 0 else 1.0
-            scores[item] = scores.get(item, 0.0) + weight * normalised
-    order = sorted(scores, key=lambda i: (-scores[i], min(ranks[i].values()), i))
-    return [Fused(i, scores[i], ranks[i]) for i in order]
+            if item in own:
+                continue  # a list naming an item twice counts it once, at its best rank
+            own[item] = score
+            listed = ranks.get(item)
+            if listed is None:
+                ranks[item] = {name: rank}
+            else:
+                listed[name] = rank
+        if overrides is not None and name in overrides:
+            own = dict(overrides[name])
+            for item in own:
+                ranks.setdefault(item, {})
+        _add_normalised(scores, own, weight)
+    keyed = sorted([(-score, min(ranks[i].values(), default=0), i) for i, score in scores.items()])
+    return [Fused(i, -negative, ranks[i]) for negative, _rank, i in keyed]
+
+
+def convex_head(
+    lists: Mapping[str, Sequence[tuple[int, float]]],
+    depth: int,
+    *,
+    weights: Mapping[str, float] | None = None,
+) -> list[int]:
+    """The first ``depth`` items of :func:`convex`'s order, without building the results
+    (term matching needs only the head to re-score; the fusion is then built once)."""
+    scores: dict[int, float] = {}
+    best: dict[int, int] = {}
+    for name, items in lists.items():
+        weight = 1.0 if weights is None else weights.get(name, 1.0)
+        own: dict[int, float] = {}
+        for rank, (item, score) in enumerate(items, start=1):
+            if item not in own:
+                own[item] = score
+                if best.get(item, rank) >= rank:
+                    best[item] = rank
+        _add_normalised(scores, own, weight)
+    return [i for _s, _r, i in heapq.nsmallest(depth, [(-s, best[i], i) for i, s in scores.items()])]
+
+
+def _add_normalised(scores: dict[int, float], own: Mapping[int, float], weight: float) -> None:
+    """Add ``weight ×`` each of ``own``'s scores min-max normalised over ``own`` (all of
+    ``weight`` when they are all equal) into ``scores``."""
+    if not own:
+        return
+    low, high = min(own.values()), max(own.values())
+    if high > low:
+        factor = weight / (high - low)
+        for item, score in own.items():
+            scores[item] = scores.get(item, 0.0) + (score - low) * factor
+    else:
+        for item in own:
+            scores[item] = scores.get(item, 0.0) + weight

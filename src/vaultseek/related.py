@@ -92,7 +92,7 @@ def _centroid(store: Store, vectors: VectorIndex, path: str) -> np.ndarray | Non
     columns = _columns(vectors, store.chunk_ids_of_files([path]))
     if not len(columns):
         return None
-    mean = vectors.matrix_t[:, columns].mean(axis=1)
+    mean = vectors.vectors(columns).mean(axis=0)
     norm = float(np.linalg.norm(mean))
     return mean / norm if norm > 0 else None
 
@@ -123,7 +123,7 @@ def _file_similarities(
     columns = _columns(vectors, chunk_ids)
     if not len(columns):
         return {}
-    scores = centroid @ vectors.matrix_t[:, columns]
+    scores = vectors.scores(centroid, columns)
     files = store.chunk_paths([int(i) for i in vectors.ids[columns]])
     best: dict[str, float] = {}
     for chunk_id, score in zip(vectors.ids[columns], scores, strict=True):

@@ -15,14 +15,14 @@ from typing import Protocol
 import numpy as np
 
 from .errors import QueryError
-from .fusion import DEFAULT_WEIGHTS, FUSION_METHODS, Fused, convex, rrf
+from .fusion import DEFAULT_WEIGHTS, FUSION_METHODS, Fused, convex, convex_head, rrf
 from .intent import LEANS, detect_intent
 from .lexical import LexicalQuery, make_snippet, parse_query
 from .linkgraph import LINK_SIGNALS, LinkGraph, boost, contenders
 from .records import SEARCH_MODES, SearchFilter, SearchMode, SearchResponse, SearchResult
 from .signals import apply_signals
 from .store import ChunkRow, Store
-from .termmatch import RERANK_DEPTH, content_words, idf, match_scores, rescore
+from .termmatch import RERANK_DEPTH, blend, content_words, idf, match_scores
 from .vectors import VectorIndex
 
 CHARS_PER_TOKEN = 4
@@ -114,24 +114,26 @@ def vector_hits(
     ranking either way, since an in-scope row outside the probe scores below all of it."""
     if not np.any(query) or not len(index):
         return []
-    scores = index.similarities(query)
+    scan = index.scan(query)
     if scope is None:
-        return index.top(scores, limit)
+        return index.top(scan, limit)
     if index.files is None:  # once per matrix
         index.files = store.file_ids_of(index.ids)
-    probe = index.best_rows(scores, max(SCOPE_PROBE, limit * 10))
+    probe, floor = index.best_rows(scan, max(SCOPE_PROBE, limit * 10))
     if len(probe) < len(index):
         files = index.files[probe]
         inside = store.files_inside(np.unique(files).tolist(), scope)
         kept = probe[np.isin(files, np.fromiter(inside, dtype=np.int64, count=len(inside)))]
         if len(kept) >= limit:
-            return index.top(scores, limit, rows=kept)
+            hits = index.top(scan, limit, rows=kept)
+            if hits[-1][1] >= floor:  # no row outside the probe can beat the last of them
+                return hits
     allowed = store.file_ids_in(scope)
     if not len(allowed):
         return []
     lookup = np.zeros(max(int(allowed[-1]), int(index.files.max())) + 1, dtype=bool)
     lookup[allowed] = True
-    return index.top(scores, limit, rows=np.flatnonzero(lookup[index.files]))
+    return index.top(scan, limit, rows=np.flatnonzero(lookup[index.files]))
 
 
 def affordable_phrases(store: Store, phrases: tuple[str, ...]) -> tuple[str, ...]:
@@ -207,12 +209,13 @@ def run_search(
         bm25 = lexical_hits(store, query, pool, scope)
     intent = detect_intent(text) if params.intent else None
     lean = LEANS.get(intent or "")
-    fused = fuse({"bm25": bm25, "vector": vec}, params, lean=lean)
     rows: dict[int, ChunkRow] = {}
     if params.term_match > 0 and params.mode == "hybrid" and params.fusion != "convex":
         notices.append(f"term matching re-scores convex fusion only; not applied with {params.fusion}")
-    elif model is not None and bm25 and vec and params.term_match > 0 and params.mode == "hybrid":
-        fused, rows = rerank_by_terms(store, fused, bm25, vec, query, len(index), params, lean)
+    if model is not None and bm25 and vec and params.term_match > 0 and params.mode == "hybrid" and params.fusion == "convex":
+        fused, rows = fuse_with_terms(store, bm25, vec, query, len(index), params, lean)
+    else:
+        fused = fuse({"bm25": bm25, "vector": vec}, params, lean=lean)
     if params.link_boost and link_graph is not None and fused:
         # Only the head that can still reach the top k is re-scored — unless recency follows:
         # it can lower the head's scores, so everything stays a contender.
@@ -241,9 +244,8 @@ def fuse(lists: dict[str, Scored], params: SearchParams, *, lean: Mapping[str, f
     return rrf({name: [i for i, _s in hits] for name, hits in lists.items()}, k=params.rrf_k, weights=weights)
 
 
-def rerank_by_terms(
+def fuse_with_terms(
     store: Store,
-    fused: list[Fused],
     bm25: Scored,
     vec: Scored,
     query: LexicalQuery,
@@ -251,18 +253,23 @@ def rerank_by_terms(
     params: SearchParams,
     lean: Mapping[str, float] | None,
 ) -> tuple[list[Fused], dict[int, ChunkRow]]:
-    """Re-score the head of the fused list by term matching (:mod:`termmatch`) and fuse again.
-    Results keep their ranks in the original BM25 and vector lists: the ranks explain the
-    lists, the score includes the match. Returns the head's rows too: the results are among
-    them, so they are not read twice."""
+    """Convex fusion with the head's lexical scores re-scored by term matching
+    (:mod:`termmatch`): the plain fusion's :data:`~termmatch.RERANK_DEPTH` best chunks are
+    matched against the query's words, and the lists fused once with those scores blended
+    in. Results keep their ranks in the original BM25 and vector lists: the ranks explain
+    the lists, the score includes the match. Returns the head's rows too: the results are
+    mostly among them, so they are not read twice."""
+    lists = {"bm25": bm25, "vector": vec}
+    weights = list_weights(params, lean)
     words = content_words(" ".join(query.terms))
     if not words:
-        return fused, {}
-    rows = store.chunks_by_id([f.item for f in fused[:RERANK_DEPTH]])
-    weights = [idf(df, chunks) for df in store.word_frequencies(words)]
+        return convex(lists, weights=weights), {}
+    rows = store.chunks_by_id(convex_head(lists, RERANK_DEPTH, weights=weights))
+    frequencies = [idf(df, chunks) for df in store.word_frequencies(words)]
     texts = [f"{r.heading_context}\n{r.text}" for r in rows.values()]
-    matches = dict(zip(rows, match_scores(words, weights, texts).tolist(), strict=True))
-    return rescore(fused, bm25, vec, matches, params.term_match, list_weights(params, lean)), rows
+    matches = dict(zip(rows, match_scores(words, frequencies, texts).tolist(), strict=True))
+    blended = blend(bm25, matches, params.term_match)
+    return convex(lists, weights=weights, overrides={"bm25": blended}), rows
 
 
 def list_weights(params: SearchParams, lean: Mapping[str, float] | None = None) -> dict[str, float]:

@@ -21,6 +21,7 @@ from .db import FTS5_TOKENIZE_QUERY, Connection, FTS5Tokenizer
 from .migrations import FTS_TOKENIZER
 from .records import ChunkDraft, Link, LinkVia, Location, Note, SearchFilter, SkippedFile
 from .scope import scope_where
+from .vectors import quantize
 
 BM25_WEIGHTS = (1.0, 0.5, 0.3)
 REEMBEDDING = "reembedding:"
@@ -31,6 +32,8 @@ _SCALE_BYTES = 4
 """Vectors are stored as int8 with one float32 scale each (``max|v| / 127``): a quarter of
 float32's bytes. On unit vectors the rounding error in a cosine is below 0.005, far under
 the gaps that decide a top-30 (the 50k-chunk index shrinks by ~19 MB)."""
+FREQUENCY_CACHE_LIMIT = 100_000
+"""Term counts a store keeps between searches (see ``Store._term_frequencies``): a few MB."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +105,8 @@ class Store:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
         self._tokenize: FTS5Tokenizer | None = None
+        self._frequencies: dict[str, int] = {}
+        self._frequencies_as_of: tuple[int, int] | None = None
 
     # -- meta ---------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
@@ -348,8 +353,8 @@ class Store:
         return found
 
     def load_vectors(self) -> tuple[np.ndarray, np.ndarray]:
-        """All chunk ids in id order and their unit-length float32 vectors, **transposed**
-        (one row per dimension, as :class:`~vaultseek.vectors.VectorIndex` keeps them)."""
+        """All chunk ids in id order and their vectors' int8 codes, one row each (as
+        :class:`~vaultseek.vectors.VectorIndex` keeps them; the scales are not needed)."""
         ids: list[int] = []
         blobs: list[bytes] = []
         for chunk_id, blob in self.conn.execute(
@@ -358,10 +363,10 @@ class Store:
             ids.append(chunk_id)
             blobs.append(blob)
         if not blobs:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.int8)
         if len({len(b) for b in blobs}) != 1:
             raise ValueError("stored vectors differ in dimension")
-        return np.asarray(ids, dtype=np.int64), decode_vectors_transposed(blobs)
+        return np.asarray(ids, dtype=np.int64), decode_codes(blobs)
 
     def vector_paths(self) -> list[tuple[int, str]]:
         """(chunk id, vault-relative file path) of every chunk with a vector, in chunk-id
@@ -516,33 +521,39 @@ class Store:
 
         Texts go through the index's own tokenizer (stemming included), so the terms are
         exactly those FTS5 stores; counts come from an ``fts5vocab`` view of the index."""
-        out = []
-        for text in texts:
-            terms = set(self._index_terms(text))
-            counts = [
-                int(row[0]) if row else 0
-                for term in terms
-                for row in [self.conn.execute(
-                    "SELECT doc FROM temp.chunks_vocab WHERE term = ?", (term,)
-                ).fetchone()]
-            ]
-            out.append(min(counts, default=0))
-        return out
+        term_sets = [set(self._index_terms(text)) for text in texts]
+        counts = self._term_frequencies(set().union(*term_sets))
+        return [min((counts[term] for term in terms), default=0) for terms in term_sets]
 
     def word_frequencies(self, words: Sequence[str]) -> list[int]:
         """For each single word (letters and digits only), how many chunks contain it: one
-        tokenizer call and one ``fts5vocab`` query for all of them, where
-        :meth:`document_frequencies` takes one of each per text (0.25 ms for eight words)."""
+        tokenizer call for all of them, where :meth:`document_frequencies` takes one a text."""
         if not words:
             return []
         terms = self._index_terms(" ".join(words))
         if len(terms) != len(words):  # a word the tokenizer split or dropped: ask one by one
             return self.document_frequencies(words)
-        marks = ",".join("?" * len(set(terms)))
-        counts = dict(self.conn.execute(
-            f"SELECT term, doc FROM temp.chunks_vocab WHERE term IN ({marks})", list(set(terms))
-        ))  # fmt: skip
-        return [int(counts.get(term, 0)) for term in terms]
+        counts = self._term_frequencies(set(terms))
+        return [counts[term] for term in terms]
+
+    def _term_frequencies(self, terms: Collection[str]) -> dict[str, int]:
+        """How many chunks hold each index term. ``fts5vocab`` counts a term by walking its
+        postings (~0.1 ms for a common one), and queries ask for the same words again and
+        again, so counts are kept until the index changes — a commit by any connection, this
+        one's included — or :data:`FREQUENCY_CACHE_LIMIT` terms are kept."""
+        as_of = (self.data_version(), self.total_changes())
+        if as_of != self._frequencies_as_of or len(self._frequencies) > FREQUENCY_CACHE_LIMIT:
+            self._frequencies.clear()
+            self._frequencies_as_of = as_of
+        known = self._frequencies
+        missing = [term for term in terms if term not in known]
+        if missing:
+            known.update(dict.fromkeys(missing, 0))
+            for batch in _batches(missing):
+                known.update(self.conn.execute(
+                    f"SELECT term, doc FROM temp.chunks_vocab WHERE term IN ({_marks(batch)})", batch
+                ))  # fmt: skip
+        return {term: known[term] for term in terms}
 
     def _index_terms(self, text: str) -> list[str]:
         """``text``'s terms as the full-text index stores them (its own tokenizer, stemming
@@ -792,27 +803,17 @@ def _location(stored: str | None) -> Location | None:
 
 def _vector_blob(vector: np.ndarray) -> bytes:
     """int8 codes followed by the float32 scale that restores them."""
-    values = np.asarray(vector, dtype=np.float32)
-    peak = float(np.abs(values).max()) if values.size else 0.0
-    scale = np.float32(peak / 127.0 if peak > 0 else 1.0)
-    codes = np.clip(np.rint(values / scale), -127, 127).astype(np.int8)
-    return codes.tobytes() + scale.tobytes()
+    codes, scales = quantize(vector)
+    return codes[0].tobytes() + scales[0].tobytes()
 
 
-def decode_vectors_transposed(blobs: Sequence[bytes]) -> np.ndarray:
-    """Stored blobs (all of one dimension) → unit-length float32 vectors as columns.
-
-    Every fresh search process pays this for the whole index, so it takes two passes instead
-    of five: the per-vector scale is skipped (re-normalising cancels it), and the codes are
-    converted and transposed in one copy (~45 ms instead of ~100 ms at 50k × 256)."""
+def decode_codes(blobs: Sequence[bytes]) -> np.ndarray:
+    """Stored blobs (all of one dimension) → their int8 codes, one row each: what
+    :class:`~vaultseek.vectors.VectorIndex` searches. Every fresh search process pays this
+    for the whole index, so it is one copy (~3 ms at 50k × 256; decoding to unit float32
+    rows took ~45 ms)."""
     raw = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), -1)
-    codes = raw[:, : raw.shape[1] - _SCALE_BYTES].view(np.int8)
-    matrix_t = np.ascontiguousarray(codes.T, dtype=np.float32)
-    squares = np.einsum("ij,ij->j", matrix_t, matrix_t)
-    inverse = np.zeros_like(squares)
-    np.divide(1.0, np.sqrt(squares), out=inverse, where=squares > 0)
-    matrix_t *= inverse
-    return matrix_t
+    return np.ascontiguousarray(raw[:, : raw.shape[1] - _SCALE_BYTES]).view(np.int8)
 
 
 def decode_vectors(blobs: Sequence[bytes]) -> np.ndarray:

@@ -20,11 +20,10 @@ exact matches alone, it gains nothing: the gain needs the partial credit and the
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .fusion import Fused
 from .lexical import STOPWORDS, WORD, index_text
 
 RERANK_DEPTH = 20
@@ -166,18 +165,10 @@ def _word_characters(points: np.ndarray) -> np.ndarray:
     return out
 
 
-def rescore(
-    fused: Sequence[Fused],
-    lexical: Sequence[tuple[int, float]],
-    vector: Sequence[tuple[int, float]],
-    matches: Mapping[int, float],
-    share: float,
-    weights: Mapping[str, float],
-) -> list[Fused]:
-    """``fused`` (the convex fusion of ``lexical`` and ``vector``) fused again with each
-    lexical score replaced by ``(1 − share) × score / best score + share × match / best
-    match`` — the matched chunks may come from the vector list alone. Same normalisation,
-    weights and tie-breaks as ``fusion.convex``; ranks stay those of the original lists."""
+def blend(lexical: Sequence[tuple[int, float]], matches: Mapping[int, float], share: float) -> dict[int, float]:
+    """The lexical list's scores with the term match blended in: ``(1 − share) × score /
+    best score + share × match / best match`` — a matched chunk may come from the vector
+    list alone. Fused in place of the BM25 scores (``fusion.convex``'s ``overrides``)."""
     top_score = max((s for _c, s in lexical), default=0.0)
     top_match = max(matches.values(), default=0.0)
     scale = (1.0 - share) / top_score if top_score > 0 else 0.0
@@ -185,25 +176,4 @@ def rescore(
     blended = {chunk: score * scale for chunk, score in lexical}
     for chunk, match in matches.items():
         blended[chunk] = blended.get(chunk, 0.0) + match * bonus
-    low, high = _span(blended.values())
-    lex_weight = weights.get("bm25", 1.0) / (high - low) if high > low else 0.0
-    lex_flat = weights.get("bm25", 1.0) if high <= low else 0.0
-    v_low, v_high = _span(s for _c, s in vector)
-    vec_weight = weights.get("vector", 1.0) / (v_high - v_low) if v_high > v_low else 0.0
-    vec_flat = weights.get("vector", 1.0) if v_high <= v_low else 0.0
-    cosine = dict(vector)
-    scored = []
-    for f in fused:
-        score = 0.0
-        if f.item in blended:
-            score += (blended[f.item] - low) * lex_weight + lex_flat
-        if f.item in cosine:
-            score += (cosine[f.item] - v_low) * vec_weight + vec_flat
-        scored.append((-score, min(f.ranks.values(), default=0), f.item, f))
-    scored.sort(key=lambda entry: entry[:3])
-    return [Fused(f.item, -negative, f.ranks, f.signals) for negative, _r, _i, f in scored]
-
-
-def _span(values: Iterable[float]) -> tuple[float, float]:
-    listed = list(values)
-    return (min(listed), max(listed)) if listed else (0.0, 0.0)
+    return blended

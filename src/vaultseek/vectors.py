@@ -1,96 +1,158 @@
-"""Exact nearest-neighbour search over all chunk vectors, held in memory.
+"""Exact nearest-neighbour search over all chunk vectors, held in memory as int8 codes.
 
-At vault scale (≤ ~100k chunks of 256 floats) one matrix-vector product is exact and takes a
-few milliseconds — several times faster than sqlite-vec's brute force over the same rows and
-with no index to build or keep in sync (the benchmark measures both in one run).
+The index stores each vector as int8 codes and a scale (``quantize``); the cosine of a query
+and a chunk is then ``(codes · query) / ‖codes‖`` — the scale cancels. Search keeps exactly
+those codes (13 MB at 50k × 256, against 51 MB as float32) and ranks in two steps:
+
+1. **Scan**: the query is rounded to int8 too and every row's integer dot product is taken
+   by ``simsimd``'s SIMD kernel. Rounding the query moves a row's cosine by at most
+   ``max|q|/254 × ‖codes‖₁/‖codes‖₂ ≤ max|q|/254 × √d`` (:attr:`Scan.slack`), so the scan's
+   scores are cosines to within a known margin.
+2. **Exact**: only the rows the margin cannot rule out — those within ``2 × slack`` of the
+   k-th best scanned score, typically 100–300 for k = 100 at 50k rows — get their exact
+   float32 cosine, and the top k is taken from those. The result is the exact top k, ties
+   broken by smaller id, as a full float32 product would give.
+
+Why not numpy's float32 product: 51 MB does not fit the 32 MB L3 cache of this class of
+machine, so every query streamed it from memory (1.3–1.6 ms with BLAS on both cores); the
+int8 scan reads a quarter of it on one core (0.8 ms), leaves the other core free and the
+cache to the rest of the search. With term matching on, a whole hybrid search went from
+5.1–5.6 to 4.2–4.3 ms p50 (docs/quality.md, "Sixth session"). One thread: with two,
+simsimd's per-call threads cost more than they saved inside the full search.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+import simsimd
+
+SCAN_THREADS = 1
+"""Threads for the int8 scan. Two halve the scan alone (0.84 → 0.42 ms) but made whole
+searches slower (5.0 against 3.5 ms p50): threads started per call, contending with the rest."""
+FLOAT_MARGIN = 1e-4
+"""Added to the rounding bound: float32 error in the scan's and the exact scores (≤ ~2e-5)."""
+
+
+def quantize(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of float vectors → (int8 codes, float32 scale per row), ``row ≈ codes × scale``
+    with ``scale = max|row| / 127`` (1 for an all-zero row)."""
+    values = np.atleast_2d(np.asarray(matrix, dtype=np.float32))
+    peaks = np.abs(values).max(axis=1) if values.size else np.zeros(len(values), dtype=np.float32)
+    scales = np.where(peaks > 0, peaks / 127.0, 1.0).astype(np.float32)
+    codes = np.clip(np.rint(values / scales[:, None]), -127, 127).astype(np.int8)
+    return codes, scales
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """One query's approximate cosine to every row (:meth:`VectorIndex.scan`)."""
+
+    query: np.ndarray
+    """The unit float32 query the exact scores use."""
+    approximate: np.ndarray
+    """float32, one per row: the cosine with the query rounded to int8."""
+    slack: float
+    """No row's exact cosine differs from its approximate one by more than this."""
 
 
 class VectorIndex:
-    """Unit-length float32 vectors and the chunk id of each.
+    """Every chunk's int8 codes (one row each, as stored) and its chunk id."""
 
-    The matrix is kept transposed (one row per dimension): ``query @ matrix_t`` streams each
-    dimension's values contiguously, which BLAS does about twice as fast as the row-per-vector
-    product here (1.1 ms against 2.3 ms at 50k × 256, measured on this 2-core machine)."""
-
-    def __init__(self, ids: np.ndarray, matrix: np.ndarray) -> None:
-        if len(ids) != len(matrix):
-            raise ValueError("ids and matrix rows differ in number")
+    def __init__(self, ids: np.ndarray, codes: np.ndarray) -> None:
+        if len(ids) != len(codes):
+            raise ValueError("ids and codes differ in number")
+        codes = np.asarray(codes)
+        if codes.dtype != np.int8 or codes.ndim != 2:
+            raise ValueError("codes must be a 2-d int8 matrix (see quantize)")
         self.ids = np.ascontiguousarray(ids, dtype=np.int64)
-        self.matrix_t = np.ascontiguousarray(np.asarray(matrix, dtype=np.float32).T)
+        self.codes = np.ascontiguousarray(codes)
+        squares = np.asarray(simsimd.dot(self.codes, self.codes), dtype=np.float64) if len(codes) else np.zeros(0)
+        self.inverse_norms = np.zeros(len(codes), dtype=np.float32)
+        np.divide(1.0, np.sqrt(squares), out=self.inverse_norms, where=squares > 0, casting="unsafe")
         self.files: np.ndarray | None = None
         """The file id of each row (0: unknown), loaded by the first filtered search that
-        needs it and kept as long as this matrix (both are replaced when the index changes)."""
+        needs it and kept as long as these codes (both are replaced when the index changes)."""
 
     @classmethod
-    def from_transposed(cls, ids: np.ndarray, matrix_t: np.ndarray) -> VectorIndex:
-        """Wrap an already transposed float32 matrix (one row per dimension) without a copy."""
-        index = cls.__new__(cls)
-        index.ids = np.ascontiguousarray(ids, dtype=np.int64)
-        index.matrix_t = np.ascontiguousarray(matrix_t, dtype=np.float32)
-        index.files = None
-        if index.matrix_t.ndim != 2 or (len(index.ids) and index.matrix_t.shape[1] != len(index.ids)):
-            raise ValueError("ids and matrix columns differ in number")
-        return index
+    def from_floats(cls, ids: np.ndarray, matrix: np.ndarray) -> VectorIndex:
+        """An index of float vectors, quantized as the store quantizes them."""
+        return cls(ids, quantize(matrix)[0])
 
     def __len__(self) -> int:
         return len(self.ids)
 
     @property
-    def matrix(self) -> np.ndarray:
-        """One row per vector (a view)."""
-        return self.matrix_t.T
-
-    @property
     def dim(self) -> int:
-        return int(self.matrix_t.shape[0]) if len(self.ids) else 0
+        return int(self.codes.shape[1]) if len(self.ids) else 0
+
+    def vectors(self, rows: np.ndarray) -> np.ndarray:
+        """The unit float32 vectors of ``rows`` (row positions), one per row."""
+        return self.codes[rows].astype(np.float32) * self.inverse_norms[rows][:, None]
+
+    def scores(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The exact cosine of ``query`` (unit length) to each of ``rows`` (row positions)."""
+        return (self.codes[rows].astype(np.float32) @ np.asarray(query, dtype=np.float32)) * self.inverse_norms[rows]
+
+    def scan(self, query: np.ndarray) -> Scan:
+        """Every row's cosine to ``query`` (unit length, not all zero) to within
+        :attr:`Scan.slack`, by the int8 scan (see the module's docstring)."""
+        query = np.asarray(query, dtype=np.float32)
+        step = float(np.abs(query).max()) / 127.0
+        if step == 0:
+            return Scan(query, np.zeros(len(self.ids), dtype=np.float32), FLOAT_MARGIN)
+        rounded = np.rint(query / step).astype(np.int8)[None, :]
+        dots = np.asarray(simsimd.cdist(rounded, self.codes, metric="dot", threads=SCAN_THREADS, out_dtype="float32"))[0]
+        dots *= self.inverse_norms
+        dots *= np.float32(step)
+        slack = step / 2 * float(np.sqrt(self.codes.shape[1])) + FLOAT_MARGIN
+        return Scan(query, dots, slack)
 
     def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """The ``k`` (chunk id, cosine similarity) pairs most similar to ``query`` (rows and
-        query are unit length), best first, ties broken by smaller id for reproducibility.
-        (A filtered search ranks its rows with :meth:`similarities` and :meth:`top`.)"""
+        """The ``k`` (chunk id, cosine similarity) pairs most similar to ``query`` (unit
+        length), best first, ties broken by smaller id for reproducibility. (A filtered
+        search ranks its rows with :meth:`scan` and :meth:`top`.)"""
         if k <= 0 or not len(self.ids) or not np.any(query):
             return []
-        return self.top(self.similarities(query), k)
+        return self.top(self.scan(query), k)
 
-    def similarities(self, query: np.ndarray) -> np.ndarray:
-        """The cosine similarity of ``query`` (unit length) to every row, in row order."""
-        return np.asarray(query, dtype=np.float32) @ self.matrix_t
-
-    def top(self, scores: np.ndarray, k: int, *, rows: np.ndarray | None = None) -> list[tuple[int, float]]:
-        """The ``k`` best (chunk id, score) of ``scores`` (one per row), only among ``rows``
-        (row positions) if given; best first, ties broken by smaller id."""
-        ids = self.ids
-        if rows is not None:
-            scores, ids = scores[rows], ids[rows]
-        if k <= 0 or not len(ids):
+    def top(self, scan: Scan, k: int, *, rows: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """The exact ``k`` best (chunk id, cosine) of ``scan``, only among ``rows`` (row
+        positions) if given; best first, ties broken by smaller id."""
+        approximate = scan.approximate if rows is None else scan.approximate[rows]
+        if k <= 0 or not len(approximate):
             return []
-        candidates = _at_least_kth(scores, k)
-        order = candidates[np.lexsort((ids[candidates], -scores[candidates]))[:k]]
-        return list(zip(ids[order].tolist(), scores[order].tolist()))  # noqa: B905 - per query: a keyword makes zip() ~0.5 µs slower
+        near = _within(approximate, k, 2 * scan.slack)
+        picked = near if rows is None else rows[near]
+        exact = self.scores(scan.query, picked)
+        ids = self.ids[picked]
+        order = np.lexsort((ids, -exact))[:k]
+        return list(zip(ids[order].tolist(), exact[order].tolist()))  # noqa: B905 - per query: a keyword makes zip() ~0.5 µs slower
 
-    def best_rows(self, scores: np.ndarray, k: int) -> np.ndarray:
-        """The rows whose score is at least the ``k``-th best (ties included, so possibly
-        more than ``k``), in row order: a superset of any top ``k`` however ties break."""
-        return _at_least_kth(scores, k) if k > 0 else np.zeros(0, dtype=np.int64)
+    def best_rows(self, scan: Scan, k: int) -> tuple[np.ndarray, float]:
+        """``(rows, floor)``: the rows that may be among the exact ``k`` best (a superset,
+        ties included), in row order, and a floor every other row's cosine is below (and
+        the k-th best's is not)."""
+        if k <= 0 or not len(scan.approximate):
+            return np.zeros(0, dtype=np.int64), float("inf")
+        rows = _within(scan.approximate, k, 2 * scan.slack)
+        kth = float(np.partition(scan.approximate[rows], len(rows) - k)[len(rows) - k]) if k <= len(rows) else -np.inf
+        return rows, kth - scan.slack
 
 
 BLOCK = 64
-"""Rows per block when :func:`_at_least_kth` bounds the k-th best score by block maxima."""
+"""Rows per block when :func:`_within` bounds the k-th best score by block maxima."""
 
 
-def _at_least_kth(scores: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the scores at least as good as the ``k``-th best: the k-th best score,
-    then everything at least as good (ties included, so an id tie-break sees them all).
+def _within(scores: np.ndarray, k: int, margin: float) -> np.ndarray:
+    """Positions of the scores at least the ``k``-th best minus ``margin`` (ties included),
+    in position order.
 
     Selecting over all 50k scores (``np.partition`` copies and walks them) took a quarter
     of a millisecond. So first a lower bound: the k-th best of the maxima of 64-row blocks
     — k different rows reach it, so the k-th best score is at least that. Only the few
-    hundred scores above the bound are then selected exactly: 4× less time, same rows."""
+    hundred scores above the bound (less the margin) are then selected exactly."""
     n = len(scores)
     if k >= n:
         return np.arange(n)
@@ -98,9 +160,9 @@ def _at_least_kth(scores: np.ndarray, k: int) -> np.ndarray:
     if blocks > 4 * k:
         maxima = scores[: blocks * BLOCK].reshape(blocks, BLOCK).max(axis=1)
         bound = np.partition(maxima, blocks - k)[blocks - k]
-        candidates = np.flatnonzero(scores >= bound)
+        candidates = np.flatnonzero(scores >= bound - margin)
         kept = scores[candidates]
         kth = np.partition(kept, len(kept) - k)[len(kept) - k]
-        return candidates[kept >= kth]
+        return candidates[kept >= kth - margin]
     kth = np.partition(scores, n - k)[n - k]
-    return np.flatnonzero(scores >= kth)
+    return np.flatnonzero(scores >= kth - margin)

@@ -212,8 +212,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             results["embed_query"] = _latencies(model.embed_one, queries)
             vectors = index._vector_index()
             query_vectors = model.embed(queries)
-            vec0 = sqlite_vec_knn_latency(vectors.matrix, query_vectors, k=30)
-            bare = numpy_knn_latency(vectors.matrix, query_vectors, k=30)
+            floats = vectors.vectors(np.arange(len(vectors)))
+            vec0 = sqlite_vec_knn_latency(floats, query_vectors, k=30)
+            bare = numpy_knn_latency(floats, query_vectors, k=30)
             results["sqlite_vec_knn"] = {"p50_ms": vec0.p50_ms, "p99_ms": vec0.p99_ms}
             results["numpy_knn"] = {"p50_ms": bare.p50_ms, "p99_ms": bare.p99_ms}
         results["fresh_process"] = _fresh_process(db, vault, "how do I list running processes", args.runs)

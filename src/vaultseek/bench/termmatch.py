@@ -3,8 +3,9 @@
 Runs on the benchmark vault that ``python -m vaultseek.bench --workdir DIR`` built (its
 ``vault`` and ``index.db``). For each of the benchmark's sampled queries, after warming up with
 300 others as the main benchmark does, it times the whole search with term matching off and
-on, then the steps ``search.rerank_by_terms`` takes on the plain fusion's list: reading the
-head's rows, the query words' document frequencies, the trigram matching, the second fusion.
+on, then the steps ``search.fuse_with_terms`` takes: the plain fusion's head, reading its
+rows, the query words' document frequencies, the trigram matching, the fusion with the
+matches blended in.
 Prints p50 milliseconds.
 """
 
@@ -17,12 +18,13 @@ import time
 from pathlib import Path
 
 from ..engine import open_index
+from ..fusion import convex, convex_head
 from ..lexical import parse_query
-from ..search import SearchParams, fuse, lexical_hits, list_weights, vector_hits
-from ..termmatch import DEFAULT_WEIGHT, RERANK_DEPTH, content_words, idf, match_scores, rescore
+from ..search import SearchParams, lexical_hits, list_weights, vector_hits
+from ..termmatch import DEFAULT_WEIGHT, RERANK_DEPTH, blend, content_words, idf, match_scores
 from .__main__ import _sample_queries
 
-STEPS = ("search off", "search on", "rows", "frequencies", "matching", "re-fusion")
+STEPS = ("search off", "search on", "head", "rows", "frequencies", "matching", "fusion")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,17 +67,20 @@ def main(argv: list[str] | None = None) -> int:
             _lap(times["search on"], started)
             bm25 = lexical_hits(store, query, params.candidates)
             vec = vector_hits(store, vectors, model.embed_one(text), params.candidates, None)
-            fused = fuse({"bm25": bm25, "vector": vec}, params)
+            lists = {"bm25": bm25, "vector": vec}
+            weights = list_weights(params)
             started = time.perf_counter()
-            rows = store.chunks_by_id([f.item for f in fused[:RERANK_DEPTH]])
+            head = convex_head(lists, RERANK_DEPTH, weights=weights)
+            started = _lap(times["head"], started)
+            rows = store.chunks_by_id(head)
             started = _lap(times["rows"], started)
-            weights = [idf(df, len(vectors)) for df in store.word_frequencies(words)]
+            frequencies = [idf(df, len(vectors)) for df in store.word_frequencies(words)]
             started = _lap(times["frequencies"], started)
             texts = [f"{r.heading_context}\n{r.text}" for r in rows.values()]
-            matches = dict(zip(rows, match_scores(words, weights, texts).tolist(), strict=True))
+            matches = dict(zip(rows, match_scores(words, frequencies, texts).tolist(), strict=True))
             started = _lap(times["matching"], started)
-            rescore(fused, bm25, vec, matches, DEFAULT_WEIGHT, list_weights(params))
-            _lap(times["re-fusion"], started)
+            convex(lists, weights=weights, overrides={"bm25": blend(bm25, matches, DEFAULT_WEIGHT)})
+            _lap(times["fusion"], started)
         cells = [f"{statistics.median(times[step]):.2f}" for step in STEPS]
         print(f"| {len(times['search on'])} | " + " | ".join(cells) + " |")
     return 0
