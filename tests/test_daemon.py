@@ -94,12 +94,12 @@ def test_search_through_the_daemon_is_identical(daemon: Path) -> None:
 
 def test_term_matching_reaches_the_daemon(daemon: Path) -> None:
     query = ("search", "how do we rotate refresh tokens", "--vault", str(daemon), "--json")
-    via = run_cli(*query, "--term-match")
-    local = run_cli(*query, "--term-match", "--no-daemon")
+    via = run_cli(*query, "--term-match", "0")
+    local = run_cli(*query, "--term-match", "0", "--no-daemon")
     assert via.returncode == local.returncode == 0 and via.stdout == local.stdout
-    off, explicit_off = run_cli(*query), run_cli(*query, "--term-match", "0")
-    assert off.stdout == explicit_off.stdout
-    scores = [[r["score"] for r in json.loads(out.stdout)["results"]] for out in (via, off)]
+    on, explicit_on = run_cli(*query), run_cli(*query, "--term-match")  # on by default
+    assert on.stdout == explicit_on.stdout
+    scores = [[r["score"] for r in json.loads(out.stdout)["results"]] for out in (via, on)]
     assert len(scores[0]) > 1 and scores[0] != scores[1]
 
 

@@ -26,11 +26,12 @@ def test_content_words_drop_stopwords_numbers_single_letters_and_repeats() -> No
     assert content_words("snake_case Straße") == ["snake", "case", "strasse"]
 
 
-def test_the_cli_flag_alone_means_the_measured_weight() -> None:
+def test_the_cli_flag_alone_and_the_default_mean_the_measured_weight() -> None:
     from vaultseek.cli import TERM_MATCH_ON
+    from vaultseek.config import Config
     from vaultseek.termmatch import DEFAULT_WEIGHT
 
-    assert TERM_MATCH_ON == DEFAULT_WEIGHT
+    assert TERM_MATCH_ON == Config().term_match == DEFAULT_WEIGHT
 
 
 def test_idf_is_bm25s_and_never_below_the_floor() -> None:
@@ -135,8 +136,9 @@ def test_search_uses_term_matching_and_can_turn_it_off(tmp_path: Path) -> None:
     vault = _vault(tmp_path)
     with open_index(vault, db=tmp_path / "index.db", create=True) as index:
         index.sync()
-        on = index.search("lamp bulbs wattage", k=5, term_match=0.5)
-        off = index.search("lamp bulbs wattage", k=5)  # off by default
+        on = index.search("lamp bulbs wattage", k=5)  # on by default
+        assert on == index.search("lamp bulbs wattage", k=5, term_match=0.5)
+        off = index.search("lamp bulbs wattage", k=5, term_match=0)
         assert on.results[0].path == "desk.md"
         assert {r.path for r in off.results} >= {"desk.md", "hall.md"}
         on_scores = {r.path: r.score for r in on.results}
@@ -154,6 +156,8 @@ def test_search_uses_term_matching_and_can_turn_it_off(tmp_path: Path) -> None:
         ]
         assert any("convex fusion only" in n for n in ranked.notices)
         assert not on.notices
+        # the default strength applies where it can: RRF by default says nothing about it
+        assert not index.search("lamp bulbs wattage", k=5, fusion="rrf").notices
 
 
 def test_word_frequencies_match_the_per_text_lookup(tmp_path: Path) -> None:

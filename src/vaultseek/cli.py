@@ -82,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     signals.add_argument("--title-match", action=argparse.BooleanOptionalAction, default=None, help="a note whose title, alias or file name is the query goes first")
     signals.add_argument("--recent", nargs="?", const="default", metavar="DAYS", help="favour recently modified files (half-life in days; default 30); 0: off")
     signals.add_argument("--intent", action=argparse.BooleanOptionalAction, default=None, help="lean lexical for identifiers, on meaning for long questions")
-    signals.add_argument("--term-match", nargs="?", const=str(TERM_MATCH_ON), metavar="W", help=f"re-rank the best results by how well their words match the query's, by meaning (share of the lexical score; alone: {TERM_MATCH_ON}; 0: off)")
+    signals.add_argument("--term-match", nargs="?", const=str(TERM_MATCH_ON), metavar="W", help=f"how much the best results' words matching the query's, letter by letter, counts in their lexical score (on by default: the configuration's term_match; alone: {TERM_MATCH_ON}; 0: off)")
     search.add_argument("--link-boost", type=float, metavar="W", help="re-rank by the link graph (0: off; see README)")
     _add_common(search)
 
@@ -99,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--json", action="store_true", help="machine-readable output")
     evaluate.add_argument("--modes", type=_names, default=None, metavar="LIST", help="e.g. bm25,hybrid")
     evaluate.add_argument("--fusion", type=_names, default=None, metavar="LIST", help="hybrid variants, e.g. rrf,convex")
-    evaluate.add_argument("--term-match", action="store_true", help="also measure hybrid with term matching on (a hybrid+terms row)")
+    evaluate.add_argument("--term-match", action="store_true", help="also measure hybrid with term matching on and off (hybrid+terms and hybrid-terms rows)")
     _add_common(evaluate)
     add_agent_parsers(commands, _add_common)
     add_intake_parsers(commands, _add_common)
@@ -348,6 +348,7 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError("--split and --workdir go with a BEIR folder, not --golden")
     from .evaluation import (
         MODES,
+        NO_TERM_MATCH,
         TERM_MATCH,
         configurations,
         evaluate_beir,
@@ -361,7 +362,7 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     if args.term_match:
         if not any(c.mode == "hybrid" for c in chosen):
             raise UsageError("--term-match measures hybrid search", hint="include hybrid in --modes")
-        chosen = (*chosen, TERM_MATCH)
+        chosen = (*chosen, TERM_MATCH, NO_TERM_MATCH)
     bar = ProgressBar()
     try:
         if args.golden is not None:

@@ -240,7 +240,9 @@ class Index:
             title_match=self.config.title_match if title_match is None else bool(title_match),
             recency_half_life_days=float(half_life) if half_life else None,
             recency_weight=self.config.recency_weight,
-            term_match=self.config.term_match if term_match is None else term_match,
+            # The configured strength applies where it can (convex fusion); a notice when a
+            # search asks for it explicitly with a fusion it cannot re-score.
+            term_match=term_match if term_match is not None else self.config.term_match if (fusion or self.config.fusion) == "convex" else 0.0,
             intent=self.config.intent if intent is None else bool(intent),
             now=now,
             link_boost=link_boost if link_boost is not None else self.config.link_boost,

@@ -94,8 +94,11 @@ def configurations(
 
 
 TERM_MATCH = Configuration("hybrid+terms", "hybrid", None, (("term_match", DEFAULT_WEIGHT),))
-"""The default hybrid with term matching on (``termmatch.py``; opt-in, so not in the default
-hybrid row): ``vaultseek eval --term-match`` and the committed quality table add it."""
+"""The default hybrid with term matching on at its measured strength (``termmatch.py``)."""
+NO_TERM_MATCH = Configuration("hybrid-terms", "hybrid", None, (("term_match", 0.0),))
+"""The default hybrid with term matching off: what term matching adds. ``vaultseek eval
+--term-match`` adds both rows, whatever the configuration says; the committed quality table
+adds this one (its default hybrid has term matching on)."""
 
 
 @dataclass(frozen=True, slots=True)

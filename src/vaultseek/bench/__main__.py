@@ -32,7 +32,6 @@ import numpy as np
 from vaultseek.bench.baselines import numpy_knn_latency, percentile, sqlite_vec_knn_latency
 from vaultseek.bench.vaultgen import VaultSpec, build_vault, edit_one_file
 from vaultseek.engine import open_index
-from vaultseek.termmatch import DEFAULT_WEIGHT
 
 
 def _sample_queries(index: Any, count: int, seed: int) -> list[str]:
@@ -115,7 +114,7 @@ def _filtered_latencies(index: Any, queries: list[str]) -> dict[str, Any]:
     for name, chosen in _filters(index).items():
         variants[name], shares[name] = {"scope": chosen["scope"]}, chosen["share"]
     variants["signals"] = {"title_match": True, "recency_half_life_days": 30, "intent": True}
-    variants["term_match"] = {"term_match": DEFAULT_WEIGHT}
+    variants["term_match"] = {"term_match": 0.0}
     times: dict[str, list[float]] = {name: [] for name in variants}
     cpu: dict[str, list[float]] = {name: [] for name in variants}
     for query in queries:
@@ -270,7 +269,7 @@ def _filtered_rows(r: dict[str, Any]) -> list[tuple[str, str, str]]:
     rows.append(("… title match + recency + intent on", f"{s['p50_ms']:.2f} / {s['p99_ms']:.2f} ms", ""))
     if "term_match" in r:
         t = r["term_match"]
-        rows.append(("… term matching on (opt-in)", f"{t['p50_ms']:.2f} / {t['p99_ms']:.2f} ms{_cpu(t)}", ""))
+        rows.append(("… term matching off", f"{t['p50_ms']:.2f} / {t['p99_ms']:.2f} ms{_cpu(t)}", ""))
     return rows
 
 

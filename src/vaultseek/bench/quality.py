@@ -35,7 +35,7 @@ from vaultseek.errors import VaultseekError
 from vaultseek.evaluation import (
     COLUMNS,
     DEPTH,
-    TERM_MATCH,
+    NO_TERM_MATCH,
     EvalReport,
     configurations,
     evaluate_beir,
@@ -116,9 +116,10 @@ PROTOCOL = """\
   BM25, vectors.
 - Every configuration answers every judged query with k = {depth} and candidates = {depth} (each
   list contributes {depth} hits to fusion, as the product's default `candidates` does), so
-  Recall@100 sees a full 100-deep list. `hybrid` uses the configured default fusion;
-  `hybrid:<name>` names one; `hybrid+terms` is the default hybrid with term matching on
-  (`term_match = 0.5`, opt-in; see the README's "Retrieval quality").
+  Recall@100 sees a full 100-deep list. `hybrid` uses the configured default fusion with
+  term matching (`term_match = 0.5`, the default; see the README's "Retrieval quality");
+  `hybrid:<name>` names a fusion (term matching re-scores convex fusion only);
+  `hybrid-terms` is the default hybrid with term matching off.
 - Results are chunks; they collapse to documents at their best chunk's rank.
 - nDCG@10 as trec_eval and BEIR compute it: gain = the judged grade (Cranfield's are 1–4),
   discount log2(rank + 1), ideal DCG over all of the query's relevant documents. Recall@k:
@@ -215,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 report = evaluate_beir(
                     folder, split=SPLITS.get(folder.name), workdir=args.workdir, progress=bar,
-                    chosen=(*configurations(), TERM_MATCH),
+                    chosen=(*configurations(), NO_TERM_MATCH),
                 )  # fmt: skip
             finally:
                 bar.clear()
