@@ -190,7 +190,7 @@ def test_cli_eval_table_json_and_errors(beir: Path, tmp_path: Path) -> None:
     terms = run_cli("eval", str(beir), "--workdir", work, "--json", "--modes", "hybrid", "--fusion", "", "--term-match")
     assert terms.returncode == 0, terms.stderr
     assert [(r["configuration"], r.get("options")) for r in json.loads(terms.stdout)["results"]] == [
-        ("hybrid", None), ("hybrid+terms", {"term_match": 0.5}), ("hybrid-terms", {"term_match": 0.0})]
+        ("hybrid", None), ("hybrid+terms", {"term_match": 0.3}), ("hybrid-terms", {"term_match": 0.0})]
     lexical = run_cli("eval", str(beir), "--workdir", work, "--modes", "bm25", "--term-match")
     assert lexical.returncode == 2 and "include hybrid" in lexical.stderr
     as_json = run_cli("eval", str(beir), "--workdir", work, "--json", "--modes", "bm25", "--fusion", "")

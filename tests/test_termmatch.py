@@ -14,7 +14,14 @@ from conftest import run_cli
 from vaultseek.engine import open_index
 from vaultseek.errors import QueryError
 from vaultseek.fusion import convex
-from vaultseek.termmatch import blend, content_words, idf, match_scores, word_similarity
+from vaultseek.termmatch import (
+    DEFAULT_WEIGHT,
+    blend,
+    content_words,
+    idf,
+    match_scores,
+    word_similarity,
+)
 
 
 def test_content_words_drop_stopwords_numbers_single_letters_and_repeats() -> None:
@@ -29,7 +36,6 @@ def test_content_words_drop_stopwords_numbers_single_letters_and_repeats() -> No
 def test_the_cli_flag_alone_and_the_default_mean_the_measured_weight() -> None:
     from vaultseek.cli import TERM_MATCH_ON
     from vaultseek.config import Config
-    from vaultseek.termmatch import DEFAULT_WEIGHT
 
     assert TERM_MATCH_ON == Config().term_match == DEFAULT_WEIGHT
 
@@ -137,7 +143,7 @@ def test_search_uses_term_matching_and_can_turn_it_off(tmp_path: Path) -> None:
     with open_index(vault, db=tmp_path / "index.db", create=True) as index:
         index.sync()
         on = index.search("lamp bulbs wattage", k=5)  # on by default
-        assert on == index.search("lamp bulbs wattage", k=5, term_match=0.5)
+        assert on == index.search("lamp bulbs wattage", k=5, term_match=DEFAULT_WEIGHT)
         off = index.search("lamp bulbs wattage", k=5, term_match=0)
         assert on.results[0].path == "desk.md"
         assert {r.path for r in off.results} >= {"desk.md", "hall.md"}
@@ -192,7 +198,7 @@ def test_cli_term_match_flag_and_a_query_it_swallowed(tmp_path: Path) -> None:
     assert run_cli("index", str(vault), "--db", db).returncode == 0
     common = ("--vault", str(vault), "--db", db, "--no-daemon", "--json")
     on = run_cli("search", "lamp bulbs wattage", *common, "--term-match")
-    half = run_cli("search", "lamp bulbs wattage", *common, "--term-match", "0.5")
+    half = run_cli("search", "lamp bulbs wattage", *common, "--term-match", str(DEFAULT_WEIGHT))
     assert on.returncode == half.returncode == 0 and on.stdout == half.stdout
     assert json.loads(on.stdout)["results"][0]["path"] == "desk.md"
     swallowed = run_cli("search", "--term-match", "lamp bulbs", *common)

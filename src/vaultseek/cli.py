@@ -27,7 +27,7 @@ from .errors import VaultseekError
 EXIT_INTERRUPTED = 130
 RECENT_DEFAULT_DAYS = 30.0
 """The half-life ``search --recent`` uses when given no number and none is configured."""
-TERM_MATCH_ON = 0.5
+TERM_MATCH_ON = 0.3
 """``--term-match`` without a weight: ``termmatch.DEFAULT_WEIGHT`` (not imported here: it
 would load numpy for every command; a test keeps the two equal)."""
 

@@ -72,11 +72,11 @@ class Config:
     """Search signal: decay scores by file age with this half-life in days; unset or 0: off."""
     recency_weight: float = 0.5
     """Search signal: the share of a score recency can take away (0 to 1)."""
-    term_match: float = 0.5
-    """Hybrid search: the share of term matching (each query word's best-matching word in a
-    chunk, by character trigrams) in the lexical score of the 20 best results; 0: off. It
-    takes SciFact test nDCG@10 from 0.695 to 0.710 for ~1 ms a search (docs/quality.md,
-    termmatch.py)."""
+    term_match: float = 0.3
+    """Hybrid search with convex fusion: the share of term matching (each query word's
+    best-matching word in a chunk, by character trigrams) in the lexical score of the 20 best
+    results; 0: off. At 0.3 it takes SciFact test nDCG@10 from 0.695 to 0.704 for ~1 ms a
+    search (docs/quality.md; termmatch.py)."""
     intent: bool = False
     """Search signal: lean lexical for identifier-like queries, on meaning for long questions."""
     link_boost: float = 0.0

@@ -44,8 +44,9 @@ comparisons of numbers and dates, each of which must hold: "priority<3", "rating
 modified_after / modified_before ("2026-01-31", "7d", "2w"; after inclusive, before exclusive).
 title_match puts a note whose title or alias is the query first; recency_half_life_days favours
 recently modified files (e.g. 30); intent leans on exact words for identifiers and on meaning
-for long questions; term_match (0 to 1, e.g. 0.5; 0: off) re-ranks the best results by how well
-their words match the query's, by meaning. Each defaults to the server's configuration."""
+for long questions; term_match (0 to 1; 0: off; on at 0.3 unless configured) re-ranks the best
+results by how well their words match the query's, letter by letter. Each defaults to the
+server's configuration."""
 
 
 class SearchFilters(TypedDict, total=False, closed=True):

@@ -42,6 +42,7 @@ from vaultseek.evaluation import (
     evaluate_golden,
 )
 from vaultseek.terminal import ProgressBar
+from vaultseek.termmatch import DEFAULT_WEIGHT
 
 from . import vaultgolden
 from .quality import KEPT_MARKER, collections, kept_tail
@@ -51,7 +52,7 @@ SIGNALS: dict[str, tuple[tuple[str, Any], ...]] = {
     "intent": (("intent", True),),
     "links": (("link_boost", 0.3),),
     "recency": (("recency_half_life_days", 365.0),),
-    "terms": (("term_match", 0.5),),
+    "terms": (("term_match", DEFAULT_WEIGHT),),
 }
 """Each signal switched on at its documented strength (the ``Index.search`` keyword arguments).
 A signal is switched *off* by passing the opposite explicitly, so the baseline does not depend
