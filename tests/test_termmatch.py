@@ -65,6 +65,8 @@ def test_match_scores_by_hand() -> None:
         [1.0, 2 * word_similarity("cancer", "cancers") / 3, 0.0, 0.0, 1.0]
     )
     assert match_scores([], [], texts).tolist() == [0.0] * 5
+    # a lone surrogate (text decoded with surrogateescape) is a non-word character, not an error
+    assert match_scores(["cancer"], [1.0], ["x \udcff cancer"]).tolist() == [1.0]
     assert match_scores(["cancer"], [1.0], []).tolist() == []
 
 

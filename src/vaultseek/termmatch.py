@@ -149,7 +149,7 @@ def _index_form(text: str) -> str:
 def _code_points(text: str) -> np.ndarray:
     if text.isascii():
         return np.frombuffer(text.encode("ascii"), dtype=np.uint8).astype(np.uint32)
-    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
 def _word_characters(points: np.ndarray) -> np.ndarray:
