@@ -58,7 +58,7 @@ def test_a_single_core_answers_as_the_vector_workers_do(scoped_vault: Path, monk
     with open_index(scoped_vault, create=True) as index:
         index.sync()
         threaded = [index.search(q, k=5, scope=s) for q, s in queries]
-        monkeypatch.setattr(search.os, "cpu_count", lambda: 1)
+        monkeypatch.setattr(search, "_cores", lambda: 1)
         inline = [index.search(q, k=5, scope=s) for q, s in queries]
         assert threaded == inline and all(r.results for r in inline)
         monkeypatch.undo()

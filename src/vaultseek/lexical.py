@@ -14,12 +14,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# Han, Hiragana, Katakana (incl. half-width), Hangul: scripts written without spaces
-# between words (Korean has spaces, but particles cling to the words).
-_CJK_RUN = re.compile(
-    "[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
-    "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]+"
-)
+CJK_RANGES = (
+    (0x1100, 0x11FF), (0x3040, 0x30FF), (0x3130, 0x318F), (0x3400, 0x4DBF), (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7AF), (0xF900, 0xFAFF), (0xFF66, 0xFF9F),
+)  # fmt: skip
+"""Han, Hiragana, Katakana (incl. half-width), Hangul, as inclusive code point ranges: scripts
+written without spaces between words (Korean has spaces, but particles cling to the words)."""
+_CJK_RUN = re.compile("[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in CJK_RANGES) + "]+")
 
 
 def index_text(text: str) -> str:

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .lexical import STOPWORDS, WORD, index_text
+from .lexical import CJK_RANGES, STOPWORDS, WORD, index_text
 
 RERANK_DEPTH = 20
 """How many of the fused list's best chunks are re-scored. Rescoring the top 20 keeps the whole
@@ -92,63 +92,101 @@ def match_scores(query_words: Sequence[str], weights: Sequence[float], texts: Se
 
     One pass over all the texts at once: every word character is the middle of one padded
     trigram, coded as an integer; the codes found among the query words' are few, so only
-    they are grouped by word, then by text."""
-    out = np.zeros(len(texts), dtype=np.float64)
+    they are grouped by word, then by text. CJK runs are not rewritten into their pairs
+    (``lexical.index_text``, ~2 µs a run in Python): a pair's similarity to a query word is 1
+    for the same pair and 0 otherwise, so adjacent CJK characters are simply looked up."""
     if not query_words or not texts:
-        return out
+        return np.zeros(len(texts), dtype=np.float64)
+    blob = "\0".join(t.replace("\0", " ") if "\0" in t else t for t in texts).lower()
+    if "ß" in blob:  # as the index folds it
+        blob = blob.replace("ß", "ss")
+    points = _code_points(blob)
+    is_word = _word_characters(points)
+    cjk = _cjk_characters(points)
+    if cjk is not None:
+        is_word &= ~cjk  # a CJK run separates words like a space; its pairs are looked up below
+    separators = np.flatnonzero(points == 0)
+    best = np.zeros((len(texts), len(query_words)), dtype=np.float64)
+    _best_by_trigrams(query_words, points, is_word, separators, best)
+    if cjk is not None:
+        _best_by_pairs(query_words, points, cjk, separators, best)
+    weight = np.asarray(weights, dtype=np.float64)
+    return best @ weight / (float(weight.sum()) or 1.0)
+
+
+def _best_by_trigrams(
+    query_words: Sequence[str], points: np.ndarray, is_word: np.ndarray, separators: np.ndarray, best: np.ndarray
+) -> None:
+    """Raise ``best[text, query word]`` to the best :func:`word_similarity` of the text's
+    words (runs of ``is_word``)."""
     query_codes = [{_code(t) for t in _trigrams(w)} for w in query_words]
     union = np.array(sorted(set().union(*query_codes)), dtype=np.uint64)
     member = np.zeros((len(union), len(query_words)), dtype=np.float64)
     for column, own in enumerate(query_codes):
         member[np.searchsorted(union, np.fromiter(own, np.uint64, len(own))), column] = 1.0
-    lowered = [_index_form(t.lower()) for t in texts]
-    blob = "\0".join(lowered)
-    points = _code_points(blob)
-    is_word = _word_characters(points)
-    middle = np.flatnonzero(is_word)
-    if not len(middle):
-        return out
     padded = np.zeros(len(points) + 2, dtype=np.uint64)
-    padded[1:-1][is_word] = points[is_word]
-    codes = (padded[middle] << (_SHIFT + _SHIFT)) | (padded[middle + 1] << _SHIFT) | padded[middle + 2]
-    at = np.minimum(np.searchsorted(union, codes), len(union) - 1)
-    found = np.flatnonzero(union[at] == codes)
+    np.multiply(points, is_word, out=padded[1:-1], casting="unsafe")
+    codes = padded[:-2] << (_SHIFT + _SHIFT)
+    codes |= padded[1:-1] << _SHIFT
+    codes |= padded[2:]
+    at = np.searchsorted(union, codes)
+    np.minimum(at, len(union) - 1, out=at)
+    found = np.flatnonzero(union[at] == codes)  # a non-word middle (0) is no query trigram
     if not len(found):
-        return out
-    # Words: runs of consecutive word characters. Each character knows its word's number.
-    starts = np.empty(len(middle), dtype=bool)
-    starts[0] = True
-    np.not_equal(middle[1:] - middle[:-1], 1, out=starts[1:])
-    word_of = np.cumsum(starts) - 1
-    first = np.flatnonzero(starts)
-    lengths = np.diff(first, append=len(middle)).astype(np.float64)
-    # Hits per (word, query word), for the words with any hit (found is sorted by word).
-    hit_words = word_of[found]
-    groups = np.flatnonzero(np.r_[True, hit_words[1:] != hit_words[:-1]])
-    words = hit_words[groups]
+        return
+    edges = np.diff(is_word.view(np.int8), prepend=0, append=0)
+    starts = np.flatnonzero(edges == 1)
+    lengths = (np.flatnonzero(edges == -1) - starts).astype(np.float64)
+    # Hits per (word, query word), for the words with any hit (found is in word order).
+    word_of_hit = np.searchsorted(starts, found, side="right") - 1
+    groups = np.flatnonzero(np.r_[True, word_of_hit[1:] != word_of_hit[:-1]])
+    words = word_of_hit[groups]
     hits = np.add.reduceat(member[at[found]], groups, axis=0)
     sizes = np.array([len(w) for w in query_words], dtype=np.float64)
     length = lengths[words][:, None]
-    hits = np.minimum(np.minimum(hits, sizes[None, :]), length)
-    similarity = hits / (sizes[None, :] + length - hits)
-    # Best per text: the texts' starting offsets in the blob place each word.
-    offsets = np.cumsum([0] + [len(t) + 1 for t in lowered[:-1]])
-    text_of = np.searchsorted(offsets, middle[first[words]], side="right") - 1
+    np.minimum(hits, sizes, out=hits)
+    np.minimum(hits, length, out=hits)
+    similarity = hits / (sizes + length - hits)
+    text_of = np.searchsorted(separators, starts[words])
     text_groups = np.flatnonzero(np.r_[True, text_of[1:] != text_of[:-1]])
-    best = np.maximum.reduceat(similarity, text_groups, axis=0)
-    weight = np.asarray(weights, dtype=np.float64)
-    out[text_of[text_groups]] = best @ weight / (float(weight.sum()) or 1.0)
-    return out
+    best[text_of[text_groups]] = np.maximum.reduceat(similarity, text_groups, axis=0)
 
 
-def _index_form(text: str) -> str:
-    """Lower-cased text split into words as the index splits it (CJK runs become pairs)."""
-    return text if text.isascii() else index_text(text)
+def _best_by_pairs(
+    query_words: Sequence[str], points: np.ndarray, cjk: np.ndarray, separators: np.ndarray, best: np.ndarray
+) -> None:
+    """Set ``best[text, query word]`` to 1 where a CJK query word (a pair, as the index and
+    :func:`content_words` split CJK) occurs in the text as two adjacent CJK characters."""
+    pairs = {
+        column: (ord(w[0]) << 21) | ord(w[1])
+        for column, w in enumerate(query_words)
+        if len(w) == 2 and all(_is_cjk(ch) for ch in w)
+    }
+    if not pairs:
+        return
+    starts = np.flatnonzero(cjk[:-1] & cjk[1:])
+    codes = (points[starts].astype(np.uint64) << _SHIFT) | points[starts + 1]
+    for column, code in pairs.items():
+        best[np.searchsorted(separators, starts[codes == code]), column] = 1.0
+
+
+def _is_cjk(character: str) -> bool:
+    return any(low <= ord(character) <= high for low, high in CJK_RANGES)
+
+
+def _cjk_characters(points: np.ndarray) -> np.ndarray | None:
+    """Which code points are CJK (``lexical.CJK_RANGES``), or None when none is."""
+    if not len(points) or int(points.max()) < CJK_RANGES[0][0]:
+        return None
+    cjk = np.zeros(len(points), dtype=bool)
+    for low, high in CJK_RANGES:
+        cjk |= (points >= low) & (points <= high)
+    return cjk if cjk.any() else None
 
 
 def _code_points(text: str) -> np.ndarray:
     if text.isascii():
-        return np.frombuffer(text.encode("ascii"), dtype=np.uint8).astype(np.uint32)
+        return np.frombuffer(text.encode("ascii"), dtype=np.uint8)
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
