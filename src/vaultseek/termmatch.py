@@ -40,6 +40,8 @@ is CISI's −0.003 (docs/quality.md, "Sixth session")."""
 MIN_IDF = 0.05
 """A word in more than half the chunks still counts a little (BM25's IDF would go negative)."""
 
+_PAIR_HASH = 40_503
+"""Multiplier hashing a (previous, middle) character pair into 16 bits (a prime near 2¹⁶ × φ)."""
 _SHIFT = np.uint64(21)
 """Bits per character in a trigram's code: every Unicode code point fits in 21 bits."""
 _ASCII_WORD = np.array([chr(c).isalnum() for c in range(128)], dtype=bool)
@@ -124,14 +126,24 @@ def _best_by_trigrams(
     member = np.zeros((len(union), len(query_words)), dtype=np.float64)
     for column, own in enumerate(query_codes):
         member[np.searchsorted(union, np.fromiter(own, np.uint64, len(own))), column] = 1.0
-    padded = np.zeros(len(points) + 2, dtype=np.uint64)
+    # Each word character is the middle of one padded trigram (non-word characters are 0).
+    # Few of them can be a query trigram: a 64k table of hashed (previous, middle) pairs
+    # picks those out first, and only they get their exact code.
+    padded = np.zeros(len(points) + 2, dtype=np.uint32)
     np.multiply(points, is_word, out=padded[1:-1], casting="unsafe")
-    codes = padded[:-2] << (_SHIFT + _SHIFT)
-    codes |= padded[1:-1] << _SHIFT
-    codes |= padded[2:]
+    keys = padded[:-2] * np.uint32(_PAIR_HASH)
+    keys += padded[1:-1]
+    keys &= np.uint32(0xFFFF)
+    table = np.zeros(0x10000, dtype=bool)
+    table[[((ord(a) * _PAIR_HASH + ord(b)) & 0xFFFF) for w in query_words for a, b, _c in _trigrams(w)]] = True
+    maybe = np.flatnonzero(table[keys])
+    codes = padded[maybe].astype(np.uint64) << (_SHIFT + _SHIFT)
+    codes |= padded[maybe + 1].astype(np.uint64) << _SHIFT
+    codes |= padded[maybe + 2]
     at = np.searchsorted(union, codes)
     np.minimum(at, len(union) - 1, out=at)
-    found = np.flatnonzero(union[at] == codes)  # a non-word middle (0) is no query trigram
+    exact = union[at] == codes  # a non-word middle (0) is no query trigram
+    found, at = maybe[exact], at[exact]
     if not len(found):
         return
     edges = np.diff(is_word.view(np.int8), prepend=0, append=0)
@@ -141,7 +153,7 @@ def _best_by_trigrams(
     word_of_hit = np.searchsorted(starts, found, side="right") - 1
     groups = np.flatnonzero(np.r_[True, word_of_hit[1:] != word_of_hit[:-1]])
     words = word_of_hit[groups]
-    hits = np.add.reduceat(member[at[found]], groups, axis=0)
+    hits = np.add.reduceat(member[at], groups, axis=0)
     sizes = np.array([len(w) for w in query_words], dtype=np.float64)
     length = lengths[words][:, None]
     np.minimum(hits, sizes, out=hits)
