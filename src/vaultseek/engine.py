@@ -227,11 +227,14 @@ class Index:
             )
         if term_match is not None and (isinstance(term_match, bool) or not isinstance(term_match, (int, float)) or not 0 <= term_match <= 1):
             raise QueryError(f"term_match must be a number from 0 to 1 (got {term_match!r})", hint="0 turns term matching off")
+        fusion = fusion if fusion is not None else self.config.fusion
+        if term_match is None:  # the configured strength, where it applies (convex fusion);
+            term_match = self.config.term_match if fusion == "convex" else 0.0  # asked for, a notice
         params = SearchParams(
             mode=mode,
             k=k if k is not None else self.config.top_k,
             candidates=candidates if candidates is not None else self.config.candidates,
-            fusion=fusion if fusion is not None else self.config.fusion,
+            fusion=fusion,
             rrf_k=self.config.rrf_k,
             bm25_weight=self.config.bm25_weight,
             vector_weight=self.config.vector_weight,
@@ -240,9 +243,7 @@ class Index:
             title_match=self.config.title_match if title_match is None else bool(title_match),
             recency_half_life_days=float(half_life) if half_life else None,
             recency_weight=self.config.recency_weight,
-            # The configured strength applies where it can (convex fusion); a notice when a
-            # search asks for it explicitly with a fusion it cannot re-score.
-            term_match=term_match if term_match is not None else self.config.term_match if (fusion or self.config.fusion) == "convex" else 0.0,
+            term_match=term_match,
             intent=self.config.intent if intent is None else bool(intent),
             now=now,
             link_boost=link_boost if link_boost is not None else self.config.link_boost,

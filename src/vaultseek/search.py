@@ -76,6 +76,8 @@ such words anyway. (Budgeted in postings, not as a share: the cost is absolute.)
 
 Scored = list[tuple[int, float]]
 """(chunk id, score) best first; higher scores are better."""
+ScanResult = tuple[Scan | None, Scored]
+"""A query's vector scan (None: nothing to scan) and, when no scope needs SQL, its best hits."""
 
 
 def lexical_hits(
@@ -181,7 +183,7 @@ def run_search(
     """Answer one query.
 
     In a hybrid search the query's embedding and the vector scan run on a worker thread
-    while this one runs BM25 (:func:`_vector_worker`): SQLite and the int8 scan both work
+    while this one runs BM25 (:func:`_start`): SQLite and the int8 scan both work
     without Python's lock, so on two cores the two lists take about as long as the slower."""
     if params.mode not in SEARCH_MODES:
         raise QueryError(
@@ -246,9 +248,6 @@ def run_search(
     if params.max_tokens is not None:
         results = fit_budget(results, params.max_tokens)
     return SearchResponse(text, params.mode, tuple(results), tuple(notices), intent=intent)
-
-
-ScanResult = tuple[Scan | None, Scored]
 
 
 def _scan(index: VectorIndex, model: QueryModel, text: str, limit: int | None) -> ScanResult:
