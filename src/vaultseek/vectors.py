@@ -16,9 +16,9 @@ those codes (13 MB at 50k × 256, against 51 MB as float32) and ranks in two ste
 Why not numpy's float32 product: 51 MB does not fit the 32 MB L3 cache of this class of
 machine, so every query streamed it from memory (1.3–1.6 ms with BLAS on both cores); the
 int8 scan reads a quarter of it on one core (0.8 ms), leaves the other core free and the
-cache to the rest of the search. With term matching on, a whole hybrid search went from
-5.1–5.6 to 4.2–4.3 ms p50 (docs/quality.md, "Sixth session"). One thread: with two,
-simsimd's per-call threads cost more than they saved inside the full search.
+cache to the rest of the search: whole hybrid searches, alternating per query in one process,
+took 0.6–0.75 ms less (README, "Benchmarks"). One thread: with two, simsimd's per-call
+threads cost more than they saved inside the full search.
 """
 
 from __future__ import annotations

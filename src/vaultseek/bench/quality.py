@@ -42,6 +42,7 @@ from vaultseek.evaluation import (
     table_row,
 )
 from vaultseek.terminal import ProgressBar
+from vaultseek.termmatch import DEFAULT_WEIGHT
 
 ORDER = ("scifact", "cranfield", "cisi", "medline", "cacm", "npl", "lisa")
 """The collections in the order the data README lists them; any others follow by name."""
@@ -117,7 +118,7 @@ PROTOCOL = """\
 - Every configuration answers every judged query with k = {depth} and candidates = {depth} (each
   list contributes {depth} hits to fusion, as the product's default `candidates` does), so
   Recall@100 sees a full 100-deep list. `hybrid` uses the configured default fusion with
-  term matching (`term_match = 0.5`, the default; see the README's "Retrieval quality");
+  term matching (`term_match = {terms}`, the default; see the README's "Retrieval quality");
   `hybrid:<name>` names a fusion (term matching re-scores convex fusion only);
   `hybrid-terms` is the default hybrid with term matching off.
 - Results are chunks; they collapse to documents at their best chunk's rank.
@@ -169,7 +170,7 @@ def render(
             f"`{first.default_fusion}`, {machine}; {seconds:.0f} s in all."
         ),
         "",
-        PROTOCOL.format(depth=DEPTH),
+        PROTOCOL.format(depth=DEPTH, terms=DEFAULT_WEIGHT),
         "## nDCG@10",
         "",
         summary(reports, floors),
