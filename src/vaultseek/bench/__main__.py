@@ -114,7 +114,7 @@ def _filtered_latencies(index: Any, queries: list[str]) -> dict[str, Any]:
     for name, chosen in _filters(index).items():
         variants[name], shares[name] = {"scope": chosen["scope"]}, chosen["share"]
     variants["signals"] = {"title_match": True, "recency_half_life_days": 30, "intent": True}
-    variants["term_match"] = {"term_match": 0.0}
+    variants["term_match_off"] = {"term_match": 0.0}
     times: dict[str, list[float]] = {name: [] for name in variants}
     cpu: dict[str, list[float]] = {name: [] for name in variants}
     for query in queries:
@@ -130,7 +130,7 @@ def _filtered_latencies(index: Any, queries: list[str]) -> dict[str, Any]:
     return {
         "interleaved_unfiltered": summary.pop("unfiltered"),
         "signals": summary.pop("signals"),
-        "term_match": summary.pop("term_match"),
+        "term_match_off": summary.pop("term_match_off"),
         "filtered": {name: {**timing, "share": shares[name]} for name, timing in summary.items()},
     }
 
@@ -267,8 +267,8 @@ def _filtered_rows(r: dict[str, Any]) -> list[tuple[str, str, str]]:
     ]  # fmt: skip
     s = r["signals"]
     rows.append(("… title match + recency + intent on", f"{s['p50_ms']:.2f} / {s['p99_ms']:.2f} ms", ""))
-    if "term_match" in r:
-        t = r["term_match"]
+    if "term_match_off" in r:
+        t = r["term_match_off"]
         rows.append(("… term matching off", f"{t['p50_ms']:.2f} / {t['p99_ms']:.2f} ms{_cpu(t)}", ""))
     return rows
 
