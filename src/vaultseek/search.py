@@ -28,6 +28,7 @@ from .signals import apply_signals
 from .store import ChunkRow, Store
 from .termmatch import RERANK_DEPTH, blend, content_words, idf, match_scores
 from .vectors import Scan, VectorIndex
+from .vocabulary import refine_query
 
 CHARS_PER_TOKEN = 4
 
@@ -46,6 +47,9 @@ class SearchParams:
     bm25_weight: float | None = None
     """None: the fusion method's own default (fusion.DEFAULT_WEIGHTS)."""
     vector_weight: float | None = None
+    deep_weight: float | None = None
+    """The deep list's weight before it is scaled by the deep vectors' coverage (None: the
+    fusion method's own default)."""
     max_tokens: int | None = None
     scope: SearchFilter | None = None
     """Only chunks of files inside it are ranked (None: the whole index)."""
@@ -148,9 +152,9 @@ def scan_hits(store: Store, index: VectorIndex, scan: Scan, limit: int, scope: S
 
 def affordable_phrases(store: Store, phrases: tuple[str, ...]) -> tuple[str, ...]:
     """The rarest phrases whose postings fit :data:`ANY_TERM_POSTINGS` (the rarest one that
-    occurs at all is always kept), in their original order. Prefix phrases are kept too:
-    their reach is not known cheaply."""
-    exact = [p for p in phrases if not p.endswith("*")]
+    occurs at all is always kept), in their original order. Prefix phrases and groups of a
+    word's forms (``vocabulary.refine_query``) are kept too: their reach is not known cheaply."""
+    exact = [p for p in phrases if p.endswith('"')]
     frequencies = dict(zip(exact, store.document_frequencies([p.strip('"') for p in exact])))  # noqa: B905 - per query: a keyword makes zip() ~0.5 µs slower
     kept = {p for p in phrases if p not in frequencies}
     used = 0
@@ -170,6 +174,8 @@ class QueryModel(Protocol):
 
 VectorSide = Callable[[], tuple[VectorIndex, QueryModel]]
 """Returns the vector index and the model, or raises :class:`VectorsUnavailable`."""
+DeepSide = tuple[VectorIndex, QueryModel, float]
+"""The deep vectors, the deep model, and the share of the index's chunks the vectors cover."""
 
 
 def run_search(
@@ -179,12 +185,17 @@ def run_search(
     vector_side: VectorSide,
     *,
     link_graph: Callable[[], LinkGraph] | None = None,
+    deep_side: Callable[[], DeepSide] | None = None,
 ) -> SearchResponse:
     """Answer one query.
 
-    In a hybrid search the query's embedding and the vector scan run on a worker thread
-    while this one runs BM25 (:func:`_start`): SQLite and the int8 scan both work
-    without Python's lock, so on two cores the two lists take about as long as the slower."""
+    In a hybrid search the query's embeddings and the vector scans run on worker threads
+    while this one runs BM25 (:func:`_start`): SQLite, the int8 scan and the deep model's
+    engine all work without Python's lock, so on two cores the lists take about as long as
+    the slowest. ``deep_side`` (None: the deep tier is off) gives the deep tier's list: a
+    third list in a hybrid search, whose fusion weight is scaled by the share of chunks that
+    have a deep vector, so a half-done deep index counts half as much and an empty one not
+    at all."""
     if params.mode not in SEARCH_MODES:
         raise QueryError(
             f"unknown search mode {params.mode!r}", hint=f"use one of {', '.join(SEARCH_MODES)}"
@@ -206,7 +217,20 @@ def run_search(
     vec: Scored = []
     model: QueryModel | None = None
     scanning: Callable[[], ScanResult] | None = None
+    deep: Scored = []
+    deep_scanning: Callable[[], ScanResult] | None = None
+    coverage = 0.0
     scope = params.scope if params.scope is not None and not params.scope.unrestricted else None
+    if params.mode in ("hybrid", "deep") and text.strip():
+        try:
+            if deep_side is None:
+                raise VectorsUnavailable("the deep tier is off (deep_tier = false)")
+            deep_index, deep_model, coverage = deep_side()
+        except VectorsUnavailable as exc:
+            if params.mode == "deep":
+                raise QueryError(f"deep search is unavailable: {exc}") from exc
+        else:  # started first: the deep model's query embedding is the slowest step
+            deep_scanning = _start(params.mode == "hybrid", _scan, deep_index, deep_model, text, pool if scope is None else None)
     if params.mode in ("hybrid", "vector") and text.strip():
         try:
             index, model = vector_side()
@@ -218,20 +242,27 @@ def run_search(
             # In the background only when BM25 runs meanwhile: alone, the hop costs ~0.4 ms.
             scanning = _start(params.mode == "hybrid", _scan, index, model, text, pool if scope is None else None)
     if params.mode in ("hybrid", "bm25"):
+        query, corrected = refine_query(store, query)
+        notices.extend(corrected)
         bm25 = lexical_hits(store, query, pool, scope)
     if scanning is not None:
         scan, vec = scanning()
         if scan is not None and scope is not None:  # the scope's rows are looked up here: SQL
             vec = scan_hits(store, index, scan, pool, scope)
+    if deep_scanning is not None:
+        deep_scan, deep = deep_scanning()
+        if deep_scan is not None and scope is not None:
+            deep = scan_hits(store, deep_index, deep_scan, pool, scope)
     intent = detect_intent(text) if params.intent else None
     lean = LEANS.get(intent or "")
     rows: dict[int, ChunkRow] = {}
     if params.term_match > 0 and params.mode == "hybrid" and params.fusion != "convex":
         notices.append(f"term matching re-scores convex fusion only; not applied with {params.fusion}")
+    lists = {"bm25": bm25, "vector": vec, "deep": deep}
     if model is not None and bm25 and vec and params.term_match > 0 and params.mode == "hybrid" and params.fusion == "convex":
-        fused, rows = fuse_with_terms(store, bm25, vec, query, len(index), params, lean)
+        fused, rows = fuse_with_terms(store, lists, query, len(index), params, lean, coverage)
     else:
-        fused = fuse({"bm25": bm25, "vector": vec}, params, lean=lean)
+        fused = fuse(lists, params, lean=lean, coverage=coverage)
     if params.link_boost and link_graph is not None and fused:
         # Only the head that can still reach the top k is re-scored — unless recency follows:
         # it can lower the head's scores, so everything stays a contender.
@@ -287,11 +318,13 @@ def _start(background: bool, fn: Callable[..., ScanResult], *args: object) -> Ca
     return _workers.submit(fn, *args).result
 
 
-def fuse(lists: dict[str, Scored], params: SearchParams, *, lean: Mapping[str, float] | None = None) -> list[Fused]:
+def fuse(
+    lists: dict[str, Scored], params: SearchParams, *, lean: Mapping[str, float] | None = None, coverage: float = 1.0
+) -> list[Fused]:
     """Combine the lists with the configured method. A single-mode search is a one-list
     fusion, so every mode's results carry the same score and rank data. ``lean`` multiplies
-    the list weights (query intent)."""
-    weights = list_weights(params, lean)
+    the list weights (query intent); ``coverage`` scales the deep list's."""
+    weights = list_weights(params, lean, coverage)
     if params.fusion == "convex":
         return convex(lists, weights=weights)
     return rrf({name: [i for i, _s in hits] for name, hits in lists.items()}, k=params.rrf_k, weights=weights)
@@ -299,12 +332,12 @@ def fuse(lists: dict[str, Scored], params: SearchParams, *, lean: Mapping[str, f
 
 def fuse_with_terms(
     store: Store,
-    bm25: Scored,
-    vec: Scored,
+    lists: dict[str, Scored],
     query: LexicalQuery,
     chunks: int,
     params: SearchParams,
     lean: Mapping[str, float] | None,
+    coverage: float = 1.0,
 ) -> tuple[list[Fused], dict[int, ChunkRow]]:
     """Convex fusion with the head's lexical scores re-scored by term matching
     (:mod:`termmatch`): the plain fusion's :data:`~termmatch.RERANK_DEPTH` best chunks are
@@ -312,8 +345,7 @@ def fuse_with_terms(
     in. Results keep their ranks in the original BM25 and vector lists: the ranks explain
     the lists, the score includes the match. Returns the head's rows too: the results are
     mostly among them, so they are not read twice."""
-    lists = {"bm25": bm25, "vector": vec}
-    weights = list_weights(params, lean)
+    weights = list_weights(params, lean, coverage)
     words = content_words(" ".join(query.terms))
     if not words:
         return convex(lists, weights=weights), {}
@@ -321,20 +353,28 @@ def fuse_with_terms(
     frequencies = [idf(df, chunks) for df in store.word_frequencies(words)]
     texts = [f"{r.heading_context}\n{r.text}" for r in rows.values()]
     matches = dict(zip(rows, match_scores(words, frequencies, texts).tolist(), strict=True))
-    blended = blend(bm25, matches, params.term_match)
+    blended = blend(lists["bm25"], matches, params.term_match)
     return convex(lists, weights=weights, overrides={"bm25": blended}), rows
 
 
-def list_weights(params: SearchParams, lean: Mapping[str, float] | None = None) -> dict[str, float]:
+def list_weights(
+    params: SearchParams, lean: Mapping[str, float] | None = None, coverage: float = 1.0
+) -> dict[str, float]:
     """The fusion's list weights: the method's defaults, then the configured ones, times the
-    intent's lean."""
+    intent's lean (the deep list leans as the vector list does: both are meaning); the deep
+    list's times ``coverage``, the share of chunks that have a deep vector."""
     weights = dict(DEFAULT_WEIGHTS[params.fusion])
     if params.bm25_weight is not None:
         weights["bm25"] = params.bm25_weight
     if params.vector_weight is not None:
         weights["vector"] = params.vector_weight
+    if params.deep_weight is not None:
+        weights["deep"] = params.deep_weight
     for name, factor in (lean or {}).items():
         weights[name] *= factor
+        if name == "vector":
+            weights["deep"] *= factor
+    weights["deep"] *= coverage
     return weights
 
 
@@ -357,6 +397,7 @@ def _materialise(
                 score=f.score,
                 bm25_rank=f.ranks.get("bm25"),
                 vec_rank=f.ranks.get("vector"),
+                deep_rank=f.ranks.get("deep"),
                 chunk_id=row.id,
                 text=row.text,
                 location=row.location,

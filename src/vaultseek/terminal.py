@@ -12,7 +12,7 @@ import sys
 import time
 from typing import TextIO
 
-from .records import IndexStatus, Progress, SearchResponse, SyncReport
+from .records import DeepProgress, DeepStatus, IndexStatus, Progress, SearchResponse, SyncReport
 
 _PHASE_LABEL = {
     "scan": "Scanning",
@@ -41,7 +41,8 @@ class ProgressBar:
     """A one-line bar on stderr, redrawn at most 10 times a second; silent when stderr is not
     a terminal (logs and pipes get the summary only)."""
 
-    def __init__(self, stream: TextIO = sys.stderr, *, enabled: bool | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, *, enabled: bool | None = None) -> None:
+        stream = sys.stderr if stream is None else stream  # the current stderr, not import time's
         self.stream = stream
         self.enabled = stream.isatty() if enabled is None else enabled
         self._last = 0.0
@@ -106,6 +107,67 @@ class ProgressBar:
             self._drawn = False
 
 
+class DeepBar:
+    """The deep job's bar on stderr: chunks with a deep vector of all, rate, time left."""
+
+    def __init__(self, stream: TextIO | None = None, *, enabled: bool | None = None) -> None:
+        stream = sys.stderr if stream is None else stream  # the current stderr, not import time's
+        self.stream = stream
+        self.enabled = stream.isatty() if enabled is None else enabled
+        self._last = 0.0
+        self._drawn = False
+
+    def __call__(self, event: DeepProgress) -> None:
+        now = time.monotonic()
+        if not self.enabled or (now - self._last < 0.1 and event.done < event.total):
+            return
+        self._last = now
+        width = shutil.get_terminal_size((80, 20)).columns
+        fraction = min(1.0, event.done / event.total) if event.total else 1.0
+        bar_len = max(10, min(30, width // 4))
+        filled = int(bar_len * fraction)
+        line = f"Deep vectors {'█' * filled}{'░' * (bar_len - filled)} {event.done:,}/{event.total:,} {fraction:4.0%}"
+        if event.rate:
+            line += f" · {event.rate:.1f} chunks/s"
+            if event.done < event.total:
+                line += f" · {format_duration((event.total - event.done) / event.rate)} left"
+        self.stream.write("\r" + line[: width - 1].ljust(width - 1))
+        self.stream.flush()
+        self._drawn = True
+
+    def clear(self) -> None:
+        if self._drawn:
+            width = shutil.get_terminal_size((80, 20)).columns
+            self.stream.write("\r" + " " * (width - 1) + "\r")
+            self.stream.flush()
+            self._drawn = False
+
+
+def format_duration(seconds: float) -> str:
+    """``45 s``, ``12 min``, ``3 h 20 min``."""
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    minutes = round(seconds / 60)
+    if minutes < 90:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def format_deep_status(deep: DeepStatus) -> str:
+    """One line: how many chunks have a deep vector and what happens next."""
+    share = f"{deep.embedded:,} of {deep.chunks:,} chunks" + (
+        f" ({deep.embedded / deep.chunks:.0%})" if deep.chunks and deep.pending else ""
+    )
+    if deep.state == "unavailable":
+        return f"off here: {deep.reason} ({share})"
+    if deep.state == "complete":
+        return f"{share}, complete ({deep.model or 'deep model'})"
+    left = f", ~{format_duration(deep.eta_seconds)} left at {deep.rate:.1f} chunks/s" if deep.eta_seconds and deep.rate else ""
+    if deep.state == "running":
+        return f"{share}; embedding the rest in the background{left}"
+    return f"{share}; the rest waits for the next `vaultseek index`, the daemon or `vaultseek deep`{left}"
+
+
 def format_sync_report(report: SyncReport, *, vault: str, db: str) -> str:
     lines = [
         f"Indexed {vault} in {report.seconds:.1f} s → {db}",
@@ -156,6 +218,8 @@ def format_results(response: SearchResponse, *, color: bool) -> str:
             ranks.append(f"bm25 #{hit.bm25_rank}")
         if hit.vec_rank is not None:
             ranks.append(f"vector #{hit.vec_rank}")
+        if hit.deep_rank is not None:
+            ranks.append(f"deep #{hit.deep_rank}")
         if "title" in hit.signals:
             ranks.append("title match")
         if "recency" in hit.signals:
@@ -180,6 +244,8 @@ def format_status(status: IndexStatus, *, show_all_skipped: bool = False) -> str
         f"model:        {status.model or '—'} ({status.model_fingerprint or 'no vectors yet'})",
         f"last indexed: {status.last_indexed or 'never'}",
     ]
+    if status.deep is not None:
+        lines.insert(5, f"deep tier:    {format_deep_status(status.deep)}")
     if status.documents or status.failed_documents:
         kinds = ", ".join(f"{kind} {n:,}" for kind, n in status.documents.items())
         total = sum(status.documents.values())

@@ -56,6 +56,10 @@ holds 16,384 events by default; a saved file costs 3–6), and ``watchfiles`` do
 that signal on, so a big batch is the one sign that events may be missing. Named paths cost
 ~0.2 ms each, a full walk ~40 µs a file (measured at 17k files: 0.19 s for 1,000 paths,
 0.6–0.7 s for the walk), so the safety costs a few tenths of a second once per bulk change."""
+DEEP_SLICE_SECONDS = 2.0
+"""The deep tier's work between two looks at file events: an edit waits at most this long
+(plus one batch) before it is synced, and a note's new chunks get their deep vectors within
+seconds of the sync (``deepening.py``)."""
 RESCAN_SECONDS = 600.0
 """A full sync runs at least this often, so a change whose event was lost (a dropped
 event, a network file system that sends none) is indexed within minutes. At ~0.7 s per
@@ -75,6 +79,16 @@ def acquire_writer_lock(db: Path) -> IO[bytes]:
             hint="`vaultseek daemon status` shows whether the daemon runs; one writer is enough",
         ) from None
     return handle
+
+
+def writer_active(db: Path) -> bool:
+    """Whether a watcher (``vaultseek watch`` or the daemon's) holds this index's writer lock."""
+    try:
+        handle = acquire_writer_lock(db)
+    except ConfigError:
+        return True
+    handle.close()
+    return False
 
 
 class Watcher:
@@ -100,6 +114,10 @@ class Watcher:
         self.ready = threading.Event()
         """Set once the watch is in place and the first sync done (the index matches the vault)."""
         self.syncs = 0
+        self.deep_idle = not config.deep_tier
+        """Nothing for the deep tier to do until a sync writes chunks or a full sync runs."""
+        self.deep_broken = False
+        """The deep model cannot run here (said once through ``on_error``)."""
         self.rescan_seconds = RESCAN_SECONDS
         """How often a full sync runs whatever the events say (tests shorten it)."""
 
@@ -148,6 +166,8 @@ class Watcher:
                     if changes or inbox_waiting:  # after the sync: intake routes by what is indexed
                         inbox_waiting = not self._take_inbox(index)
                     self.ready.set()
+                    if not self.deep_idle and not stop.is_set():
+                        self._deepen(index, stop)
         finally:
             self.ready.set()
             lock.close()
@@ -175,6 +195,18 @@ class Watcher:
             self.on_intake(outcomes)
         return len(outcomes) >= waiting
 
+    def _deepen(self, index: Index, stop: threading.Event) -> None:
+        """A slice of the deep tier's work; idle once every chunk has a deep vector, another
+        process runs the job to completion, or the deep model cannot run here."""
+        try:
+            report = index.deepen(seconds=DEEP_SLICE_SECONDS, should_stop=stop.is_set)
+        except VaultseekError as exc:  # the model cannot run here: say so once, stop trying
+            self.deep_idle = self.deep_broken = True
+            self.on_error(exc)
+            return
+        if report is None or report.complete:
+            self.deep_idle = True
+
     def _sync(self, index: Index, *, paths: list[str] | None = None, remember: bool = False) -> bool:
         """Sync everything, or just ``paths``; False when it failed (then the next sync is a
         full one: the events of the failed batch are spent)."""
@@ -184,6 +216,8 @@ class Watcher:
             self.on_error(exc)
             return False
         self.syncs += 1
+        if self.config.deep_tier and not self.deep_broken and (report.chunks_written or paths is None):
+            self.deep_idle = False  # new chunks, or a full sync: a stopped worker may have left work
         self.on_sync(report)
         return True
 

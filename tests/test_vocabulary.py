@@ -1,0 +1,136 @@
+"""Query words against the index's vocabulary: other word forms for German and Spanish vaults,
+and the nearest indexed word for a word found nowhere (typo tolerance)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from vaultseek import open_index
+from vaultseek.vocabulary import allowed_edits, fold, osa_distance, vault_languages, word_forms
+
+GERMAN = {
+    "tar.md": "# tar\n\nPackt Dateien in ein Archiv und entpackt sie wieder. Das Archiv wird mit gzip "
+    "komprimiert; die Komprimierung lässt sich mit `-z` oder `-j` wählen.",
+    "ls.md": "# ls\n\nZeigt den Inhalt eines Verzeichnisses an, mit Größe und Datum jeder Datei.",
+    "ping.md": "# ping\n\nPrüft, ob ein Rechner im Netz erreichbar ist, und misst die Antwortzeit.",
+    "cp.md": "# cp\n\nKopiert Dateien und Verzeichnisse; vorhandene Dateien werden nicht gefragt.",
+}
+SPANISH = {
+    "gzip.md": "# gzip\n\nComprime o descomprime los archivos indicados y deja las copias comprimidas.",
+    "ls.md": "# ls\n\nMuestra los archivos de un directorio, pero no las carpetas ocultas.",
+    "ping.md": "# ping\n\nComprueba si un equipo responde en la red y mide las demoras.",
+}
+ENGLISH = {
+    "obsidian.md": "# obsidian\n\nOpen notes in the Obsidian app and sync a vault between devices.",
+    "rsync.md": "# rsync\n\nCopy files to a remote host; sync only what changed.",
+    "rest.md": "# rest\n\nCall a REST API from the terminal and show the response.",
+    "ls.md": "# ls\n\nList the files of a directory with their sizes.",
+}
+
+
+def _index(vault: Path, write: Callable[..., Path], notes: dict[str, str]) -> Path:
+    for rel, text in notes.items():
+        write(rel, text)
+    with open_index(vault, create=True) as index:
+        index.sync()
+    return vault
+
+
+def test_edit_distance_counts_a_swap_as_one() -> None:
+    assert osa_distance("snyc", "sync", 2) == 1
+    assert osa_distance("obsidain", "obsidian", 2) == 1
+    assert osa_distance("compres", "compress", 1) == 1
+    assert osa_distance("kitten", "sitting", 5) == 3
+    assert osa_distance("abc", "xyzxyz", 1) == 2  # gives up past the limit
+
+
+def test_short_words_are_never_corrected() -> None:
+    assert allowed_edits("ls") == 0
+    assert allowed_edits("snyc") == 1
+    assert allowed_edits("obsidain") == 2
+
+
+def test_folding_matches_the_index() -> None:
+    assert fold("Straße") == "strasse"
+    assert fold("Komprimierung") == "komprimierung"
+    assert fold("verschlüsseln") == "verschlusseln"
+
+
+def test_word_forms_are_snowball_stems() -> None:
+    assert word_forms("komprimieren", ("german",)) == ["komprimi"]
+    assert word_forms("archivos", ("spanish",)) == ["archiv"]
+    assert word_forms("komprimieren", ()) == []
+
+
+@pytest.mark.parametrize("mode", ["bm25", "hybrid"])
+def test_a_german_verb_finds_its_other_forms(vault: Path, write: Callable[..., Path], mode: str) -> None:
+    _index(vault, write, GERMAN)
+    with open_index(vault) as index:
+        response = index.search("komprimieren", mode=mode)  # the page says komprimiert, Komprimierung
+        assert response.results[0].path == "tar.md"
+        assert response.notices == ()  # another form is no typo
+
+
+def test_a_spanish_word_finds_its_other_forms(vault: Path, write: Callable[..., Path]) -> None:
+    _index(vault, write, SPANISH)
+    with open_index(vault) as index:
+        hits = index.search("comprimir", mode="bm25").results  # the page says Comprime, comprimidas
+        assert hits and hits[0].path == "gzip.md"
+
+
+def test_languages_come_from_the_vault(vault: Path, write: Callable[..., Path]) -> None:
+    _index(vault, write, {**ENGLISH, **{f"de/{rel}": text for rel, text in GERMAN.items()}})
+    with open_index(vault) as index:
+        assert vault_languages(index.store) == ("german",)
+        response = index.search("listing", mode="bm25")  # English: Porter's stemming, as before
+        assert response.results[0].path == "ls.md" and response.notices == ()
+
+
+def test_an_english_vault_has_no_snowball_language(vault: Path, write: Callable[..., Path]) -> None:
+    _index(vault, write, ENGLISH)
+    with open_index(vault) as index:
+        assert vault_languages(index.store) == ()
+
+
+def test_typos_are_corrected_and_said(vault: Path, write: Callable[..., Path]) -> None:
+    _index(vault, write, ENGLISH)
+    with open_index(vault) as index:
+        for mode in ("bm25", "hybrid"):
+            response = index.search("Obsidain snyc", mode=mode)
+            assert response.results[0].path == "obsidian.md"
+            assert response.notices == ('searched for "obsidian sync": no chunk has "Obsidain", "snyc"',)
+
+
+def test_words_that_exist_are_never_corrected(vault: Path, write: Callable[..., Path]) -> None:
+    _index(vault, write, ENGLISH)
+    with open_index(vault) as index:
+        assert index.search("obsidian sync", mode="bm25").notices == ()
+        assert index.search("rsync", mode="bm25").notices == ()
+        # four letters: only a swap is a typo ("rust" is not "rest" misspelt)
+        response = index.search("rust", mode="bm25")
+        assert response.notices == () and response.results == ()
+
+
+def test_typos_in_a_german_vault(vault: Path, write: Callable[..., Path]) -> None:
+    _index(vault, write, GERMAN)
+    with open_index(vault) as index:
+        response = index.search("Verzeichnise", mode="bm25")  # another form: no notice
+        assert response.results[0].path in {"ls.md", "cp.md"} and response.notices == ()
+        response = index.search("Archvi", mode="bm25")
+        assert response.results[0].path == "tar.md"
+        assert response.notices == ('searched for "archiv": no chunk has "Archvi"',)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=80))
+def test_any_query_is_answered(vault: Path, write: Callable[..., Path], text: str) -> None:
+    if not (vault / "tar.md").exists():
+        _index(vault, write, {**GERMAN, "obsidian.md": ENGLISH["obsidian.md"], "zh.md": "# 进程\n\n列出所有正在运行的进程。"})
+    with open_index(vault) as index:
+        index.search(text, mode="bm25")
+        index.search(text + " snyc komprimieren", mode="bm25")
