@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(
     reason=f"the deep model cannot run here: {deep_model_available()}",
 )
 
-# Notes in four languages about unrelated everyday tasks; each query below describes one of
+# Notes in six languages about unrelated everyday tasks; each query below describes one of
 # them in other words than the note uses.
 NOTES = {
     "zh/端口.md": "# 查看端口\n\n用 `lsof -i :8080` 列出正在监听某个网络端口的进程然后可以结束它。\n",
@@ -33,6 +33,8 @@ NOTES = {
     "de/bilder.md": "# Bilder verkleinern\n\n`magick eingabe.jpg -resize 50% ausgabe.jpg` halbiert die Auflösung eines Fotos.\n",
     "en/sleep.md": "# Keep the Mac awake\n\n`caffeinate -i make` prevents idle sleep until the command finishes.\n",
     "en/dns.md": "# Flush DNS cache\n\n`ipconfig /flushdns` clears the resolver cache on Windows.\n",
+    "ko/사진.md": "# 메타데이터 삭제\n\n`exiftool -all= 사진.jpg` 로 사진의 위치와 촬영 정보를 모두 지운다.\n",
+    "es/tarjeta.md": "# Recuperar archivos borrados\n\n`photorec` rescata fotos eliminadas de una tarjeta SD formateada.\n",
 }
 QUERIES = {
     "哪个程序占着8080": "zh/端口.md",
@@ -43,6 +45,8 @@ QUERIES = {
     "Foto kleiner machen bevor ich es verschicke": "de/bilder.md",
     "stop my laptop from dozing off during a long build": "en/sleep.md",
     "website still resolves to the old server after changing records": "en/dns.md",
+    "사진 올리기 전에 GPS 기록 없애고 싶어": "ko/사진.md",
+    "formateé la memoria de la cámara sin querer, ¿puedo salvar las imágenes?": "es/tarjeta.md",
 }
 
 
