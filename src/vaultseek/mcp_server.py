@@ -35,7 +35,7 @@ Returns up to k sections, best first, each with `path` (vault-relative), `sectio
 `heading_context` (note title | type | tags | heading trail), a short `snippet`, `score` and
 `id` (pass it to get_chunk for the whole section); a document's sections also carry `location`
 (page, slide, or sheet and rows). mode: "hybrid" (default), "bm25" for exact terms, "vector"
-for paraphrases. max_tokens caps the size of the whole answer (about 4 characters a token).
+for paraphrases (the fast static model), "deep" for the deep tier's multilingual model alone. max_tokens caps the size of the whole answer (about 4 characters a token).
 filters narrow the search before ranking (fields AND, values of one field OR): folders
 (["work"], subfolders included), tags (["project"] also takes #project/alpha), kinds (["note",
 "pdf"]), where (frontmatter, ["status:done", "priority=1"]; a bare key: the key is set;
@@ -110,7 +110,7 @@ def build_mcp_server(index: Index) -> MCPServer:
     def search(
         query: str,
         k: int = 8,
-        mode: Literal["hybrid", "bm25", "vector"] = "hybrid",
+        mode: Literal["hybrid", "bm25", "vector", "deep"] = "hybrid",
         max_tokens: int | None = None,
         filters: SearchFilters | None = None,
         title_match: bool | None = None,

@@ -355,18 +355,7 @@ class Store:
     def load_vectors(self) -> tuple[np.ndarray, np.ndarray]:
         """All chunk ids in id order and their vectors' int8 codes, one row each (as
         :class:`~vaultseek.vectors.VectorIndex` keeps them; the scales are not needed)."""
-        ids: list[int] = []
-        blobs: list[bytes] = []
-        for chunk_id, blob in self.conn.execute(
-            "SELECT chunk_id, vector FROM vectors ORDER BY chunk_id"
-        ):
-            ids.append(chunk_id)
-            blobs.append(blob)
-        if not blobs:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.int8)
-        if len({len(b) for b in blobs}) != 1:
-            raise ValueError("stored vectors differ in dimension")
-        return np.asarray(ids, dtype=np.int64), decode_codes(blobs)
+        return _ids_and_codes(self.conn.execute("SELECT chunk_id, vector FROM vectors ORDER BY chunk_id"))
 
     def vector_paths(self) -> list[tuple[int, str]]:
         """(chunk id, vault-relative file path) of every chunk with a vector, in chunk-id
@@ -435,18 +424,9 @@ class Store:
 
     def load_deep_vectors(self) -> tuple[np.ndarray, np.ndarray]:
         """Like :meth:`load_vectors`, for the chunks that have a deep vector."""
-        ids: list[int] = []
-        blobs: list[bytes] = []
-        for chunk_id, blob in self.conn.execute(
+        return _ids_and_codes(self.conn.execute(
             "SELECT c.id, d.vector FROM chunks c JOIN deep_vectors d ON d.embed_hash = c.embed_hash ORDER BY c.id"
-        ):
-            ids.append(chunk_id)
-            blobs.append(blob)
-        if not blobs:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.int8)
-        if len({len(b) for b in blobs}) != 1:
-            raise ValueError("stored deep vectors differ in dimension")
-        return np.asarray(ids, dtype=np.int64), decode_codes(blobs)
+        ))
 
     def prune_deep_vectors(self) -> int:
         """Delete deep vectors no chunk uses any more; returns how many went."""
@@ -882,6 +862,20 @@ def _marks(batch: Sequence[object]) -> str:
 
 def _location(stored: str | None) -> Location | None:
     return Location.from_dict(json.loads(stored)) if stored else None
+
+
+def _ids_and_codes(rows: Iterable[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray]:
+    """(chunk id, vector blob) rows → the ids and the int8 codes, as VectorIndex keeps them."""
+    ids: list[int] = []
+    blobs: list[bytes] = []
+    for chunk_id, blob in rows:
+        ids.append(chunk_id)
+        blobs.append(blob)
+    if not blobs:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.int8)
+    if len({len(b) for b in blobs}) != 1:
+        raise ValueError("stored vectors differ in dimension")
+    return np.asarray(ids, dtype=np.int64), decode_codes(blobs)
 
 
 def _vector_blob(vector: np.ndarray) -> bytes:

@@ -107,17 +107,10 @@ class ProgressBar:
             self._drawn = False
 
 
-class DeepBar:
+class DeepBar(ProgressBar):
     """The deep job's bar on stderr: chunks with a deep vector of all, rate, time left."""
 
-    def __init__(self, stream: TextIO | None = None, *, enabled: bool | None = None) -> None:
-        stream = sys.stderr if stream is None else stream  # the current stderr, not import time's
-        self.stream = stream
-        self.enabled = stream.isatty() if enabled is None else enabled
-        self._last = 0.0
-        self._drawn = False
-
-    def __call__(self, event: DeepProgress) -> None:
+    def __call__(self, event: DeepProgress) -> None:  # type: ignore[override]  # another event type, same drawing
         now = time.monotonic()
         if not self.enabled or (now - self._last < 0.1 and event.done < event.total):
             return
@@ -134,13 +127,6 @@ class DeepBar:
         self.stream.write("\r" + line[: width - 1].ljust(width - 1))
         self.stream.flush()
         self._drawn = True
-
-    def clear(self) -> None:
-        if self._drawn:
-            width = shutil.get_terminal_size((80, 20)).columns
-            self.stream.write("\r" + " " * (width - 1) + "\r")
-            self.stream.flush()
-            self._drawn = False
 
 
 def format_duration(seconds: float) -> str:
