@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -155,36 +154,24 @@ def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
     from dataclasses import replace
 
     from .cli_deep import continue_after_index, format_after_index
-    from .terminal import ProgressBar, format_sync_report
+    from .terminal import GracefulStop, ProgressBar, format_sync_report
 
-    stop_requested = False
-
-    def on_sigint(_signum: int, _frame: object) -> None:
-        nonlocal stop_requested
-        if stop_requested:
-            raise KeyboardInterrupt
-        stop_requested = True
-        sys.stderr.write("\nFinishing the current file, then stopping (Ctrl-C again to abort)…\n")
-
-    previous = signal.signal(signal.SIGINT, on_sigint)
-    try:
-        with _open(args, create=True, vault=args.folder) as index:
-            if args.deep is not None:
-                index.config = replace(index.config, deep_tier=args.deep)
-            bar = ProgressBar(enabled=None if not args.quiet else False)
-            try:
-                report = index.sync(progress=bar, should_stop=lambda: stop_requested)
-            finally:
-                bar.clear()
-            deep = None if report.interrupted else continue_after_index(index, args)
-            if args.json:
-                out.write(json.dumps({**report.to_dict(), **({"deep": deep} if deep else {})}, ensure_ascii=False) + "\n")
-            elif not args.quiet:
-                out.write(format_sync_report(report, vault=str(index.vault), db=str(index.db_path)) + "\n")
-                if deep is not None:
-                    out.write(format_after_index(deep) + "\n")
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    with GracefulStop("Finishing the current file, then stopping") as stop, \
+            _open(args, create=True, vault=args.folder) as index:  # fmt: skip
+        if args.deep is not None:
+            index.config = replace(index.config, deep_tier=args.deep)
+        bar = ProgressBar(enabled=None if not args.quiet else False)
+        try:
+            report = index.sync(progress=bar, should_stop=stop)
+        finally:
+            bar.clear()
+        deep = None if report.interrupted else continue_after_index(index, args)
+        if args.json:
+            out.write(json.dumps({**report.to_dict(), **({"deep": deep} if deep else {})}, ensure_ascii=False) + "\n")
+        elif not args.quiet:
+            out.write(format_sync_report(report, vault=str(index.vault), db=str(index.db_path)) + "\n")
+            if deep is not None:
+                out.write(format_after_index(deep) + "\n")
     return EXIT_INTERRUPTED if report.interrupted else 0
 
 

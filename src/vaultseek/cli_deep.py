@@ -10,8 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
-import sys
 import time
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -37,39 +35,26 @@ def add_parsers(commands: Any, add_common: AddCommon) -> None:
 
 def cmd_deep(args: argparse.Namespace, out: TextIO) -> int:
     from .engine import open_index
-    from .terminal import DeepBar, format_deep_status
+    from .terminal import DeepBar, GracefulStop, format_deep_status
 
     if args.background:
         os.nice(10)  # the user's own work comes first
-    stop_requested = False
-
-    def on_sigint(_signum: int, _frame: object) -> None:
-        nonlocal stop_requested
-        if stop_requested:
-            raise KeyboardInterrupt
-        stop_requested = True
-        if not args.quiet:
-            sys.stderr.write("\nFinishing the current batch, then stopping (Ctrl-C again to abort)…\n")
-
-    previous = signal.signal(signal.SIGINT, on_sigint)
-    try:
-        with open_index(args.vault, db=args.db, config_file=args.config, create=False) as index:
-            bar = DeepBar(enabled=None if not args.quiet and not args.background else False)
-            try:
-                while True:
-                    report = index.deepen(progress=bar, should_stop=lambda: stop_requested)
-                    if report is not None or args.background or stop_requested:
-                        break
-                    _follow(index, bar, lambda: stop_requested)  # another process runs the job
-            finally:
-                bar.clear()
-            status = index.deep_status()
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    with GracefulStop("Finishing the current batch, then stopping", quiet=args.quiet) as stop, \
+            open_index(args.vault, db=args.db, config_file=args.config, create=False) as index:  # fmt: skip
+        bar = DeepBar(enabled=None if not args.quiet and not args.background else False)
+        try:
+            while True:
+                report = index.deepen(progress=bar, should_stop=stop)
+                if report is not None or args.background or stop():
+                    break
+                _follow(index, bar, stop)  # another process runs the job
+        finally:
+            bar.clear()
+        status = index.deep_status()
     if report is None:  # left to the process that holds the job
         if args.json:
             out.write(json.dumps({"running_elsewhere": True}) + "\n")
-        return EXIT_INTERRUPTED if stop_requested else 0
+        return EXIT_INTERRUPTED if stop() else 0
     if args.json:
         out.write(json.dumps(report.to_dict(), ensure_ascii=False) + "\n")
     elif not args.quiet and not args.background:
@@ -77,7 +62,7 @@ def cmd_deep(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"Deep vectors: {report.embedded:,} chunks embedded in {report.seconds:.1f} s{rate}\n")
         if status is not None:
             out.write(f"  {format_deep_status(status)}\n")
-    return EXIT_INTERRUPTED if report.interrupted and stop_requested else 0
+    return EXIT_INTERRUPTED if report.interrupted and stop() else 0
 
 
 def _follow(index: Any, bar: Callable[[Any], None], should_stop: Callable[[], bool]) -> None:
@@ -106,7 +91,7 @@ def continue_after_index(index: Any, args: argparse.Namespace) -> dict[str, Any]
     if status is None:
         return None
     outcome: dict[str, Any] = {"state": status.state, "embedded": status.embedded, "chunks": status.chunks}
-    if status.state in ("waiting",):
+    if status.state == "waiting":
         if writer_active(index.db_path):
             outcome["state"] = "watcher"  # the daemon's or `vaultseek watch`'s watcher continues it
         else:

@@ -8,9 +8,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import sys
 import time
-from typing import TextIO
+from typing import Any, TextIO
 
 from .records import DeepProgress, DeepStatus, IndexStatus, Progress, SearchResponse, SyncReport
 
@@ -105,6 +106,34 @@ class ProgressBar:
             self.stream.write("\r" + " " * (width - 1) + "\r")
             self.stream.flush()
             self._drawn = False
+
+
+class GracefulStop:
+    """Ctrl-C while long work runs: the first asks it to stop at its next safe point (and
+    says so on stderr, unless ``quiet``), the second aborts. Call the object to ask whether a
+    stop was requested; the previous handler is back after the ``with`` block."""
+
+    def __init__(self, message: str, *, quiet: bool = False) -> None:
+        self.message, self.quiet = message, quiet
+        self.requested = False
+        self._previous: Any = None
+
+    def __call__(self) -> bool:
+        return self.requested
+
+    def _on_sigint(self, _signum: int, _frame: object) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        if not self.quiet:
+            sys.stderr.write(f"\n{self.message} (Ctrl-C again to abort)…\n")
+
+    def __enter__(self) -> GracefulStop:
+        self._previous = signal.signal(signal.SIGINT, self._on_sigint)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        signal.signal(signal.SIGINT, self._previous)
 
 
 class DeepBar(ProgressBar):
