@@ -45,8 +45,9 @@ DeepProgressCallback = Callable[[DeepProgress], None]
 
 
 def embedding_text(heading_context: str, text: str) -> str:
-    """What the deep model reads for a chunk: the text the static model embeds
-    (``sync.embedding_text``), so both tiers key their vectors by the same hash."""
+    """What both models embed for a chunk, and what its ``embed_hash`` is taken of: its
+    context line, then its text (``sync`` imports it from here, so both tiers key their
+    vectors by the same hash)."""
     return f"{heading_context}\n{text}"
 
 

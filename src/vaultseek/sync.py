@@ -32,6 +32,7 @@ import numpy as np
 from .chunking import chunk_note
 from .config import Config
 from .credentials import scrub
+from .deepening import embedding_text
 from .documents import (
     DocumentError,
     ExtractContext,
@@ -83,11 +84,6 @@ class _Parsed:
     kind: str = "note"
     ocr_pages: int = 0
     ocr_pending: int = 0
-
-
-def embedding_text(heading_context: str, text: str) -> str:
-    """What gets embedded for a chunk: its context line, then its text."""
-    return f"{heading_context}\n{text}"
 
 
 def embed_hash(text: str) -> bytes:
