@@ -34,8 +34,8 @@ Run it in a throwaway environment (it needs PyTorch; vaultseek itself does not):
 
 About 30 s on an idle 2-core CPU (the teacher's forward pass over ~30k tokens dominates).
 Same package versions in, same bytes out: nothing in it is random.
-The output replaces ``src/vaultseek/model_data/minilm-l6-v2-m2v256/``. Commit it: the package
-must carry its default model so that ``pip install .`` then ``vaultseek index`` needs no network.
+The output replaces ``src/vaultseek/embeddings/model_data/minilm-l6-v2-m2v256/``. Commit it: the
+package must carry its default model so that ``pip install .`` then ``vaultseek index`` needs no network.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-DEFAULT_OUT = Path(__file__).resolve().parents[1] / "src/vaultseek/model_data/minilm-l6-v2-m2v256"
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "src/vaultseek/embeddings/model_data/minilm-l6-v2-m2v256"
 # Files vaultseek reads; the rest of what save_pretrained writes (model card, ...) is dropped
 # to keep the wheel small.
 KEPT_FILES = ("model.safetensors", "tokenizer.json", "config.json")

@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from vaultseek.credentials import scrub
+from vaultseek.index.credentials import scrub
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_FOLDER = REPO_ROOT.parent / "shared" / "data" / "powershell-docs" / "reference"

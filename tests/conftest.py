@@ -121,7 +121,7 @@ def run_cli(*args: str, stdin: str | None = None, cwd: Path | None = None, env: 
     import subprocess
 
     return subprocess.run(
-        [sys.executable, "-m", "vaultseek.launcher", *args],
+        [sys.executable, "-m", "vaultseek.cli.launcher", *args],
         input=stdin,
         capture_output=True,
         text=True,

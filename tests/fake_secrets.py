@@ -1,4 +1,5 @@
-"""Realistic fake secrets, one or more for every pattern in ``vaultseek.credentials.PATTERN_NAMES``.
+"""Realistic fake secrets, one or more for every pattern in
+``vaultseek.index.credentials.PATTERN_NAMES``.
 
 They are generated at call time from a seeded RNG and assembled from pieces, so this repository
 never contains a literal that a secret scanner (or a human) would take for a real key. Each sample

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from vaultseek.bench.standin_llm import StandinLLM
+from tests.support.standin_llm import StandinLLM
 
 STUDY_NOTES = {
     "law/tenancy.md": """

@@ -12,15 +12,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from vaultseek.bench.baselines import (
+from benchmarks.baselines import (
     mean_overlap,
     numpy_knn_latency,
     percentile,
     random_unit_vectors,
     sqlite_vec_knn_latency,
 )
-from vaultseek.bench.vaultgen import (
+from benchmarks.vaultgen import (
     SharedDataNotFoundError,
     VaultSpec,
     build_vault,

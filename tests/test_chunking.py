@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vaultseek.chunking import MAX_CHUNK_CHARS, MIN_CHUNK_CHARS, chunk_note
-from vaultseek.markdown import fence_spans, parse_note
+from vaultseek.notes.chunking import MAX_CHUNK_CHARS, MIN_CHUNK_CHARS, chunk_note
+from vaultseek.notes.markdown import fence_spans, parse_note
 from vaultseek.records import ChunkDraft, Note
 
 POWERSHELL_DOCS = Path("/work/shared/data/powershell-docs/reference")

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import SHARED_DATA
 from vaultseek import open_index
-from vaultseek.lexical import index_text, parse_query
+from vaultseek.text.lexical import index_text, parse_query
 
 
 def test_cjk_runs_become_pairs_plus_the_last_character() -> None:
@@ -106,7 +106,7 @@ def test_cjk_known_item_recall_on_real_pages() -> None:
     """A phrase from each Chinese tldr page's description finds that page (Recall@10)."""
     if not (SHARED_DATA / "tldr" / "pages.zh").is_dir():
         pytest.skip("../shared/data/tldr is not available")
-    from vaultseek.bench.cjk import measure
+    from benchmarks.cjk import measure
 
     result = measure("zh", data=SHARED_DATA, limit=150)
     assert result["queries"] >= 100

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from vaultseek.claude_settings import install, is_ours, uninstall
+from vaultseek.agents.claude_settings import install, is_ours, uninstall
 from vaultseek.config import load_config
 from vaultseek.errors import ConfigError
 
@@ -80,8 +80,8 @@ def test_a_broken_settings_file_is_left_alone(tmp_path: Path) -> None:
 def test_is_ours() -> None:
     assert is_ours("vaultseek hook user-prompt-submit")
     assert is_ours("/home/me/.venv/bin/vaultseek hook post-tool-use --vault /n")
-    assert is_ours("/usr/bin/python3 -m vaultseek.cli hook user-prompt-submit")
-    assert is_ours("/usr/bin/python3 -m vaultseek.launcher hook post-tool-use --db=/x.db")
+    assert is_ours("/usr/bin/python3 -m vaultseek.cli.main hook user-prompt-submit")
+    assert is_ours("/usr/bin/python3 -m vaultseek.cli.launcher hook post-tool-use --db=/x.db")
     assert not is_ours("~/bin/log-prompt.sh")
     assert not is_ours("vaultseek search hook")
     assert not is_ours(None)

@@ -100,8 +100,8 @@ def test_a_failure_mid_batch_rolls_the_whole_batch_back(tmp_path: Path, monkeypa
     """Files are committed a batch at a time (``Store.batch``): when writing one file fails,
     none of its batch is kept half-done, earlier batches stay, and the next run indexes the
     rest. (The failure is injected into the real store; everything else is real.)"""
-    from vaultseek.store import Store
-    from vaultseek.sync import _BATCH_FILES
+    from vaultseek.index.sync import _BATCH_FILES
+    from vaultseek.storage.store import Store
 
     vault, db = tmp_path / "vault", tmp_path / "index.db"
     make_vault(vault, _BATCH_FILES + 20)

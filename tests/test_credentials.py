@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fake_secrets import B64, DASHES, HEX, FakeSecret, fake_secrets
-from vaultseek.credentials import PATTERN_NAMES, Scrubbed, scrub
+from vaultseek.index.credentials import PATTERN_NAMES, Scrubbed, scrub
 
 FAKES = fake_secrets()
 GENERIC = {"private-key-block", "pgp-private-key-block", "database-url-password", "basic-auth-url",

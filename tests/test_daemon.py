@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli, wait_for
-from vaultseek import daemon_client, open_index
+from vaultseek import open_index
+from vaultseek.agents import daemon_client
 from vaultseek.config import load_config
 
 PROMPT = json.dumps({"session_id": "s", "hook_event_name": "UserPromptSubmit",
@@ -67,7 +68,7 @@ def test_daemon_answers_hooks_and_searches_like_the_process_itself(daemon: Path,
     fast = run_cli("hook", "user-prompt-submit", f"--vault={daemon}", f"--db={db}", stdin=PROMPT,
                    env={"VAULTSEEK_DEBUG_MODULES": str(modules)})  # fmt: skip
     loaded = {m for m in modules.read_text().split() if m.startswith("vaultseek") or m in LIGHT_TRAPS}
-    assert loaded == {"vaultseek", "vaultseek.daemon_client", "vaultseek.errors"}  # + __main__
+    assert loaded == {"vaultseek", "vaultseek.agents.daemon_client", "vaultseek.errors"}  # + __main__
     assert fast.stdout == warm.stdout
     for trivial in ("thanks!", "/compact"):  # the daemon applies the client's steps itself
         event = json.dumps({"session_id": "s", "prompt": trivial})

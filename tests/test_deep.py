@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from vaultseek import open_index
-from vaultseek.cli import main
-from vaultseek.deepmodel import deep_model_available
-from vaultseek.search import SearchParams, list_weights
+from vaultseek.cli.main import main
+from vaultseek.embeddings.deep import deep_model_available
+from vaultseek.search.hybrid import SearchParams, list_weights
 
 pytestmark = pytest.mark.skipif(
     deep_model_available() is not None and not os.environ.get("CI"),
@@ -202,8 +202,8 @@ def test_an_unknown_deep_model_is_a_clear_error(tmp_path: Path, capsys: pytest.C
 
 
 def test_the_watcher_gives_an_edited_note_its_deep_vector_within_seconds(tmp_path: Path) -> None:
+    from vaultseek.agents.watch import Watcher
     from vaultseek.config import load_config
-    from vaultseek.watch import Watcher
 
     vault = _write_vault(tmp_path)
     db = tmp_path / "i.db"

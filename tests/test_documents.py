@@ -10,10 +10,10 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from tests.support import docgen
 
 from conftest import run_cli
 from vaultseek import open_index
-from vaultseek.bench import docgen
 from vaultseek.documents import ExtractContext, Extracted, document_chunks, extract
 from vaultseek.documents.splitting import split_text
 

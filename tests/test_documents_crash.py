@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 
 import apsw
+from tests.support import docgen
 
 from test_documents import needs_tesseract
 from vaultseek import open_index
-from vaultseek.bench import docgen
 
 PAGES = 6
 CODES = ("albatross", "buzzard", "cormorant", "dunlin", "egret", "flamingo")  # OCR-safe words

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vaultseek.embeddings import BUNDLED_MODEL_NAME, load_embedder
+from vaultseek.embeddings.static import BUNDLED_MODEL_NAME, load_embedder
 from vaultseek.errors import ModelError
 
 TEXTS = [

@@ -163,7 +163,7 @@ def test_default_excludes_and_config_globs(vault: Path, write: Callable[..., Pat
 def test_model_change_reembeds_everything(sample_vault: Path, tmp_path: Path) -> None:
     import shutil
 
-    from vaultseek.embeddings import BUNDLED_MODEL_DIR
+    from vaultseek.embeddings.static import BUNDLED_MODEL_DIR
 
     with indexed(sample_vault) as index:
         chunks = index.status().chunks
@@ -232,7 +232,7 @@ def test_long_prompt_still_gets_a_lexical_list(sample_vault: Path) -> None:
 def test_any_term_fallback_leaves_out_the_commonest_words(
     vault: Path, write: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vaultseek import search
+    from vaultseek.search import hybrid as search
 
     monkeypatch.setattr(search, "ANY_TERM_POSTINGS", 10)  # a big vault's budget, in miniature
     for i in range(40):
@@ -248,7 +248,7 @@ def test_any_term_fallback_leaves_out_the_commonest_words(
 def test_interrupted_model_change_is_never_trusted(sample_vault: Path, tmp_path: Path) -> None:
     import shutil
 
-    from vaultseek.embeddings import BUNDLED_MODEL_DIR
+    from vaultseek.embeddings.static import BUNDLED_MODEL_DIR
 
     with indexed(sample_vault):
         pass
@@ -310,7 +310,7 @@ def test_lone_surrogates_in_a_query(sample_vault: Path) -> None:
 
 
 def test_token_budget_counts_everything_shown(sample_vault: Path) -> None:
-    from vaultseek.search import result_tokens
+    from vaultseek.search.hybrid import result_tokens
 
     with indexed(sample_vault) as index:
         results = index.search("token refresh revoke", max_tokens=60).results
@@ -360,7 +360,7 @@ def test_opening_a_new_index_outlasts_a_writer_met_while_switching_to_wal(tmp_pa
 
     import apsw
 
-    from vaultseek import db
+    from vaultseek.storage import db
 
     path = tmp_path / "new.db"
     holding, refused, released = threading.Event(), threading.Event(), threading.Event()
@@ -533,7 +533,7 @@ def test_sync_of_named_paths_becomes_full_for_folders_and_pipeline_changes(
 
 
 def test_sync_of_named_paths_reads_documents_and_drops_their_checkpoints(vault: Path, write: Callable[..., Path]) -> None:
-    from vaultseek.bench import docgen
+    from tests.support import docgen
 
     write("notes/a.md", "# A\n\nA note, so that the vault is not empty.")
     with indexed(vault) as index:

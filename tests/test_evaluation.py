@@ -11,7 +11,7 @@ import pytest
 from conftest import run_cli
 from vaultseek import open_index
 from vaultseek.errors import ConfigError
-from vaultseek.evaluation import (
+from vaultseek.evaluation.harness import (
     configurations,
     evaluate_beir,
     evaluate_golden,
@@ -206,9 +206,9 @@ def test_cli_eval_table_json_and_errors(beir: Path, tmp_path: Path) -> None:
 
 
 def test_quality_table_keeps_the_hand_written_tail(tmp_path: Path) -> None:
-    """``python -m vaultseek.bench.quality`` rewrites the tables but carries over everything
+    """``python -m benchmarks.quality`` rewrites the tables but carries over everything
     from its marker on (the write-up of tuning attempts), and nothing when there is none."""
-    from vaultseek.bench import quality
+    from benchmarks import quality
 
     beir = tmp_path / "ir" / "tiny"
     beir.mkdir(parents=True)
@@ -351,9 +351,9 @@ def test_cli_eval_golden_split_and_kinds(kind_vault: Path, tmp_path: Path) -> No
 
 
 def test_bench_golden_on_a_tiny_tldr_layout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """``python -m vaultseek.bench.golden`` end to end: a fake data folder laid out like tldr, a
+    """``python -m benchmarks.golden`` end to end: a fake data folder laid out like tldr, a
     golden set beside it, a second run reusing the index, the Markdown and JSON outputs."""
-    from vaultseek.bench import golden as bench
+    from benchmarks import golden as bench
 
     pages = tmp_path / "data" / "tldr" / "pages.xx" / "common"
     pages.mkdir(parents=True)
@@ -374,7 +374,7 @@ def test_bench_golden_on_a_tiny_tldr_layout(tmp_path: Path, capsys: pytest.Captu
     assert rows[1][4] == "0.800"  # bm25 over the tune split, as in test_golden_scores_by_kind
     assert (work / "xx.db").is_file() and "indexed in" in first.err
     text = out.read_text("utf-8")
-    assert text.startswith("## Multilingual judged sets (tune split)\n\n```\npython -m vaultseek.bench.golden --data ")
+    assert text.startswith("## Multilingual judged sets (tune split)\n\n```\npython -m benchmarks.golden --data ")
     assert "| xx | bm25 | 4 | 5 | 0.800 |" in text
     assert json.loads(raw.read_text("utf-8"))["xx"]["results"][0]["by_kind"]["identifier"]["queries"] == 2
     assert bench.main(args) == 0  # the second run finds the index and only syncs it

@@ -18,10 +18,11 @@ from hypothesis import strategies as st
 
 from conftest import run_cli
 from vaultseek import Index, QueryError, open_index
-from vaultseek.filters import field_value, parse_filter, parse_time, parse_where
 from vaultseek.records import FieldComparison, SearchFilter
-from vaultseek.scope import _AS_NUMBER, _AS_TIME
-from vaultseek.vectors import VectorIndex
+from vaultseek.search.filters import parse_filter, parse_time, parse_where
+from vaultseek.storage.scope import _AS_NUMBER, _AS_TIME
+from vaultseek.storage.vectors import VectorIndex
+from vaultseek.text.keys import field_value
 
 
 @pytest.fixture
@@ -52,7 +53,7 @@ def test_scope_applies_before_ranking(scoped_vault: Path, mode: str) -> None:
 def test_a_single_core_answers_as_the_vector_workers_do(scoped_vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On two or more cores the vector side runs on a worker thread beside BM25; on one it runs
     inline. Both give the same responses, scoped or not, and a worker's error still surfaces."""
-    from vaultseek import search
+    from vaultseek.search import hybrid as search
 
     queries = [("rotate refresh tokens", None), ("rotate refresh tokens", SearchFilter(folders=("work",))), ("tomato", None)]
     with open_index(scoped_vault, create=True) as index:

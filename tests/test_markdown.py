@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultseek.chunking import chunk_note
-from vaultseek.markdown import (
+from vaultseek.notes.chunking import chunk_note
+from vaultseek.notes.markdown import (
     clean_heading,
     fence_spans,
     headings,

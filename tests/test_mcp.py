@@ -116,6 +116,6 @@ def test_mcp_without_an_index_is_one_line_not_a_traceback(vault: Path) -> None:
 
 
 def test_importing_the_mcp_module_registers_nothing() -> None:
-    code = "import sys, vaultseek.mcp_server as m; print('build_mcp_server' in dir(m))"
+    code = "import sys, vaultseek.agents.mcp_server as m; print('build_mcp_server' in dir(m))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from vaultseek.metrics import (
+from vaultseek.evaluation.metrics import (
     first_occurrences,
     has_relevant,
     mean,

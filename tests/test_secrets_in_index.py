@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fake_secrets import fake_secrets
 from vaultseek import open_index
-from vaultseek.credentials import PATTERN_NAMES
+from vaultseek.index.credentials import PATTERN_NAMES
 
 
 def test_planted_secrets_never_reach_the_database(vault: Path, write: Callable[..., Path], tmp_path: Path) -> None:

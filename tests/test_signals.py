@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from vaultseek import open_index
-from vaultseek.signals import name_key, note_names, recency_factor
+from vaultseek.search.signals import recency_factor
+from vaultseek.text.keys import name_key, note_names
 
 DAY = 86_400.0
 

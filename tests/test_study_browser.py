@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.standin_llm import StandinLLM
 
 from study_fixtures import make_app, make_study_vault
-from vaultseek.bench.standin_llm import StandinLLM
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 CHROMIUM = os.environ.get("VAULTSEEK_CHROMIUM", "/usr/bin/chromium")

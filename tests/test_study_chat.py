@@ -12,9 +12,9 @@ from typing import Any
 
 import httpx
 import pytest
+from tests.support.standin_llm import StandinLLM
 
 from study_fixtures import envelopes, make_app, make_study_vault
-from vaultseek.bench.standin_llm import StandinLLM
 
 
 def ask(client: Any, question: str, **body: Any) -> tuple[list[dict[str, Any]], Any]:
@@ -247,7 +247,7 @@ def test_the_core_does_not_import_the_web_or_llm_stack() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, vaultseek.engine, vaultseek.cli; vaultseek.cli.build_parser();"
+    code = ("import sys, vaultseek.engine, vaultseek.cli.main; vaultseek.cli.main.build_parser();"
             "print(sorted(m for m in ('starlette', 'uvicorn', 'httpx', 'python_multipart', 'vaultseek.study', 'vaultseek.llm') if m in sys.modules))")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

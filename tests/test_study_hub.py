@@ -11,8 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-
-from vaultseek.bench.standin_llm import StandinLLM
+from tests.support.standin_llm import StandinLLM
 
 MC = {"type": "multiple_choice", "question": "How long is the notice period for a tenancy?",
       "options": ["One month", "Two months", "Three months", "Six months"], "correct_index": 2,

@@ -10,8 +10,7 @@ import shutil
 from typing import Any
 
 import pytest
-
-from vaultseek.bench.standin_llm import StandinLLM
+from tests.support.standin_llm import StandinLLM
 
 QUESTIONS = [
     {"type": "multiple_choice", "question": "How long is the notice period?",

@@ -11,9 +11,9 @@ from typing import Any
 
 import httpx
 import pytest
+from tests.support.standin_llm import StandinLLM
 
 from study_fixtures import make_app, wait_until_serving
-from vaultseek.bench.standin_llm import StandinLLM
 
 
 def wait_indexed(client: Any, path: str, timeout: float = 60) -> dict[str, Any]:

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from conftest import run_cli
 from vaultseek.engine import open_index
 from vaultseek.errors import QueryError
-from vaultseek.fusion import convex
-from vaultseek.termmatch import (
+from vaultseek.search.fusion import convex
+from vaultseek.search.termmatch import (
     DEFAULT_WEIGHT,
     blend,
     content_words,
@@ -34,7 +34,7 @@ def test_content_words_drop_stopwords_numbers_single_letters_and_repeats() -> No
 
 
 def test_the_cli_flag_alone_and_the_default_mean_the_measured_weight() -> None:
-    from vaultseek.cli import TERM_MATCH_ON
+    from vaultseek.cli.main import TERM_MATCH_ON
     from vaultseek.config import Config
 
     assert TERM_MATCH_ON == Config().term_match == DEFAULT_WEIGHT
@@ -93,7 +93,7 @@ def test_match_scores_equal_the_word_by_word_reference(words: list[str], texts: 
 def content_words_any(text: str) -> list[str]:
     """Every word of ``text`` as the index splits it, stopwords and all (a text's words are
     matched whatever they are; only the query's are filtered)."""
-    from vaultseek.lexical import WORD, index_text
+    from vaultseek.text.lexical import WORD, index_text
 
     return WORD.findall(index_text(text.lower()))
 
@@ -216,10 +216,10 @@ def test_cli_term_match_flag_and_a_query_it_swallowed(tmp_path: Path) -> None:
 def test_the_stage_benchmark_runs_on_a_built_index_and_explains_a_missing_one(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from vaultseek.bench import termmatch as bench
+    from benchmarks import termmatch as bench
 
     assert bench.main(["--workdir", str(tmp_path / "nothing")]) == 2
-    assert "run `python -m vaultseek.bench --workdir" in capsys.readouterr().err
+    assert "run `python -m benchmarks --workdir" in capsys.readouterr().err
     vault = _vault(tmp_path)
     with open_index(vault, db=tmp_path / "index.db", create=True) as index:
         index.sync()

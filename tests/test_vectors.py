@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultseek.vectors import VectorIndex, quantize
+from vaultseek.storage.vectors import VectorIndex, quantize
 
 
 def brute_force(index: VectorIndex, query: np.ndarray, k: int) -> list[int]:
@@ -90,7 +90,7 @@ def test_empty_and_zero_query() -> None:
 def test_loading_codes_matches_decoding_rows(n: int, seed: int) -> None:
     """The whole-index load keeps the stored codes as they are; the unit vectors they stand
     for are those the per-row decode gives, an all-zero vector included."""
-    from vaultseek.store import _vector_blob, decode_codes, decode_vectors
+    from vaultseek.storage.store import _vector_blob, decode_codes, decode_vectors
 
     rng = np.random.default_rng(seed)
     vectors = rng.standard_normal((n, 32)).astype(np.float32) * rng.uniform(0.01, 50, (n, 1)).astype(np.float32)

@@ -11,7 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vaultseek import open_index
-from vaultseek.vocabulary import allowed_edits, fold, osa_distance, vault_languages, word_forms
+from vaultseek.search.vocabulary import (
+    allowed_edits,
+    fold,
+    osa_distance,
+    vault_languages,
+    word_forms,
+)
 
 GERMAN = {
     "tar.md": "# tar\n\nPackt Dateien in ein Archiv und entpackt sie wieder. Das Archiv wird mit gzip "

@@ -13,14 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tests.support import docgen
 
 from conftest import wait_for
-from vaultseek import open_index, watch
-from vaultseek.bench import docgen
+from vaultseek import open_index
+from vaultseek.agents import watch
+from vaultseek.agents.watch import Watcher
 from vaultseek.config import load_config
 from vaultseek.errors import ConfigError, VaultseekError
 from vaultseek.records import SyncReport
-from vaultseek.watch import Watcher
 
 
 def paths(vault: Path, query: str) -> list[str]:

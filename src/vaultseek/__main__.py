@@ -1,5 +1,5 @@
 """``python -m vaultseek``: the console script (how a detached deep-tier worker is started)."""
 
-from .launcher import main
+from .cli.launcher import main
 
 raise SystemExit(main())

@@ -25,6 +25,9 @@ from .errors import ConfigError, VaultNotFoundError
 ALWAYS_EXCLUDED = (".obsidian", ".git", ".trash", "node_modules", ".vaultseek")
 """Never indexed, whatever ``exclude`` says: app state, history, deleted notes, packages."""
 VAULT_CONFIG_NAME = ".vaultseek.toml"
+FUSION_METHODS = ("rrf", "convex")
+"""``rrf``: Reciprocal Rank Fusion on ranks. ``convex``: each list's scores min-max
+normalised over its candidates, then ``Σ weight × normalised score``."""
 NOTE_GLOBS = ("*.md", "*.markdown")
 DOCUMENT_GLOBS = (
     "*.pdf", "*.docx", "*.pptx", "*.xlsx", "*.xlsm", "*.csv", "*.tsv",
@@ -252,11 +255,8 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
         return str(folder if folder.is_absolute() else (base / folder).absolute())
     if key == "link_signal" and value not in ("backlinks", "neighbours"):
         raise bad('"backlinks" or "neighbours"')
-    if key == "fusion":
-        from .fusion import FUSION_METHODS
-
-        if value not in FUSION_METHODS:
-            raise bad(f"one of {', '.join(FUSION_METHODS)}")
+    if key == "fusion" and value not in FUSION_METHODS:
+        raise bad(f"one of {', '.join(FUSION_METHODS)}")
     return value
 
 

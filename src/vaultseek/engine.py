@@ -22,13 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import db
 from .config import Config, VaultRegistry, load_config
-from .embeddings import StaticEmbedder, load_embedder
+from .embeddings.static import StaticEmbedder, load_embedder
 from .errors import ConfigError, ModelError, QueryError, VaultNotFoundError
-from .filters import parse_filter
-from .linkgraph import LinkGraph
-from .migrations import migrate
 from .records import (
     DeepReport,
     DeepStatus,
@@ -40,15 +36,19 @@ from .records import (
     SearchResponse,
     SyncReport,
 )
-from .search import DeepSide, SearchParams, VectorsUnavailable, run_search
-from .store import REEMBEDDING, ChunkRow, Store, utc_now
-from .vectors import VectorIndex
+from .search.filters import parse_filter
+from .search.hybrid import DeepSide, SearchParams, VectorsUnavailable, run_search
+from .search.linkgraph import LinkGraph
+from .storage import db
+from .storage.migrations import migrate
+from .storage.store import REEMBEDDING, ChunkRow, Store, utc_now
+from .storage.vectors import VectorIndex
 
 if TYPE_CHECKING:
-    from .deepening import DeepProgressCallback
-    from .deepmodel import DeepModel
-    from .extract import Extract
-    from .sync import ProgressCallback, StopCheck
+    from .embeddings.deep import DeepModel
+    from .index.deepening import DeepProgressCallback
+    from .index.sync import ProgressCallback, StopCheck
+    from .links.extract import Extract
 
 # Indexing (sync: markdown, chunking, credential scrubbing, document readers), links, related
 # notes and extracts are imported where they are used: a fresh `vaultseek search` or hook
@@ -127,7 +127,7 @@ class Index:
         if self._deep_model is None:
             if self._deep_error is not None:
                 raise self._deep_error
-            from .deepmodel import load_deep_model
+            from .embeddings.deep import load_deep_model
 
             try:
                 self._deep_model = load_deep_model(self.config.deep_model)
@@ -170,8 +170,8 @@ class Index:
         self._vectors = None  # whatever happens below, reload the matrix next time
         self._deep_vectors = None
         self._graph = None
-        from .linking import relink
-        from .sync import Syncer
+        from .index.sync import Syncer
+        from .links.linking import relink
 
         with self._database_errors():
             written = self.store.total_changes()
@@ -217,7 +217,7 @@ class Index:
         another process runs this index's deep job (it does the work). Raises
         :class:`ModelError` when the deep model cannot run here, :class:`ConfigError` when
         the tier is off."""
-        from .deepening import deepen, take_lock
+        from .index.deepening import deepen, take_lock
 
         if not self.config.deep_tier:
             raise ConfigError("the deep tier is off (deep_tier = false)", hint="set deep_tier = true to use it")
@@ -238,8 +238,8 @@ class Index:
         """The deep tier's coverage and job (None when the tier is off)."""
         if not self.config.deep_tier:
             return None
-        from .deepening import job_running, stored_rate
-        from .deepmodel import deep_model_available
+        from .embeddings.deep import deep_model_available
+        from .index.deepening import job_running, stored_rate
 
         with self._database_errors():
             embedded, chunks = self.store.deep_progress()
@@ -280,7 +280,7 @@ class Index:
         (the evaluation harness compares them). ``scope`` limits the search to some files —
         a :class:`SearchFilter` or its JSON shape (``{"folders": [...], "tags": [...],
         "kinds": [...], "where": ["status:done"], "modified_after": "7d", ...}``, see
-        :mod:`vaultseek.filters`) — applied before ranking. The signals ``title_match``,
+        :mod:`vaultseek.search.filters`) — applied before ranking. The signals ``title_match``,
         ``recency_half_life_days`` (0: off) and ``intent`` default to the configuration's.
         ``now`` (epoch seconds) is the moment recency and relative dates count from, for one
         call (an evaluation pins it to its corpus's date); default: :attr:`clock`.
@@ -403,8 +403,8 @@ class Index:
         vault-relative path or a name as a link would write it (raises QueryError). An
         outgoing link's ``heading_found`` says whether its ``#heading`` exists in the note it
         points at (read from the vault now: see ``anchors.py``)."""
-        from .anchors import check_headings
-        from .linking import get_note_path, note_links
+        from .links.anchors import check_headings
+        from .links.linking import get_note_path, note_links
 
         with self._database_errors():
             found = note_links(self.store, get_note_path(self.store, note, self.vault))
@@ -412,8 +412,8 @@ class Index:
 
     def related(self, note: str, *, k: int = 10) -> RelatedNotes:
         """The ``k`` notes most related to ``note`` by links and by meaning, best first."""
-        from .linking import get_note_path
-        from .related import find_related
+        from .links.linking import get_note_path
+        from .links.related import find_related
 
         if k < 1:
             raise QueryError("k must be at least 1")
@@ -488,7 +488,7 @@ class Index:
     def extract(self, text: str, query: str, *, max_tokens: int) -> Extract:
         """The passages of ``text`` (e.g. a long tool output) most relevant to ``query``,
         ranked in memory by BM25 and the index's model, within ``max_tokens``."""
-        from .extract import extract_relevant
+        from .links.extract import extract_relevant
 
         try:
             model = self.embedder()
@@ -510,7 +510,7 @@ class Index:
     def forget(self, path: str) -> None:
         """Drop a file's rows (chunks, vectors, FTS) now, e.g. right after deleting it, rather
         than at the next sync (which would notice the deletion too)."""
-        from .linking import relink
+        from .links.linking import relink
 
         with self._database_errors():
             self.store.delete_file(path)

@@ -157,7 +157,7 @@ COMPARISON_OPS: tuple[ComparisonOp, ...] = ("<", "<=", ">", ">=", "!=")
 @dataclass(frozen=True, slots=True)
 class FieldComparison:
     """One frontmatter comparison, ``key OP value`` (``priority<3``, ``created>=2024-01``,
-    ``status!=done``); :func:`vaultseek.filters.parse_where` reads them and states the rules.
+    ``status!=done``); :func:`vaultseek.search.filters.parse_where` reads them and states the rules.
 
     The value is resolved once, when the filter is read, into the number and/or the point in
     time it stands for, so an age such as ``30d`` means one moment for the whole search (and
@@ -183,7 +183,7 @@ class SearchFilter:
     """Which files a search may return: applied before ranking, so the top k are all from
     inside the scope. Fields combine with AND, the values of one field with OR; ``None``
     means "no restriction" while an empty tuple matches nothing (an empty category).
-    :func:`vaultseek.filters.parse_filter` builds one from the JSON shape users write.
+    :func:`vaultseek.search.filters.parse_filter` builds one from the JSON shape users write.
 
     Request-local by design: it travels with one ``search`` call and is never stored on
     the index, so concurrent searches under different scopes cannot mix."""
@@ -212,7 +212,8 @@ class SearchFilter:
         return all(getattr(self, f.name) is None for f in fields(self))
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON shape :func:`~vaultseek.filters.parse_filter` reads (fields that are set)."""
+        """The JSON shape :func:`~vaultseek.search.filters.parse_filter` reads (fields that are
+        set)."""
         out: dict[str, Any] = {}
         for name in ("paths", "folders", "tags", "kinds"):
             values = getattr(self, name)

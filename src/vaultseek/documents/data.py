@@ -1,7 +1,7 @@
 """JSON and YAML data files, flattened to ``key.path: value`` lines before chunking.
 
 ``servers[0].host: db.internal`` is what a person searches for and what an embedding can
-place; nested braces are neither. YAML is parsed by :mod:`vaultseek.markdown` (PyYAML's one
+place; nested braces are neither. YAML is parsed by :mod:`vaultseek.notes.markdown` (PyYAML's one
 owner), with its safe loader.
 """
 
@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from ..markdown import load_yaml_documents
+from ..notes.markdown import load_yaml_documents
 from .encoding import decode_text
 from .extraction import DocumentError, ExtractContext, Extracted, Segment
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..documents import DocumentError, ExtractContext, OcrSettings, extract, kind_of
 from ..errors import IntakeError
-from ..markdown import split_frontmatter
+from ..notes.markdown import split_frontmatter
 
 _H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _HTML_META = re.compile(

@@ -25,7 +25,7 @@ from ..config import INTAKE_DIMENSIONS
 from ..documents import OcrSettings
 from ..engine import Index
 from ..errors import ConfigError, IntakeError
-from ..markdown import render_frontmatter, split_frontmatter
+from ..notes.markdown import render_frontmatter, split_frontmatter
 from . import filing
 from .items import Item, is_waiting, item_from_text, read_item, safe_name
 from .routing import ROOT, DomainModel, Route, default_domains

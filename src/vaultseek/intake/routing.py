@@ -11,7 +11,7 @@ notes). The item goes to the domain of highest affinity; the gap to the runner-u
 vault as a whole (the mean cosine of its ``NEAREST`` nearest passages anywhere), mapped from
 [``RELEVANCE_LOW``, ``RELEVANCE_HIGH``] onto [0, 1] — cosine values are not probabilities,
 and those two anchors are where off-topic and held-out on-topic items fall in the
-measurement (``python -m vaultseek.bench.intake``, docs/intake.md).
+measurement (``python -m benchmarks.intake``, docs/intake.md).
 
 Deterministic: the same index state and text give the same numbers (ties go to the domain
 whose name sorts first).

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from urllib.parse import urlsplit
 
-from ..markdown import fence_spans, headings
+from ..notes.markdown import fence_spans, headings
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from typing import Any
 from ..config import Config
 from ..engine import Index
 from ..errors import IndexClosedError, QueryError
-from ..filters import parse_filter
 from ..records import Progress, SearchFilter
+from ..search.filters import parse_filter
 from .storage import StudyStore
 from .uploads import UploadError, UploadSink, is_upload, resolve_inside
 

@@ -14,8 +14,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from .. import db
-from ..store import utc_now
+from ..storage import db
+from ..storage.store import utc_now
 
 
 def m001_study(conn: db.Connection) -> None:

@@ -1,0 +1,222 @@
+"""``python -m benchmarks.golden``: the multilingual judged sets, one table.
+
+Each ``benchmarks/golden/tldr-<lang>.jsonl`` of the repository is a golden file (see
+:mod:`vaultseek.evaluation.harness`) for the tldr pages of one language: its vault is
+``<data>/tldr/pages.<lang>`` (English: ``<data>/tldr/pages``). Every set's vault is indexed by
+the real engine into ``<workdir>/<lang>.db`` — a rerun finds the index there and only syncs it,
+which on unchanged pages takes seconds — and evaluated
+with :func:`vaultseek.evaluation.harness.evaluate_golden` on one split of the file. The table
+has a row per set and mode: Recall@10 over all the set's queries and per query kind
+(paraphrase, topic, identifier), and nDCG@10.
+
+    python -m benchmarks.golden --data ../shared/data --split tune [--sets en,de] \\
+        [--workdir /tmp/vaultseek-golden] [--json FILE] [--out FILE]
+
+The split defaults to ``tune``: settings are chosen on it, and the ``test`` split is measured
+once, on purpose, by naming it. ``--out`` writes a Markdown section (the command at its top)
+for ``docs/quality.md``; ``--json`` writes every report in full, per-query nDCG@10 included.
+``--golden-dir`` reads the sets from another folder (the tests use it); ``--modes`` picks the
+modes, by default every mode :func:`vaultseek.evaluation.harness.configurations` knows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from vaultseek import __version__
+from vaultseek.cli.terminal import ProgressBar
+from vaultseek.engine import open_index
+from vaultseek.errors import ConfigError, VaultseekError
+from vaultseek.evaluation.harness import (
+    DEEP,
+    DEPTH,
+    MODES,
+    NO_DEEP,
+    EvalReport,
+    configurations,
+    evaluate_golden,
+)
+
+GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
+"""Where the judged sets live: ``benchmarks/golden/`` beside this module."""
+PREFIX = "tldr-"
+KIND_ORDER = ("paraphrase", "topic", "identifier")
+"""The kinds the sets are written with, in the order the table shows them; any other kind a
+set has follows, by name."""
+
+
+def find_sets(folder: Path, names: list[str] | None = None) -> dict[str, Path]:
+    """Language → golden file: the ones named (in that order), else all of them, English first."""
+    if not folder.is_dir():
+        raise ConfigError(
+            f"no golden sets folder {folder}",
+            hint="it is benchmarks/golden in a source checkout; pass --golden-dir elsewhere",
+        )
+    found = {p.name[len(PREFIX) : -len(".jsonl")]: p for p in folder.glob(f"{PREFIX}*.jsonl")}
+    if not found:
+        raise ConfigError(f"no {PREFIX}<lang>.jsonl in {folder}")
+    if names is None:
+        return {lang: found[lang] for lang in sorted(found, key=lambda lang: (lang != "en", lang))}
+    unknown = [n for n in names if n not in found]
+    if unknown:
+        raise ConfigError(f"no golden set for {', '.join(unknown)} in {folder}", hint=f"sets there: {', '.join(sorted(found))}")
+    return {lang: found[lang] for lang in names}
+
+
+def vault_of(data: Path, lang: str) -> Path:
+    """The tldr pages of a language (English is the untranslated ``pages``)."""
+    vault = data / "tldr" / ("pages" if lang == "en" else f"pages.{lang}")
+    if not vault.is_dir():
+        raise ConfigError(f"no vault {vault} for the {lang} set", hint="pass --data, the folder holding tldr/")
+    return vault
+
+
+def measure(
+    lang: str, golden: Path, vault: Path, workdir: Path, *, split: str | None, modes: list[str], bar: ProgressBar
+) -> tuple[EvalReport, float, bool]:
+    """Index (or catch up) the set's vault in ``workdir`` and evaluate it; returns the report,
+    the sync's seconds and whether an index was already there."""
+    db = workdir / f"{lang}.db"
+    reused = db.is_file()
+    with open_index(vault, db=db, create=True) as index:
+        try:
+            seconds = index.sync(progress=bar, remember=False).seconds
+            chosen = configurations(modes, ())
+            deep = index.deep_status()
+            if deep is not None and deep.embedded and "hybrid" in modes:  # what the deep tier adds
+                chosen = (*chosen[:-1], DEEP, chosen[-1], NO_DEEP)
+            report = evaluate_golden(index, golden, split=split, chosen=chosen, progress=bar)
+        finally:
+            bar.clear()
+    return report, seconds, reused
+
+
+def kinds_of(reports: dict[str, EvalReport]) -> list[str]:
+    present = {kind for report in reports.values() for r in report.results for kind in r.by_kind}
+    return [k for k in KIND_ORDER if k in present] + sorted(present - set(KIND_ORDER))
+
+
+def table_rows(reports: dict[str, EvalReport]) -> list[list[str]]:
+    """A header, then a row per set and mode: queries, Recall@10, per-kind Recall@10, nDCG@10."""
+    kinds = kinds_of(reports)
+    head = ["set", "mode", "pages", "queries", "Recall@10", *(f"R@10 {k}" for k in kinds), "nDCG@10"]
+    rows = [head]
+    for lang, report in reports.items():
+        for result in report.results:
+            per_kind = []
+            for kind in kinds:
+                scores = result.by_kind.get(kind)
+                per_kind.append(f"{scores.scores['Recall@10']:.3f} ({scores.queries})" if scores else "—")
+            rows.append([
+                lang, result.configuration.label, f"{report.documents:,}", str(report.queries),
+                f"{result.scores['Recall@10']:.3f}", *per_kind, f"{result.scores['nDCG@10']:.3f}",
+            ])  # fmt: skip
+    return rows
+
+
+def render_text(rows: list[list[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def render_markdown(
+    reports: dict[str, EvalReport], rows: list[list[str]], command: str, split: str | None, seconds: float
+) -> str:
+    """A section for ``docs/quality.md``: the command, what was measured, the table, notices."""
+    first = next(iter(reports.values()))
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    machine = f"Python {platform.python_version()} on a {os.cpu_count() or 1}-core machine"
+    which = f"the `{split}` split" if split else "every line"
+    parts = [
+        f"## Multilingual judged sets ({split} split)" if split else "## Multilingual judged sets",
+        "",
+        f"```\n{command}\n```",
+        "",
+        (
+            f"Run {when}: vaultseek {__version__}, model `{first.model}`, default fusion "
+            f"`{first.default_fusion}`, {machine}; {seconds:.0f} s in all."
+        ),
+        "",
+        (
+            f"Each set is `benchmarks/golden/{PREFIX}<lang>.jsonl` ({which}), judged against the tldr "
+            "pages of its language (`tldr/pages.<lang>`; English: `tldr/pages`) indexed as a vault. "
+            f"k = candidates = {DEPTH}; Recall@10 and nDCG@10 as in \"How it is measured\"; the "
+            "per-kind columns are Recall@10 over that kind's queries (how many in brackets)."
+        ),
+        "",
+        "| " + " | ".join(rows[0]) + " |",
+        "|---|---|" + "---:|" * (len(rows[0]) - 2),
+        *("| " + " | ".join(row) + " |" for row in rows[1:]),
+    ]
+    parts += [f"\nNote ({lang}): {n}" for lang, report in reports.items() for n in report.notices]
+    return "\n".join(parts) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.golden", description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default="../shared/data", help="the folder holding tldr/ (default: %(default)s)")
+    parser.add_argument("--split", default="tune", help='the golden lines whose "split" is this (default: %(default)s)')
+    parser.add_argument("--sets", metavar="LIST", help="languages, e.g. en,de (default: every set)")
+    parser.add_argument("--modes", metavar="LIST", help=f"default: {','.join(MODES)}")
+    parser.add_argument("--workdir", metavar="DIR", help="keep the indexes here (<lang>.db), reused by later runs")
+    parser.add_argument("--golden-dir", metavar="DIR", default=str(GOLDEN_DIR), help="where the tldr-<lang>.jsonl sets are")
+    parser.add_argument("--json", metavar="FILE", help="also write every report in full, per query included")
+    parser.add_argument("--out", metavar="FILE", help="also write the table as a Markdown section")
+    args = parser.parse_args(argv)
+    command = shlex.join(["python", "-m", "benchmarks.golden", *(sys.argv[1:] if argv is None else argv)])
+    started = time.perf_counter()
+    scratch = None if args.workdir else tempfile.TemporaryDirectory(prefix="vaultseek-golden-")
+    workdir = Path(scratch.name if scratch else args.workdir).expanduser()
+    reports: dict[str, EvalReport] = {}
+    bar = ProgressBar()
+    try:
+        names = [n.strip() for n in args.sets.split(",") if n.strip()] if args.sets else None
+        modes = [n.strip() for n in args.modes.split(",") if n.strip()] if args.modes else list(MODES)
+        sets = find_sets(Path(args.golden_dir), names)
+        workdir.mkdir(parents=True, exist_ok=True)
+        for lang, golden in sets.items():
+            t = time.perf_counter()
+            vault = vault_of(Path(args.data), lang)
+            report, synced, reused = measure(lang, golden, vault, workdir, split=args.split, modes=modes, bar=bar)
+            reports[lang] = report
+            built = f"index reused, synced in {synced:.1f} s" if reused else f"indexed in {synced:.1f} s"
+            sys.stderr.write(
+                f"{lang}: {report.documents:,} pages, {report.queries} queries; {built}; "
+                f"{time.perf_counter() - t:.0f} s in all\n"
+            )
+    except VaultseekError as exc:
+        sys.stderr.write(f"error: {exc.message}\n" + (f"hint: {exc.hint}\n" if exc.hint else ""))
+        return exc.exit_code
+    finally:
+        if scratch:
+            scratch.cleanup()
+    rows = table_rows(reports)
+    sys.stdout.write(render_text(rows) + "\n")
+    for lang, report in reports.items():
+        sys.stdout.writelines(f"note ({lang}): {n}\n" for n in report.notices)
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(render_markdown(reports, rows, command, args.split, time.perf_counter() - started), "utf-8")
+        sys.stderr.write(f"wrote {out}\n")
+    if args.json:
+        raw = {lang: report.to_dict(per_query=True) for lang, report in reports.items()}
+        Path(args.json).write_text(json.dumps(raw, indent=1, ensure_ascii=False), "utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

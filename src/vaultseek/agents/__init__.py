@@ -1,0 +1,1 @@
+"""Agent surfaces: Claude Code hooks, the resident daemon, the watcher, the MCP server."""

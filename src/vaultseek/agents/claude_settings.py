@@ -1,0 +1,210 @@
+"""Adding vaultseek's hooks to Claude Code's ``settings.json``, and taking them out again.
+
+``vaultseek hook install`` merges two entries into ``.claude/settings.json`` (``--project``,
+the default, in the current folder) or ``~/.claude/settings.json`` (``--user``):
+
+    "UserPromptSubmit": [{"hooks": [{"type": "command",
+                           "command": "vaultseek hook user-prompt-submit", "timeout": 10}]}]
+    "PostToolUse": [{"matcher": "Bash|Read|WebFetch|Grep", "hooks": [{... post-tool-use ...}]}]
+
+Every other key, event and hook is kept as it was, in its order. Running it again changes
+nothing (our entries are recognised by their command: an executable named ``vaultseek``, or
+``python -m vaultseek.cli`` and the other ``OUR_MODULES``, followed by ``hook``); before any
+change the
+old file is copied to ``settings.json.bak-<timestamp>``. ``uninstall`` removes only our entries.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+import shlex
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+
+HOOK_TIMEOUT_SECONDS = 10
+"""Claude Code's own limit for our hook; vaultseek gives up by itself long before
+(``hook_timeout``, 2 s)."""
+POST_TOOL_MATCHER = "Bash|Read|WebFetch|Grep"
+"""The tools whose outputs get long enough to be worth an extract."""
+
+
+def settings_path(*, user: bool, project_dir: Path) -> Path:
+    return (Path.home() if user else project_dir) / ".claude" / "settings.json"
+
+
+def executable() -> str:
+    """How settings.json should call vaultseek: ``vaultseek`` when that is on PATH and is
+    this installation, else the absolute path of this installation's script."""
+    found = shutil.which("vaultseek")
+    beside = Path(sys.executable).parent / "vaultseek"
+    if found and (not beside.exists() or Path(found).resolve() == beside.resolve()):
+        return "vaultseek"
+    if beside.exists():
+        return shlex.quote(str(beside))
+    return f"{shlex.quote(sys.executable)} -m vaultseek.cli"
+
+
+# ``python -m <module>`` forms a settings file may hold, this release's and earlier ones'.
+OUR_MODULES = ("vaultseek.cli", "vaultseek.cli.main", "vaultseek.cli.launcher", "vaultseek.launcher")
+
+
+def is_ours(command: Any) -> bool:
+    """A hook command that runs ``vaultseek … hook …``."""
+    if not isinstance(command, str):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    for i, word in enumerate(words[:-1]):
+        if words[i + 1] == "hook" and (Path(word).name == "vaultseek" or word in OUR_MODULES):
+            return True
+    return False
+
+
+def our_entries(extra_args: list[str]) -> dict[str, dict[str, Any]]:
+    base = executable()
+    tail = "".join(" " + shlex.quote(arg) for arg in extra_args)
+
+    def handler(event: str) -> dict[str, Any]:
+        return {"type": "command", "command": f"{base} hook {event}{tail}", "timeout": HOOK_TIMEOUT_SECONDS}
+
+    return {
+        "UserPromptSubmit": {"hooks": [handler("user-prompt-submit")]},
+        "PostToolUse": {"matcher": POST_TOOL_MATCHER, "hooks": [handler("post-tool-use")]},
+    }
+
+
+@dataclass(frozen=True)
+class SettingsChange:
+    path: Path
+    before: dict[str, Any]
+    after: dict[str, Any]
+    dry_run: bool
+    backup: Path | None = None
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    def diff(self) -> str:
+        old = render(self.before).splitlines(keepends=True) if self.path.exists() else []
+        return "".join(difflib.unified_diff(old, render(self.after).splitlines(keepends=True),
+                                            str(self.path), str(self.path) + " (new)"))  # fmt: skip
+
+    def describe(self) -> str:
+        if not self.changed:
+            return f"{self.path}: already up to date, nothing changed"
+        if self.dry_run:
+            return f"{self.path} would change (dry run, nothing written):\n{self.diff()}".rstrip()
+        saved = f"; the previous version is in {self.backup}" if self.backup else ""
+        return f"updated {self.path}{saved}"
+
+
+def render(settings: dict[str, Any]) -> str:
+    return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+
+
+def load_settings(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text("utf-8") or "{}")
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}", hint="fix or move the file; vaultseek left it untouched") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} does not hold a JSON object", hint="vaultseek left it untouched")
+    if not isinstance(data.get("hooks", {}), dict):
+        raise ConfigError(f'{path}: "hooks" is not an object', hint="vaultseek left it untouched")
+    return data
+
+
+def without_ours(settings: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``settings`` with every vaultseek hook handler removed (and any group or
+    event list that only held ours); everything else untouched."""
+    out = copy.deepcopy(settings)
+    hooks = out.get("hooks")
+    if not isinstance(hooks, dict):
+        return out
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept = []
+        for group in groups:
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(handlers, list):
+                kept.append(group)
+                continue
+            mine = [h for h in handlers if isinstance(h, dict) and is_ours(h.get("command"))]
+            if not mine:
+                kept.append(group)
+            elif len(mine) < len(handlers):
+                kept.append({**group, "hooks": [h for h in handlers if h not in mine]})
+        if kept or not groups:
+            hooks[event] = kept
+        else:
+            del hooks[event]
+    if not hooks and settings.get("hooks"):
+        del out["hooks"]
+    return out
+
+
+def _write(path: Path, before: dict[str, Any], after: dict[str, Any], dry_run: bool) -> SettingsChange:
+    change = SettingsChange(path, before, after, dry_run)
+    if dry_run or not change.changed:
+        return change
+    backup = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists():
+            backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
+            n = 1
+            while backup.exists():
+                n += 1
+                backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
+            shutil.copy2(path, backup)
+        scratch = path.with_name(path.name + ".tmp")
+        scratch.write_text(render(after), "utf-8")
+        scratch.replace(path)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror}") from exc
+    return SettingsChange(path, before, after, dry_run, backup)
+
+
+def install(path: Path, extra_args: list[str], *, dry_run: bool = False) -> SettingsChange:
+    """Merge our hooks into the settings at ``path`` (replacing older entries of ours)."""
+    before = load_settings(path)
+    after = without_ours(before)
+    hooks = after.setdefault("hooks", {})
+    for event, group in our_entries(extra_args).items():
+        existing = hooks.get(event)
+        hooks[event] = [*(existing if isinstance(existing, list) else []), group]
+    # Keep our entries where they were if nothing about them changed (a true no-op).
+    if without_ours(before) == without_ours(after) and _ours(before) == _ours(after):
+        after = before
+    return _write(path, before, after, dry_run)
+
+
+def _ours(settings: dict[str, Any]) -> list[tuple[str, str]]:
+    found = []
+    for event, groups in (settings.get("hooks") or {}).items():
+        for group in groups if isinstance(groups, list) else []:
+            for handler in group.get("hooks", []) if isinstance(group, dict) else []:
+                if isinstance(handler, dict) and is_ours(handler.get("command")):
+                    found.append((event, json.dumps([group.get("matcher"), handler], sort_keys=True)))
+    return sorted(found)
+
+
+def uninstall(path: Path, *, dry_run: bool = False) -> SettingsChange:
+    """Remove every vaultseek hook from the settings at ``path``; nothing else."""
+    before = load_settings(path)
+    return _write(path, before, without_ours(before), dry_run)

@@ -1,0 +1,1 @@
+"""The command line: argument parsing, commands, terminal output, the launcher."""

@@ -1,0 +1,261 @@
+"""The agent-facing commands: ``hook``, ``daemon``, ``watch`` and ``mcp``.
+
+Kept apart from :mod:`cli` (which registers them) so each command imports only what it
+needs: ``hook`` runs on every prompt and stays on the standard library when a daemon
+answers; ``mcp`` imports the MCP SDK (~1 s) and nothing else does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..errors import ConfigError, VaultseekError
+
+AddCommon = Callable[[argparse.ArgumentParser], None]
+
+
+def add_parsers(commands: Any, add_common: AddCommon) -> None:
+    hook = commands.add_parser("hook", help="Claude Code hooks: run one, or install them")
+    actions = hook.add_subparsers(dest="action", metavar="ACTION", required=True)
+    for event, text in (
+        ("user-prompt-submit", "print relevant notes for the prompt on stdin (UserPromptSubmit)"),
+        ("post-tool-use", "add a ranked extract of a large tool output (PostToolUse)"),
+    ):
+        add_common(actions.add_parser(event, help=text))
+    for action, text in (("install", "add vaultseek's hooks to settings.json"), ("uninstall", "remove them")):
+        sub = actions.add_parser(action, help=text)
+        where = sub.add_mutually_exclusive_group()
+        where.add_argument("--project", action="store_true", help="./.claude/settings.json (the default)")
+        where.add_argument("--user", action="store_true", help="~/.claude/settings.json")
+        sub.add_argument("--dry-run", action="store_true", help="show the result, change nothing")
+        add_common(sub)
+
+    daemon = commands.add_parser("daemon", help="the resident process: warm index, watcher, socket")
+    daemon_actions = daemon.add_subparsers(dest="action", metavar="ACTION", required=True)
+    start = daemon_actions.add_parser("start", help="start it in the background")
+    start.add_argument("--foreground", action="store_true", help="run in this terminal instead")
+    start.add_argument("--no-watch", action="store_true", help="serve searches only; do not re-index")
+    add_common(start)
+    add_common(daemon_actions.add_parser("stop", help="stop it"))
+    status = daemon_actions.add_parser("status", help="is it running, and what it serves")
+    status.add_argument("--json", action="store_true")
+    add_common(status)
+
+    watch = commands.add_parser("watch", help="re-index notes as they are saved (foreground)")
+    watch.add_argument("--quiet", "-q", action="store_true", help="no line per re-index")
+    add_common(watch)
+
+    mcp = commands.add_parser("mcp", help="serve the index to AI agents over MCP (stdio by default)")
+    mcp.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
+    mcp.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
+    mcp.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    mcp.add_argument("--watch", action="store_true", help="also re-index notes as they change")
+    add_common(mcp)
+
+
+def _config(args: argparse.Namespace) -> Any:
+    from ..config import load_config
+
+    return load_config(vault=args.vault, db=args.db, config_file=args.config)
+
+
+# -- hook --------------------------------------------------------------------------------------
+def cmd_hook(args: argparse.Namespace, out: TextIO) -> int:
+    if args.action in ("user-prompt-submit", "post-tool-use"):
+        from ..agents import hook_runner
+
+        return hook_runner.run(args.action, vault=args.vault, db=args.db, config_file=args.config, stdout=out)
+    from ..agents.claude_settings import install, settings_path, uninstall
+
+    path = settings_path(user=args.user, project_dir=Path.cwd())
+    extra: list[str] = []
+    if args.vault or args.db:
+        # Name the index exactly (absolute vault and database): with --db in its command the
+        # hook can go straight to a running daemon without loading any configuration.
+        config = _config(args)
+        extra = [f"--vault={config.vault}", f"--db={config.db}"]
+    if args.config:
+        extra.append(f"--config={Path(args.config).expanduser().absolute()}")
+    change = install(path, extra, dry_run=args.dry_run) if args.action == "install" else uninstall(path, dry_run=args.dry_run)
+    out.write(change.describe() + "\n")
+    return 0
+
+
+# -- daemon ------------------------------------------------------------------------------------
+def daemon_log_path() -> Path:
+    from ..agents.hook_runner import state_home
+
+    return state_home() / "daemon.log"
+
+
+def cmd_daemon(args: argparse.Namespace, out: TextIO) -> int:
+    from ..agents import daemon_client
+
+    config = _config(args)
+    if args.action == "status":
+        try:
+            status = daemon_client.request(config.db, {"op": "status"}, timeout=5.0)
+        except TimeoutError:
+            raise VaultseekError("the daemon did not answer within 5 s") from None
+        if args.json:
+            out.write(json.dumps(status or {"running": False}, ensure_ascii=False) + "\n")
+        elif status is None:
+            out.write(f"not running (index {config.db})\n")
+        else:
+            info = status["daemon"]
+            out.write(
+                f"running: pid {info['pid']}, up {info['uptime_seconds']} s, socket {info['socket']}\n"
+                f"vault {status['vault']}: {status['files']:,} files, {status['chunks']:,} chunks; "
+                f"{'watching' if info['watching'] else 'not watching'}, {info['syncs']} syncs"
+                + (f"; last error: {info['last_error']}" if info["last_error"] else "")
+                + "\n"
+            )
+        return 0 if status is not None or args.json else 1
+    if args.action == "stop":
+        ping = daemon_client.is_running(config.db)
+        if ping is None:
+            out.write("not running\n")
+            return 0
+        daemon_client.request(config.db, {"op": "shutdown"})
+        for _ in range(100):
+            if daemon_client.is_running(config.db, timeout=0.2) is None:
+                break
+            time.sleep(0.05)
+        out.write(f"stopped (pid {ping['pid']})\n")
+        return 0
+    if args.foreground:
+        return _run_daemon(config, watch=not args.no_watch, out=out)
+    return _spawn_daemon(args, config, out)
+
+
+def _run_daemon(config: Any, *, watch: bool, out: TextIO) -> int:
+    import signal
+
+    from ..agents.daemon import Daemon
+
+    daemon = Daemon(config, watch=watch)
+    daemon.bind()
+    signal.signal(signal.SIGTERM, lambda _s, _f: threading_stop(daemon))
+    out.write(f"vaultseek daemon: pid {os.getpid()}, socket {daemon.socket_path}\n")
+    out.flush()
+    try:
+        daemon.serve()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def threading_stop(daemon: Any) -> None:
+    import threading
+
+    threading.Thread(target=daemon.stop, daemon=True).start()
+
+
+def _spawn_daemon(args: argparse.Namespace, config: Any, out: TextIO) -> int:
+    import subprocess
+
+    from ..agents import daemon_client
+
+    running = daemon_client.is_running(config.db)
+    if running is not None:
+        out.write(f"already running (pid {running['pid']})\n")
+        return 0
+    log = daemon_log_path()
+    log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    command = [sys.executable, "-m", "vaultseek.cli", "daemon", "start", "--foreground",
+               "--vault", str(config.vault), "--db", str(config.db)]  # fmt: skip
+    if args.config:
+        command += ["--config", args.config]
+    if args.no_watch:
+        command.append("--no-watch")
+    with log.open("ab") as sink:
+        process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink, start_new_session=True
+        )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ping = daemon_client.is_running(config.db, timeout=0.5)
+        if ping is not None:
+            out.write(f"started (pid {ping['pid']}); log: {log}\n")
+            return 0
+        if process.poll() is not None:
+            tail = log.read_text("utf-8", "replace").strip().splitlines()[-3:]
+            raise VaultseekError("the daemon exited at start: " + " / ".join(tail), hint=f"see {log}")
+        time.sleep(0.05)
+    raise VaultseekError("the daemon did not answer within 60 s", hint=f"see {log}")
+
+
+# -- watch -------------------------------------------------------------------------------------
+def cmd_watch(args: argparse.Namespace, out: TextIO) -> int:
+    import threading
+
+    from ..agents.watch import Watcher
+
+    config = _config(args)
+
+    def on_sync(report: Any) -> None:
+        changed = report.added + report.updated + report.deleted
+        if not args.quiet and (changed or watcher.syncs == 0):
+            out.write(
+                f"{time.strftime('%H:%M:%S')} {report.added} added, {report.updated} updated, "
+                f"{report.deleted} deleted ({report.seconds:.2f} s)\n"
+            )
+            out.flush()
+
+    def on_error(exc: VaultseekError) -> None:
+        sys.stderr.write(f"{time.strftime('%H:%M:%S')} error: {exc.message} (will retry)\n")
+
+    def on_intake(outcomes: Any) -> None:
+        for outcome in outcomes if not args.quiet else ():
+            if outcome.destination:
+                out.write(f"{time.strftime('%H:%M:%S')} intake: {outcome.item} → {outcome.destination}\n")
+        out.flush()
+
+    watcher = Watcher(config, on_sync=on_sync, on_error=on_error, on_intake=on_intake)
+    if not args.quiet:
+        out.write(f"watching {config.vault} (Ctrl-C to stop)\n")
+        out.flush()
+    stop = threading.Event()
+    try:
+        watcher.run(stop)
+    except KeyboardInterrupt:
+        stop.set()
+    return 0
+
+
+# -- mcp ---------------------------------------------------------------------------------------
+def cmd_mcp(args: argparse.Namespace, out: TextIO) -> int:
+    from ..agents.mcp_server import build_mcp_server, run_mcp_server
+    from ..engine import Index
+
+    config = _config(args)
+    if not Path(config.db).exists() and not args.watch:
+        raise ConfigError(f"no index at {config.db}", hint="run `vaultseek index` first, or pass --watch")
+    stop = None
+    if args.watch:
+        from ..agents.watch import Watcher
+
+        def on_error(exc: VaultseekError) -> None:
+            sys.stderr.write(f"watch: {exc.message}\n")
+
+        watcher = Watcher(config, on_error=on_error)
+        _thread, stop = watcher.start()
+        watcher.ready.wait(timeout=600)
+    try:
+        with Index(config, create=args.watch) as index:
+            server = build_mcp_server(index)
+            run_mcp_server(server, http=args.http, host=args.host, port=args.port)
+    finally:
+        if stop is not None:
+            stop.set()
+    return 0
+
+
+COMMANDS = {"hook": cmd_hook, "daemon": cmd_daemon, "watch": cmd_watch, "mcp": cmd_mcp}

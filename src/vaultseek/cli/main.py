@@ -1,0 +1,446 @@
+"""The ``vaultseek`` command: parse arguments, call the engine, render, map errors to exits.
+
+Exit codes: 0 success · 1 an unexpected failure · 2 bad usage or configuration · 3 no index ·
+4 index locked · 5 index damaged · 6 embedding model unusable · 130 stopped by Ctrl-C.
+Every error a user can cause prints one line (``error: …``) and a hint; ``--debug`` shows the
+traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..errors import VaultseekError
+from .agents import COMMANDS as AGENT_COMMANDS
+from .agents import add_parsers as add_agent_parsers
+from .deep import COMMANDS as DEEP_COMMANDS
+from .deep import add_parsers as add_deep_parsers
+from .intake import COMMANDS as INTAKE_COMMANDS
+from .intake import add_parsers as add_intake_parsers
+from .links import COMMANDS as LINK_COMMANDS
+from .links import add_parsers as add_link_parsers
+
+EXIT_INTERRUPTED = 130
+RECENT_DEFAULT_DAYS = 30.0
+"""The half-life ``search --recent`` uses when given no number and none is configured."""
+TERM_MATCH_ON = 0.3
+"""``--term-match`` without a weight: ``termmatch.DEFAULT_WEIGHT`` (not imported here: it
+would load numpy for every command; a test keeps the two equal)."""
+
+
+class UsageError(VaultseekError):
+    """Arguments that do not fit together."""
+
+    exit_code = 2
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--vault", metavar="PATH", help="the vault folder (default: see README)")
+    parser.add_argument("--db", metavar="PATH", help="the index database file")
+    parser.add_argument("--config", metavar="FILE", help="a TOML config file to use")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="vaultseek",
+        description="Local hybrid (BM25 + vector) search over a folder of notes and documents, for you and your agents.",
+    )
+    parser.add_argument("--version", action="version", version=f"vaultseek {_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    index = commands.add_parser("index", help="index a vault (incremental after the first run)")
+    index.add_argument("folder", nargs="?", help="the vault folder (default: --vault or the last one)")
+    index.add_argument("--json", action="store_true", help="print the run's report as JSON")
+    index.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
+    index.add_argument("--deep", action=argparse.BooleanOptionalAction, default=None, help="continue the deep tier in the background afterwards (default: the configuration's deep_tier, on)")
+    _add_common(index)
+
+    search = commands.add_parser("search", help="search the index")
+    search.add_argument("query", nargs="?", help="what to look for")
+    search.add_argument("--mode", choices=("hybrid", "bm25", "vector", "deep"), default="hybrid", help="hybrid fuses BM25, the fast vectors and the deep tier's; the others are one list each")
+    search.add_argument("-k", type=_positive_int, default=None, help="how many results (default 10)")
+    search.add_argument("--json", action="store_true", help="machine-readable output")
+    search.add_argument("--max-tokens", type=_positive_int, metavar="N", help="fit results in N tokens")
+    search.add_argument(
+        "--batch",
+        metavar="FILE",
+        help='JSON Lines of {"id": ..., "query": ...} ("-" for stdin); one JSON line out per query',
+    )
+    search.add_argument("--no-daemon", action="store_true", help="search in this process even if a daemon runs")
+    narrow = search.add_argument_group("filters (applied before ranking; repeat a flag for alternatives)")
+    narrow.add_argument("--folder", action="append", metavar="FOLDER", help="only files in this folder (and its subfolders)")
+    narrow.add_argument("--tag", action="append", metavar="TAG", help="only notes with this tag (#a also takes #a/b)")
+    narrow.add_argument("--where", action="append", metavar="KEY:VALUE", help="frontmatter: status:done (repeat for alternatives), a bare KEY (the key is set), or comparisons, each of which must hold: priority<3, created>=2024-01, created>=30d, status!=done (also <=, >)")
+    narrow.add_argument("--kind", action="append", metavar="KIND", help="note, pdf, docx, pptx, xlsx, csv, html, txt, json, yaml")
+    narrow.add_argument("--after", metavar="WHEN", help="modified at or after: 2026-01-31, 2026-01-31T14:00, or an age: 12h, 7d, 2w, 3mo, 1y")
+    narrow.add_argument("--before", metavar="WHEN", help="modified before (same forms as --after)")
+    signals = search.add_argument_group("ranking signals (default: the configuration's)")
+    signals.add_argument("--title-match", action=argparse.BooleanOptionalAction, default=None, help="a note whose title, alias or file name is the query goes first")
+    signals.add_argument("--recent", nargs="?", const="default", metavar="DAYS", help="favour recently modified files (half-life in days; default 30); 0: off")
+    signals.add_argument("--intent", action=argparse.BooleanOptionalAction, default=None, help="lean lexical for identifiers, on meaning for long questions")
+    signals.add_argument("--term-match", nargs="?", const=str(TERM_MATCH_ON), metavar="W", help=f"how much the best results' words matching the query's, letter by letter, counts in their lexical score (on by default: the configuration's term_match; alone: {TERM_MATCH_ON}; 0: off)")
+    search.add_argument("--link-boost", type=float, metavar="W", help="re-rank by the link graph (0: off; see README)")
+    _add_common(search)
+
+    status = commands.add_parser("status", help="what is indexed, what was skipped and why")
+    status.add_argument("--json", action="store_true")
+    status.add_argument("--all", action="store_true", help="list every skipped file")
+    _add_common(status)
+
+    evaluate = commands.add_parser("eval", help="measure search quality on judged queries")
+    evaluate.add_argument("folder", nargs="?", metavar="BEIR_FOLDER", help="corpus.jsonl, queries.jsonl, qrels.tsv")
+    evaluate.add_argument("--golden", metavar="FILE", help='JSON Lines {"id", "query", "relevant": {path: grade}, optional "kind", "split"}')
+    evaluate.add_argument("--split", metavar="NAME", help='BEIR: use queries_NAME.jsonl / qrels_NAME.tsv; --golden: only lines whose "split" is NAME')
+    evaluate.add_argument("--workdir", metavar="DIR", help="keep the BEIR corpus's scratch index here, reused")
+    evaluate.add_argument("--json", action="store_true", help="machine-readable output")
+    evaluate.add_argument("--modes", type=_names, default=None, metavar="LIST", help="e.g. bm25,hybrid")
+    evaluate.add_argument("--fusion", type=_names, default=None, metavar="LIST", help="hybrid variants, e.g. rrf,convex")
+    evaluate.add_argument("--term-match", action="store_true", help="also measure hybrid with term matching on and off (hybrid+terms and hybrid-terms rows)")
+    _add_common(evaluate)
+    add_agent_parsers(commands, _add_common)
+    add_intake_parsers(commands, _add_common)
+    add_link_parsers(commands, _add_common, _positive_int)
+    add_deep_parsers(commands, _add_common)
+
+    serve = commands.add_parser("serve", help="the local study app: knowledge base, chat with citations, search")
+    serve.add_argument("--host", metavar="ADDRESS", help="address to listen on (default 127.0.0.1; others need --token)")
+    serve.add_argument("--port", type=_positive_int, metavar="N", help="port (default 8765)")
+    serve.add_argument("--token", metavar="SECRET", help="require this token on every API request")
+    serve.add_argument("--get", metavar="PATH", help="answer one in-process GET request (e.g. /api/status) and exit")
+    _add_common(serve)
+    return parser
+
+
+def _names(text: str) -> list[str]:
+    """A comma-separated list flag (one value, so it never swallows the positional folder)."""
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+def _open(args: argparse.Namespace, *, create: bool, vault: str | None = None) -> Any:
+    from ..engine import open_index
+
+    return open_index(
+        vault or args.vault,
+        db=args.db,
+        config_file=args.config,
+        create=create,
+        prefer_cwd=create,  # `vaultseek index` with no folder means this folder
+    )
+
+
+def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
+    from dataclasses import replace
+
+    from .deep import continue_after_index, format_after_index
+    from .terminal import GracefulStop, ProgressBar, format_sync_report
+
+    with GracefulStop("Finishing the current file, then stopping") as stop, \
+            _open(args, create=True, vault=args.folder) as index:  # fmt: skip
+        if args.deep is not None:
+            index.config = replace(index.config, deep_tier=args.deep)
+        bar = ProgressBar(enabled=None if not args.quiet else False)
+        try:
+            report = index.sync(progress=bar, should_stop=stop)
+        finally:
+            bar.clear()
+        deep = None if report.interrupted else continue_after_index(index, args)
+        if args.json:
+            out.write(json.dumps({**report.to_dict(), **({"deep": deep} if deep else {})}, ensure_ascii=False) + "\n")
+        elif not args.quiet:
+            out.write(format_sync_report(report, vault=str(index.vault), db=str(index.db_path)) + "\n")
+            if deep is not None:
+                out.write(format_after_index(deep) + "\n")
+    return EXIT_INTERRUPTED if report.interrupted else 0
+
+
+def cmd_search(args: argparse.Namespace, out: TextIO) -> int:
+    if args.term_match is not None:
+        _term_match(args.term_match)  # `--term-match "the query"` took the query: say so first
+    if (args.query is None) == (args.batch is None):
+        raise UsageError(
+            "give either a query or --batch FILE",
+            hint='vaultseek search "how do I …" (a query starting with - goes after --)',
+        )
+    options = _search_options(args)
+    if args.link_boost is not None:
+        options["link_boost"] = args.link_boost
+    response = None if args.batch is not None or args.no_daemon else _search_by_daemon(args, options)
+    if response is None:
+        with _open(args, create=False) as index:
+            if args.batch is not None:
+                return _run_batch(index, args.batch, options, out)
+            response = index.search(args.query, **options)
+    if args.json:
+        out.write(json.dumps(response.to_dict(), ensure_ascii=False) + "\n")
+    else:
+        from .terminal import format_results, use_color
+
+        out.write(format_results(response, color=use_color(out)) + "\n")
+    return 0
+
+
+def _search_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The search flags as :meth:`Index.search` keywords; filters stay in their JSON shape
+    (the engine reads and checks them, so a daemon does exactly what this process would)."""
+    scope = {
+        name: value
+        for name, value in (
+            ("folders", args.folder), ("tags", args.tag), ("where", args.where), ("kinds", args.kind),
+            ("modified_after", args.after), ("modified_before", args.before),
+        )
+        if value is not None
+    }  # fmt: skip
+    options: dict[str, Any] = {"mode": args.mode, "k": args.k, "max_tokens": args.max_tokens}
+    if scope:
+        options["scope"] = scope
+    if args.title_match is not None:
+        options["title_match"] = args.title_match
+    if args.intent is not None:
+        options["intent"] = args.intent
+    if args.recent is not None:
+        options["recency_half_life_days"] = _half_life(args)
+    if args.term_match is not None:
+        options["term_match"] = _term_match(args.term_match)
+    return options
+
+
+def _term_match(raw: str) -> float:
+    """``--term-match`` alone: the measured weight; ``--term-match W``: W (the engine checks
+    its range). A word there is most often the query typed after the flag."""
+    try:
+        return float(raw)
+    except ValueError:
+        raise UsageError(
+            f"--term-match takes a weight from 0 to 1 (got {raw!r})",
+            hint='put the query first: vaultseek search "your query" --term-match',
+        ) from None
+
+
+def _half_life(args: argparse.Namespace) -> float:
+    """``--recent`` alone: the configured half-life, else 30 days; ``--recent N``: N days."""
+    if args.recent == "default":
+        from ..config import load_config
+
+        configured = load_config(vault=args.vault, db=args.db, config_file=args.config).recency_half_life_days
+        return configured or RECENT_DEFAULT_DAYS
+    try:
+        days = float(args.recent)
+    except ValueError:
+        days = float("nan")
+    if not 0 <= days < float("inf"):
+        raise UsageError(f"--recent takes a half-life in days (got {args.recent!r})", hint="e.g. --recent 14; --recent 0 turns it off")
+    return days
+
+
+def _search_by_daemon(args: argparse.Namespace, options: dict[str, Any]) -> Any:
+    """The response from a running daemon for this index, or None (then search here). The
+    daemon gets this process's settings for what a search may vary (k, fusion, depth,
+    signals)."""
+    from ..agents import daemon_client
+    from ..config import load_config
+    from ..records import Location, SearchResponse, SearchResult
+
+    config = load_config(vault=args.vault, db=args.db, config_file=args.config)
+    assert config.db is not None
+    request = {
+        "op": "search", "query": args.query, "title_match": config.title_match, "intent": config.intent,
+        "recency_half_life_days": config.recency_half_life_days or 0, "term_match": config.term_match, **options,
+        "fusion": config.fusion, "candidates": config.candidates,
+    }  # fmt: skip
+    request["k"] = options["k"] or config.top_k
+    request.setdefault("link_boost", config.link_boost)
+    try:
+        found = daemon_client.request(config.db, request, timeout=30.0)
+    except TimeoutError:
+        return None
+    if found is None:
+        return None
+    results = tuple(
+        SearchResult(**{key: row[key] for key in (
+            "path", "section", "heading_context", "snippet", "score", "bm25_rank", "vec_rank", "chunk_id")},
+            location=Location.from_dict(row["location"]) if row.get("location") else None,
+            signals=row.get("signals") or {}, deep_rank=row.get("deep_rank"))
+        for row in found["results"]
+    )  # fmt: skip
+    return SearchResponse(found["query"], found["mode"], results, tuple(found.get("notices", ())), intent=found.get("intent"))
+
+
+def _run_batch(index: Any, source: str, options: dict[str, Any], out: TextIO) -> int:
+    """One JSON line per input line; a bad line yields an ``error`` entry, not a crash."""
+    try:
+        lines = (
+            sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        ).splitlines()
+    except OSError as exc:
+        raise UsageError(f"cannot read batch file {source}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"batch file {source} is not UTF-8 text") from exc
+    failures = 0
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        record: dict[str, Any] = {"id": None}
+        try:
+            item = json.loads(line)
+            if not isinstance(item, dict):
+                raise ValueError("each line must be a JSON object")
+            record["id"] = item.get("id", number)
+            if not isinstance(item.get("query"), str):
+                raise ValueError('the object needs a "query" string')
+            scope = item["filters"] if "filters" in item else options.get("scope")  # the line's own, if any
+            response = index.search(item["query"], **{**options, "scope": scope})
+            record["results"] = [r.to_dict() for r in response.results]
+            if response.notices:
+                record["notices"] = list(response.notices)
+        except Exception as exc:  # noqa: BLE001 - one bad query must not end a run of hundreds
+            failures += 1
+            record["error"] = f"line {number}: {exc}"
+        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    if failures:
+        sys.stderr.write(f"vaultseek: {failures} batch line(s) could not be searched\n")
+    return 1 if failures else 0
+
+
+def cmd_status(args: argparse.Namespace, out: TextIO) -> int:
+    with _open(args, create=False) as index:
+        status = index.status()
+    if args.json:
+        out.write(json.dumps(status.to_dict(), ensure_ascii=False) + "\n")
+    else:
+        from .terminal import format_status
+
+        out.write(format_status(status, show_all_skipped=args.all) + "\n")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
+    if (args.folder is None) == (args.golden is None):
+        raise UsageError(
+            "give either a BEIR folder or --golden FILE",
+            hint="vaultseek eval ../data/scifact --split test, or vaultseek eval --golden q.jsonl --vault ~/vault",
+        )
+    if args.golden is None and (args.vault or args.db):
+        raise UsageError("--vault and --db go with --golden; a BEIR folder is indexed into --workdir")
+    if args.golden is not None and args.workdir:
+        raise UsageError("--workdir goes with a BEIR folder, not --golden")
+    from ..config import FUSION_METHODS
+    from ..evaluation.harness import (
+        MODES,
+        NO_TERM_MATCH,
+        TERM_MATCH,
+        configurations,
+        evaluate_beir,
+        evaluate_golden,
+        render_table,
+    )
+    from .terminal import ProgressBar
+
+    chosen = configurations(args.modes or MODES, FUSION_METHODS if args.fusion is None else args.fusion)
+    if args.term_match:
+        if not any(c.mode == "hybrid" for c in chosen):
+            raise UsageError("--term-match measures hybrid search", hint="include hybrid in --modes")
+        chosen = (*chosen, TERM_MATCH, NO_TERM_MATCH)
+    bar = ProgressBar()
+    try:
+        if args.golden is not None:
+            with _open(args, create=False) as index:
+                report = evaluate_golden(index, args.golden, split=args.split, chosen=chosen, progress=bar)
+        else:
+            report = evaluate_beir(
+                args.folder, split=args.split, workdir=args.workdir, chosen=chosen, progress=bar,
+                config_file=args.config,
+            )  # fmt: skip
+    finally:
+        bar.clear()
+    out.write((json.dumps(report.to_dict(), ensure_ascii=False) if args.json else render_table(report)) + "\n")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    from ..config import load_config
+    from ..engine import Index
+    from ..web.server import fetch_once, serve
+
+    settings = {"serve_host": args.host, "serve_port": args.port, "serve_token": args.token}
+    config = load_config(vault=args.vault, db=args.db, config_file=args.config,
+                         **{k: v for k, v in settings.items() if v is not None})  # fmt: skip
+
+    def factory() -> Index:
+        return Index(config, create=True)
+
+    if args.get is not None:
+        status, body = fetch_once(factory, config, args.get)
+        out.write((json.dumps(body, ensure_ascii=False) if not isinstance(body, str) else body) + "\n")
+        return 0 if status < 400 else 1
+    serve(factory, config, out=out)
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
+    "serve": cmd_serve,
+    "index": cmd_index,
+    "search": cmd_search,
+    "status": cmd_status,
+    "eval": cmd_eval,
+    **AGENT_COMMANDS,
+    **INTAKE_COMMANDS,
+    **LINK_COMMANDS,
+    **DEEP_COMMANDS,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    words = sys.argv[1:] if argv is None else list(argv)
+    if len(words) >= 2 and words[0] == "hook":
+        from .launcher import HOOK_EVENTS, hook_options, run_hook
+
+        options = hook_options(words[2:]) if words[1] in HOOK_EVENTS else None
+        if options is not None:  # on every prompt: skip building the parser
+            return run_hook(words[1], options)
+    args = build_parser().parse_args(words)
+    try:
+        return COMMANDS[args.command](args, sys.stdout)
+    except VaultseekError as exc:
+        if args.debug:
+            raise
+        sys.stderr.write(f"error: {exc.message}\n")
+        if exc.hint:
+            sys.stderr.write(f"hint: {exc.hint}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `vaultseek search … | head`
+        return 0
+    except Exception as exc:  # a bug or an environment fault: one line, not a traceback
+        if args.debug:
+            raise
+        sys.stderr.write(f"error: unexpected {exc.__class__.__name__}: {exc}\n")
+        sys.stderr.write("hint: run again with --debug for details, and report it if it persists\n")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,286 @@
+"""Drawing for people at a terminal: the progress bar and human-readable results.
+
+Only the CLI imports this. Nothing here decides anything; it renders records.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import sys
+import time
+from typing import Any, TextIO
+
+from ..records import DeepProgress, DeepStatus, IndexStatus, Progress, SearchResponse, SyncReport
+
+_PHASE_LABEL = {
+    "scan": "Scanning",
+    "index": "Indexing",
+    "extract": "Reading page",
+    "ocr": "OCR page",
+    "embed": "Re-embedding",
+    "delete": "Removing",
+    "done": "Done",
+}
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def clean(text: str) -> str:
+    """Drop control characters, so a note cannot move the cursor or retitle the terminal."""
+    return _CONTROL.sub("", text)
+
+
+def use_color(stream: TextIO) -> bool:
+    return stream.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+class ProgressBar:
+    """A one-line bar on stderr, redrawn at most 10 times a second; silent when stderr is not
+    a terminal (logs and pipes get the summary only)."""
+
+    def __init__(self, stream: TextIO | None = None, *, enabled: bool | None = None) -> None:
+        stream = sys.stderr if stream is None else stream  # the current stderr, not import time's
+        self.stream = stream
+        self.enabled = stream.isatty() if enabled is None else enabled
+        self._last = 0.0
+        self._drawn = False
+        self._phase = ""
+        self._phase_started = 0.0
+
+    def __call__(self, event: Progress) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        final = event.phase == "done" or (event.total and event.done >= event.total)
+        if not final and now - self._last < 0.1:
+            return
+        self._last = now
+        if event.phase == "done":
+            self.clear()
+            return
+        if event.phase != self._phase:
+            self._phase, self._phase_started = event.phase, now
+        width = shutil.get_terminal_size((80, 20)).columns
+        label = _PHASE_LABEL[event.phase]
+        if event.phase in ("extract", "ocr"):  # one document's pages: "OCR page 3 of 21 · scan.pdf"
+            line = f"{label} {event.done:,} of {event.total:,}"
+            room = width - len(line) - 4
+            if event.path and room > 10:
+                path = clean(event.path)
+                line += " · " + (path if len(path) <= room else "…" + path[-room + 1 :])
+            self.stream.write("\r" + line[: width - 1].ljust(width - 1))
+            self.stream.flush()
+            self._drawn = True
+            return
+        if event.total:
+            fraction = min(1.0, event.done / event.total)
+            bar_len = max(10, min(30, width // 4))
+            filled = int(bar_len * fraction)
+            line = (
+                f"{label} {'█' * filled}{'░' * (bar_len - filled)} "
+                f"{event.done:,}/{event.total:,} {fraction:4.0%}"
+            )
+            elapsed = now - self._phase_started
+            if event.done and elapsed > 2 and event.done < event.total:
+                left = elapsed / event.done * (event.total - event.done)
+                line += f" · {int(left) // 60}:{int(left) % 60:02d} left"
+        else:
+            line = f"{label}…"
+        if event.path:
+            room = width - len(line) - 4
+            if room > 10:
+                path = clean(event.path)
+                path = path if len(path) <= room else "…" + path[-room + 1 :]
+                line += f"  {path}"
+        self.stream.write("\r" + line[: width - 1].ljust(width - 1))
+        self.stream.flush()
+        self._drawn = True
+
+    def clear(self) -> None:
+        if self._drawn:
+            width = shutil.get_terminal_size((80, 20)).columns
+            self.stream.write("\r" + " " * (width - 1) + "\r")
+            self.stream.flush()
+            self._drawn = False
+
+
+class GracefulStop:
+    """Ctrl-C while long work runs: the first asks it to stop at its next safe point (and
+    says so on stderr, unless ``quiet``), the second aborts. Call the object to ask whether a
+    stop was requested; the previous handler is back after the ``with`` block."""
+
+    def __init__(self, message: str, *, quiet: bool = False) -> None:
+        self.message, self.quiet = message, quiet
+        self.requested = False
+        self._previous: Any = None
+
+    def __call__(self) -> bool:
+        return self.requested
+
+    def _on_sigint(self, _signum: int, _frame: object) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        if not self.quiet:
+            sys.stderr.write(f"\n{self.message} (Ctrl-C again to abort)…\n")
+
+    def __enter__(self) -> GracefulStop:
+        self._previous = signal.signal(signal.SIGINT, self._on_sigint)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        signal.signal(signal.SIGINT, self._previous)
+
+
+class DeepBar(ProgressBar):
+    """The deep job's bar on stderr: chunks with a deep vector of all, rate, time left."""
+
+    def __call__(self, event: DeepProgress) -> None:  # type: ignore[override]  # another event type, same drawing
+        now = time.monotonic()
+        if not self.enabled or (now - self._last < 0.1 and event.done < event.total):
+            return
+        self._last = now
+        width = shutil.get_terminal_size((80, 20)).columns
+        fraction = min(1.0, event.done / event.total) if event.total else 1.0
+        bar_len = max(10, min(30, width // 4))
+        filled = int(bar_len * fraction)
+        line = f"Deep vectors {'█' * filled}{'░' * (bar_len - filled)} {event.done:,}/{event.total:,} {fraction:4.0%}"
+        if event.rate:
+            line += f" · {event.rate:.1f} chunks/s"
+            if event.done < event.total:
+                line += f" · {format_duration((event.total - event.done) / event.rate)} left"
+        self.stream.write("\r" + line[: width - 1].ljust(width - 1))
+        self.stream.flush()
+        self._drawn = True
+
+
+def format_duration(seconds: float) -> str:
+    """``45 s``, ``12 min``, ``3 h 20 min``."""
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    minutes = round(seconds / 60)
+    if minutes < 90:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def format_deep_status(deep: DeepStatus) -> str:
+    """One line: how many chunks have a deep vector and what happens next."""
+    share = f"{deep.embedded:,} of {deep.chunks:,} chunks" + (
+        f" ({deep.embedded / deep.chunks:.0%})" if deep.chunks and deep.pending else ""
+    )
+    if deep.state == "unavailable":
+        return f"off here: {deep.reason} ({share})"
+    if deep.state == "complete":
+        return f"{share}, complete ({deep.model or 'deep model'})"
+    left = f", ~{format_duration(deep.eta_seconds)} left at {deep.rate:.1f} chunks/s" if deep.eta_seconds and deep.rate else ""
+    if deep.state == "running":
+        return f"{share}; embedding the rest in the background{left}"
+    return f"{share}; the rest waits for the next `vaultseek index`, the daemon or `vaultseek deep`{left}"
+
+
+def format_sync_report(report: SyncReport, *, vault: str, db: str) -> str:
+    lines = [
+        f"Indexed {vault} in {report.seconds:.1f} s → {db}",
+        (
+            f"  {report.scanned:,} files: {report.added:,} added, {report.updated:,} updated, "
+            f"{report.unchanged + report.touched:,} unchanged, {report.deleted:,} removed, "
+            f"{len(report.skipped):,} skipped"
+        ),
+        f"  {report.chunks_written:,} chunks written ({report.vectors_reused:,} vectors reused)",
+    ]
+    if report.documents_extracted:
+        pages = f", {report.pages_extracted:,} PDF pages read" if report.pages_extracted else ""
+        ocr = f", {report.pages_ocred:,} pages OCRed" if report.pages_ocred else ""
+        resumed = (
+            f", {report.pages_resumed:,} OCRed pages resumed from an interrupted run"
+            if report.pages_resumed
+            else ""
+        )
+        lines.append(f"  {report.documents_extracted:,} documents extracted{pages}{ocr}{resumed}")
+    if report.redactions:
+        total = sum(report.redactions.values())
+        kinds = ", ".join(f"{name} ×{n}" for name, n in report.redactions.items())
+        lines.append(f"  {total:,} credentials redacted before storing: {kinds}")
+    for notice in report.notices:
+        lines.append(f"  note: {notice}")
+    if report.skipped:
+        lines.append("  skipped (see `vaultseek status` for all):")
+        for item in report.skipped[:5]:
+            lines.append(f"    {clean(item.path)}: {clean(item.reason)}")
+        if len(report.skipped) > 5:
+            lines.append(f"    … and {len(report.skipped) - 5:,} more")
+    if report.interrupted:
+        lines.append("  stopped early: run the same command again to continue")
+    return "\n".join(lines)
+
+
+def format_results(response: SearchResponse, *, color: bool) -> str:
+    bold, dim, reset = ("\033[1m", "\033[2m", "\033[0m") if color else ("", "", "")
+    lines: list[str] = [f"note: {n}" for n in response.notices]
+    if response.intent is not None:
+        lines.append(f"intent: {response.intent} ({'exact words' if response.intent == 'identifier' else 'meaning'} weighted up)")
+    if not response.results:
+        lines.append(f"No results for {response.query!r}.")
+        return "\n".join(lines)
+    for number, hit in enumerate(response.results, start=1):
+        ranks = []
+        if hit.bm25_rank is not None:
+            ranks.append(f"bm25 #{hit.bm25_rank}")
+        if hit.vec_rank is not None:
+            ranks.append(f"vector #{hit.vec_rank}")
+        if hit.deep_rank is not None:
+            ranks.append(f"deep #{hit.deep_rank}")
+        if "title" in hit.signals:
+            ranks.append("title match")
+        if "recency" in hit.signals:
+            ranks.append(f"recency ×{hit.signals['recency']:.2f}")
+        where = hit.path
+        if hit.location is not None and hit.location.label():
+            where += f" · {hit.location.label()}"
+        where = clean(f"{where} › {hit.section}" if hit.section else where)
+        lines.append(f"{number:>2}. {bold}{where}{reset}  {dim}{hit.score:.4f} · {', '.join(ranks)}{reset}")
+        lines.append(f"    {dim}{clean(hit.heading_context)}{reset}")
+        lines.append(f"    {clean(hit.snippet)}")
+    return "\n".join(lines)
+
+
+def format_status(status: IndexStatus, *, show_all_skipped: bool = False) -> str:
+    size = status.db_bytes / 1_000_000
+    lines = [
+        f"vault:        {status.vault}",
+        f"index:        {status.db_path} ({size:.1f} MB, schema v{status.schema_version})",
+        f"files:        {status.files:,} indexed, {len(status.skipped):,} skipped",
+        f"chunks:       {status.chunks:,} ({status.vectors:,} with vectors)",
+        f"model:        {status.model or '—'} ({status.model_fingerprint or 'no vectors yet'})",
+        f"last indexed: {status.last_indexed or 'never'}",
+    ]
+    if status.deep is not None:
+        lines.insert(5, f"deep tier:    {format_deep_status(status.deep)}")
+    if status.documents or status.failed_documents:
+        kinds = ", ".join(f"{kind} {n:,}" for kind, n in status.documents.items())
+        total = sum(status.documents.values())
+        lines.insert(
+            3,
+            f"documents:    {total:,} indexed{f' ({kinds})' if kinds else ''}, "
+            f"{len(status.failed_documents):,} failed",
+        )
+    if status.ocr_pages or status.ocr_pending:
+        waiting = f", {status.ocr_pending:,} waiting for OCR" if status.ocr_pending else ""
+        lines.insert(4, f"OCR:          {status.ocr_pages:,} pages OCRed{waiting}")
+    failed = {item.path for item in status.failed_documents}
+    others = tuple(item for item in status.skipped if item.path not in failed)
+    for title, items in (("failed documents:", status.failed_documents), ("skipped files:", others)):
+        if not items:
+            continue
+        lines.append(title)
+        shown = items if show_all_skipped else items[:20]
+        for item in shown:
+            lines.append(f"  {clean(item.path)}: {clean(item.reason)}")
+        if len(shown) < len(items):
+            lines.append(f"  … and {len(items) - len(shown):,} more (--all to list them)")
+    return "\n".join(lines)

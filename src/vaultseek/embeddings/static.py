@@ -1,0 +1,205 @@
+"""Static (Model2Vec) text embeddings: a token-vector lookup and a mean, no neural network.
+
+This module owns ``tokenizers``, ``safetensors`` and ``huggingface_hub``. It reads the
+Model2Vec folder format (``model.safetensors`` with an ``embeddings`` matrix and optional
+``weights``/``mapping``, ``tokenizer.json``, ``config.json``) directly instead of going through
+the ``model2vec`` package: that package's import and ``from_pretrained`` cost ~1.1 s, which a
+shell user or an agent hook would pay on every search. The arithmetic follows Model2Vec's
+``StaticModel.encode`` (a test checks our vectors against it): tokenize without special tokens,
+drop the unknown token, truncate, look up (remapped, weighted) token vectors, average, normalise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import ModelError
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
+
+BUNDLED_MODEL = "bundled"
+"""The model spec that names the model shipped inside the package."""
+BUNDLED_MODEL_DIR = Path(__file__).parent / "model_data" / "minilm-l6-v2-m2v256"
+BUNDLED_MODEL_NAME = "vaultseek/minilm-l6-v2-m2v256"
+_BATCH = 256
+@dataclass(frozen=True, slots=True)
+class ModelFiles:
+    """Where a model lives on disk and the name the index records for it."""
+
+    name: str
+    folder: Path
+
+
+def resolve_model(spec: str | None) -> ModelFiles:
+    """Turn a configured model spec into local files.
+
+    ``None`` / ``"bundled"`` is the model inside the package; an existing folder is used as it
+    is; anything else is taken as a Hugging Face hub id (``minishlab/potion-base-8M``) and
+    downloaded once into the hub cache, which needs a network this machine may not have.
+    """
+    if spec is None or spec in ("", BUNDLED_MODEL, BUNDLED_MODEL_NAME):
+        return ModelFiles(BUNDLED_MODEL_NAME, BUNDLED_MODEL_DIR)
+    folder = Path(spec).expanduser()
+    if folder.is_dir():
+        return ModelFiles(str(folder.resolve()), folder.resolve())
+    if folder.exists() or spec.startswith((".", "/", "~")) or spec.count("/") != 1:
+        raise ModelError(
+            f"embedding model {spec!r} is neither a model folder nor a hub id",
+            hint="set `model` to a Model2Vec folder, a hub id such as minishlab/potion-base-8M, "
+            "or 'bundled'",
+        )
+    try:
+        from huggingface_hub import snapshot_download
+
+        local = snapshot_download(spec, allow_patterns=["*.json", "*.safetensors"])
+    except Exception as exc:  # the hub client raises many unrelated types; all mean "not here"
+        raise ModelError(
+            f"could not download embedding model {spec!r}: {exc.__class__.__name__}",
+            hint="this needs internet once; offline, use the bundled model (model = 'bundled') "
+            "or a local Model2Vec folder",
+        ) from exc
+    return ModelFiles(spec, Path(local))
+
+
+class StaticEmbedder:
+    """A loaded Model2Vec model. ``embed`` returns L2-normalised float32 rows."""
+
+    def __init__(self, files: ModelFiles) -> None:
+        self.name = files.name
+        self.folder = files.folder
+        try:
+            self._load()
+        except ModelError:
+            raise
+        except Exception as exc:
+            raise ModelError(
+                f"cannot load embedding model from {files.folder}: {exc}",
+                hint="the folder must hold model.safetensors, tokenizer.json and config.json",
+            ) from exc
+
+    def _load(self) -> None:
+        from safetensors import safe_open
+        from tokenizers import Tokenizer
+
+        config_path = self.folder / "config.json"
+        self.config: dict[str, Any] = (
+            json.loads(config_path.read_text("utf-8")) if config_path.exists() else {}
+        )
+        weights_path = self.folder / "model.safetensors"
+        with safe_open(str(weights_path), framework="numpy") as tensors:
+            keys = set(tensors.keys())
+            name = "embeddings" if "embeddings" in keys else "embedding.weight"
+            self.matrix: np.ndarray = tensors.get_tensor(name)
+            self.weights = tensors.get_tensor("weights") if "weights" in keys else None
+            self.mapping = tensors.get_tensor("mapping") if "mapping" in keys else None
+        if self.matrix.dtype == np.int8:  # vocabulary-quantized models carry float scales elsewhere
+            self.matrix = self.matrix.astype(np.float32)
+        tokenizer_text = (self.folder / "tokenizer.json").read_text("utf-8")
+        self.tokenizer: Tokenizer = Tokenizer.from_str(tokenizer_text)
+        self.max_length: int | None = self.config.get("max_length", 512)
+        if self.max_length is not None:
+            self.tokenizer.enable_truncation(max_length=self.max_length)
+        self.tokenizer.no_padding()
+        self.normalize = bool(self.config.get("normalize", True))
+        self.dim = int(self.matrix.shape[1])
+        self.unk_id = _unknown_token_id(json.loads(tokenizer_text))
+        self._median_token_chars = _median_token_length(self.tokenizer)
+        self.fingerprint = _fingerprint(tokenizer_text, self.config, self.matrix)
+        self._table32: np.ndarray | None = None
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` into a (len(texts), dim) float32 matrix of unit rows (zeros if empty)."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(texts), _BATCH):
+            out[start : start + _BATCH] = self._embed_batch(texts[start : start + _BATCH])
+        return out
+
+    def _float32_table(self) -> np.ndarray:
+        """The matrix as float32, made once: float16 rows convert slowly on every gather."""
+        if self._table32 is None:
+            self._table32 = self.matrix.astype(np.float32)
+        return self._table32
+
+    def embed_one(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+    def _embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        if self.max_length is not None:
+            limit = self.max_length * self._median_token_chars
+            texts = [t[:limit] for t in texts]
+        encodings = self.tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)
+        id_lists = [e.ids for e in encodings]
+        if self.unk_id is not None:
+            unk = self.unk_id
+            id_lists = [[i for i in ids if i != unk] if unk in ids else ids for ids in id_lists]
+        table = self._float32_table() if len(id_lists) > 8 else self.matrix
+        out = np.zeros((len(id_lists), self.dim), dtype=np.float32)
+        # One small gather per text: its rows stay in cache, which on this class of machine is
+        # ~10x faster than one huge gather followed by a segmented sum.
+        for row, ids in enumerate(id_lists):
+            if not ids:
+                continue
+            picked = table.take(self.mapping[ids] if self.mapping is not None else ids, axis=0)
+            if self.weights is not None:
+                total = self.weights[ids].astype(np.float32) @ picked.astype(np.float32)
+            else:
+                total = picked.sum(axis=0, dtype=np.float32)
+            out[row] = total / len(ids)
+        if self.normalize:
+            norms = np.linalg.norm(out, axis=1, keepdims=True)
+            out /= norms + 1e-32
+        return out
+
+
+def load_embedder(spec: str | None = None) -> StaticEmbedder:
+    """Load the configured model (see :func:`resolve_model`)."""
+    files = resolve_model(spec)
+    if not (files.folder / "model.safetensors").exists():
+        raise ModelError(
+            f"no model.safetensors in {files.folder}",
+            hint="reinstall vaultseek, or point `model` at a Model2Vec folder",
+        )
+    return StaticEmbedder(files)
+
+
+def _unknown_token_id(tokenizer_json: dict[str, Any]) -> int | None:
+    model = tokenizer_json.get("model", {})
+    unk = model.get("unk_token")
+    vocab = model.get("vocab")
+    if unk is None or vocab is None:
+        return None
+    if isinstance(vocab, dict):
+        return vocab.get(unk)
+    if isinstance(vocab, list):  # Unigram: [[piece, score], ...] and unk_id is an index
+        return model.get("unk_id")
+    return None
+
+
+def _median_token_length(tokenizer: Tokenizer) -> int:
+    """Characters per token, as Model2Vec estimates it to pre-truncate long strings cheaply."""
+    lengths = sorted(len(t) for t in tokenizer.get_vocab())
+    return max(1, lengths[len(lengths) // 2]) if lengths else 1
+
+
+def _fingerprint(tokenizer_text: str, config: dict[str, Any], matrix: np.ndarray) -> str:
+    """A cheap content fingerprint: tokenizer, config, shape, and 64 evenly spaced rows.
+
+    Hashing the whole matrix would cost ~15 ms per process start; sampled rows catch any
+    re-distillation or different model while staying well under a millisecond.
+    """
+    digest = hashlib.sha256()
+    digest.update(tokenizer_text.encode("utf-8"))
+    digest.update(json.dumps(config, sort_keys=True).encode("utf-8"))
+    digest.update(repr((matrix.shape, str(matrix.dtype))).encode())
+    picks = np.linspace(0, matrix.shape[0] - 1, num=min(64, matrix.shape[0]), dtype=np.int64)
+    digest.update(np.ascontiguousarray(matrix[picks]).tobytes())
+    return digest.hexdigest()[:16]
+

@@ -1,0 +1,1 @@
+"""Retrieval quality: judged-set evaluation and its metrics."""

@@ -1,0 +1,172 @@
+"""The deep tier's job: give every chunk a vector of the deep model, behind the fast index.
+
+The fast index (BM25 + the static model) is searchable as soon as ``vaultseek index`` ends.
+The deep model (``deepmodel.py``) reads each chunk in context and is ~0.3–1 s a chunk on two
+cores, so its vectors are made afterwards, a few chunks at a time, by whichever process owns
+the job at the moment:
+
+- a detached worker that ``vaultseek index`` starts (``vaultseek deep --background``: one
+  thread, lowered priority), which exits when every chunk has a deep vector;
+- the daemon's or ``vaultseek watch``'s watcher, between file events, so an edited note's new
+  chunks get theirs within seconds;
+- ``vaultseek deep`` in the foreground, with a progress bar, for scripts and the impatient.
+
+One job per index at a time: each holds an exclusive lock file beside the index, and
+a process that cannot take it leaves the work to the holder. Each batch of texts is committed
+as soon as it is embedded, keyed by the chunk's embed hash, so ``kill -9`` loses at most the
+batch in flight and the next job starts where this one stopped. The chunks still without a
+deep vector are simply not in the deep list: search fuses that list with a weight scaled by
+the share of chunks it covers (``search.py``).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
+
+from ..config import Config
+from ..embeddings.deep import DeepModel
+from ..records import DeepProgress, DeepReport
+from ..storage.store import Store
+
+BATCH = 4
+"""Texts per engine call and commit: ~1–3 s of work, so a stop request or a file event waits
+at most that long, and a crash loses at most that much."""
+RATE_KEY = "deep_rate"
+"""Meta key: chunks a second the last job measured, for ``status``'s estimate."""
+
+DeepProgressCallback = Callable[[DeepProgress], None]
+
+
+def embedding_text(heading_context: str, text: str) -> str:
+    """What both models embed for a chunk, and what its ``embed_hash`` is taken of: its
+    context line, then its text (``sync`` imports it from here, so both tiers key their
+    vectors by the same hash)."""
+    return f"{heading_context}\n{text}"
+
+
+def lock_path(db: Path) -> Path:
+    return db.with_name(db.name + ".deep.lock")
+
+
+def log_path(db: Path) -> Path:
+    """Where a detached worker writes what it has to say (errors, mostly)."""
+    return lock_path(db).with_suffix(".log")
+
+
+def take_lock(db: Path) -> IO[bytes] | None:
+    """The index's deep-job lock, or None when another process holds it (it is released when
+    the returned file is closed, or the process ends). On an index folder nobody may write
+    to, no job can run, so there is nothing to lock: None as well."""
+    try:
+        handle = lock_path(db).open("ab")
+    except OSError:
+        return None
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        return None
+    return handle
+
+
+def job_running(db: Path) -> bool:
+    """Whether some process is running the deep job of this index now."""
+    try:
+        handle = lock_path(db).open("rb")
+    except OSError:  # no lock file: no job ever ran
+        return False
+    with handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return True
+    return False
+
+
+def deepen(
+    store: Store,
+    model: DeepModel,
+    *,
+    progress: DeepProgressCallback | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    seconds: float | None = None,
+    limit: int | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> DeepReport:
+    """Embed chunks that have no deep vector until none is left, ``should_stop`` says so,
+    ``seconds`` have passed or ``limit`` texts are done (whichever comes first). The caller
+    holds the lock (:func:`take_lock`). Vectors of another model are dropped first."""
+    started = clock()
+    reset = False
+    if store.get_meta("deep_model_fingerprint") != model.fingerprint:
+        store.reset_deep_vectors(model.fingerprint, model.name)
+        reset = True
+    done, total = store.deep_progress()
+    embedded = 0
+    rate: float | None = None
+    if progress is not None:
+        progress(DeepProgress(done, total, stored_rate(store)))
+    while True:
+        if should_stop is not None and should_stop():
+            break
+        if seconds is not None and clock() - started >= seconds:
+            break
+        room = BATCH if limit is None else min(BATCH, limit - embedded)
+        if room <= 0:
+            break
+        pending = store.deep_pending(room)
+        if not pending:
+            break
+        batch_started = clock()
+        vectors = model.embed_passages([embedding_text(context, text) for _h, context, text in pending])
+        store.save_deep_vectors([(digest, vectors[i]) for i, (digest, _c, _t) in enumerate(pending)])
+        embedded += len(pending)
+        elapsed = max(clock() - batch_started, 1e-6)
+        measured = len(pending) / elapsed
+        rate = measured if rate is None else 0.8 * rate + 0.2 * measured
+        done, total = store.deep_progress()
+        if progress is not None:
+            progress(DeepProgress(done, total, rate))
+    if rate is not None:
+        store.set_meta({RATE_KEY: f"{rate:.4f}"})
+    pruned = store.prune_deep_vectors() if done >= total else 0
+    return DeepReport(
+        embedded=embedded, done=done, total=total, seconds=clock() - started,
+        interrupted=done < total, reset=reset, pruned=pruned,
+    )  # fmt: skip
+
+
+def stored_rate(store: Store) -> float | None:
+    """Chunks a second the last job measured on this index (None: never measured)."""
+    value = store.get_meta(RATE_KEY)
+    try:
+        return float(value) if value else None
+    except ValueError:
+        return None
+
+
+def start_worker(config: Config, *, config_file: str | None = None) -> int | None:
+    """Start a detached ``vaultseek deep --background`` for this index (it outlives this
+    process and exits when the work is done); its pid, or None when a job already runs.
+    ``config_file`` is the ``--config`` the user named, passed on."""
+    assert config.db is not None and config.vault is not None
+    if job_running(config.db):
+        return None
+    command = [sys.executable, "-m", "vaultseek", "deep", "--background", "--quiet",
+               "--vault", str(config.vault), "--db", str(config.db)]  # fmt: skip
+    if config_file is not None:
+        command += ["--config", config_file]
+    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    with log_path(config.db).open("ab") as log:
+        child = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
+            start_new_session=True, close_fds=True,
+        )  # fmt: skip
+    return child.pid

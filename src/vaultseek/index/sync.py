@@ -1,0 +1,464 @@
+"""The indexing pipeline: files on disk → scrubbed, parsed, chunked, embedded → rows.
+
+Incremental by design. A file whose (size, mtime_ns) is unchanged is not opened; one whose
+stat changed but whose bytes hash the same only gets its stat updated; a changed one is
+re-chunked, and any chunk whose embedded text is unchanged keeps its stored vector. Each file
+commits in its own transaction, so an interrupted run loses at most the file in flight and the
+next run simply continues. Deletions run after additions, so a renamed file finds its old
+vectors still in place to reuse.
+
+A run may be limited to named paths (what a watcher knows changed): the walk is replaced by
+looking those paths up under the same rules (:func:`sources.find_source`), and everything
+after it — deciding, reading, writing, deleting — is the code a full run uses.
+
+Documents (PDF, Office, HTML, CSV, …; see :mod:`vaultseek.documents`) take the same path with
+another reader, and are written as soon as each is extracted rather than in batches, since one
+may take minutes. Within a PDF, every OCRed page is checkpointed in the index the moment it is
+done (scrubbed first, like everything stored), so a run killed mid-OCR resumes at the next
+page; the document's chunks replace its checkpoints in one transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import Counter
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
+
+import numpy as np
+
+from ..config import Config
+from ..documents import (
+    DocumentError,
+    ExtractContext,
+    ExtractionStopped,
+    OcrSettings,
+    document_chunks,
+    extract,
+    kind_of,
+)
+from ..embeddings.static import StaticEmbedder
+from ..notes.chunking import chunk_note
+from ..notes.markdown import parse_note
+from ..records import ChunkDraft, Note, Progress, SkippedFile, SyncReport
+from ..storage.store import REEMBEDDING, FileState, PreparedChunk, Store
+from ..text.keys import frontmatter_fields, note_names, tag_keys
+from ..text.lexical import index_text
+from .credentials import scrub
+from .deepening import embedding_text
+from .sources import (
+    PathFilter,
+    SourceError,
+    SourceFile,
+    find_source,
+    read_bytes,
+    read_source,
+    scan_vault,
+    walks_into,
+)
+
+PIPELINE_VERSION = "4"
+"""Bump when reading, scrubbing or chunking changes what a file becomes: the next run then
+re-processes every file (vectors are reused wherever the embedded text is unchanged), so
+e.g. a new credential pattern reaches notes that have not been edited since. (3: frontmatter
+fields and names are stored for filters and the title signal; markdown links to local files
+are stored as links. 4: reference-style markdown links, ``[text][ref]``, are stored too.)"""
+
+ProgressCallback = Callable[[Progress], None]
+StopCheck = Callable[[], bool]
+_BATCH_FILES = 64
+"""Files parsed and embedded together: large enough to batch the tokenizer, small enough
+that Ctrl-C is honoured within a fraction of a second."""
+
+
+@dataclass(slots=True)
+class _Parsed:
+    source: SourceFile
+    content_hash: str
+    note: Note
+    drafts: list[ChunkDraft]
+    hashes: list[bytes]
+    kind: str = "note"
+    ocr_pages: int = 0
+    ocr_pending: int = 0
+
+
+def embed_hash(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8")).digest()[:16]
+
+
+class _Checkpoints:
+    """The index's OCR checkpoints for one version of one document (a ``PageLog``)."""
+
+    def __init__(self, syncer: Syncer, path: str, content_hash: str) -> None:
+        self.syncer, self.path, self.content_hash = syncer, path, content_hash
+
+    def done(self) -> dict[int, str]:
+        return self.syncer.store.ocr_checkpoints(self.path, self.content_hash)
+
+    def save(self, page: int, text: str) -> str:
+        scrubbed = scrub(text)  # nothing reaches the database unscrubbed, checkpoints included
+        self.syncer.redactions.update(scrubbed.counts)
+        self.syncer.store.save_ocr_checkpoint(self.path, self.content_hash, page, scrubbed.text)
+        return scrubbed.text
+
+
+class Syncer:
+    """One index run over one vault."""
+
+    def __init__(
+        self,
+        store: Store,
+        config: Config,
+        embedder: Callable[[], StaticEmbedder],
+        *,
+        progress: ProgressCallback | None = None,
+        should_stop: StopCheck | None = None,
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.embedder = embedder
+        self.progress = progress or (lambda _p: None)
+        self.should_stop = should_stop or (lambda: False)
+        self.counts: Counter[str] = Counter()
+        self.redactions: Counter[str] = Counter()
+        self.skipped: list[SkippedFile] = []
+        self.notices: list[str] = []
+        self.reprocess_all = False
+        self._ocr_ready: bool | None = None
+
+    def run(self, paths: Collection[str] | None = None) -> SyncReport:
+        """Bring the index in line with the vault — or, given ``paths`` (vault-relative, '/'
+        separated), with just those files: each is (re)indexed, recorded as skipped or
+        removed exactly as a full run would treat it, and no other file is looked at.
+
+        A run over paths becomes a full one when one of them is, or was, a folder the walk
+        enters (a moved or deleted folder reports only itself, not the files it holds; a new
+        one may have filled before anyone watched it), and when the pipeline version changed
+        (then every file must be re-processed, not just the named ones)."""
+        started = time.perf_counter()
+        vault = self.config.vault
+        assert vault is not None
+        interrupted = self._reembed_if_model_changed()
+        self.progress(Progress("scan", 0, 0))
+        reprocess_all = self.reprocess_all = (
+            self.store.get_meta("pipeline_version") != PIPELINE_VERSION
+        )
+        path_filter = PathFilter(self.config.include, self.config.excluded)
+        named = None if paths is None or reprocess_all else sorted(set(paths))
+        if named is not None and any(self._is_folder(vault, path_filter, p) for p in named):
+            named = None
+        if named is None:
+            sources = scan_vault(
+                vault, path_filter, max_bytes=self.config.max_file_bytes, size_limit=self._size_limit
+            )
+        else:
+            found = (
+                find_source(
+                    vault, path_filter, p, max_bytes=self.config.max_file_bytes, size_limit=self._size_limit
+                )
+                for p in named
+            )
+            sources = [source for source in found if source is not None]
+        known = self.store.file_states(named)
+        todo: list[tuple[SourceFile, FileState | None]] = []
+        for source in sources:
+            state = known.get(source.path)
+            if source.error is not None:
+                self._skip(source, state, source.error)
+            elif (
+                state is not None
+                and state.status == "indexed"
+                and (state.size, state.mtime_ns) == (source.size, source.mtime_ns)
+                and state.kind == (kind_of(source.path) or "note")
+                and not (state.ocr_pending and self._ocr_can_run())
+                and not reprocess_all
+            ):
+                self.counts["unchanged"] += 1
+            else:  # new, changed, or skipped last time (the cause may be fixed: try again)
+                todo.append((source, state))
+        if not interrupted:
+            interrupted = self._index(todo)
+        if not interrupted:
+            present = {s.path for s in sources}
+            gone = sorted(set(known) - present)
+            for done, path in enumerate(gone, start=1):
+                self.store.delete_file(path)
+                self.progress(Progress("delete", done, len(gone), path))
+            self.counts["deleted"] = len(gone)
+            if self.counts["added"] + self.counts["updated"] + len(gone) > 500:
+                self.store.optimize()
+            if reprocess_all:
+                self.store.set_meta({"pipeline_version": PIPELINE_VERSION})
+            self.store.prune_ocr_checkpoints(present, among=None if named is None else set(named))
+        self.progress(Progress("done", 1, 1))
+        return SyncReport(
+            scanned=len(sources),
+            added=self.counts["added"],
+            updated=self.counts["updated"],
+            unchanged=self.counts["unchanged"],
+            touched=self.counts["touched"],
+            deleted=self.counts["deleted"],
+            skipped=tuple(self._final_skips()),
+            chunks_written=self.counts["chunks"],
+            vectors_reused=self.counts["reused"],
+            reembedded=self.counts["reembedded"],
+            redactions=dict(sorted(self.redactions.items())),
+            interrupted=interrupted,
+            seconds=round(time.perf_counter() - started, 3),
+            notices=tuple(self.notices),
+            documents_extracted=self.counts["documents"],
+            pages_extracted=self.counts["pages"],
+            pages_ocred=self.counts["ocred"],
+            pages_resumed=self.counts["resumed"],
+            full=named is None,
+        )
+
+    def _size_limit(self, rel_path: str) -> tuple[int, str]:
+        """Documents have their own, larger cap; notes and any other file the note cap."""
+        if kind_of(rel_path):
+            return self.config.max_document_bytes, "max_document_mb"
+        return self.config.max_file_bytes, "max_file_mb"
+
+    def _is_folder(self, vault: Path, path_filter: PathFilter, rel_path: str) -> bool:
+        """Whether a named path is a folder the walk enters, or was one the index holds
+        files of: its files were not named, so only a full run finds them all."""
+        return walks_into(vault, path_filter, rel_path) or self.store.has_files_under(rel_path)
+
+    def _skip(self, source: SourceFile, state: FileState | None, reason: str) -> None:
+        """Record a file that cannot be indexed (writing only when something changed)."""
+        if (
+            state is None
+            or state.status != "skipped"
+            or state.error != reason
+            or (state.size, state.mtime_ns) != (source.size, source.mtime_ns)
+        ):
+            self.store.record_skip(
+                source.path,
+                size=source.size,
+                mtime_ns=source.mtime_ns,
+                reason=reason,
+                kind=kind_of(source.path) or "note",
+            )
+        self.skipped.append(SkippedFile(source.path, reason))
+
+    def _final_skips(self) -> list[SkippedFile]:
+        return sorted({s.path: s for s in self.skipped}.values(), key=lambda s: s.path)
+
+    # -- model identity -----------------------------------------------------------------
+    def _reembed_if_model_changed(self) -> bool:
+        """Re-embed every stored chunk when the configured model is not the one the index was
+        built with. Returns True if interrupted. Vectors are never trusted across models: the
+        stored fingerprint says "re-embedding" until every chunk is done."""
+        model = self.embedder()
+        stored = self.store.get_meta("model_fingerprint")
+        if stored == model.fingerprint:
+            return False
+        total = self.store.counts()["chunks"]
+        if stored is not None and total:
+            previous = self.store.get_meta("model_name")
+            self.store.set_meta({"model_fingerprint": REEMBEDDING + model.fingerprint})
+            done = 0
+            for batch in self.store.iter_chunks():
+                if self.should_stop():
+                    self.notices.append(
+                        f"embedding model change interrupted after {done} of {total} chunks; "
+                        "run again to finish (searches use BM25 until then)"
+                    )
+                    return True
+                vectors = model.embed([embedding_text(ctx, text) for _cid, ctx, text in batch])
+                self.store.replace_vectors([(row[0], vec) for row, vec in zip(batch, vectors, strict=True)])
+                done += len(batch)
+                self.progress(Progress("embed", done, total))
+            self.counts["reembedded"] = done
+            self.notices.append(
+                f"embedding model changed ({previous} → {model.name}); re-embedded {done} chunks"
+            )
+        self.store.set_meta(
+            {"model_name": model.name, "model_fingerprint": model.fingerprint, "dim": str(model.dim)}
+        )
+        return False
+
+    # -- files --------------------------------------------------------------------------
+    def _index(self, todo: Sequence[tuple[SourceFile, FileState | None]]) -> bool:
+        """Index changed files in batches; returns True if stopped early. A document is
+        written as soon as it is extracted (with the notes parsed before it), since
+        extracting one may take minutes."""
+        done = 0
+        for start in range(0, len(todo), _BATCH_FILES):
+            batch = todo[start : start + _BATCH_FILES]
+            parsed: list[tuple[_Parsed, FileState | None]] = []
+            for source, state in batch:
+                try:
+                    item = self._parse(source, state)
+                except ExtractionStopped:
+                    return True
+                if item is not None:
+                    parsed.append((item, state))
+                    if item.kind != "note":
+                        if not self._write(parsed):
+                            return True
+                        parsed = []
+            if not self._write(parsed):
+                return True
+            done += len(batch)
+            self.progress(Progress("index", done, len(todo), batch[-1][0].path))
+            if self.should_stop() and done < len(todo):
+                return True
+        return False
+
+    def _write(self, parsed: Sequence[tuple[_Parsed, FileState | None]]) -> bool:
+        """Embed and store parsed files; False if stopped before all were written."""
+        vectors, fresh = self._vectors_for([p for p, _s in parsed])
+        with self.store.batch():
+            for item, state in parsed:
+                if self.should_stop():
+                    return False
+                chunks = [
+                    PreparedChunk(
+                        draft,
+                        digest,
+                        vectors[digest],
+                        (
+                            index_text(draft.text),
+                            index_text(draft.section),
+                            index_text(draft.heading_context),
+                        ),
+                    )
+                    for draft, digest in zip(item.drafts, item.hashes, strict=True)
+                ]
+                self.counts["reused"] += sum(1 for h in item.hashes if h not in fresh)
+                self.store.replace_file(
+                    item.source.path,
+                    size=item.source.size,
+                    mtime_ns=item.source.mtime_ns,
+                    content_hash=item.content_hash,
+                    note=item.note,
+                    chunks=chunks,
+                    kind=item.kind,
+                    ocr_pages=item.ocr_pages,
+                    ocr_pending=item.ocr_pending,
+                    fields=frontmatter_fields(item.note.frontmatter),
+                    tags=tag_keys(item.note.tags),
+                    names=note_names(item.note.title, item.note.aliases, item.source.path),
+                )
+                self.counts["updated" if state else "added"] += 1
+                self.counts["chunks"] += len(chunks)
+        return True
+
+    def _ocr_can_run(self) -> bool:
+        """Whether a document with pages waiting for OCR is worth reading again: only once
+        OCR can run (Tesseract or the language pack installed, OCR switched back on), so a
+        machine without Tesseract does not re-extract those PDFs on every run."""
+        if self._ocr_ready is None:
+            self._ocr_ready = self._ocr_settings().can_run()
+        return self._ocr_ready
+
+    def _ocr_settings(self) -> OcrSettings:
+        return OcrSettings(enabled=self.config.ocr, languages=self.config.ocr_languages)
+
+    def _touched_only(
+        self, source: SourceFile, state: FileState | None, content_hash: str, kind: str
+    ) -> bool:
+        """True (and the new stat recorded) when the file's bytes are what was indexed: its
+        mtime moved, its content did not, so nothing is re-read, re-extracted or re-OCRed."""
+        if (
+            state is None
+            or state.status != "indexed"
+            or state.content_hash != content_hash
+            or state.kind != kind
+            or (state.ocr_pending and self._ocr_can_run())
+            or self.reprocess_all
+        ):
+            return False
+        self.store.touch_file(state.id, size=source.size, mtime_ns=source.mtime_ns)
+        self.counts["touched"] += 1
+        return True
+
+    def _parse(self, source: SourceFile, state: FileState | None) -> _Parsed | None:
+        """Read, scrub, parse and chunk one file; None if it needs no new rows."""
+        kind = kind_of(source.path)
+        if kind is not None:
+            return self._parse_document(source, state, kind)
+        try:
+            loaded = read_source(source)
+        except SourceError as exc:
+            self._skip(source, state, str(exc))
+            return None
+        if self._touched_only(source, state, loaded.content_hash, "note"):
+            return None
+        scrubbed = scrub(loaded.text)
+        self.redactions.update(scrubbed.counts)
+        note = parse_note(scrubbed.text, path=source.path)
+        drafts = chunk_note(note)
+        hashes = [embed_hash(embedding_text(d.heading_context, d.text)) for d in drafts]
+        return _Parsed(source, loaded.content_hash, note, drafts, hashes)
+
+    def _parse_document(
+        self, source: SourceFile, state: FileState | None, kind: str
+    ) -> _Parsed | None:
+        """Extract, scrub and chunk one document; None if it needs no new rows. Raises
+        :class:`ExtractionStopped` when the user stops mid-document."""
+        try:
+            loaded = read_bytes(source)
+        except SourceError as exc:
+            self._skip(source, state, str(exc))
+            return None
+        if self._touched_only(source, state, loaded.content_hash, kind):
+            return None
+        path = source.path
+        context = ExtractContext(
+            path=path,
+            ocr=self._ocr_settings(),
+            pages=_Checkpoints(self, path, loaded.content_hash),
+            progress=lambda phase, done, total: self.progress(Progress(phase, done, total, path)),
+            should_stop=self.should_stop,
+        )
+        try:
+            extracted = extract(path, loaded.data, context)
+        except DocumentError as exc:
+            self._skip(source, state, str(exc))
+            return None
+        self.counts["documents"] += 1
+        if kind == "pdf":
+            self.counts["pages"] += extracted.pages
+        self.counts["ocred"] += extracted.pages_ocred
+        self.counts["resumed"] += extracted.pages_resumed
+        for notice in extracted.notices:
+            if notice not in self.notices:
+                self.notices.append(notice)
+        segments = []
+        for segment in extracted.segments:
+            scrubbed = scrub(segment.text)
+            self.redactions.update(scrubbed.counts)
+            segments.append(replace(segment, text=scrubbed.text))
+        title = scrub(extracted.title or PurePosixPath(path).stem).text
+        drafts = document_chunks(segments, title=title, kind=kind)
+        hashes = [embed_hash(embedding_text(d.heading_context, d.text)) for d in drafts]
+        return _Parsed(
+            source,
+            loaded.content_hash,
+            Note(title=title, body="", type=kind),
+            drafts,
+            hashes,
+            kind=kind,
+            ocr_pages=extracted.ocr_pages,
+            ocr_pending=extracted.ocr_pending,
+        )
+
+    def _vectors_for(
+        self, parsed: Sequence[_Parsed]
+    ) -> tuple[dict[bytes, np.ndarray], set[bytes]]:
+        """A vector for every chunk hash in the batch, and which of them were newly embedded
+        (the rest are reused from any stored chunk that embedded the same text)."""
+        texts: dict[bytes, str] = {}
+        for item in parsed:
+            for draft, digest in zip(item.drafts, item.hashes, strict=True):
+                texts.setdefault(digest, embedding_text(draft.heading_context, draft.text))
+        vectors = self.store.vectors_by_hash(texts)
+        missing = [h for h in texts if h not in vectors]
+        if missing:
+            vectors.update(zip(missing, self.embedder().embed([texts[h] for h in missing]), strict=True))
+        return vectors, set(missing)

@@ -1,0 +1,1 @@
+"""Links between notes: resolution, anchors, related notes, extracts."""

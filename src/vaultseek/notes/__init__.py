@@ -1,0 +1,1 @@
+"""Markdown notes: frontmatter, links, headings and heading-aware chunks."""

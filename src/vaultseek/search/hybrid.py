@@ -1,0 +1,435 @@
+"""The search pipeline: query → ranked lists (BM25, vector) → fusion → results.
+
+Both lists are computed on demand and fused (:mod:`fusion`); the result keeps each
+chunk's rank in each list. When the vector side is unavailable (no model, a model that does
+not match the index, no vectors) hybrid search degrades to BM25 and says so in a notice.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+import numpy as np
+
+from ..config import FUSION_METHODS
+from ..errors import QueryError
+from ..records import SEARCH_MODES, SearchFilter, SearchMode, SearchResponse, SearchResult
+from ..storage.store import ChunkRow, Store
+from ..storage.vectors import Scan, VectorIndex
+from ..text.lexical import LexicalQuery, make_snippet, parse_query
+from .fusion import DEFAULT_WEIGHTS, Fused, convex, convex_head, rrf
+from .intent import LEANS, detect_intent
+from .linkgraph import LINK_SIGNALS, LinkGraph, boost, contenders
+from .signals import apply_signals
+from .termmatch import RERANK_DEPTH, blend, content_words, idf, match_scores
+from .vocabulary import refine_query
+
+CHARS_PER_TOKEN = 4
+
+
+class VectorsUnavailable(Exception):
+    """The vector side cannot answer; the message says why (shown as a notice)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchParams:
+    mode: SearchMode = "hybrid"
+    k: int = 10
+    candidates: int = 100
+    fusion: str = "convex"
+    rrf_k: int = 60
+    bm25_weight: float | None = None
+    """None: the fusion method's own default (fusion.DEFAULT_WEIGHTS)."""
+    vector_weight: float | None = None
+    deep_weight: float | None = None
+    """The deep list's weight before it is scaled by the deep vectors' coverage (None: the
+    fusion method's own default)."""
+    max_tokens: int | None = None
+    scope: SearchFilter | None = None
+    """Only chunks of files inside it are ranked (None: the whole index)."""
+    title_match: bool = False
+    """A note whose title, alias or file name is the query goes first (``signals.py``)."""
+    recency_half_life_days: float | None = None
+    """Decay scores by the age of their file with this half-life (None or 0: off)."""
+    recency_weight: float = 0.5
+    """The share of a score recency can take away (``signals.recency_factor``)."""
+    intent: bool = False
+    """Shift the list weights for identifier-like queries and long questions (``intent.py``)."""
+    now: float | None = None
+    """The clock recency reads (epoch seconds); None: the current time."""
+    link_boost: float = 0.0
+    """Post-fusion link signal weight (0: off); see :mod:`linkgraph`."""
+    link_signal: str = "backlinks"
+    term_match: float = 0.0
+    """Hybrid convex search: the term match's share of the head's lexical score (0: off;
+    ``termmatch.DEFAULT_WEIGHT`` is the measured best); see :mod:`termmatch`."""
+
+
+ANY_TERM_POSTINGS = 8_000
+"""The any-term fallback may rank at most about this many chunks: the commonest words of a
+long question are left out of it until their postings fit. Ranking every chunk that holds
+"example" or "file" costs 10–20 ms at 50k chunks and adds little, since BM25's IDF discounts
+such words anyway. (Budgeted in postings, not as a share: the cost is absolute.)"""
+
+
+Scored = list[tuple[int, float]]
+"""(chunk id, score) best first; higher scores are better."""
+ScanResult = tuple[Scan | None, Scored]
+"""A query's vector scan (None: nothing to scan) and, when no scope needs SQL, its best hits."""
+
+
+def lexical_hits(
+    store: Store, query: LexicalQuery, limit: int, scope: SearchFilter | None = None
+) -> Scored:
+    """BM25 hits: all terms first (precise), topped up from any-term matches when that
+    finds fewer than ``limit`` (a long question rarely has every word in one chunk). Top-up
+    scores are capped at the last all-terms score, so the list stays in score order."""
+    if query.empty:
+        return []
+    hits = store.bm25(query.match_all(), limit, scope)
+    if len(hits) >= limit or len(query.phrases) < 2:
+        return hits
+    phrases = affordable_phrases(store, query.phrases)
+    if not phrases:  # no word of the query occurs anywhere
+        return hits
+    seen = {i for i, _s in hits}
+    ceiling = hits[-1][1] if hits else float("inf")
+    for item, score in store.bm25(" OR ".join(phrases), limit, scope):
+        if len(hits) >= limit:
+            break
+        if item not in seen:
+            ceiling = min(score, ceiling)
+            hits.append((item, ceiling))
+    return hits
+
+
+SCOPE_PROBE = 1_000
+"""A scoped vector search first takes this many of the whole index's best rows (at least ten
+times the pool) and keeps those whose files are inside the scope: one indexed lookup per
+distinct file, whatever the scope's size. Only when fewer than the pool are inside (a narrow
+scope) does it list the scope's files and mask every row by them; listing all 17k files of
+the benchmark vault costs ~2 ms, more than the probe, while a narrow scope's list is short."""
+
+
+def vector_hits(
+    store: Store, index: VectorIndex, query: np.ndarray, limit: int, scope: SearchFilter | None
+) -> Scored:
+    """The ``limit`` chunks most similar to ``query`` inside ``scope`` — the exact masked
+    ranking either way, since an in-scope row outside the probe scores below all of it."""
+    if not np.any(query) or not len(index):
+        return []
+    return scan_hits(store, index, index.scan(query), limit, scope)
+
+
+def scan_hits(store: Store, index: VectorIndex, scan: Scan, limit: int, scope: SearchFilter | None) -> Scored:
+    """:func:`vector_hits` from a query's scan."""
+    if scope is None:
+        return index.top(scan, limit)
+    if index.files is None:  # once per matrix
+        index.files = store.file_ids_of(index.ids)
+    probe, floor = index.best_rows(scan, max(SCOPE_PROBE, limit * 10))
+    if len(probe) < len(index):
+        files = index.files[probe]
+        inside = store.files_inside(np.unique(files).tolist(), scope)
+        kept = probe[np.isin(files, np.fromiter(inside, dtype=np.int64, count=len(inside)))]
+        if len(kept) >= limit:
+            hits = index.top(scan, limit, rows=kept)
+            if hits[-1][1] >= floor:  # no row outside the probe can beat the last of them
+                return hits
+    allowed = store.file_ids_in(scope)
+    if not len(allowed):
+        return []
+    lookup = np.zeros(max(int(allowed[-1]), int(index.files.max())) + 1, dtype=bool)
+    lookup[allowed] = True
+    return index.top(scan, limit, rows=np.flatnonzero(lookup[index.files]))
+
+
+def affordable_phrases(store: Store, phrases: tuple[str, ...]) -> tuple[str, ...]:
+    """The rarest phrases whose postings fit :data:`ANY_TERM_POSTINGS` (the rarest one that
+    occurs at all is always kept), in their original order. Prefix phrases and groups of a
+    word's forms (``vocabulary.refine_query``) are kept too: their reach is not known cheaply."""
+    exact = [p for p in phrases if p.endswith('"')]
+    frequencies = dict(zip(exact, store.document_frequencies([p.strip('"') for p in exact])))  # noqa: B905 - per query: a keyword makes zip() ~0.5 µs slower
+    kept = {p for p in phrases if p not in frequencies}
+    used = 0
+    for phrase in sorted((p for p in exact if frequencies[p]), key=lambda p: frequencies[p]):
+        if used and used + frequencies[phrase] > ANY_TERM_POSTINGS:
+            break
+        kept.add(phrase)
+        used += frequencies[phrase]
+    return tuple(p for p in phrases if p in kept)
+
+
+class QueryModel(Protocol):
+    """What search needs of the embedding model: a query vector."""
+
+    def embed_one(self, text: str) -> np.ndarray: ...
+
+
+VectorSide = Callable[[], tuple[VectorIndex, QueryModel]]
+"""Returns the vector index and the model, or raises :class:`VectorsUnavailable`."""
+DeepSide = tuple[VectorIndex, QueryModel, float]
+"""The deep vectors, the deep model, and the share of the index's chunks the vectors cover."""
+
+
+def run_search(
+    store: Store,
+    text: str,
+    params: SearchParams,
+    vector_side: VectorSide,
+    *,
+    link_graph: Callable[[], LinkGraph] | None = None,
+    deep_side: Callable[[], DeepSide] | None = None,
+) -> SearchResponse:
+    """Answer one query.
+
+    In a hybrid search the query's embeddings and the vector scans run on worker threads
+    while this one runs BM25 (:func:`_start`): SQLite, the int8 scan and the deep model's
+    engine all work without Python's lock, so on two cores the lists take about as long as
+    the slowest. ``deep_side`` (None: the deep tier is off) gives the deep tier's list: a
+    third list in a hybrid search, whose fusion weight is scaled by the share of chunks that
+    have a deep vector, so a half-done deep index counts half as much and an empty one not
+    at all."""
+    if params.mode not in SEARCH_MODES:
+        raise QueryError(
+            f"unknown search mode {params.mode!r}", hint=f"use one of {', '.join(SEARCH_MODES)}"
+        )
+    if params.k < 1:
+        raise QueryError("k must be at least 1")
+    if params.link_signal not in LINK_SIGNALS or params.link_boost < 0:
+        raise QueryError(
+            "link_boost must be at least 0 and link_signal one of " + ", ".join(LINK_SIGNALS)
+        )
+    if params.fusion not in FUSION_METHODS:
+        raise QueryError(
+            f"unknown fusion {params.fusion!r}", hint=f"use one of {', '.join(FUSION_METHODS)}"
+        )
+    query = parse_query(text)
+    pool = max(params.candidates, params.k)
+    notices: list[str] = []
+    bm25: Scored = []
+    vec: Scored = []
+    model: QueryModel | None = None
+    scanning: Callable[[], ScanResult] | None = None
+    deep: Scored = []
+    deep_scanning: Callable[[], ScanResult] | None = None
+    coverage = 0.0
+    scope = params.scope if params.scope is not None and not params.scope.unrestricted else None
+    if params.mode in ("hybrid", "deep") and text.strip():
+        try:
+            if deep_side is None:
+                raise VectorsUnavailable("the deep tier is off (deep_tier = false)")
+            deep_index, deep_model, coverage = deep_side()
+        except VectorsUnavailable as exc:
+            if params.mode == "deep":
+                raise QueryError(f"deep search is unavailable: {exc}") from exc
+        else:  # started first: the deep model's query embedding is the slowest step
+            deep_scanning = _start(params.mode == "hybrid", _scan, deep_index, deep_model, text, pool if scope is None else None)
+    if params.mode in ("hybrid", "vector") and text.strip():
+        try:
+            index, model = vector_side()
+        except VectorsUnavailable as exc:
+            if params.mode == "vector":
+                raise QueryError(f"vector search is unavailable: {exc}") from exc
+            notices.append(f"vector search unavailable ({exc}); showing BM25 results only")
+        else:
+            # In the background only when BM25 runs meanwhile: alone, the hop costs ~0.4 ms.
+            scanning = _start(params.mode == "hybrid", _scan, index, model, text, pool if scope is None else None)
+    if params.mode in ("hybrid", "bm25"):
+        query, corrected = refine_query(store, query)
+        notices.extend(corrected)
+        bm25 = lexical_hits(store, query, pool, scope)
+    if scanning is not None:
+        scan, vec = scanning()
+        if scan is not None and scope is not None:  # the scope's rows are looked up here: SQL
+            vec = scan_hits(store, index, scan, pool, scope)
+    if deep_scanning is not None:
+        deep_scan, deep = deep_scanning()
+        if deep_scan is not None and scope is not None:
+            deep = scan_hits(store, deep_index, deep_scan, pool, scope)
+    intent = detect_intent(text) if params.intent else None
+    lean = LEANS.get(intent or "")
+    rows: dict[int, ChunkRow] = {}
+    if params.term_match > 0 and params.mode == "hybrid" and params.fusion != "convex":
+        notices.append(f"term matching re-scores convex fusion only; not applied with {params.fusion}")
+    lists = {"bm25": bm25, "vector": vec, "deep": deep}
+    if model is not None and bm25 and vec and params.term_match > 0 and params.mode == "hybrid" and params.fusion == "convex":
+        fused, rows = fuse_with_terms(store, lists, query, len(index), params, lean, coverage)
+    else:
+        fused = fuse(lists, params, lean=lean, coverage=coverage)
+    if params.link_boost and link_graph is not None and fused:
+        # Only the head that can still reach the top k is re-scored — unless recency follows:
+        # it can lower the head's scores, so everything stays a contender.
+        head = fused if params.recency_half_life_days else contenders(fused, params.k, params.link_boost)
+        fused = boost(head, store.chunk_paths([f.item for f in head]), link_graph(), params.link_boost, params.link_signal)
+    # Title match last: a note the query names goes first whatever the other signals did.
+    if params.title_match or params.recency_half_life_days:
+        fused = apply_signals(
+            store, fused, text, scope=scope, title_match=params.title_match,
+            half_life_days=params.recency_half_life_days, recency_weight=params.recency_weight,
+            now=time.time() if params.now is None else params.now,
+        )  # fmt: skip
+    results = _materialise(store, fused[: params.k], query, rows)
+    if params.max_tokens is not None:
+        results = fit_budget(results, params.max_tokens)
+    return SearchResponse(text, params.mode, tuple(results), tuple(notices), intent=intent)
+
+
+def _scan(index: VectorIndex, model: QueryModel, text: str, limit: int | None) -> ScanResult:
+    """The query's embedding and scan (None for an all-zero query or an empty index), and,
+    when ``limit`` is given (no scope, so no SQL is needed), its ``limit`` best chunks."""
+    query = model.embed_one(text)
+    if not np.any(query) or not len(index):
+        return None, []
+    scan = index.scan(query)
+    return scan, (index.top(scan, limit) if limit is not None else [])
+
+
+@functools.cache
+def _cores() -> int:
+    """The cores this process may use (asked once: the answer costs ~70 µs here)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
+_workers: ThreadPoolExecutor | None = None
+_workers_lock = threading.Lock()
+
+
+def _start(background: bool, fn: Callable[..., ScanResult], *args: object) -> Callable[[], ScanResult]:
+    """Start ``fn(*args)`` on the vector workers — a few threads shared by every search of
+    the process — and return what waits for its result; run it right here instead when not
+    ``background`` or on a single core, where there is nothing to overlap with."""
+    global _workers
+    cores = _cores()
+    if not background or cores < 2:
+        result = fn(*args)
+        return lambda: result
+    with _workers_lock:
+        if _workers is None:
+            _workers = ThreadPoolExecutor(max_workers=min(4, cores), thread_name_prefix="vaultseek-vectors")
+    return _workers.submit(fn, *args).result
+
+
+def fuse(
+    lists: dict[str, Scored], params: SearchParams, *, lean: Mapping[str, float] | None = None, coverage: float = 1.0
+) -> list[Fused]:
+    """Combine the lists with the configured method. A single-mode search is a one-list
+    fusion, so every mode's results carry the same score and rank data. ``lean`` multiplies
+    the list weights (query intent); ``coverage`` scales the deep list's."""
+    weights = list_weights(params, lean, coverage)
+    if params.fusion == "convex":
+        return convex(lists, weights=weights)
+    return rrf({name: [i for i, _s in hits] for name, hits in lists.items()}, k=params.rrf_k, weights=weights)
+
+
+def fuse_with_terms(
+    store: Store,
+    lists: dict[str, Scored],
+    query: LexicalQuery,
+    chunks: int,
+    params: SearchParams,
+    lean: Mapping[str, float] | None,
+    coverage: float = 1.0,
+) -> tuple[list[Fused], dict[int, ChunkRow]]:
+    """Convex fusion with the head's lexical scores re-scored by term matching
+    (:mod:`termmatch`): the plain fusion's :data:`~termmatch.RERANK_DEPTH` best chunks are
+    matched against the query's words, and the lists fused once with those scores blended
+    in. Results keep their ranks in the original BM25 and vector lists: the ranks explain
+    the lists, the score includes the match. Returns the head's rows too: the results are
+    mostly among them, so they are not read twice."""
+    weights = list_weights(params, lean, coverage)
+    words = content_words(" ".join(query.terms))
+    if not words:
+        return convex(lists, weights=weights), {}
+    rows = store.chunks_by_id(convex_head(lists, RERANK_DEPTH, weights=weights))
+    frequencies = [idf(df, chunks) for df in store.word_frequencies(words)]
+    texts = [f"{r.heading_context}\n{r.text}" for r in rows.values()]
+    matches = dict(zip(rows, match_scores(words, frequencies, texts).tolist(), strict=True))
+    blended = blend(lists["bm25"], matches, params.term_match)
+    return convex(lists, weights=weights, overrides={"bm25": blended}), rows
+
+
+def list_weights(
+    params: SearchParams, lean: Mapping[str, float] | None = None, coverage: float = 1.0
+) -> dict[str, float]:
+    """The fusion's list weights: the method's defaults, then the configured ones, times the
+    intent's lean (the deep list leans as the vector list does: both are meaning); the deep
+    list's times ``coverage``, the share of chunks that have a deep vector."""
+    weights = dict(DEFAULT_WEIGHTS[params.fusion])
+    if params.bm25_weight is not None:
+        weights["bm25"] = params.bm25_weight
+    if params.vector_weight is not None:
+        weights["vector"] = params.vector_weight
+    if params.deep_weight is not None:
+        weights["deep"] = params.deep_weight
+    for name, factor in (lean or {}).items():
+        weights[name] *= factor
+        if name == "vector":
+            weights["deep"] *= factor
+    weights["deep"] *= coverage
+    return weights
+
+
+def _materialise(
+    store: Store, fused: list[Fused], query: LexicalQuery, known: Mapping[int, ChunkRow] | None = None
+) -> list[SearchResult]:
+    missing = [f.item for f in fused if not known or f.item not in known]
+    rows = {**(known or {}), **(store.chunks_by_id(missing) if missing else {})}
+    out = []
+    for f in fused:
+        row = rows.get(f.item)
+        if row is None:  # deleted between ranking and reading; skip rather than fail
+            continue
+        out.append(
+            SearchResult(
+                path=row.path,
+                section=row.section,
+                heading_context=row.heading_context,
+                snippet=make_snippet(row.text, query.terms),
+                score=f.score,
+                bm25_rank=f.ranks.get("bm25"),
+                vec_rank=f.ranks.get("vector"),
+                deep_rank=f.ranks.get("deep"),
+                chunk_id=row.id,
+                text=row.text,
+                location=row.location,
+                signals=f.signals,
+            )
+        )
+    return out
+
+
+def result_tokens(result: SearchResult) -> int:
+    """Estimated tokens a result costs when shown: path, section, heading context, snippet."""
+    chars = len(result.path) + len(result.section) + len(result.heading_context) + len(result.snippet)
+    return -(-chars // CHARS_PER_TOKEN)
+
+
+def fit_budget(results: list[SearchResult], max_tokens: int) -> list[SearchResult]:
+    """Keep results, best first, while they fit in ``max_tokens`` (4 characters a token).
+
+    The best result is always kept: if it alone is over budget its snippet is shortened,
+    but its path, section and heading context are never cut (they say where to look)."""
+    kept: list[SearchResult] = []
+    used = 0
+    for result in results:
+        cost = result_tokens(result)
+        if used + cost > max_tokens:
+            if not kept:
+                fixed = len(result.path) + len(result.section) + len(result.heading_context)
+                room = max_tokens * CHARS_PER_TOKEN - fixed - 1
+                snippet = result.snippet[:room] + "…" if room > 0 else ""
+                kept.append(replace(result, snippet=snippet))
+            break
+        kept.append(result)
+        used += cost
+    return kept

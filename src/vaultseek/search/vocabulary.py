@@ -1,0 +1,184 @@
+"""A query's words against the words the index holds: other forms, and typos.
+
+The full-text index stems English only (FTS5's Porter stemmer), so a German or Spanish word
+finds its own form and no other: ``komprimieren`` misses a page that says ``komprimiert`` and
+``Komprimierung``. And a word typed wrong finds nothing at all. Both are fixed on the query
+side, against the index's own vocabulary (an ``fts5vocab`` view), so the index stays as it is:
+
+* **word forms**: when the vault is written in a language Snowball stems (its commonest
+  function words are in at least :data:`LANGUAGE_SHARE` of the chunks), each longer query word
+  also matches every indexed word that starts with its stem in that language —
+  ``komprimieren`` → ``komprimi*`` (``komprimiert``, ``komprimierung``), ``archivos`` →
+  ``archiv*``. An English vault has none of the markers, so its queries are unchanged.
+* **typos**: a query word that no chunk holds is replaced by the nearest indexed word
+  (:func:`nearest_term`: a letter dropped, added, changed or two swapped; the commonest such
+  word wins), and the response says what was searched instead (``Obsidain snyc`` →
+  ``obsidian sync``). A word that occurs anywhere is never changed.
+
+PyStemmer (Snowball in C, ~1 µs a word) is imported here only, on the first query of a vault
+in one of those languages.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Callable
+
+from ..storage.store import Store
+from ..text.lexical import STOPWORDS, LexicalQuery, has_cjk
+
+LANGUAGE_MARKERS: dict[str, tuple[str, ...]] = {
+    "german": ("und", "nicht", "oder", "wird"),
+    "spanish": ("los", "las", "pero"),
+    "french": ("les", "avec", "pour"),
+    "italian": ("della", "che", "sono"),
+    "portuguese": ("não", "uma", "você"),
+    "dutch": ("het", "een", "niet"),
+}
+"""Words common in running text of a language and rare elsewhere, per Snowball algorithm."""
+LANGUAGE_SHARE = 0.05
+"""A vault is taken to be (partly) in a language when its most frequent marker is in at least
+this share of its chunks; in English collections (SciFact, the tldr pages) each is under 1%."""
+MIN_STEM = 4
+"""Stems shorter than this are not used as prefixes (``pak*`` would reach too far)."""
+STEM_ENDING = 4
+"""The longest ending a misspelt word may have past an indexed stem (``configur`` + ``aton``):
+longer, and a word is "corrected" to its first part (``microenviroment`` → ``micro``)."""
+_WORD = re.compile(r'^"([^\W\d_]+)"$')
+"""A query phrase that is one word of letters: the only kind given other forms or corrected."""
+
+
+@functools.cache
+def _stemmer(language: str) -> Callable[[str], str]:
+    import Stemmer  # PyStemmer: imported only for a vault in a language it stems
+
+    stem: Callable[[str], str] = Stemmer.Stemmer(language).stemWord
+    return stem
+
+
+def fold(word: str) -> str:
+    """``word`` lower-cased with its diacritics removed and ``ß`` as ``ss``, as the index
+    stores words (``unicode61 remove_diacritics 2``)."""
+    low = word.lower().replace("ß", "ss")
+    if low.isascii():
+        return low
+    return "".join(c for c in unicodedata.normalize("NFKD", low) if not unicodedata.combining(c))
+
+
+def vault_languages(store: Store) -> tuple[str, ...]:
+    """The Snowball languages the vault is written in, by :data:`LANGUAGE_MARKERS` (the counts
+    are the store's cached document frequencies)."""
+    markers = [word for words in LANGUAGE_MARKERS.values() for word in words]
+    counts = dict(zip(markers, store.document_frequencies(markers), strict=True))
+    chunks = store.chunk_count()
+    if not chunks:
+        return ()
+    return tuple(
+        language
+        for language, words in LANGUAGE_MARKERS.items()
+        if max(counts[w] for w in words) >= LANGUAGE_SHARE * chunks
+    )
+
+
+def word_forms(word: str, languages: tuple[str, ...]) -> list[str]:
+    """The stems of ``word`` in ``languages`` worth searching as prefixes: folded, at least
+    :data:`MIN_STEM` letters, and shorter than the word itself."""
+    low = word.lower()
+    folded = fold(word)
+    forms: list[str] = []
+    for language in languages:
+        stem = fold(_stemmer(language)(low))
+        if len(stem) >= MIN_STEM and stem != folded and stem not in forms:
+            forms.append(stem)
+    return forms
+
+
+def osa_distance(a: str, b: str, limit: int) -> int:
+    """Edit distance with adjacent swaps (optimal string alignment), or ``limit + 1`` once it
+    is sure to exceed ``limit``."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        if min(current) > limit:
+            return limit + 1
+        previous2, previous = previous, current
+    return previous[-1]
+
+
+def allowed_edits(word: str) -> int:
+    """How many edits a correction of ``word`` may make: none under four letters, one up to
+    seven (at four letters, only a swap of two neighbours: ``snyc``), two from eight."""
+    return 0 if len(word) < 4 else 1 if len(word) < 8 else 2
+
+
+def nearest_term(store: Store, word: str) -> str | None:
+    """The indexed term closest to ``word`` within :func:`allowed_edits` (fewest edits, then
+    most chunks), or None. Candidates start with the word's first two letters, its first and
+    third (a second letter added, dropped or swapped: ``snyc`` → ``sync``) or its second and
+    first: three narrow ``fts5vocab`` ranges. A term of five letters or more that the word
+    starts with, :data:`STEM_ENDING` letters short of it at most, counts as one edit away: it
+    is a stem (``configuraton`` → ``configur``)."""
+    folded = fold(word)
+    limit = allowed_edits(folded)
+    if not limit:
+        return None
+    letters = set(folded)
+    best: tuple[int, int, str] | None = None
+    starts = dict.fromkeys((folded[:2], folded[0] + folded[2], folded[1] + folded[0]))
+    for term, chunks in (row for start in starts for row in store.terms_starting(start)):
+        if not chunks:
+            continue
+        if 5 <= len(term) < len(folded) <= len(term) + STEM_ENDING and folded.startswith(term):
+            distance = 1
+        elif abs(len(term) - len(folded)) > limit or len(letters ^ set(term)) > 2 * limit:
+            continue  # an edit changes the length by one and the letters by two at most
+        else:
+            distance = osa_distance(folded, term, limit)
+            if len(folded) == 4 and distance == 1 and sorted(folded) != sorted(term):
+                continue  # four letters: only a swap, "rust" is no typo of "rest"
+        if distance <= limit and (best is None or (distance, -chunks) < best[:2]):
+            best = (distance, -chunks, term)
+    return best[2] if best else None
+
+
+def refine_query(store: Store, query: LexicalQuery) -> tuple[LexicalQuery, tuple[str, ...]]:
+    """``query`` with its misspelt words corrected and its words' other forms added, and the
+    notices a response shows about it (the corrected query)."""
+    words = {i: m.group(1) for i, p in enumerate(query.phrases) if (m := _WORD.match(p))}
+    words = {i: w for i, w in words.items() if w.lower() not in STOPWORDS and not has_cjk(w)}
+    if not words:
+        return query, ()
+    frequencies = dict(zip(words, store.word_frequencies(list(words.values())), strict=True))
+    phrases = list(query.phrases)
+    terms = list(query.terms)
+    shown = [p.replace('"', "").replace(" *", "*") for p in phrases]
+    fixed: list[tuple[str, str]] = []
+    languages = vault_languages(store)
+    for i, word in words.items():
+        if frequencies[i]:
+            continue
+        forms = [f for f in word_forms(word, languages) if store.terms_starting(f, 1)]
+        if forms:
+            phrases[i] = "(" + " OR ".join([phrases[i], *(f'"{f}" *' for f in forms)]) + ")"
+            continue
+        term = nearest_term(store, word)
+        if term is not None:
+            phrases[i] = shown[i] = f'"{term}"'
+            fixed.append((word, term))
+            terms = [term if t == word.lower() else t for t in terms]
+    notices: tuple[str, ...] = ()
+    if fixed:
+        searched = " ".join(p.strip('"') for p in shown)
+        missing = ", ".join(f'"{word}"' for word, _term in fixed)
+        notices = (f'searched for "{searched}": no chunk has {missing}',)
+    return LexicalQuery(tuple(phrases), tuple(dict.fromkeys(terms))), notices

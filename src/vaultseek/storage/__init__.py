@@ -1,0 +1,1 @@
+"""The index file: the SQLite connection, its schema and migrations, all SQL, the vector matrix."""

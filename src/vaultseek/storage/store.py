@@ -1,0 +1,905 @@
+"""All SQL vaultseek runs, behind methods named for what they mean.
+
+Nothing above this module writes SQL (the condition a search filter becomes is built beside
+it, in ``scope``). Every write that changes a file's rows happens in one
+transaction (``with self.conn``), so a crash or ``kill -9`` leaves either the old rows or the
+new ones, never a mix, and the FTS and vector stores always agree with ``chunks``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import numpy as np
+
+from ..records import ChunkDraft, Link, LinkVia, Location, Note, SearchFilter, SkippedFile
+from .db import FTS5_TOKENIZE_QUERY, Connection, FTS5Tokenizer
+from .migrations import FTS_TOKENIZER
+from .scope import scope_where
+from .vectors import quantize
+
+BM25_WEIGHTS = (1.0, 0.5, 0.3)
+REEMBEDDING = "reembedding:"
+"""Stored in place of the model fingerprint while a model change is half done, so nothing
+trusts a table that mixes two models' vectors, and the next run starts the re-embed over."""
+"""FTS5 column weights for chunk text, section heading and heading context."""
+_SCALE_BYTES = 4
+"""Vectors are stored as int8 with one float32 scale each (``max|v| / 127``): a quarter of
+float32's bytes. On unit vectors the rounding error in a cosine is below 0.005, far under
+the gaps that decide a top-30 (the 50k-chunk index shrinks by ~19 MB)."""
+FREQUENCY_CACHE_LIMIT = 100_000
+"""Term counts a store keeps between searches (see ``Store._term_frequencies``): a few MB."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    """What the index knows of a file, to decide whether it changed."""
+
+    id: int
+    size: int
+    mtime_ns: int
+    content_hash: str | None
+    status: str
+    error: str | None
+    kind: str = "note"
+    """``note`` or the document type (``pdf``, ``docx``, …)."""
+    ocr_pending: int = 0
+    """Pages that still need OCR: the file is re-processed until this is 0."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    id: int
+    path: str
+    position: int
+    section: str
+    heading_context: str
+    text: str
+    location: Location | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRow:
+    """A stored link: the file that makes it, the target as written, and where it resolves
+    (``resolved`` None when dangling; ``via`` None while not resolved yet)."""
+
+    rowid: int
+    source: str
+    target: str
+    heading: str | None
+    alias: str | None
+    embed: bool
+    syntax: str
+    resolved: str | None
+    via: LinkVia | None
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedChunk:
+    """A chunk ready to store: its draft, the hash of what was embedded, the vector, and the
+    (text, section, heading context) the full-text index receives."""
+
+    draft: ChunkDraft
+    embed_hash: bytes
+    vector: np.ndarray
+    searched: tuple[str, str, str]
+
+
+def utc_now() -> str:
+    """The timestamp format every stored time uses."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class Store:
+    """The index's tables, over one apsw connection.
+
+    Rows are read by iterating the cursor (``list(cursor)`` is apsw's ``fetchall()``), or with
+    ``cursor.get`` for the one value of an aggregate: apsw types those as Any, since SQLite's
+    types are the schema's, and each method's signature states what the schema promises."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self._tokenize: FTS5Tokenizer | None = None
+        self._frequencies: dict[str, int] = {}
+        self._frequencies_as_of: tuple[int, int] | None = None
+
+    # -- meta ---------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        return self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).get
+
+    def set_meta(self, values: dict[str, str]) -> None:
+        with self.conn:
+            self.conn.executemany(
+                "INSERT INTO meta(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                list(values.items()),
+            )
+
+    def data_version(self) -> int:
+        """Changes whenever another connection commits: the cue to reload cached vectors."""
+        return int(self.conn.execute("PRAGMA data_version").get)
+
+    # -- files --------------------------------------------------------------------------
+    def file_states(self, paths: Sequence[str] | None = None) -> dict[str, FileState]:
+        """What the index knows of every file, or of just ``paths`` (those it knows)."""
+        select = "SELECT id, path, size, mtime_ns, content_hash, status, error, kind, ocr_pending FROM files"
+        rows = list(self.conn.execute(select)) if paths is None else []
+        for batch in _batches(paths or ()):
+            rows += self.conn.execute(f"{select} WHERE path IN ({_marks(batch)})", batch)
+        return {row[1]: FileState(row[0], *row[2:]) for row in rows}
+
+    def has_files_under(self, folder: str) -> bool:
+        """Whether the index holds any file inside the vault-relative ``folder``."""
+        low = folder.rstrip("/") + "/"
+        high = low[:-1] + chr(ord("/") + 1)  # every path starting with "folder/" sorts in [low, high)
+        query = "SELECT 1 FROM files WHERE path >= ? AND path < ? LIMIT 1"
+        return bool(self.conn.execute(query, (low, high)).fetchall())
+
+    def total_changes(self) -> int:
+        """Rows this connection has written since it opened: equal before and after a step
+        means the step wrote nothing (and committed nothing readers would reload for)."""
+        return int(self.conn.total_changes())
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """One transaction around many :meth:`replace_file` calls: all of them or none.
+
+        Indexing committed every file on its own, and each commit (or savepoint) costs about
+        half a millisecond whatever the file's size: FTS5 flushes its pending terms into a
+        new segment, and every table the file touched writes its pages to the WAL. Batching
+        the indexer's ~64 files took the benchmark vault's full index from ~31 s to ~24 s. A
+        crash loses at most the open batch, which the next run indexes again."""
+        with self.conn:
+            yield
+
+    def _atomic(self) -> contextlib.AbstractContextManager[object]:
+        """The connection as a transaction — or nothing when a :meth:`batch` (or any caller's
+        transaction) is already open: a nested savepoint would flush FTS5 all the same."""
+        return contextlib.nullcontext() if self.conn.in_transaction else self.conn
+
+    def replace_file(
+        self,
+        path: str,
+        *,
+        size: int,
+        mtime_ns: int,
+        content_hash: str,
+        note: Note,
+        chunks: Sequence[PreparedChunk],
+        kind: str = "note",
+        ocr_pages: int = 0,
+        ocr_pending: int = 0,
+        fields: Sequence[tuple[str, str | None]] = (),
+        tags: Sequence[str] = (),
+        names: Sequence[str] = (),
+    ) -> None:
+        """Store a file's new rows in place of its old ones, atomically (its OCR checkpoints
+        go in the same transaction: from now on the chunks hold that text). ``fields`` are its
+        normalised frontmatter (key, value) rows, ``tags`` its tag keys (parents included),
+        ``names`` its normalised title, aliases and file name (the callers normalise: the store
+        keeps what it is given). Inside :meth:`batch` it is part of the batch's transaction."""
+        with self._atomic():
+            self.conn.execute("DELETE FROM files WHERE path = ?", (path,))
+            self.conn.execute("DELETE FROM ocr_checkpoints WHERE path = ?", (path,))
+            self.conn.execute(
+                "INSERT INTO files(path, size, mtime_ns, content_hash, status, title, type, "
+                "tags, aliases, indexed_at, kind, ocr_pages, ocr_pending) "
+                "VALUES (?, ?, ?, ?, 'indexed', ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    path,
+                    size,
+                    mtime_ns,
+                    content_hash,
+                    note.title,
+                    note.type,
+                    json.dumps(list(note.tags), ensure_ascii=False),
+                    json.dumps(list(note.aliases), ensure_ascii=False),
+                    utc_now(),
+                    kind,
+                    ocr_pages,
+                    ocr_pending,
+                ),
+            )
+            file_id = self.conn.last_insert_rowid()
+            for chunk in chunks:
+                d = chunk.draft
+                location = (
+                    json.dumps(d.location.to_dict(), ensure_ascii=False, separators=(",", ":"))
+                    if d.location is not None
+                    else None
+                )
+                self.conn.execute(
+                    "INSERT INTO chunks(file_id, position, section, heading_context, text, "
+                    "embed_hash, location) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (file_id, d.position, d.section, d.heading_context, d.text, chunk.embed_hash, location),
+                )
+                chunk_id = self.conn.last_insert_rowid()
+                self.conn.execute(
+                    "INSERT INTO chunks_fts(rowid, text, section, heading_context) "
+                    "VALUES (?, ?, ?, ?)",
+                    (chunk_id, *chunk.searched),
+                )
+                self.conn.execute(
+                    "INSERT INTO vectors(chunk_id, vector) VALUES (?, ?)",
+                    (chunk_id, _vector_blob(chunk.vector)),
+                )
+            self._insert_links(file_id, note.links)
+            self.conn.executemany(
+                "INSERT INTO frontmatter_fields(file_id, key, value) VALUES (?, ?, ?)",
+                [(file_id, key, value) for key, value in fields],
+            )
+            self.conn.executemany(
+                "INSERT INTO file_tags(file_id, tag) VALUES (?, ?)", [(file_id, tag) for tag in tags]
+            )
+            self.conn.executemany(
+                "INSERT INTO file_names(file_id, name) VALUES (?, ?)", [(file_id, name) for name in names]
+            )
+
+    def _insert_links(self, file_id: int, links: Iterable[Link]) -> None:
+        self.conn.executemany(
+            "INSERT INTO links(file_id, target, heading, alias, embed, syntax) VALUES (?, ?, ?, ?, ?, ?)",
+            [(file_id, ln.target, ln.heading, ln.alias, int(ln.embed), ln.syntax) for ln in links],
+        )
+
+    def touch_file(self, file_id: int, *, size: int, mtime_ns: int) -> None:
+        """Record new stat data for a file whose content did not change."""
+        with self.conn:
+            self.conn.execute(
+                "UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, file_id)
+            )
+
+    def record_skip(
+        self, path: str, *, size: int, mtime_ns: int, reason: str, kind: str = "note"
+    ) -> None:
+        """Remember a file that could not be indexed (dropping any rows it had before)."""
+        with self.conn:
+            self.conn.execute("DELETE FROM files WHERE path = ?", (path,))
+            self.conn.execute("DELETE FROM ocr_checkpoints WHERE path = ?", (path,))
+            self.conn.execute(
+                "INSERT INTO files(path, size, mtime_ns, status, error, indexed_at, kind) "
+                "VALUES (?, ?, ?, 'skipped', ?, ?, ?)",
+                (path, size, mtime_ns, reason, utc_now(), kind),
+            )
+
+    def delete_file(self, path: str) -> None:
+        """Remove a file and, by cascade and trigger, its chunks, FTS rows, vectors, links."""
+        with self.conn:
+            self.conn.execute("DELETE FROM files WHERE path = ?", (path,))
+            self.conn.execute("DELETE FROM ocr_checkpoints WHERE path = ?", (path,))
+
+    def skipped_files(self, *, documents_only: bool = False) -> list[SkippedFile]:
+        where = "status = 'skipped'" + (" AND kind != 'note'" if documents_only else "")
+        return [
+            SkippedFile(path, error or "")
+            for path, error in self.conn.execute(
+                f"SELECT path, error FROM files WHERE {where} ORDER BY path"
+            )
+        ]
+
+    def document_counts(self) -> dict[str, int]:
+        """Indexed documents by kind (notes left out)."""
+        return dict(
+            self.conn.execute(
+                "SELECT kind, count(*) FROM files WHERE status = 'indexed' AND kind != 'note' "
+                "GROUP BY kind ORDER BY kind"
+            )
+        )
+
+    def ocr_totals(self) -> tuple[int, int]:
+        """(pages whose text came from OCR, pages still waiting for OCR) over indexed files."""
+        done, pending = self.conn.execute(
+            "SELECT coalesce(sum(ocr_pages), 0), coalesce(sum(ocr_pending), 0) FROM files "
+            "WHERE status = 'indexed'"
+        ).get
+        return int(done), int(pending)
+
+    # -- OCR checkpoints ----------------------------------------------------------------
+    def ocr_checkpoints(self, path: str, content_hash: str) -> dict[int, str]:
+        """Page number → OCR text saved by an earlier run for exactly these bytes; stale
+        checkpoints (an older version of the file) are deleted."""
+        with self.conn:
+            self.conn.execute(
+                "DELETE FROM ocr_checkpoints WHERE path = ? AND content_hash != ?",
+                (path, content_hash),
+            )
+        return dict(
+            self.conn.execute(
+                "SELECT page, text FROM ocr_checkpoints WHERE path = ? AND content_hash = ?",
+                (path, content_hash),
+            )
+        )
+
+    def save_ocr_checkpoint(self, path: str, content_hash: str, page: int, text: str) -> None:
+        """Commit one OCRed page at once, so a crash after it never repeats its OCR."""
+        with self.conn:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO ocr_checkpoints(path, content_hash, page, text) "
+                "VALUES (?, ?, ?, ?)",
+                (path, content_hash, page, text),
+            )
+
+    def prune_ocr_checkpoints(self, keep: set[str], *, among: Collection[str] | None = None) -> None:
+        """Drop checkpoints of files that are no longer in the vault: every path not in
+        ``keep``, or only those of ``among`` that are not (a sync of some paths knows
+        nothing about the others)."""
+        gone = [
+            row[0]
+            for row in self.conn.execute("SELECT DISTINCT path FROM ocr_checkpoints")
+            if row[0] not in keep and (among is None or row[0] in among)
+        ]
+        if gone:
+            with self.conn:
+                self.conn.executemany("DELETE FROM ocr_checkpoints WHERE path = ?", [(p,) for p in gone])
+
+    # -- vectors ------------------------------------------------------------------------
+    def vectors_by_hash(self, hashes: Iterable[bytes]) -> dict[bytes, np.ndarray]:
+        """Stored vectors for any chunk whose embedded text had one of ``hashes``."""
+        found: dict[bytes, np.ndarray] = {}
+        wanted = list(dict.fromkeys(hashes))
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            for digest, blob in self.conn.execute(
+                f"SELECT c.embed_hash, v.vector FROM chunks c JOIN vectors v ON v.chunk_id = c.id "
+                f"WHERE c.embed_hash IN ({marks})",
+                batch,
+            ):
+                found[digest] = decode_vectors([blob])[0]
+        return found
+
+    def load_vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """All chunk ids in id order and their vectors' int8 codes, one row each (as
+        :class:`~vaultseek.storage.vectors.VectorIndex` keeps them; the scales are not needed)."""
+        return _ids_and_codes(self.conn.execute("SELECT chunk_id, vector FROM vectors ORDER BY chunk_id"))
+
+    def vector_paths(self) -> list[tuple[int, str]]:
+        """(chunk id, vault-relative file path) of every chunk with a vector, in chunk-id
+        order: the same order as :meth:`load_vectors` (intake groups vectors by folder)."""
+        return [
+            (int(cid), path)
+            for cid, path in self.conn.execute(
+                "SELECT v.chunk_id, f.path FROM vectors v JOIN chunks c ON c.id = v.chunk_id "
+                "JOIN files f ON f.id = c.file_id ORDER BY v.chunk_id"
+            )
+        ]
+
+    def iter_chunks(self, batch: int = 2048) -> Iterator[list[tuple[int, str, str]]]:
+        """(chunk id, heading context, text) in id order and batches (for re-embedding)."""
+        last = 0
+        while True:
+            rows = list(self.conn.execute(
+                "SELECT id, heading_context, text FROM chunks WHERE id > ? ORDER BY id LIMIT ?",
+                (last, batch),
+            ))
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield [(cid, ctx, text) for cid, ctx, text in rows]
+
+    def replace_vectors(self, items: Sequence[tuple[int, np.ndarray]]) -> None:
+        with self.conn:
+            self.conn.executemany(
+                "INSERT INTO vectors(chunk_id, vector) VALUES (?, ?) "
+                "ON CONFLICT(chunk_id) DO UPDATE SET vector = excluded.vector",
+                [(cid, _vector_blob(vec)) for cid, vec in items],
+            )
+
+    # -- deep vectors -------------------------------------------------------------------
+    def deep_progress(self) -> tuple[int, int]:
+        """(chunks that have a deep vector, all chunks)."""
+        done = self.conn.execute(
+            "SELECT count(*) FROM chunks c WHERE EXISTS "
+            "(SELECT 1 FROM deep_vectors d WHERE d.embed_hash = c.embed_hash)"
+        ).get
+        return int(done), self.chunk_count()
+
+    def deep_pending(self, limit: int) -> list[tuple[bytes, str, str]]:
+        """Up to ``limit`` texts still without a deep vector, as (embed hash, heading context,
+        text), one per distinct hash, in chunk order (a note's chunks come together)."""
+        rows = self.conn.execute(
+            "SELECT c.embed_hash, c.heading_context, c.text FROM chunks c WHERE NOT EXISTS "
+            "(SELECT 1 FROM deep_vectors d WHERE d.embed_hash = c.embed_hash) ORDER BY c.id LIMIT ?",
+            (limit * 4,),  # a text repeated in several chunks is listed once
+        )
+        out: dict[bytes, tuple[bytes, str, str]] = {}
+        for digest, context, text in rows:
+            out.setdefault(digest, (digest, context, text))
+            if len(out) >= limit:
+                break
+        return list(out.values())
+
+    def save_deep_vectors(self, items: Sequence[tuple[bytes, np.ndarray]]) -> None:
+        """Store deep vectors by embed hash, in one transaction."""
+        with self.conn:
+            self.conn.executemany(
+                "INSERT INTO deep_vectors(embed_hash, vector) VALUES (?, ?) "
+                "ON CONFLICT(embed_hash) DO UPDATE SET vector = excluded.vector",
+                [(digest, _vector_blob(vec)) for digest, vec in items],
+            )
+
+    def load_deep_vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """Like :meth:`load_vectors`, for the chunks that have a deep vector."""
+        return _ids_and_codes(self.conn.execute(
+            "SELECT c.id, d.vector FROM chunks c JOIN deep_vectors d ON d.embed_hash = c.embed_hash ORDER BY c.id"
+        ))
+
+    def prune_deep_vectors(self) -> int:
+        """Delete deep vectors no chunk uses any more; returns how many went."""
+        with self.conn:
+            self.conn.execute(
+                "DELETE FROM deep_vectors WHERE NOT EXISTS "
+                "(SELECT 1 FROM chunks c WHERE c.embed_hash = deep_vectors.embed_hash)"
+            )
+            pruned = int(self.conn.changes())
+        return pruned
+
+    def reset_deep_vectors(self, fingerprint: str, name: str) -> None:
+        """Drop every deep vector and record the model the next ones come from (a model
+        change: vectors of two models are never mixed)."""
+        with self.conn:
+            self.conn.execute("DELETE FROM deep_vectors")
+            self.set_meta({"deep_model_fingerprint": fingerprint, "deep_model_name": name})
+
+    # -- search -------------------------------------------------------------------------
+    def bm25(
+        self, fts_query: str, limit: int, scope: SearchFilter | None = None
+    ) -> list[tuple[int, float]]:
+        """(chunk id, BM25 score) best first, by FTS5 BM25 with column weights text 1.0,
+        section 0.5, heading context 0.3; higher is better (FTS5's own sign is flipped);
+        ties broken by id so the order is stable. ``scope`` restricts the rows before the
+        limit, so every hit is inside it.
+
+        A scoped query joins each full-text match to its chunk and file (``CROSS JOIN`` keeps
+        the full-text index the outer loop): the scope costs a lookup per match, whatever
+        its size. (``rowid IN (chunks in scope)`` was measured at seconds on 50k chunks: FTS5
+        ran the match once per listed rowid.)"""
+        params: tuple[object, ...]
+        if scope is None or scope.unrestricted:
+            sql, params = (
+                "SELECT rowid, bm25(chunks_fts, ?, ?, ?) AS score FROM chunks_fts "
+                "WHERE chunks_fts MATCH ? ORDER BY score, rowid LIMIT ?"
+            ), (*BM25_WEIGHTS, fts_query, limit)
+        else:
+            where, scoped = scope_where(scope)
+            sql, params = (
+                "SELECT chunks_fts.rowid, bm25(chunks_fts, ?, ?, ?) AS score FROM chunks_fts "
+                "CROSS JOIN chunks c ON c.id = chunks_fts.rowid CROSS JOIN files f ON f.id = c.file_id "
+                f"WHERE chunks_fts MATCH ? AND {where} ORDER BY score, chunks_fts.rowid LIMIT ?"
+            ), (*BM25_WEIGHTS, fts_query, *scoped, limit)
+        return [(row[0], -row[1]) for row in self.conn.execute(sql, params)]
+
+    def file_ids_in(self, scope: SearchFilter) -> np.ndarray:
+        """The ids of every file inside ``scope``, ascending. (Collected as one JSON array in
+        SQLite: a row per id costs Python more than the query does.)"""
+        where, params = scope_where(scope, per_row=False)
+        found = self.conn.execute(
+            f"SELECT json_group_array(id) FROM (SELECT f.id FROM files f WHERE {where} ORDER BY f.id)", params
+        ).get
+        return np.asarray(json.loads(found), dtype=np.int64)
+
+    def file_ids_of(self, chunk_ids: np.ndarray) -> np.ndarray:
+        """The file id of each of ``chunk_ids`` (ascending), 0 for a chunk that is gone."""
+        ids, files = self.conn.execute(
+            "SELECT json_group_array(id), json_group_array(file_id) FROM (SELECT id, file_id FROM chunks ORDER BY id)"
+        ).get
+        known, owners = np.asarray(json.loads(ids), dtype=np.int64), np.asarray(json.loads(files), dtype=np.int64)
+        if not len(known) or not len(chunk_ids):
+            return np.zeros(len(chunk_ids), dtype=np.int64)
+        at = np.minimum(np.searchsorted(known, chunk_ids), len(known) - 1)
+        return np.where(known[at] == chunk_ids, owners[at], 0)
+
+    def files_inside(self, file_ids: Sequence[int], scope: SearchFilter) -> set[int]:
+        """Which of the files ``file_ids`` are inside ``scope``."""
+        where, params = scope_where(scope)
+        return {
+            row[0]
+            for row in self.conn.execute(
+                f"SELECT f.id FROM json_each(?) j CROSS JOIN files f ON f.id = j.value WHERE {where}",
+                (json.dumps([int(i) for i in file_ids]), *params),
+            )
+        }
+
+    def files_named(self, name: str, scope: SearchFilter | None = None) -> list[int]:
+        """Ids of the files inside ``scope`` with ``name`` (already normalised) among their
+        title, aliases and file name, ascending."""
+        where, params = ("1", ()) if scope is None or scope.unrestricted else scope_where(scope)
+        return [
+            row[0]
+            for row in self.conn.execute(
+                "SELECT DISTINCT f.id FROM file_names n JOIN files f ON f.id = n.file_id "
+                f"WHERE n.name = ? AND {where} ORDER BY f.id",
+                (name, *params),
+            )
+        ]
+
+    def chunk_files(self, ids: Sequence[int]) -> dict[int, tuple[int, int]]:
+        """Chunk id → (its file's id, the file's modification time in ns)."""
+        out: dict[int, tuple[int, int]] = {}
+        for start in range(0, len(ids), 500):
+            batch = list(ids[start : start + 500])
+            for cid, file_id, mtime_ns in self.conn.execute(
+                "SELECT c.id, f.id, f.mtime_ns FROM chunks c JOIN files f ON f.id = c.file_id "
+                f"WHERE c.id IN ({','.join('?' * len(batch))})",
+                batch,
+            ):
+                out[cid] = (file_id, mtime_ns)
+        return out
+
+    def first_chunks(self, file_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
+        """File id → (the id of its first chunk, its modification time in ns); files without
+        chunks are left out."""
+        if not file_ids:
+            return {}
+        marks = ",".join("?" * len(file_ids))
+        return {
+            file_id: (cid, mtime_ns)
+            for file_id, cid, mtime_ns in self.conn.execute(
+                "SELECT f.id, (SELECT c.id FROM chunks c WHERE c.file_id = f.id ORDER BY c.position "
+                f"LIMIT 1) AS first, f.mtime_ns FROM files f WHERE f.id IN ({marks}) AND first IS NOT NULL",
+                list(file_ids),
+            )
+        }
+
+    def file_rows(self) -> list[dict[str, object]]:
+        """Every file the index knows: path, kind, status, size, chunk count, title, tags,
+        error and when it was indexed (for the study app's knowledge base)."""
+        return [
+            {
+                "path": path, "kind": kind, "status": status, "size": size, "chunks": chunks,
+                "title": title, "tags": json.loads(tags or "[]"), "error": error,
+                "indexed_at": indexed_at,
+            }
+            for path, kind, status, size, chunks, title, tags, error, indexed_at in self.conn.execute(
+                "SELECT f.path, f.kind, f.status, f.size, "
+                "(SELECT count(*) FROM chunks c WHERE c.file_id = f.id), f.title, f.tags, "
+                "f.error, f.indexed_at FROM files f ORDER BY f.path"
+            )
+        ]  # fmt: skip
+
+    def document_frequencies(self, texts: Sequence[str]) -> list[int]:
+        """For each text, how many chunks contain its rarest index term (0 if it has none).
+
+        Texts go through the index's own tokenizer (stemming included), so the terms are
+        exactly those FTS5 stores; counts come from an ``fts5vocab`` view of the index."""
+        term_sets = [set(self._index_terms(text)) for text in texts]
+        counts = self._term_frequencies(set().union(*term_sets))
+        return [min((counts[term] for term in terms), default=0) for terms in term_sets]
+
+    def word_frequencies(self, words: Sequence[str]) -> list[int]:
+        """For each single word (letters and digits only), how many chunks contain it: one
+        tokenizer call for all of them, where :meth:`document_frequencies` takes one a text."""
+        if not words:
+            return []
+        terms = self._index_terms(" ".join(words))
+        if len(terms) != len(words):  # a word the tokenizer split or dropped: ask one by one
+            return self.document_frequencies(words)
+        counts = self._term_frequencies(set(terms))
+        return [counts[term] for term in terms]
+
+    def _term_frequencies(self, terms: Collection[str]) -> dict[str, int]:
+        """How many chunks hold each index term. ``fts5vocab`` counts a term by walking its
+        postings (~0.1 ms for a common one), and queries ask for the same words again and
+        again, so counts are kept until the index changes — a commit by any connection, this
+        one's included — or :data:`FREQUENCY_CACHE_LIMIT` terms are kept."""
+        as_of = (self.data_version(), self.total_changes())
+        if as_of != self._frequencies_as_of or len(self._frequencies) > FREQUENCY_CACHE_LIMIT:
+            self._frequencies.clear()
+            self._frequencies_as_of = as_of
+        known = self._frequencies
+        missing = [term for term in terms if term not in known]
+        if missing:
+            known.update(dict.fromkeys(missing, 0))
+            for batch in _batches(missing):
+                known.update(self.conn.execute(
+                    f"SELECT term, doc FROM temp.chunks_vocab WHERE term IN ({_marks(batch)})", batch
+                ))  # fmt: skip
+        return {term: known[term] for term in terms}
+
+    def terms_starting(self, prefix: str, limit: int = -1) -> list[tuple[str, int]]:
+        """The index terms that start with ``prefix`` (as stored: stemmed, folded), in order,
+        at most ``limit`` of them (-1: all), each with how many chunks hold it. ``fts5vocab``
+        reads the term range in order, counting each term's postings: ~5 ms for one letter's
+        terms at 7k chunks (1,500 terms), well under 1 ms for two letters'."""
+        self._index_terms("")  # creates the vocabulary view
+        return [
+            (term, doc)
+            for term, doc in self.conn.execute(
+                "SELECT term, doc FROM temp.chunks_vocab WHERE term >= ? AND term < ? LIMIT ?",
+                (prefix, prefix + "\U0010ffff", limit),
+            )
+        ]
+
+    def index_terms(self, text: str) -> list[str]:
+        """``text``'s terms as the full-text index stores them (stemmed, folded)."""
+        return self._index_terms(text)
+
+    def _index_terms(self, text: str) -> list[str]:
+        """``text``'s terms as the full-text index stores them (its own tokenizer, stemming
+        included). Creates the tokenizer and the ``fts5vocab`` view the counts come from, once
+        per connection."""
+        if self._tokenize is None:
+            name, *args = FTS_TOKENIZER.split()
+            self._tokenize = self.conn.fts5_tokenizer(name, args)
+            self.conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab "
+                "USING fts5vocab(main, chunks_fts, 'row')"
+            )
+        # With offsets (the default) each token is (start, end, text, *colocated); apsw's stub
+        # types the result for every flag combination, so it allows a 2-tuple.
+        tokens = self._tokenize(text.encode("utf-8"), FTS5_TOKENIZE_QUERY, None)
+        return [t[2] for t in tokens]  # type: ignore[misc]
+
+    def chunk_count(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM chunks").get)
+
+    def chunks_by_id(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
+        out: dict[int, ChunkRow] = {}
+        for start in range(0, len(ids), 500):
+            batch = list(ids[start : start + 500])
+            marks = ",".join("?" * len(batch))
+            for cid, path, pos, section, ctx, text, location in self.conn.execute(
+                "SELECT c.id, f.path, c.position, c.section, c.heading_context, c.text, "
+                f"c.location FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+                batch,
+            ):
+                out[cid] = ChunkRow(cid, path, pos, section, ctx, text, _location(location))
+        return out
+
+    def chunks_of_file(self, path: str) -> list[ChunkRow]:
+        return [
+            ChunkRow(cid, path, pos, section, ctx, text, _location(location))
+            for cid, pos, section, ctx, text, location in self.conn.execute(
+                "SELECT c.id, c.position, c.section, c.heading_context, c.text, c.location "
+                "FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ? "
+                "ORDER BY c.position",
+                (path,),
+            )
+        ]
+
+    # -- links --------------------------------------------------------------------------
+    @contextmanager
+    def write_lock(self) -> Iterator[None]:
+        """One transaction holding the write lock from its first read (``BEGIN IMMEDIATE``),
+        for steps that read, decide and write back and must not interleave with a writer."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def link_changes(self) -> tuple[int, list[str]]:
+        """(the last change id, the paths) of the file rows inserted, deleted or renamed since
+        links were last resolved (recorded by triggers, see ``m004_links``)."""
+        rows = list(self.conn.execute("SELECT id, path FROM link_changes ORDER BY id"))
+        return (rows[-1][0] if rows else 0), list(dict.fromkeys(path for _i, path in rows))
+
+    def link_rows(self, *, pending: bool = False, keys: Sequence[str] = ()) -> list[LinkRow]:
+        """Stored links to (re)resolve: all of them, those not resolved yet (``pending``),
+        or those whose ``key`` is one of ``keys``."""
+        select = (
+            "SELECT l.rowid, f.path, l.target, l.heading, l.alias, l.embed, l.syntax, l.resolved, "
+            "l.via FROM links l JOIN files f ON f.id = l.file_id"
+        )
+        if pending:
+            return [LinkRow(*row) for row in self.conn.execute(f"{select} WHERE l.via IS NULL")]
+        if not keys:
+            return [LinkRow(*row) for row in self.conn.execute(select)]
+        out: list[LinkRow] = []
+        wanted = sorted(set(keys))
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            out.extend(LinkRow(*row) for row in self.conn.execute(f"{select} WHERE l.key IN ({marks})", batch))
+        return out
+
+    def link_targets(self, paths: Sequence[str] | None = None) -> dict[str, list[str]]:
+        """Path → aliases of the indexed files (all, or those among ``paths``): what a link
+        can point at."""
+        found: list[tuple[str, str]] = []
+        if paths is None:
+            found = list(self.conn.execute("SELECT path, aliases FROM files WHERE status = 'indexed'"))
+        for batch in _batches(paths or ()):
+            found += self.conn.execute(
+                f"SELECT path, aliases FROM files WHERE status = 'indexed' AND path IN ({_marks(batch)})", batch
+            )
+        return {path: json.loads(aliases) if aliases and aliases != "[]" else [] for path, aliases in found}
+
+    def link_names(self, keys: Sequence[str] | None = None) -> list[tuple[str, str, str]]:
+        """(key, path, alias) rows of ``link_names`` (all, or those under ``keys``)."""
+        if keys is None:
+            return list(self.conn.execute("SELECT key, path, alias FROM link_names"))
+        out: list[tuple[str, str, str]] = []
+        for batch in _batches(sorted(set(keys))):
+            out += self.conn.execute(
+                f"SELECT key, path, alias FROM link_names WHERE key IN ({_marks(batch)})", batch
+            )
+        return out
+
+    def link_names_of(self, paths: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(key, path, alias) rows of the given files."""
+        out: list[tuple[str, str, str]] = []
+        for batch in _batches(paths):
+            out += self.conn.execute(
+                f"SELECT key, path, alias FROM link_names WHERE path IN ({_marks(batch)})", batch
+            )
+        return out
+
+    def replace_link_names(self, paths: Sequence[str] | None, rows: Iterable[tuple[str, str, str]]) -> None:
+        """Replace the names of ``paths`` (None: of every file) by ``rows`` (key, path, alias).
+        Call inside :meth:`write_lock`."""
+        if paths is None:
+            self.conn.execute("DELETE FROM link_names")
+        for batch in _batches(paths or ()):
+            self.conn.execute(f"DELETE FROM link_names WHERE path IN ({_marks(batch)})", batch)
+        self.conn.executemany("INSERT OR IGNORE INTO link_names(key, path, alias) VALUES (?, ?, ?)", rows)
+
+    def save_link_resolutions(self, rows: Sequence[tuple[str, str | None, str, int]], *, through: int) -> None:
+        """Store (key, resolved path, via, link rowid) and forget the file changes up to id
+        ``through`` (they are accounted for). Call inside :meth:`write_lock`."""
+        self.conn.executemany("UPDATE links SET key = ?, resolved = ?, via = ? WHERE rowid = ?", rows)
+        self.conn.execute("DELETE FROM link_changes WHERE id <= ?", (through,))
+
+    def links_pending(self) -> bool:
+        """Whether some links or file changes wait for resolution."""
+        return bool(self.conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM links WHERE via IS NULL) "
+            "OR EXISTS (SELECT 1 FROM link_changes)"
+        ).fetchall()[0][0])  # fmt: skip
+
+    def links_from(self, path: str) -> list[LinkRow]:
+        """The links a file makes, in the order they appear in it."""
+        return [
+            LinkRow(*row)
+            for row in self.conn.execute(
+                "SELECT l.rowid, f.path, l.target, l.heading, l.alias, l.embed, l.syntax, l.resolved, "
+                "l.via FROM links l JOIN files f ON f.id = l.file_id WHERE f.path = ? ORDER BY l.rowid",
+                (path,),
+            )
+        ]
+
+    def links_to(self, path: str) -> list[LinkRow]:
+        """The links other files make to ``path``, by linking file."""
+        return [
+            LinkRow(*row)
+            for row in self.conn.execute(
+                "SELECT l.rowid, f.path, l.target, l.heading, l.alias, l.embed, l.syntax, l.resolved, "
+                "l.via FROM links l JOIN files f ON f.id = l.file_id WHERE l.resolved = ? "
+                "AND f.path != ? ORDER BY f.path, l.rowid",
+                (path, path),
+            )
+        ]
+
+    def link_edges(self) -> list[tuple[str, str]]:
+        """Every distinct (linking file, linked file) pair between two different files."""
+        return list(self.conn.execute(
+            "SELECT DISTINCT f.path, l.resolved FROM links l JOIN files f ON f.id = l.file_id "
+            "WHERE l.resolved IS NOT NULL AND l.resolved != f.path"
+        ))
+
+    def indexed_path(self, path: str) -> str | None:
+        """``path`` if it is an indexed file, else None."""
+        return self.conn.execute("SELECT path FROM files WHERE path = ? AND status = 'indexed'", (path,)).get
+
+    def titles(self, paths: Sequence[str]) -> dict[str, str | None]:
+        out: dict[str, str | None] = {}
+        wanted = list(dict.fromkeys(paths))
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            out.update(self.conn.execute(f"SELECT path, title FROM files WHERE path IN ({marks})", batch))
+        return out
+
+    def chunk_ids_of_files(self, paths: Sequence[str]) -> np.ndarray:
+        """The ids of every chunk of the given files, ascending."""
+        ids: list[int] = []
+        for batch in _batches(paths):
+            ids += [row[0] for row in self.conn.execute(
+                f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path IN ({_marks(batch)})",
+                batch,
+            )]  # fmt: skip
+        return np.asarray(sorted(ids), dtype=np.int64)
+
+    def chunk_paths(self, ids: Sequence[int]) -> dict[int, str]:
+        """Chunk id → the vault-relative path of its file."""
+        out: dict[int, str] = {}
+        wanted = list(ids)
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            out.update(self.conn.execute(
+                f"SELECT c.id, f.path FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+                batch,
+            ))  # fmt: skip
+        return out
+
+    # -- status -------------------------------------------------------------------------
+    def counts(self) -> dict[str, int]:
+        return {
+            "files": int(self.conn.execute("SELECT count(*) FROM files WHERE status = 'indexed'").get),
+            "chunks": int(self.conn.execute("SELECT count(*) FROM chunks").get),
+            "vectors": int(self.conn.execute("SELECT count(*) FROM vectors").get),
+            "fts_rows": int(self.conn.execute("SELECT count(*) FROM chunks_fts_docsize").get),
+        }
+
+    def integrity_problems(self) -> list[str]:
+        """Ways the three stores disagree (empty when consistent); used by tests and status."""
+        problems = []
+        counts = self.counts()
+        if counts["chunks"] != counts["vectors"]:
+            problems.append(f"{counts['chunks']} chunks but {counts['vectors']} vectors")
+        if counts["chunks"] != counts["fts_rows"]:
+            problems.append(f"{counts['chunks']} chunks but {counts['fts_rows']} FTS rows")
+        try:
+            self.conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
+        except Exception as exc:  # noqa: BLE001 - apsw.CorruptError and kin: the FTS index does not match its content
+            problems.append(f"FTS integrity check failed: {exc}")
+        return problems
+
+    def optimize(self) -> None:
+        """Merge FTS segments and refresh planner statistics after a large write."""
+        with self.conn:
+            self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+        self.conn.execute("PRAGMA incremental_vacuum")
+        self.conn.execute("PRAGMA optimize")
+
+
+def _batches(items: Sequence[str], size: int = 500) -> Iterator[list[str]]:
+    """``items`` in lists small enough for one ``IN (…)``."""
+    for start in range(0, len(items), size):
+        yield list(items[start : start + size])
+
+
+def _marks(batch: Sequence[object]) -> str:
+    return ",".join("?" * len(batch))
+
+
+def _location(stored: str | None) -> Location | None:
+    return Location.from_dict(json.loads(stored)) if stored else None
+
+
+def _ids_and_codes(rows: Iterable[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray]:
+    """(chunk id, vector blob) rows → the ids and the int8 codes, as VectorIndex keeps them."""
+    ids: list[int] = []
+    blobs: list[bytes] = []
+    for chunk_id, blob in rows:
+        ids.append(chunk_id)
+        blobs.append(blob)
+    if not blobs:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.int8)
+    if len({len(b) for b in blobs}) != 1:
+        raise ValueError("stored vectors differ in dimension")
+    return np.asarray(ids, dtype=np.int64), decode_codes(blobs)
+
+
+def _vector_blob(vector: np.ndarray) -> bytes:
+    """int8 codes followed by the float32 scale that restores them."""
+    codes, scales = quantize(vector)
+    return codes[0].tobytes() + scales[0].tobytes()
+
+
+def decode_codes(blobs: Sequence[bytes]) -> np.ndarray:
+    """Stored blobs (all of one dimension) → their int8 codes, one row each: what
+    :class:`~vaultseek.storage.vectors.VectorIndex` searches. Every fresh search process pays this
+    for the whole index, so it is one copy of the codes (~20–25 ms at 50k × 256, mostly
+    joining the blobs; decoding to unit float32 rows took ~75 ms)."""
+    raw = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), -1)
+    return np.ascontiguousarray(raw[:, : raw.shape[1] - _SCALE_BYTES]).view(np.int8)
+
+
+def decode_vectors(blobs: Sequence[bytes]) -> np.ndarray:
+    """Stored blobs (all of one dimension) → float32 rows, re-normalised to unit length."""
+    raw = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), -1)
+    dim = raw.shape[1] - _SCALE_BYTES
+    codes = raw[:, :dim].view(np.int8).astype(np.float32)
+    scales = np.ascontiguousarray(raw[:, dim:]).view(np.float32)
+    matrix = codes * scales
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    np.divide(matrix, norms, out=matrix, where=norms > 0)
+    return matrix

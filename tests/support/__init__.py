@@ -1,0 +1,1 @@
+"""Test doubles and sample-file writers shared by the tests and the benchmarks."""
