@@ -9,7 +9,7 @@
    frontmatter value, a date, drawn from the vault) and the signals switched on.
 5. Times ``vaultseek search`` in fresh processes and breaks one down by stage.
 
-Prints a Markdown table (the README's) and, with ``--json FILE``, writes the raw numbers.
+Prints a Markdown table (docs/benchmarks.md's) and, with ``--json FILE``, writes the raw numbers.
 """
 
 from __future__ import annotations

@@ -118,7 +118,7 @@ PROTOCOL = """\
 - Every configuration answers every judged query with k = {depth} and candidates = {depth} (each
   list contributes {depth} hits to fusion, as the product's default `candidates` does), so
   Recall@100 sees a full 100-deep list. `hybrid` uses the configured default fusion with
-  term matching (`term_match = {terms}`, the default; see the README's "Retrieval quality");
+  term matching (`term_match = {terms}`, the default; see [Search](search.md#ranking-signals));
   `hybrid:<name>` names a fusion (term matching re-scores convex fusion only);
   `hybrid-terms` is the default hybrid with term matching off.
 - Results are chunks; they collapse to documents at their best chunk's rank.
@@ -127,8 +127,8 @@ PROTOCOL = """\
   relevant documents in the first k / all relevant ones. MRR@10: 1 / rank of the first relevant
   document within the first 10. Queries without a relevant document are left out.
 - Latency is the wall time of `Index.search` at k = {depth}, warm (one untimed query first). It
-  includes building {depth} snippets, so it is several times the k = 10 latency in the README's
-  benchmark: use it to compare configurations, not as the product's speed. The machine is
+  includes building {depth} snippets, so it is several times the k = 10 latency in
+  [Benchmarks](benchmarks.md): use it to compare configurations, not as the product's speed. The machine is
   shared: expect ±20%.
 - SciFact is reported on its test split (its train split is for tuning). The BM25 floor is a
   plain BM25's nDCG@10 as stated in `../shared/data/README.md`.

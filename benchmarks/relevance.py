@@ -1,7 +1,7 @@
 """How the agent hook's relevance threshold was chosen (``python -m benchmarks.relevance``).
 
 The hook injects a result only if the cosine similarity of its chunk to the prompt reaches
-``hook_min_similarity``. To choose it, each judged collection in ``../shared/data/ir`` is
+``hook_min_relevance``. To choose it, each judged collection in ``../shared/data/ir`` is
 indexed and searched twice:
 
 - **related prompts**: its own judged queries; every judged-relevant result in the hook's

@@ -7,8 +7,9 @@ says which pattern must report it, the note line it sits in, and the exact secre
 tests can assert that no byte of it survives scrubbing or indexing.
 
 Vendor tokens with a fixed prefix (the first samples: Anthropic, OpenAI, GitHub...) are caught even
-on their own; context-bound ones (an AWS secret key, a Twilio SID, passwords, high-entropy hex)
-are only recognisable with the ``line`` around them.
+on their own, and so are formats distinctive by their shape (a Twilio ``SK`` key, a new-format
+Mailgun key, an Azure AD client secret); context-bound ones (an AWS secret key, a Twilio account
+SID, passwords, high-entropy hex) are only recognisable with the ``line`` around them.
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ def _armored(label: str, body: str) -> str:
 def fake_secrets(seed: int = 20240611) -> list[FakeSecret]:
     """Every pattern at least once, each secret embedded in a line as it would appear in a note."""
     g = _Gen(seed)
+    h = _Gen(seed + 1)  # samples added later draw from their own stream, so older ones stay put
     out: list[FakeSecret] = []
 
     def add(pattern: str, secret: str, template: str) -> None:
@@ -102,18 +104,22 @@ def fake_secrets(seed: int = 20240611) -> list[FakeSecret]:
     pypi_head = base64.b64encode(b"\x02\x01\x08" + b"pypi.org").decode().rstrip("=")
     add("pypi-token", "py" + "pi-" + pypi_head + g.mixed(150, B64URL), "password = {}")
     add("twilio-api-key", "S" + "K" + g.chars(HEX, 32), "TWILIO_API_KEY={}")
+    add("twilio-api-key", "S" + "K" + h.chars(HEX, 32), "API key SID for the SMS sender: {}")
     add("sendgrid-api-key", "S" + "G." + g.mixed(22, B64URL) + "." + g.mixed(43, B64URL),
         "sendgrid key: {}")
     add("azure-storage-key", g.mixed(86, B64) + "==",
         "DefaultEndpointsProtocol=https;AccountName=notesbackup;AccountKey={};EndpointSuffix=core.windows.net")
     add("azure-sas-token", g.mixed(40, ALNUM + "%") + "%3D",
         "https://notesbackup.blob.core.windows.net/c/a.zip?sv=2022-11-02&sr=b&sp=r&sig={}")
+    add("azure-ad-client-secret", h.mixed(3) + h.chars(DIGITS, 1) + "Q" + "~" + h.mixed(33, ALNUM + "_~.-") + "x",
+        "The app registration's client secret is {} and it expires in June.")
     add("huggingface-token", "h" + "f_" + g.mixed(34, LOWER + UPPER), "HF token {}")
     add("discord-bot-token", "M" + g.mixed(25, B64URL) + "." + g.mixed(6, B64URL) + "." + g.mixed(38, B64URL),
         "discord bot: {}")
     add("discord-webhook-url", g.mixed(68, B64URL),
         "https://discord.com/api/webhooks/" + g.chars(DIGITS, 18) + "/{}")
     add("mailgun-api-key", "ke" + "y-" + g.chars(HEX, 32), "mailgun {}")
+    add("mailgun-api-key", "-".join(h.chars(HEX, n) for n in (32, 8, 8)), "sending key (new format) {} for eu")
     add("shopify-token", "sh" + "pat_" + g.chars(HEX, 32), "shopify admin token {}")
     add("digitalocean-token", "do" + "p_v1_" + g.chars(HEX, 64), "doctl auth init -t {}")
     add("heroku-api-key", g.uuid(), "HEROKU_API_KEY={}")
@@ -135,6 +141,13 @@ def fake_secrets(seed: int = 20240611) -> list[FakeSecret]:
     add("private-key-block", _armored("OPENSSH " + "PRIVATE KEY", body), "deploy key:\n{}\nend of key")
     pgp_body = "\n" + "\n".join(g.mixed(64, B64) for _ in range(8)) + "\n=" + g.mixed(4, B64)
     add("pgp-private-key-block", _armored("PGP " + "PRIVATE KEY BLOCK", pgp_body), "my gpg key\n{}\n")
+    # The second half of a key whose BEGIN line is on the previous page of a PDF.
+    key_end = "\n".join(h.mixed(64, B64) for _ in range(3)) + "\n" + h.mixed(24, B64) + "=="
+    add("private-key-block", f"{key_end}\n{DASHES}END RSA " + f"PRIVATE KEY{DASHES}", "(page 2)\n{}\nInstalled 2024.")
+    pem = _armored("RSA " + "PRIVATE KEY", "\n".join(h.mixed(64, B64) for _ in range(20)) + "\n" + h.mixed(40, B64))
+    add("private-key-base64", base64.b64encode(pem.encode()).decode(), "  tls.key: {}")
+    add("private-key-base64", base64.b64encode(pem.replace("RSA ", "EC ").encode()).decode(),
+        "    client-key-data: {}")
     add("database-url-password", g.mixed(20), "DATABASE_URL=postgres://app:{}@db.internal:5432/app")
     add("database-url-password", g.mixed(16), "mongo: mongodb+srv://admin:{}@cluster0.example.net/notes")
     add("basic-auth-url", g.mixed(18), "mirror at https://deploy:{}@git.example.com/repo.git")
@@ -152,9 +165,13 @@ def fake_secrets(seed: int = 20240611) -> list[FakeSecret]:
     add("netrc-password", g.password(), "machine api.example.com login deploy password {}")
     add("password-assignment", g.password(), 'DB_PASSWORD="{}"')
     add("password-assignment", g.password(), "  password: {}")
+    add("password-assignment", h.password(), "wifi pw: {}")
+    add("password-assignment", h.mixed(700, ALNUM + "!*^~"), 'vault_password = "{}"')
     add("secret-assignment", g.mixed(32), "client_secret: {}")
     add("token-assignment", g.mixed(40), 'access_token = "{}"')
+    add("token-assignment", h.mixed(900, B64URL + "."), "REFRESH_TOKEN={}")
     add("api-key-assignment", g.mixed(32), '{"api_key": "{}", "region": "eu"}')
     add("high-entropy-hex", g.chars(HEX, 61) + "a1f", "the old session key was {} until rotation")
     add("high-entropy-base64", g.mixed(44, B64), "restic repository unlock material {} (offline copy)")
+    add("high-entropy-base64", h.mixed(800, B64), "sealed recovery blob {} (printed copy in the safe)")
     return out

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import run_cli
+from vaultseek import open_index
 from vaultseek.agents.claude_settings import install, is_ours, uninstall
 from vaultseek.config import load_config
 from vaultseek.errors import ConfigError
@@ -80,8 +84,11 @@ def test_a_broken_settings_file_is_left_alone(tmp_path: Path) -> None:
 def test_is_ours() -> None:
     assert is_ours("vaultseek hook user-prompt-submit")
     assert is_ours("/home/me/.venv/bin/vaultseek hook post-tool-use --vault /n")
+    assert is_ours("'/home/me/old place/.venv/bin/vaultseek' hook post-tool-use --vault /n")
     assert is_ours("/usr/bin/python3 -m vaultseek.cli.main hook user-prompt-submit")
     assert is_ours("/usr/bin/python3 -m vaultseek.cli.launcher hook post-tool-use --db=/x.db")
+    assert is_ours("/usr/bin/python3 -m vaultseek hook post-tool-use")
+    assert is_ours("/usr/bin/python3 -m vaultseek.cli hook post-tool-use")
     assert not is_ours("~/bin/log-prompt.sh")
     assert not is_ours("vaultseek search hook")
     assert not is_ours(None)
@@ -107,3 +114,90 @@ def test_cli_install_project_and_user(tmp_path: Path, sample_vault: Path, monkey
     assert (home / ".claude" / "settings.json").exists()
     result = run_cli("hook", "uninstall", "--user", cwd=project, env={"HOME": str(home)})
     assert json.loads((home / ".claude" / "settings.json").read_text("utf-8")) == {}
+
+
+# -- the command Claude Code runs ---------------------------------------------------------------
+PLAIN_PATH = "/usr/bin:/bin"
+"""The PATH of a process started outside any activated virtual environment, as Claude Code
+starts its hooks."""
+SCRIPTS = Path(sys.executable).parent
+"""This installation's scripts folder (the virtual environment's ``bin``)."""
+
+
+def hook_env() -> dict[str, str]:
+    """The environment Claude Code gives a hook: the user's HOME and XDG folders (this test's),
+    a plain PATH without the virtual environment."""
+    kept = {k: v for k, v in os.environ.items() if k.startswith(("XDG_", "VAULTSEEK_")) or k == "HOME"}
+    return {**kept, "PATH": PLAIN_PATH, "VAULTSEEK_HOOK_TIMEOUT": "30"}
+
+
+def run_hook_command(command: str, stdin: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["/bin/sh", "-c", command], input=stdin, capture_output=True, text=True,
+                          env=hook_env(), timeout=120, check=False)  # fmt: skip
+
+
+def installed_commands(project: Path) -> dict[str, str]:
+    settings = json.loads((project / ".claude" / "settings.json").read_text("utf-8"))
+    return {event: group["hooks"][0]["command"] for event, groups in settings["hooks"].items()
+            for group in groups if is_ours(group["hooks"][0]["command"])}  # fmt: skip
+
+
+def test_the_installed_command_runs_with_a_plain_path(tmp_path: Path, sample_vault: Path) -> None:
+    with open_index(sample_vault, create=True) as index:
+        index.sync()
+    project = tmp_path / "project"
+    project.mkdir()
+    # Installed from a shell with the virtual environment activated: `vaultseek` is on PATH.
+    result = run_cli("hook", "install", "--vault", str(sample_vault), cwd=project,
+                     env={"PATH": f"{SCRIPTS}:{PLAIN_PATH}"})  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    commands = installed_commands(project)
+    assert set(commands) == {"UserPromptSubmit", "PostToolUse"}
+
+    prompt = json.dumps({"session_id": "s-1", "hook_event_name": "UserPromptSubmit",
+                         "prompt": "how should we rotate refresh tokens?"})  # fmt: skip
+    answered = run_hook_command(commands["UserPromptSubmit"], prompt)
+    assert (answered.returncode, answered.stderr) == (0, "")
+    assert answered.stdout.startswith("## Relevant Memory Context") and "security/oauth.md" in answered.stdout
+
+    lines = [f"step {i} ok" for i in range(3000)]
+    lines[1200] = "ERROR: refresh token reuse detected, token family revoked"
+    tool = json.dumps({"session_id": "s-1", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                       "tool_input": {"command": "make test"}, "tool_response": {"stdout": "\n".join(lines)}})  # fmt: skip
+    extracted = run_hook_command(commands["PostToolUse"], tool)
+    assert (extracted.returncode, extracted.stderr) == (0, "")
+    output = json.loads(extracted.stdout)
+    assert output["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
+    assert "token family revoked" in output["hookSpecificOutput"]["additionalContext"]
+    for command in commands.values():  # this installation's script, by its absolute path
+        assert command.startswith(str(SCRIPTS / "vaultseek") + " hook "), command
+
+
+def test_reinstalling_after_the_installation_moved_replaces_our_old_entries(tmp_path: Path, sample_vault: Path) -> None:
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    old_forms = [  # what earlier installs wrote, from a virtual environment that has since moved
+        "vaultseek hook user-prompt-submit",
+        "'/home/me/old place/.venv/bin/vaultseek' hook user-prompt-submit --vault=/notes",
+        "/usr/bin/python3 -m vaultseek.cli hook post-tool-use",
+        "/opt/venv/bin/python -m vaultseek hook post-tool-use --db=/x.db",
+    ]
+    foreign = {"type": "command", "command": "~/bin/log-prompt.sh"}
+    before = {"hooks": {
+        "UserPromptSubmit": [{"hooks": [foreign, *({"type": "command", "command": c} for c in old_forms[:2])]}],
+        "PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": c} for c in old_forms[2:]]}],
+    }}  # fmt: skip
+    path = project / ".claude" / "settings.json"
+    path.write_text(json.dumps(before), "utf-8")
+
+    on_path = {"PATH": f"{SCRIPTS}:{PLAIN_PATH}"}
+    result = run_cli("hook", "install", "--vault", str(sample_vault), cwd=project, env=on_path)
+    assert result.returncode == 0, result.stderr
+    after = json.loads(path.read_text("utf-8"))
+    mine = ours_in(after)
+    assert len(mine) == 2 and all(c.startswith(str(SCRIPTS / "vaultseek") + " hook ") for c in mine), mine
+    assert after["hooks"]["UserPromptSubmit"][0] == {"hooks": [foreign]}  # the user's own hook stays
+
+    again = run_cli("hook", "install", "--vault", str(sample_vault), cwd=project, env=on_path)
+    assert again.returncode == 0 and "already up to date" in again.stdout
+    assert json.loads(path.read_text("utf-8")) == after

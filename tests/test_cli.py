@@ -27,8 +27,10 @@ def test_search_json_shape(sample_vault: Path) -> None:
     data = json.loads(done.stdout)
     assert data["query"] == "_rrf_fuse" and data["mode"] == "bm25"
     first = data["results"][0]
-    assert set(first) == {"path", "section", "heading_context", "snippet", "score", "bm25_rank", "vec_rank", "location"}
-    assert first["location"] is None  # notes have no page or slide
+    assert list(data) == ["query", "mode", "results", "notices", "intent"]
+    assert list(first) == ["path", "section", "heading_context", "label", "snippet", "score", "bm25_rank", "vec_rank",
+                           "deep_rank", "signals", "location", "chunk_id"]  # fmt: skip
+    assert first["location"] is None and first["label"] == first["section"]  # notes have no page or slide
     assert first["path"] == "code/fusion.md" and first["bm25_rank"] == 1 and first["vec_rank"] is None
     again = run_cli("search", "_rrf_fuse", "--mode", "bm25", "--json", "--vault", str(sample_vault))
     assert again.stdout == done.stdout  # byte-identical
@@ -52,7 +54,7 @@ def test_batch(sample_vault: Path, tmp_path: Path) -> None:
 
 
 def test_status_lists_skipped_files(sample_vault: Path) -> None:
-    (sample_vault / "bad.md").write_bytes(b"caf\xe9 \xfa not utf8")
+    (sample_vault / "bad.md").write_bytes(b"\x00\x01\x02 a binary file named like a note \x00\xff")
     assert run_cli("index", str(sample_vault), "--quiet").returncode == 0
     human = run_cli("status", "--vault", str(sample_vault))
     assert "4 indexed, 1 skipped" in human.stdout

@@ -4,6 +4,7 @@ idempotent."""
 from __future__ import annotations
 
 import base64
+import math
 import random
 import string
 import time
@@ -16,8 +17,8 @@ from fake_secrets import B64, DASHES, HEX, FakeSecret, fake_secrets
 from vaultseek.index.credentials import PATTERN_NAMES, Scrubbed, scrub
 
 FAKES = fake_secrets()
-GENERIC = {"private-key-block", "pgp-private-key-block", "database-url-password", "basic-auth-url",
-           "jwt", "bearer-token", "basic-auth-header", "securestring-plaintext", "cli-password",
+GENERIC = {"private-key-block", "pgp-private-key-block", "private-key-base64", "database-url-password",
+           "basic-auth-url", "jwt", "bearer-token", "basic-auth-header", "securestring-plaintext", "cli-password",
            "netrc-password", "password-assignment", "secret-assignment", "token-assignment",
            "api-key-assignment", "high-entropy-hex", "high-entropy-base64"}
 
@@ -74,7 +75,7 @@ def test_fake_secret_is_removed_inside_a_note(fake: FakeSecret) -> None:
     assert result.text.endswith("\n```\n\nAnd after, with [[links]].\n")
 
 
-CONTEXT_BOUND = GENERIC | {"aws-secret-access-key", "twilio-api-key", "azure-storage-key", "azure-sas-token",
+CONTEXT_BOUND = GENERIC | {"aws-secret-access-key", "azure-storage-key", "azure-sas-token",
                           "slack-webhook-url", "discord-bot-token", "discord-webhook-url", "heroku-api-key"}
 
 
@@ -146,6 +147,40 @@ def test_public_certificate_block_is_kept() -> None:
     body = "\n".join(_key_body(4))
     cert = f"{DASHES}BEGIN CERTIFICATE{DASHES}\n{body}\n{DASHES}END CERTIFICATE{DASHES}"
     assert scrub(cert) == Scrubbed(cert, {})
+
+
+def test_private_key_split_over_two_pages_loses_both_halves() -> None:
+    """A PDF's pages are scrubbed one by one: the BEGIN half and the END half must each go."""
+    body = [*_key_body(6), _rand(B64, 22, 60) + "=="]
+    first = f"Server notes\r\n{DASHES}BEGIN RSA PRIVATE KEY{DASHES}\r\n" + "\r\n".join(body[:3])
+    second = "\r\n".join(body[3:]) + f"\r\n{DASHES}END RSA PRIVATE KEY{DASHES}\r\nInstalled 2024."
+    pages = [scrub(first), scrub(second)]
+    assert not any(line in page.text for line in body for page in pages)
+    assert pages[0].text == "Server notes\r\n[REDACTED:private-key-block]"
+    assert pages[1] == Scrubbed("[REDACTED:private-key-block]\r\nInstalled 2024.", {"private-key-block": 1})
+
+
+def test_key_end_after_prose_on_its_line_takes_only_the_marker() -> None:
+    text = f"the key ends {DASHES}END PRIVATE KEY{DASHES} here"
+    assert scrub(text).text == "the key ends [REDACTED:private-key-block] here"
+
+
+def _b64_pem(label: str, seed: int) -> str:
+    pem = f"{DASHES}BEGIN {label}{DASHES}\n" + "\n".join(_key_body(seed)) + f"\n{DASHES}END {label}{DASHES}\n"
+    return base64.b64encode(pem.encode()).decode()
+
+
+def test_base64_encoded_private_key_wrapped_over_lines() -> None:
+    encoded = _b64_pem("PRIVATE KEY", 7)
+    lines = [encoded[i:i + 76] for i in range(0, len(encoded), 76)]
+    text = "tls.key: |\n  " + "\n  ".join(lines) + "\ntls.crt: none"
+    result = scrub(text)
+    assert result == Scrubbed("tls.key: |\n  [REDACTED:private-key-base64]\ntls.crt: none", {"private-key-base64": 1})
+
+
+def test_base64_encoded_certificate_is_kept() -> None:
+    line = f"    certificate-authority-data: {_b64_pem('CERTIFICATE', 8)}"
+    assert scrub(line) == Scrubbed(line, {})
 
 
 # -- assignments keep the key, lose the value ------------------------------------------------------
@@ -272,6 +307,9 @@ NON_SECRETS = [
     "ssh-rsa\n  AAAAB3NzaC1yc2EAAAADAQABAAABAQ" + _rand(string.ascii_letters + string.digits, 60, 16),
     "License: BSD-3-Clause-No-Military-License and Apache-2.0-With-LLVM-Exception",
     "[REDACTED:password-assignment] was already scrubbed",
+    "pwsh -NoProfile -Command Get-Date\nppw=abc123def456",
+    "AC" + _rand(HEX, 32, 17) + " is the account SID shown on the console",
+    f"A long value that never ends its statement: password={_rand(string.ascii_letters, 600, 18)} and then prose",
     f"Author: someone, 2024-01-02, {SHA1}",
     "```powershell\nSet-Secret -Name db -Secret $value\n$secret = Get-Secret -Name db -AsPlainText\n```",
 ]
@@ -363,3 +401,66 @@ def test_false_positive_rate_on_real_documentation() -> None:
     assert rate < 0.01
     # What is flagged is literal example passwords, never GUIDs, hashes or identifiers.
     assert set(kinds) <= {"securestring-plaintext", "password-assignment"}
+
+
+# -- linear time -----------------------------------------------------------------------------------
+# Each check times scrub on a line and on the same line 8x longer, in process CPU time (the best of
+# three, so other processes on the machine barely matter): linear scrubbing takes ~8x as long, a
+# quadratic scan ~64x. The bound is 3x8, with a 2 ms floor on the small run so that timer noise on
+# tiny inputs cannot fail it.
+
+def _cpu_seconds(text: str) -> float:
+    best = math.inf
+    for _ in range(3):
+        started = time.process_time()
+        scrub(text)
+        best = min(best, time.process_time() - started)
+    return best
+
+
+def _assert_linear(unit: str, size: int = 8_000, factor: int = 8) -> None:
+    small = unit * (size // len(unit) + 1)
+    small_s, big_s = _cpu_seconds(small), _cpu_seconds(small * factor)
+    assert big_s < 3 * factor * max(small_s, 0.002), (unit, small_s, big_s)
+
+
+def _curl_commands(seed: int) -> str:
+    rng = random.Random(seed)
+    return " ".join(f"curl -sS -X POST -H 'Content-Type: application/json' -d '{{\"n\": {rng.randint(0, 999)}}}' "
+                    f"https://api.example.com/v1/items/{rng.randint(0, 9999)}" for _ in range(40))
+
+
+@pytest.mark.parametrize("unit", [
+    "curl ",  # the report: one line of "curl curl curl ..."
+    _curl_commands(1),  # ordinary curl commands joined on one line
+    "curl -u a:b ", "HRKU-", "gldt-", "pass=", "password=\"", "key: ", "pw: ", "sshpass -p ",
+    f"{DASHES}END PRIVATE KEY{DASHES}\nAbCd\n", "LS0tLS1CRUdJTi", "sk-ant-", "://a:", "Q~1",
+], ids=lambda unit: repr(unit[:16]))
+def test_scrub_time_grows_linearly(unit: str) -> None:
+    _assert_linear(unit)
+
+
+ADVERSARIAL_PIECES = [
+    "curl", "-u", "--user", "password", "pass", "pw", "pwd", "key", "token", "secret", "api_key", "bearer",
+    "machine", "login", "://", "@", "sk-ant-", "ghp_", "HRKU-", "gldt-", "xoxb-", "LS0tLS1CRUdJTi", "SK", "key-",
+    f"{DASHES}BEGIN PRIVATE KEY{DASHES}", f"{DASHES}END PRIVATE KEY{DASHES}", "PGP", "Q~", "AKIA", "hvs.",
+    "heroku", "twilio", "discord", "convertto-securestring", "--password", "sshpass", "-p", "sig=", "eyJ",
+    "=", ":", ":=", "|", '"', "'", "`", " ", "\t", "\n", "\\n", "a", "A1", "0f", "Zz9+/", "#", "//", "{{", "$",
+]
+
+
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(ADVERSARIAL_PIECES), min_size=1, max_size=4).map("".join))
+def test_scrub_time_grows_linearly_on_adversarial_repetitions(unit: str) -> None:
+    _assert_linear(unit)
+
+
+FILLER = "curl " * 2_000 + "password=" * 500 + "HRKU-" * 400
+
+
+@pytest.mark.parametrize("fake", FAKES, ids=lambda f: f.pattern)
+def test_fake_secret_is_caught_beside_adversarial_text(fake: FakeSecret) -> None:
+    result = scrub(f"{FILLER}\n{fake.line}\n{FILLER}")
+    assert fake.secret not in result.text
+    assert result.counts.get(fake.pattern, 0) >= 1

@@ -68,7 +68,8 @@ def test_daemon_answers_hooks_and_searches_like_the_process_itself(daemon: Path,
     fast = run_cli("hook", "user-prompt-submit", f"--vault={daemon}", f"--db={db}", stdin=PROMPT,
                    env={"VAULTSEEK_DEBUG_MODULES": str(modules)})  # fmt: skip
     loaded = {m for m in modules.read_text().split() if m.startswith("vaultseek") or m in LIGHT_TRAPS}
-    assert loaded == {"vaultseek", "vaultseek.agents.daemon_client", "vaultseek.errors"}  # + __main__
+    # (the package __init__ files of cli/ and agents/ hold only a docstring)
+    assert loaded == {"vaultseek", "vaultseek.cli", "vaultseek.agents", "vaultseek.agents.daemon_client", "vaultseek.errors"}
     assert fast.stdout == warm.stdout
     for trivial in ("thanks!", "/compact"):  # the daemon applies the client's steps itself
         event = json.dumps({"session_id": "s", "prompt": trivial})
@@ -112,10 +113,10 @@ def test_filters_and_signals_reach_the_daemon(daemon: Path) -> None:
     body = json.loads(via.stdout)
     assert {r["path"] for r in body["results"]} == {"security/oauth.md"} and body["intent"] == "question"
     # Straight to the socket: the daemon applies a scope itself, and refuses a bad one.
-    found = daemon_client.request(db_of(daemon), {"op": "search", "query": "tokens", "scope": {"folders": ["cooking"]}})
+    found = daemon_client.request(db_of(daemon), {"op": "search", "query": "tokens", "filters": {"folders": ["cooking"]}})
     assert found is not None and {r["path"] for r in found["results"]} == {"cooking/bread.md"}
     with pytest.raises(daemon_client.DaemonError, match="cannot read") as bad:
-        daemon_client.request(db_of(daemon), {"op": "search", "query": "x", "scope": {"modified_after": "soon"}})
+        daemon_client.request(db_of(daemon), {"op": "search", "query": "x", "filters": {"modified_after": "soon"}})
     assert bad.value.exit_code == 2
     refused = run_cli("search", "x", "--vault", str(daemon), "--before", "soon")
     assert refused.returncode == 2 and "cannot read" in refused.stderr

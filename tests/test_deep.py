@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,9 @@ NOTES = {
     "en/dns.md": "# Flush DNS cache\n\n`ipconfig /flushdns` clears the resolver cache on Windows.\n",
     "ko/사진.md": "# 메타데이터 삭제\n\n`exiftool -all= 사진.jpg` 로 사진의 위치와 촬영 정보를 모두 지운다.\n",
     "es/tarjeta.md": "# Recuperar archivos borrados\n\n`photorec` rescata fotos eliminadas de una tarjeta SD formateada.\n",
+    # One topic in two languages, in different words: what `related` should pair.
+    "de/zeitzone.md": "# Zeitzone ändern\n\n`timedatectl set-timezone Europe/Berlin` stellt die Systemuhr auf eine andere Zeitzone um.\n",
+    "ja/時刻.md": "# タイムゾーンの変更\n\nサーバーの時計を東京の時間帯に合わせるには、設定画面で地域を選び直す。\n",
 }
 QUERIES = {
     "哪个程序占着8080": "zh/端口.md",
@@ -80,6 +84,16 @@ def test_a_question_in_each_language_finds_its_note_by_meaning(deep_vault: tuple
     assert deep.results[0].path == expected
     assert deep.results[0].deep_rank == 1
     assert expected in [hit.path for hit in hybrid.results]
+
+
+def test_related_notes_pair_one_topic_across_languages_by_the_deep_list(deep_vault: tuple[Path, Path]) -> None:
+    vault, db = deep_vault
+    with open_index(vault, db=db, deep_tier=True) as index:
+        deep = index.related("de/zeitzone.md", k=3).results
+        index.config = replace(index.config, deep_tier=False)
+        static = index.related("de/zeitzone.md", k=3).results
+    assert deep[0].path == "ja/時刻.md" and deep[0].deep_rank == 1
+    assert all(r.deep_rank is None for r in static)
 
 
 def test_status_reports_a_complete_deep_tier(deep_vault: tuple[Path, Path]) -> None:

@@ -133,18 +133,19 @@ def test_bad_files_are_recorded_and_do_not_stop_the_run(sample_vault: Path, writ
         with indexed(sample_vault) as index:
             reasons = {s.path: s.reason for s in index.status().skipped}
             assert "binary" in reasons["binary.md"]
-            assert "UTF-8" in reasons["latin1.md"]
+            assert "latin1.md" not in reasons  # decoded like a .txt in that charset, not refused
             assert reasons["loop.md"] == "symlink loop"
             assert "too large" in reasons["huge.md"]
             assert reasons["pipe.md"] == "not a regular file"
             if os.geteuid() != 0:  # root reads anything
                 assert reasons["locked.md"] == "permission denied"
-            assert index.status().files >= 5  # the four notes and the UTF-16 one
+            assert index.status().files >= 6  # the four notes, the UTF-16 one and the Latin-1 one
             assert index.search("byte order mark", mode="bm25").results[0].path == "utf16.md"
+            assert [c.text for c in index.get_note("latin1.md")] == ["Café au lait"]
             # A fixed file is picked up on the next run.
-            (sample_vault / "latin1.md").write_text("Café au lait, now in UTF-8 and long enough.")
+            (sample_vault / "binary.md").write_text("Café au lait, now in UTF-8 and long enough.")
             index.sync()
-            assert "latin1.md" not in {s.path for s in index.status().skipped}
+            assert "binary.md" not in {s.path for s in index.status().skipped}
     finally:
         locked.chmod(0o644)
 
@@ -197,8 +198,11 @@ def test_bad_mode_is_a_query_error(sample_vault: Path) -> None:
 
 def test_hostile_queries_through_the_engine(sample_vault: Path) -> None:
     with indexed(sample_vault) as index:
-        for query in ["C++", '"unbalanced', "AND", "-flag", "§3 Absatz 2", "foo*", "🙂", "x" * 10_000, ""]:
+        for query in ["C++", '"unbalanced', "AND", "-flag", "§3 Absatz 2", "foo*", "🙂", "x" * 8_000, "\ud800 lone"]:
             index.search(query)
+        for refused in ["x" * 8_001, "", "   "]:  # beyond the search contract's limits
+            with pytest.raises(QueryError, match=r"longer than|empty"):
+                index.search(refused)
         assert index.search("§3 Absatz 2", mode="bm25").results[0].path == "de/recht.md"
 
 
@@ -502,12 +506,12 @@ def test_sync_of_named_paths_skips_what_the_full_walk_skips(
 
 def test_sync_of_named_paths_records_and_retries_unreadable_files(sample_vault: Path, write: Callable[..., Path]) -> None:
     with indexed(sample_vault) as index:
-        write("latin1.md", "Caf\xe9 au lait".encode("latin-1"))
-        index.sync(paths=["latin1.md"])
-        assert "UTF-8" in {s.path: s.reason for s in index.status().skipped}["latin1.md"]
-        write("latin1.md", "Café au lait, now in UTF-8 and long enough.")
-        index.sync(paths=["latin1.md"])
-        assert index.status().skipped == () and bm25_paths(index, "lait") == ["latin1.md"]
+        write("broken.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00binary")
+        index.sync(paths=["broken.md"])
+        assert "binary" in {s.path: s.reason for s in index.status().skipped}["broken.md"]
+        write("broken.md", "Café au lait, now in UTF-8 and long enough.")
+        index.sync(paths=["broken.md"])
+        assert index.status().skipped == () and bm25_paths(index, "lait") == ["broken.md"]
 
 
 def test_sync_of_named_paths_becomes_full_for_folders_and_pipeline_changes(

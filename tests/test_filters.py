@@ -43,10 +43,10 @@ def test_scope_applies_before_ranking(scoped_vault: Path, mode: str) -> None:
         index.sync()
         unscoped = index.search("rotate refresh tokens", mode=mode, k=3)
         assert "home/tokens.md" not in {r.path for r in unscoped.results}
-        home = index.search("rotate refresh tokens", mode=mode, k=3, scope=SearchFilter(folders=("home",)))
+        home = index.search("rotate refresh tokens", mode=mode, k=3, filters=SearchFilter(folders=("home",)))
         assert [r.path for r in home.results] == ["home/tokens.md"]
         # "work" is a folder, not a prefix: work_other/ stays out.
-        work = index.search("rotate refresh tokens", mode=mode, k=20, scope=SearchFilter(folders=("work",)))
+        work = index.search("rotate refresh tokens", mode=mode, k=20, filters=SearchFilter(folders=("work",)))
         assert len(work.results) == 12 and all(r.path.startswith("work/") for r in work.results)
 
 
@@ -58,9 +58,9 @@ def test_a_single_core_answers_as_the_vector_workers_do(scoped_vault: Path, monk
     queries = [("rotate refresh tokens", None), ("rotate refresh tokens", SearchFilter(folders=("work",))), ("tomato", None)]
     with open_index(scoped_vault, create=True) as index:
         index.sync()
-        threaded = [index.search(q, k=5, scope=s) for q, s in queries]
+        threaded = [index.search(q, k=5, filters=s) for q, s in queries]
         monkeypatch.setattr(search, "_cores", lambda: 1)
-        inline = [index.search(q, k=5, scope=s) for q, s in queries]
+        inline = [index.search(q, k=5, filters=s) for q, s in queries]
         assert threaded == inline and all(r.results for r in inline)
         monkeypatch.undo()
 
@@ -77,7 +77,7 @@ def test_scope_fields_paths_tags_kinds_and_empty(scoped_vault: Path) -> None:
         index.sync()
 
         def paths(scope: SearchFilter) -> set[str]:
-            return {r.path for r in index.search("token rotation", k=50, scope=scope).results}
+            return {r.path for r in index.search("token rotation", k=50, filters=scope).results}
 
         assert paths(SearchFilter(paths=("home/tokens.md", "notes/plain.txt"))) == {"home/tokens.md", "notes/plain.txt"}
         assert len(paths(SearchFilter(tags=("security",)))) == 12  # nested tag security/oauth
@@ -97,7 +97,7 @@ def test_scope_with_sql_wildcards_in_names(vault: Path, write: Callable[..., Pat
     write("axb/y.md", "# Y\n\nwildcard underscore folder text here.\n")
     with open_index(vault, create=True) as index:
         index.sync()
-        hits = index.search("wildcard underscore", k=10, scope=SearchFilter(folders=("a_b",)))
+        hits = index.search("wildcard underscore", k=10, filters=SearchFilter(folders=("a_b",)))
         assert [r.path for r in hits.results] == ["a_b/x.md"]
 
 
@@ -179,7 +179,7 @@ def index(meta_vault: Path) -> Iterator[Index]:
 
 
 def found(index: object, scope: object, mode: str = "hybrid") -> set[str]:
-    return {r.path for r in index.search(QUERY, k=50, mode=mode, scope=scope).results}  # type: ignore[attr-defined]
+    return {r.path for r in index.search(QUERY, k=50, mode=mode, filters=scope).results}  # type: ignore[attr-defined]
 
 
 A, B, C, D, E = "tasks/a.md", "tasks/b.md", "tasks/c.md", "archive/d.md", "archive/e.txt"
@@ -220,7 +220,7 @@ def test_frontmatter_object_form_and_every_mode(index: Index) -> None:
     assert found(index, {"where": {"status": ["done", "open"]}}) == {A, B, C}
     for mode in ("bm25", "vector", "hybrid"):
         assert found(index, {"where": ["status:done"]}, mode) == {A, C}
-    assert index.search(QUERY, scope={"where": ["status:archived"]}).results == ()
+    assert index.search(QUERY, filters={"where": ["status:archived"]}).results == ()
 
 
 @pytest.mark.parametrize(
@@ -311,7 +311,7 @@ def test_bad_filters_are_query_errors_with_hints(sample_vault: Path, scope: obje
     with open_index(sample_vault, create=True) as index:
         index.sync()
         with pytest.raises(QueryError, match=message) as raised:
-            index.search("tokens", scope=scope)  # type: ignore[arg-type]
+            index.search("tokens", filters=scope)  # type: ignore[arg-type]
         assert raised.value.exit_code == 2
 
 
@@ -512,7 +512,7 @@ def test_comparisons_with_ages_and_other_filters(cmp_vault: Path) -> None:
         assert found(index, {"where": ["priority<3"], "folders": ["elsewhere"]}) == set()
         assert found(index, {"where": ["priority<3"], "tags": ["nosuchtag"]}) == set()
         # k results are k matches: the comparison is applied before ranking.
-        hits = index.search(QUERY, k=2, scope={"where": ["priority>=-2", "priority<2"]}).results
+        hits = index.search(QUERY, k=2, filters={"where": ["priority>=-2", "priority<2"]}).results
         assert {r.path for r in hits} == {MONTH, YEAR}
 
 
@@ -601,7 +601,7 @@ def test_bad_comparisons_are_query_errors_with_hints(sample_vault: Path, where: 
     with open_index(sample_vault, create=True) as index:
         index.sync()
         with pytest.raises(QueryError, match=message) as raised:
-            index.search("tokens", scope={"where": ["status:done", where]})
+            index.search("tokens", filters={"where": ["status:done", where]})
         assert raised.value.exit_code == 2 and raised.value.hint
 
 
@@ -619,9 +619,9 @@ def test_hostile_comparisons_are_data_not_sql(cmp_vault: Path) -> None:
         assert index.store.integrity_problems() == [] and len(index.files()) == 9
         # A hand-built comparison is held to the same rules.
         with pytest.raises(QueryError, match="neither a number nor a time"):
-            index.search(QUERY, scope=SearchFilter(comparisons=(FieldComparison("priority", "<", "3"),)))
+            index.search(QUERY, filters=SearchFilter(comparisons=(FieldComparison("priority", "<", "3"),)))
         with pytest.raises(QueryError, match="unknown comparison"):
-            index.search(QUERY, scope=SearchFilter(comparisons=(FieldComparison("priority", "<>", "3", number=3.0),)))  # type: ignore[arg-type]
+            index.search(QUERY, filters=SearchFilter(comparisons=(FieldComparison("priority", "<>", "3", number=3.0),)))  # type: ignore[arg-type]
         nan = SearchFilter(comparisons=(FieldComparison("priority", "<", "nan", number=float("nan")),))
         assert found(index, nan) == set()
         by_hand = SearchFilter(comparisons=(FieldComparison("PRIORITY", "<", "3", number=3.0),))

@@ -221,15 +221,16 @@ def test_a_filed_note_records_its_scores_and_is_indexed(domains_vault: Path) -> 
     assert hits[0] == "kubernetes/scale.md"
     assert not (inbox(domains_vault) / "scale.md").exists()
     note = (domains_vault / "kubernetes" / "scale.md").read_text("utf-8")
-    assert note.startswith("---\ntitle: Scaling a deployment\nintake:\n")
     from vaultseek.notes.markdown import split_frontmatter
 
     meta, body = split_frontmatter(note)
-    record = meta["intake"]
-    assert record["domain"] == "kubernetes" and record["decision"] == "file"
-    assert record["source"] == "_intake/inbox/scale.md" and record["date"]
-    assert set(record["scores"]) == {"relevance", "actionability", "depth", "authority"}
+    assert meta["title"] == "Scaling a deployment" and "intake" not in meta
+    assert meta["intake_domain"] == "kubernetes" and meta["intake_decision"] == "file"
+    assert meta["intake_score"] == outcome.assessment.total and meta["intake_date"]
     assert body == K8S_ITEM
+    record = json.loads((domains_vault / ".vaultseek" / "intake" / "assessments" / f"{meta['intake_id']}.json").read_text("utf-8"))
+    assert record["source"] == "_intake/inbox/scale.md" and record["total"] == outcome.assessment.total
+    assert set(record["scores"]) == set(record["reasons"]) == {"relevance", "actionability", "depth", "authority"}
 
 
 def test_documents_become_notes_and_keep_their_original(domains_vault: Path, tmp_path: Path) -> None:
@@ -316,7 +317,9 @@ def test_review_lists_accepts_reroutes_and_discards(domains_vault: Path) -> None
     from vaultseek.notes.markdown import split_frontmatter
 
     meta, _ = split_frontmatter((domains_vault / "garden" / "banana.md").read_text("utf-8"))
-    assert meta["intake"]["domain"] == "garden" and meta["intake"]["decision"] == "file" and meta["intake"]["reviewed"]
+    assert meta["intake_domain"] == "garden" and meta["intake_decision"] == "file"
+    record = json.loads((domains_vault / ".vaultseek" / "intake" / "assessments" / f"{meta['intake_id']}.json").read_text("utf-8"))
+    assert record["domain"] == "garden" and record["decision"] == "file" and record["reviewed"]
     # a discarded item is recoverable: accept takes it out of the discard folder too
     assert run_cli("review", "accept", "other", "--domain", "cooking", "--vault", str(domains_vault)).returncode == 0
     assert (domains_vault / "cooking" / "other.md").is_file()
@@ -426,3 +429,172 @@ def test_taking_a_file_already_in_the_vault_is_refused(domains_vault: Path) -> N
             Intake(index).take(domains_vault / "cooking" / "soup.md")
         with pytest.raises(IntakeError, match="already in the vault"):
             Intake(index).take(domains_vault / "cooking")
+
+
+# -- the note's frontmatter and its assessment -----------------------------------------------
+def assessment_of(vault: Path, meta: dict[str, object]) -> dict[str, object]:
+    """The assessment intake keeps beside a filed note, found by the note's ``intake_id``."""
+    path = vault / ".vaultseek" / "intake" / "assessments" / f"{meta['intake_id']}.json"
+    return json.loads(path.read_text("utf-8"))  # type: ignore[no-any-return]
+
+
+def test_frontmatter_stays_flat_and_review_reads_the_assessment_kept_beside_it(domains_vault: Path) -> None:
+    """Obsidian's Properties panel shows flat values only: the note gets a few scalar keys;
+    the scores and reasons are kept in the vault's intake folder under the note's id, so a
+    renamed or moved note keeps them."""
+    from vaultseek.notes.markdown import split_frontmatter
+
+    (inbox(domains_vault) / "scale.md").write_text(K8S_ITEM, "utf-8")
+    taken = run_cli("intake", "--vault", str(domains_vault), env={"VAULTSEEK_INTAKE_FILE_AT": "1.0", "VAULTSEEK_INTAKE_REVIEW_AT": "0.0"})
+    assert taken.returncode == 0, taken.stderr
+    note = domains_vault / "_intake" / "review" / "scale.md"
+    text = note.read_text("utf-8")
+    meta, body = split_frontmatter(text)
+    assert set(meta) == {"title", "intake_id", "intake_date", "intake_decision", "intake_domain", "intake_score"}
+    assert all(isinstance(value, (str, int, float)) for value in meta.values())  # no nesting, no lists
+    assert len(text[: text.index(body)].splitlines()) == 2 + len(meta)  # one line a key
+    assert meta["intake_decision"] == "review" and meta["intake_domain"] == "kubernetes"
+
+    note.rename(note.with_name("renamed.md"))  # as Obsidian does when the title changes
+    listed = json.loads(run_cli("review", "--json", "--vault", str(domains_vault)).stdout)["items"]
+    assert [item["name"] for item in listed] == ["renamed.md"]
+    item = listed[0]
+    assert item["total"] == meta["intake_score"] and item["domain"] == "kubernetes" and item["source"] == "_intake/inbox/scale.md"
+    assert set(item["scores"]) == set(item["reasons"]) == {"relevance", "actionability", "depth", "authority"}
+    assert any("numbered step" in reason for reason in item["reasons"]["actionability"])
+    shown = run_cli("review", "--vault", str(domains_vault)).stdout
+    assert "renamed.md" in shown and f"rel {item['scores']['relevance']:.2f}" in shown
+
+
+LEGACY_NOTE = """---
+title: Plum cake
+intake:
+  id: 0123456789abcdef
+  date: '2025-01-02T03:04:05+00:00'
+  source: _intake/inbox/plum.md
+  decision: review
+  domain: cooking
+  total: 0.47
+  scores:
+    relevance: 0.8
+    actionability: 0.3
+    depth: 0.2
+    authority: 0.0
+  reasons:
+    relevance: [close to the cooking notes]
+    actionability: [no signals found]
+    depth: [a short note]
+    authority: [no signals found]
+---
+# Plum cake
+
+Halve the plums, press them into the batter and bake the cake for forty minutes.
+"""
+
+
+def test_notes_in_the_old_nested_form_are_still_read_and_accepted(domains_vault: Path) -> None:
+    from vaultseek.notes.markdown import split_frontmatter
+
+    review = domains_vault / "_intake" / "review"
+    review.mkdir(parents=True)
+    (review / "plum.md").write_text(LEGACY_NOTE, "utf-8")
+    listed = json.loads(run_cli("review", "--json", "--vault", str(domains_vault)).stdout)["items"]
+    assert len(listed) == 1 and listed[0]["total"] == 0.47 and listed[0]["domain"] == "cooking"
+    assert listed[0]["scores"]["relevance"] == 0.8 and listed[0]["reasons"]["depth"] == ["a short note"]
+    accepted = run_cli("review", "accept", "plum", "--vault", str(domains_vault))
+    assert accepted.returncode == 0, accepted.stderr
+    meta, body = split_frontmatter((domains_vault / "cooking" / "plum.md").read_text("utf-8"))
+    assert "intake" not in meta and body.startswith("# Plum cake")
+    assert meta["intake_id"] == "0123456789abcdef" and meta["intake_score"] == 0.47
+    assert meta["intake_domain"] == "cooking" and meta["intake_decision"] == "file"
+    record = assessment_of(domains_vault, meta)
+    assert record["scores"] == {"relevance": 0.8, "actionability": 0.3, "depth": 0.2, "authority": 0.0}
+    assert record["source"] == "_intake/inbox/plum.md" and record["reviewed"]
+
+
+# -- encodings -------------------------------------------------------------------------------
+def test_a_cp1252_note_is_taken_like_a_cp1252_text_file(domains_vault: Path, tmp_path: Path) -> None:
+    text = ("# Crème brûlée\n\nThe café serves crème brûlée with a naïve “résumé” of the recipe: "
+            "caramelise the sugar under the grill and chill the custard for two hours.\n")  # fmt: skip
+    written = {}
+    for name in ("creme.md", "creme.txt"):
+        (tmp_path / name).write_bytes(text.encode("cp1252"))
+        result = run_cli("intake", str(tmp_path / name), "--domain", "cooking", "--json", "--vault", str(domains_vault))
+        assert result.returncode == 0, (name, result.stdout, result.stderr)
+        destination = json.loads(result.stdout)["items"][0]["destination"]
+        written[name] = (domains_vault / destination).read_text("utf-8")
+    for note in written.values():
+        assert "crème brûlée with a naïve “résumé”" in note
+
+
+# -- destinations ----------------------------------------------------------------------------
+def test_a_domain_that_leads_out_of_the_vault_is_refused(domains_vault: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (domains_vault / "linked").symlink_to(outside, target_is_directory=True)
+    item = tmp_path / "scale.md"
+    item.write_text(K8S_ITEM, "utf-8")
+    before = files_in(domains_vault)
+    for domain in ("../outside", "cooking/../../outside", str(outside), "C:/outside", "cook\x07ing", ".vaultseek", "linked", "linked/deeper"):
+        result = run_cli("intake", str(item), "--domain", domain, "--vault", str(domains_vault))
+        assert result.returncode == 2, (domain, result.stdout, result.stderr)
+        assert result.stderr.startswith("error: ") and "hint: " in result.stderr and "Traceback" not in result.stderr
+        assert not list(outside.iterdir()), domain
+        assert files_in(domains_vault) == before, domain
+
+
+def test_review_accept_refuses_a_crafted_domain_or_original(domains_vault: Path, tmp_path: Path) -> None:
+    """The destination in a queued note's frontmatter is the note's own text: it is checked
+    like a --domain, and an attachment it names must be in the note's attachments folder."""
+    review = domains_vault / "_intake" / "review"
+    review.mkdir(parents=True)
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me", "utf-8")
+    crafted = {
+        "flat.md": "---\ntitle: Flat\nintake_domain: ../elsewhere\n---\nFlat body text.\n",
+        "nested.md": "---\ntitle: Nested\nintake:\n  domain: ../../../elsewhere\n---\nNested body text.\n",
+        "original.md": "---\ntitle: Original\nintake:\n  domain: cooking\n  original: ../../../precious.txt\n---\nBody.\n",
+    }
+    for name, text in crafted.items():
+        (review / name).write_text(text, "utf-8")
+    for name in crafted:
+        result = run_cli("review", "accept", name, "--vault", str(domains_vault))
+        assert result.returncode == 2, (name, result.stdout, result.stderr)
+        assert result.stderr.startswith("error: ") and "hint: " in result.stderr
+        assert (review / name).read_text("utf-8") == crafted[name]
+    assert not (tmp_path / "elsewhere").exists() and not (domains_vault.parent.parent / "elsewhere").exists()
+    assert precious.read_text("utf-8") == "keep me"
+    assert not (domains_vault / "cooking" / "original.md").exists()
+
+
+# -- a full disk -----------------------------------------------------------------------------
+_FULL_DISK_CLI = """
+import errno, os, sys
+real_fsync = os.fsync
+def fsync(fd):
+    # The disk fills as intake writes the note (after the journal and the attachment).
+    if os.readlink(f"/proc/self/fd/{fd}").endswith(".md.intake-tmp"):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    return real_fsync(fd)
+os.fsync = fsync
+from vaultseek.cli.main import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_full_disk_is_exit_7_and_leaves_the_item_whole_in_the_inbox(domains_vault: Path) -> None:
+    from tests.support.docgen import text_pdf
+
+    box = inbox(domains_vault)
+    text_pdf(box / "rollout.pdf", [K8S_ITEM.replace("`", "")])
+    before = files_in(domains_vault)
+    full = subprocess.run([sys.executable, "-c", _FULL_DISK_CLI, "intake", "--vault", str(domains_vault)],
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert full.returncode == 7, (full.stdout, full.stderr)
+    assert "No space left on device" in full.stderr and "hint: " in full.stderr and "unexpected" not in full.stderr
+    assert files_in(domains_vault) == before  # the item in the inbox; no note, no attachment
+    assert not list(domains_vault.rglob(".*.intake-tmp"))
+    assert not list((domains_vault / ".vaultseek" / "intake" / "journal").glob("*"))
+    again = run_cli("intake", "--vault", str(domains_vault), env={"VAULTSEEK_INTAKE_FILE_AT": "0.0", "VAULTSEEK_INTAKE_REVIEW_AT": "0.0"})
+    assert again.returncode == 0, again.stderr
+    assert not (box / "rollout.pdf").exists() and (domains_vault / "kubernetes" / "rollout.md").is_file()

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from vaultseek import open_index
+from vaultseek.contract import REQUEST_FIELDS
 
 
 def run(coro: Any) -> Any:
@@ -44,7 +45,7 @@ async def session_calls(vault: Path) -> dict[str, Any]:
         found = await client.call_tool("search", {"query": "rotate refresh tokens", "k": 3})
         out["search"] = found
         first = found.structured_content["results"][0]
-        out["chunk"] = await client.call_tool("get_chunk", {"id": first["id"]})
+        out["chunk"] = await client.call_tool("get_chunk", {"chunk_id": first["chunk_id"]})
         out["note"] = await client.call_tool("get_note", {"path": "security/oauth.md", "section": "reuse"})
         out["status"] = await client.call_tool("status", {})
         out["missing"] = await client.call_tool("get_note", {"path": "nope.md"})
@@ -70,9 +71,7 @@ def test_mcp_tools_over_stdio(indexed: Path) -> None:
     out = run(session_calls(indexed))
     assert set(out["tools"]) == {"search", "get_note", "get_chunk", "links", "related", "status"}
     schema = out["tools"]["search"].input_schema
-    assert set(schema["properties"]) == {
-        "query", "k", "mode", "max_tokens", "filters", "title_match", "recency_half_life_days", "intent",
-        "term_match"}
+    assert tuple(schema["properties"]) == REQUEST_FIELDS and schema["additionalProperties"] is False
     assert not out["terms"].is_error and out["terms"].structured_content["results"][0]["path"] == "security/oauth.md"
     assert out["bad_terms"].is_error and "term_match" in out["bad_terms"].content[0].text
     assert "where" in json.dumps(schema) and "modified_after" in json.dumps(schema)
@@ -82,10 +81,12 @@ def test_mcp_tools_over_stdio(indexed: Path) -> None:
     assert not out["search"].is_error
     top = search["results"][0]
     assert top["path"] == "security/oauth.md"
-    assert set(top) == {"id", "path", "section", "heading_context", "snippet", "score"}
+    assert set(top) == {"chunk_id", "path", "section", "heading_context", "label", "snippet", "score",
+                        "bm25_rank", "vec_rank", "deep_rank", "signals", "location"}
 
     chunk = out["chunk"].structured_content
     assert chunk["path"] == top["path"] and chunk["section"] == top["section"] and chunk["text"]
+    assert chunk["chunk_id"] == top["chunk_id"]
     note = out["note"].structured_content
     assert [c["section"] for c in note["chunks"]] == ["Detecting reuse"]
     assert out["status"].structured_content["files"] == 5

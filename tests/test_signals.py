@@ -52,7 +52,7 @@ def test_every_named_note_goes_first_and_a_scope_still_applies(named_vault: Path
         top = index.search("token rotation", k=4, title_match=True).results
         assert {r.path for r in top[:2]} == {"security/oauth.md", "private/token rotation.md"}
         assert all("title" not in r.signals for r in top[2:])
-        scoped = index.search("token rotation", k=4, title_match=True, scope={"folders": ["misc"]})
+        scoped = index.search("token rotation", k=4, title_match=True, filters={"folders": ["misc"]})
         assert all(r.path.startswith("misc/") and not r.signals for r in scoped.results)
 
 
@@ -75,7 +75,7 @@ def test_title_match_is_on_by_default_and_off_leaves_the_fusion_as_it_was(named_
         assert default == index.search("token rotation", k=5, title_match=True).to_dict()
         assert "title" in default["results"][0]["signals"]
         off = index.search("token rotation", k=5, title_match=False).to_dict()
-        assert all("signals" not in r for r in off["results"]) and "intent" not in off
+        assert all(r["signals"] == {} for r in off["results"]) and off["intent"] is None
         index.config = dataclasses.replace(index.config, title_match=False)  # the config's switch
         assert index.search("token rotation", k=5).to_dict() == off
 

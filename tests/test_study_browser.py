@@ -129,3 +129,33 @@ def test_phone_width_and_keyboard(browser: Any, site: str) -> None:
     page.reload()
     page.locator("#conversation-list button").first.click()
     page.locator(".msg.assistant .citation").first.wait_for()
+
+
+def test_delete_in_the_ui_deletes_the_file_whose_name_has_a_hash(browser: Any, tmp_path: Path) -> None:
+    """`uploads/h.md#.md` beside `uploads/h.md`: Delete on the first must not reach the second
+    ("#" starts a URL fragment unless the path segment is encoded whole)."""
+    import httpx
+
+    from vaultseek.web.server import BackgroundServer
+
+    vault = make_study_vault(tmp_path)
+    with StandinLLM() as standin:
+        app = make_app(vault, tmp_path / "i.db", standin.url)
+        try:
+            with BackgroundServer(app) as server:
+                for name, text in (("h.md", "# Plain\n\nThe plain note about herons."), ("h.md#.md", "# Hashed\n\nThe hashed note about egrets.")):
+                    response = httpx.post(f"{server.url}/api/documents", files={"file": (name, text.encode())}, timeout=30)
+                    assert response.status_code == 201, response.text
+                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                page.on("dialog", lambda dialog: dialog.accept())  # "Delete uploads/h.md#.md and its chunks?"
+                page.goto(server.url + "/#kb")
+                row = page.locator('tr[data-path="uploads/h.md#.md"]')
+                row.locator(".status-indexed").wait_for(timeout=30_000)
+                page.locator('tr[data-path="uploads/h.md"] .status-indexed').wait_for(timeout=30_000)
+                row.get_by_role("button", name="Delete uploads/h.md#.md").click()
+                row.wait_for(state="detached", timeout=30_000)
+                assert not (vault / "uploads" / "h.md#.md").exists()
+                assert (vault / "uploads" / "h.md").read_text("utf-8").startswith("# Plain")
+                assert page.locator('tr[data-path="uploads/h.md"]').count() == 1
+        finally:
+            app.notebook.close()

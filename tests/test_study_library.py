@@ -4,6 +4,7 @@ ingestion timelines, categories, deletion, search with filters, privacy, and the
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,8 +37,10 @@ def test_upload_is_indexed_searchable_categorised_and_deletable(client: Any, stu
     assert row["status"] == "indexed" and row["kind"] == "txt" and row["chunks"] == 1 and row["category"] == "fruit"
     assert row["deletable"] is True
     assert client.get("/api/documents").json()["categories"] == [{"name": "fruit", "documents": 1}]
-    found = client.get("/api/search", params={"q": "potassium", "categories": "fruit"}).json()
-    assert [r["path"] for r in found["results"]] == ["uploads/bananas.txt"] and found["server_ms"] > 0
+    searched = client.get("/api/search", params={"q": "potassium", "categories": "fruit"})
+    found = searched.json()
+    assert [r["path"] for r in found["results"]] == ["uploads/bananas.txt"]
+    assert float(searched.headers["Server-Timing"].partition("dur=")[2]) > 0
     # The same name again is stored beside it, never over it.
     again = client.post("/api/documents", files={"file": ("bananas.txt", b"Other bananas.")}).json()
     assert again["uploaded"][0]["path"] == "uploads/bananas (2).txt"
@@ -394,3 +397,136 @@ def test_a_failed_start_up_run_is_reported_by_status(study_vault: Path, tmp_path
     assert kb.status()["indexing_error"] is None and kb.status()["files"] == 2
     kb.close()
     store.close()
+
+
+def test_deleting_a_symlinked_upload_removes_the_link_not_what_it_names(study_vault: Path, tmp_path: Path, standin: StandinLLM) -> None:
+    """`uploads/x.md` a symlink to a note: Delete removes the link; the note stays. A file
+    reached through a folder link out of the upload folder is not an upload at all."""
+    from starlette.testclient import TestClient
+
+    uploads = study_vault / "uploads"
+    uploads.mkdir()
+    (uploads / "x.md").symlink_to(study_vault / "law" / "tenancy.md")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "kept.md").write_text("# Kept\n\nA note outside the vault, reached through a folder link.\n", "utf-8")
+    (uploads / "sub").symlink_to(outside, target_is_directory=True)
+    note = (study_vault / "law" / "tenancy.md").read_text("utf-8")
+    app = make_app(study_vault, tmp_path / "i.db", standin.url, follow_external_symlinks=True)
+    try:
+        with TestClient(app, base_url="http://127.0.0.1") as client:
+            known = {d["path"] for d in client.get("/api/documents").json()["documents"]}
+            assert {"uploads/x.md", "uploads/sub/kept.md", "law/tenancy.md"} <= known
+            assert client.delete("/api/documents/uploads/x.md").status_code == 202
+            assert app.notebook.kb.ingest.idle.wait(30)
+            time.sleep(0.1)
+            assert not os.path.lexists(uploads / "x.md")
+            assert (study_vault / "law" / "tenancy.md").read_text("utf-8") == note
+            refused = client.delete("/api/documents/uploads/sub/kept.md")
+            assert refused.status_code == 400 and "upload folder" in refused.json()["error"]["message"], refused.text
+            assert (outside / "kept.md").exists() and (uploads / "sub").is_symlink()
+            rows = {d["path"]: d for d in client.get("/api/documents").json()["documents"]}
+            assert "uploads/x.md" not in rows and rows["law/tenancy.md"]["status"] == "indexed"
+    finally:
+        app.notebook.close()
+
+
+def test_files_before_a_refused_one_in_the_same_upload_are_kept_and_indexed(study_vault: Path, tmp_path: Path, standin: StandinLLM) -> None:
+    """Each file of a multi-file upload is stored whole before the next one begins: when a
+    later one is refused (here: too large), the earlier ones stay and are indexed."""
+    from starlette.testclient import TestClient
+
+    app = make_app(study_vault, tmp_path / "i.db", standin.url, max_upload_mb=0.01)
+    try:
+        with TestClient(app, base_url="http://127.0.0.1") as client:
+            response = client.post("/api/documents", data={"category": "fruit"}, files=[
+                ("file", ("quinces.txt", b"Quinces ripen late in the autumn orchard and smell of honey.")),
+                ("file", ("big.txt", b"x" * 20_000)),
+            ])  # fmt: skip
+            assert response.status_code == 413, response.text
+            row = wait_indexed(client, "uploads/quinces.txt", timeout=20)
+            assert row["status"] == "indexed" and row["category"] == "fruit"
+            found = client.get("/api/search", params={"q": "quinces autumn orchard"}).json()["results"]
+            assert found[0]["path"] == "uploads/quinces.txt"
+    finally:
+        app.notebook.close()
+    assert not (study_vault / "uploads" / "big.txt").exists()
+    assert not list((study_vault / "uploads").glob(".*.part"))
+
+
+def _start_serve(vault: Path, db: Path, llm_url: str, log_path: Path) -> tuple[Any, str, Any]:
+    """`vaultseek serve` as its own process on a free port, once it answers."""
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "VAULTSEEK_LLM_URL": llm_url, "VAULTSEEK_LLM_MODEL": "standin"}
+    log = open(log_path, "w+b")  # noqa: SIM115 - closed by the caller
+    process = subprocess.Popen([sys.executable, "-m", "vaultseek.cli", "serve", "--vault", str(vault), "--db", str(db),
+                                "--port", str(port)], stdout=log, stderr=subprocess.STDOUT, env=env)  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    wait_until_serving(process, log, lambda: bool(httpx.get(f"{url}/api/documents", timeout=2).json()["documents"]),
+                       "vaultseek serve", seconds=60)  # fmt: skip
+    return process, url, log
+
+
+def test_a_part_file_left_by_a_killed_server_is_removed_when_it_starts_again(study_vault: Path, tmp_path: Path, standin: StandinLLM) -> None:
+    import signal
+    import threading
+
+    uploads = study_vault / "uploads"
+    process, url, log = _start_serve(study_vault, tmp_path / "i.db", standin.url, tmp_path / "serve1.log")
+    release = threading.Event()
+
+    def body() -> Iterator[bytes]:
+        yield (b'--XyZ\r\nContent-Disposition: form-data; name="file"; filename="slow.txt"\r\n'
+               b"Content-Type: text/plain\r\n\r\n" + b"half a file " * 1000)  # fmt: skip
+        release.wait(30)  # the rest never comes: the server is killed first
+        yield b"\r\n--XyZ--\r\n"
+
+    def send() -> None:
+        try:
+            httpx.post(f"{url}/api/documents", content=body(), timeout=30,
+                       headers={"content-type": "multipart/form-data; boundary=XyZ"})  # fmt: skip
+        except httpx.HTTPError:
+            pass
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not list(uploads.glob(".*.part")):
+            time.sleep(0.05)
+        assert list(uploads.glob(".*.part")), "the upload never reached the disk"
+        process.send_signal(signal.SIGKILL)  # as a crash or `kill -9` would
+        process.wait(timeout=10)
+    finally:
+        release.set()
+        sender.join(30)
+        log.close()
+    assert len(list(uploads.glob(".*.part"))) == 1  # what the killed server left
+    (uploads / ".my-notes.part").write_text("not an upload's temporary file", "utf-8")
+    process, url, log = _start_serve(study_vault, tmp_path / "i.db", standin.url, tmp_path / "serve2.log")
+    try:
+        assert sorted(p.name for p in uploads.glob(".*.part")) == [".my-notes.part"]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        log.close()
+
+
+def test_an_upload_in_progress_survives_another_app_starting_on_the_vault(study_vault: Path, tmp_path: Path, standin: StandinLLM) -> None:
+    first = make_app(study_vault, tmp_path / "one.db", standin.url)
+    sink = first.notebook.kb.open_upload("live.txt")
+    sink.write(b"still arriving")
+    try:
+        second = make_app(study_vault, tmp_path / "two.db", standin.url)
+        second.notebook.close()
+        assert sink.temp.exists()
+        assert sink.commit() == "uploads/live.txt"
+    finally:
+        sink.abort()
+        first.notebook.close()

@@ -24,6 +24,7 @@ _EXPORTS = {
     "ModelError": "errors",
     "Progress": "records",
     "QueryError": "errors",
+    "SearchRequest": "contract",
     "SearchResponse": "records",
     "SearchResult": "records",
     "SkippedFile": "records",
@@ -45,6 +46,7 @@ __all__ = [  # spelled out for the tools that read it; test_layout keeps it equa
     "ModelError",
     "Progress",
     "QueryError",
+    "SearchRequest",
     "SearchResponse",
     "SearchResult",
     "SkippedFile",
@@ -66,6 +68,7 @@ def __getattr__(name: str) -> object:
 
 if TYPE_CHECKING:
     from .config import Config, load_config
+    from .contract import SearchRequest
     from .engine import Index, open_index
     from .errors import (
         ConfigError,

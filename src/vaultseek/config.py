@@ -4,7 +4,10 @@ indexes live.
 Precedence, lowest first: built-in defaults → the user file
 (``$XDG_CONFIG_HOME/vaultseek/config.toml``) → the vault's own ``.vaultseek.toml`` →
 environment variables → explicit arguments (CLI flags). Every key has one spelling; its
-environment variable is ``VAULTSEEK_`` plus the key in upper case.
+environment variable is ``VAULTSEEK_`` plus the key in upper case. A vault's own file is
+written by whoever shares or syncs the vault, so it cannot set :data:`USER_ONLY_KEYS` (where
+data is sent, who can reach the server, which files outside the vault are read); it is read
+without them, with a notice.
 
 Indexes live outside the vault by default (``$XDG_DATA_HOME/vaultseek/``) so sync tools
 (iCloud, Obsidian Sync, git) never see a busy database file. A small registry there remembers
@@ -25,6 +28,15 @@ from .errors import ConfigError, VaultNotFoundError
 ALWAYS_EXCLUDED = (".obsidian", ".git", ".trash", "node_modules", ".vaultseek")
 """Never indexed, whatever ``exclude`` says: app state, history, deleted notes, packages."""
 VAULT_CONFIG_NAME = ".vaultseek.toml"
+USER_ONLY_KEYS = ("llm_url", "serve_host", "serve_port", "serve_token", "follow_external_symlinks")
+"""Settings a vault's own ``.vaultseek.toml`` cannot set: the server the study app sends
+questions and note excerpts to (``llm_url``), and who can reach the study app (``serve_host``,
+``serve_port`` and ``serve_token``, which together decide where it listens and whether a
+binding beyond this machine is allowed), and whether symlinks out of the vault are followed
+(``follow_external_symlinks``: a vault that brings a link to ``~/.ssh`` must not also bring
+the switch that indexes it). A shared, synced or cloned vault is written by
+others; these come only from the user's own config file, environment variables and flags.
+A vault file that sets one is read without it, and :attr:`Config.notices` says so."""
 FUSION_METHODS = ("rrf", "convex")
 """``rrf``: Reciprocal Rank Fusion on ranks. ``convex``: each list's scores min-max
 normalised over its candidates, then ``Σ weight × normalised score``."""
@@ -42,31 +54,50 @@ class Config:
     """Everything that shapes an index and its searches."""
 
     vault: Path | None = None
+    """The vault folder. Unset: the indexed vault that contains the current folder, else the
+    most recently indexed vault (for ``vaultseek index``: the current folder)."""
     db: Path | None = None
+    """The index file. Unset: ``$XDG_DATA_HOME/vaultseek/indexes/<vault>-<hash>.db``, outside
+    the vault so sync tools never see a busy database; a path set once is remembered for the
+    vault."""
     model: str = "bundled"
     """'bundled', a Model2Vec folder, or a hub id such as 'minishlab/potion-base-8M'."""
     include: tuple[str, ...] = NOTE_GLOBS + DOCUMENT_GLOBS
     """Glob patterns a file's vault-relative path (or name) must match to be indexed."""
     exclude: tuple[str, ...] = ()
     """More folder/file names to skip anywhere, or globs on the vault-relative path, on top
-    of :data:`ALWAYS_EXCLUDED`."""
+    of :data:`ALWAYS_EXCLUDED` and the intake folders."""
     max_file_mb: float = 10.0
     """Size cap for notes (and any included file that is not a document type)."""
     max_document_mb: float = 100.0
     """Size cap for documents (PDF, Office, HTML, CSV, …), which are often bigger."""
+    follow_external_symlinks: bool = False
+    """Index what symlinks outside the vault lead to: a linked file, and the files in a linked
+    folder. Off by default, so a link in a vault (a cloned repository, a shared folder) cannot
+    put a file from elsewhere — ``/etc/passwd``, a private key — into the index and its search
+    results; such links are listed as skipped, and ``vaultseek status`` counts them. Links that
+    stay inside the vault are followed to files either way; folder links inside the vault are
+    never followed, since what they hold is indexed where it lives. Not settable from a vault's
+    ``.vaultseek.toml``."""
     ocr: bool = True
     """Run OCR on PDF pages without a text layer (needs the ``tesseract`` program)."""
     ocr_languages: str = "eng+deu"
     """Tesseract language packs, ``+``-separated; missing ones are left out with a notice."""
     top_k: int = 10
+    """How many results a search returns."""
     candidates: int = 100
     """How many hits each list (BM25, vector) contributes to fusion."""
     fusion: str = "convex"
-    """How the BM25 and vector lists are combined: 'convex' or 'rrf' (see fusion.py)."""
+    """How the BM25 and vector lists are combined: 'convex' (each list's scores normalised,
+    then weighted) or 'rrf' (Reciprocal Rank Fusion on ranks)."""
     rrf_k: int = 60
+    """The constant k of Reciprocal Rank Fusion: ``1 / (k + rank)``."""
     bm25_weight: float | None = None
-    """List weights in fusion; unset means the method's measured default."""
+    """The BM25 list's weight in fusion; unset means the method's measured default (0.75 for
+    convex, 1.0 for rrf)."""
     vector_weight: float | None = None
+    """The vector list's weight in fusion; unset means the method's measured default (0.25 for
+    convex, 1.0 for rrf)."""
     deep_tier: bool = True
     """Give every chunk a vector of the deep model too, in the background after the fast
     index (``vaultseek deep`` runs it to completion in the foreground), and search those
@@ -96,7 +127,7 @@ class Config:
     """Post-fusion re-ranking by the link graph: ``score × (1 + link_boost × signal)``; 0 is off."""
     link_signal: str = "backlinks"
     """Which link signal ``link_boost`` weighs: 'backlinks' (a prior on well-linked notes) or
-    'neighbours' (linked with the other top hits); see linkgraph.py."""
+    'neighbours' (notes linked with the other top hits rise)."""
     hook_max_tokens: int = 500
     """Agent hooks: the token budget of the context a prompt gets."""
     hook_min_relevance: float = 0.45
@@ -118,7 +149,8 @@ class Config:
     intake_domains: tuple[str, ...] = ()
     """Intake: the folders items are routed to; empty means the vault's top-level folders."""
     intake_weights: tuple[float, ...] = (0.4, 0.2, 0.2, 0.2)
-    """Intake: weights of relevance, actionability, depth and authority in the total."""
+    """Intake: weights of relevance, actionability, depth and authority in the total: a table
+    (``{depth = 0.3}``; names left out keep their default) or four numbers in that order."""
     intake_file_at: float = 0.55
     """Intake: a total at least this high files the item into its domain."""
     intake_review_at: float = 0.40
@@ -127,29 +159,42 @@ class Config:
     """Intake: web sites whose links count as authority (``docs.python.org``, ``*.gov``)."""
     # -- the study app (`vaultseek serve`) ----------------------------------------------
     upload_folder: str = "uploads"
-    """Vault-relative folder the study app's uploads are written to."""
+    """Vault-relative folder the study app's uploads are written to, and the only files it
+    deletes."""
     max_upload_mb: float = 100.0
-    """Largest upload the study app accepts."""
+    """Largest upload the study app accepts (a larger one is refused with HTTP 413)."""
     llm_backend: str = "ollama"
     """'ollama' (native API) or 'openai' (any OpenAI-compatible server)."""
     llm_url: str | None = None
     """The LLM server; unset: http://localhost:11434 (ollama) or http://localhost:8080/v1
-    (openai)."""
+    (openai). Not settable from a vault's ``.vaultseek.toml``."""
     llm_model: str = "qwen3:4b"
+    """The model the study app asks, by the name the LLM server knows it by."""
     llm_think: bool = False
     """Ask the model for its reasoning (Ollama ``think``; models that support it)."""
     llm_tools: bool = True
     """Offer the model tools (search, list, summarise, compare, calculator, time)."""
     llm_context: int = 8192
-    """The model's context window in tokens; retrieved sources get at most half of it."""
+    """The model's context window in tokens; retrieved sources get at most half of it, and a
+    longer prompt is refused with a hint."""
     prompt_folder: str | None = None
-    """A folder of prompt templates (``quiz.txt``, …) that replace the study hub's built-in ones."""
+    """A folder of prompt templates that replace the study hub's built-in ones, file by file
+    (``quiz.txt``, ``flashcards.txt``, ``outline.txt``, ``outline_retry.txt``, ``lesson.txt``,
+    ``mindmap.txt``)."""
     serve_host: str = "127.0.0.1"
+    """Where ``vaultseek serve`` listens; an address beyond loopback (``localhost``,
+    127.0.0.0/8, ``::1``) needs ``serve_token``. Not settable from a vault's
+    ``.vaultseek.toml``."""
     serve_port: int = 8765
+    """The port ``vaultseek serve`` listens on. Not settable from a vault's ``.vaultseek.toml``."""
     serve_token: str | None = None
-    """Required on every API request when set; required to bind to anything but localhost."""
+    """Required on every API request when set (at least 12 characters); required to bind to
+    anything beyond loopback. Not settable from a vault's ``.vaultseek.toml``."""
     sources: tuple[str, ...] = field(default=(), compare=False)
     """Which files the settings came from (for ``status`` and error messages)."""
+    notices: tuple[str, ...] = field(default=(), compare=False)
+    """What loading the settings left out and why (a vault file's :data:`USER_ONLY_KEYS`),
+    one line each, for the command line to show."""
 
     @property
     def max_file_bytes(self) -> int:
@@ -172,7 +217,7 @@ class Config:
         return (self.intake_inbox, self.intake_review, self.intake_discard)
 
 
-_KEYS = {f.name: f for f in fields(Config) if f.name != "sources"}
+_KEYS = {f.name: f for f in fields(Config) if f.name not in ("sources", "notices")}
 
 
 def data_home() -> Path:
@@ -334,6 +379,7 @@ def load_config(
     env = os.environ if environ is None else environ
     settings: dict[str, Any] = {}
     sources: list[str] = []
+    notices: list[str] = []
 
     cwd = Path.cwd()
 
@@ -360,6 +406,15 @@ def load_config(
     if vault_file.is_file():
         vault_settings = _read_toml(vault_file)
         vault_settings.pop("vault", None)  # a vault's own file cannot move the vault
+        refused = [key for key in USER_ONLY_KEYS if key in vault_settings]
+        for key in refused:
+            del vault_settings[key]
+        if refused:
+            notices.append(
+                f"{vault_file}: ignored {', '.join(refused)}: a vault's own file cannot choose where "
+                "data is sent, who can reach the server or what outside the vault is read (set "
+                "them in your own config file, VAULTSEEK_* variables or flags)"
+            )
         apply(vault_settings, str(vault_file), vault_path)
         sources.append(str(vault_file))
     apply(env_values, "environment", cwd)
@@ -367,7 +422,7 @@ def load_config(
     settings["vault"] = vault_path
     if settings.get("db") is None:
         settings["db"] = VaultRegistry().db_for(vault_path)
-    return replace(Config(), **settings, sources=tuple(sources))
+    return replace(Config(), **settings, sources=tuple(sources), notices=tuple(notices))
 
 
 def resolve_vault(explicit: Path | str | None, *, prefer_cwd: bool = False) -> Path:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import posixpath
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .config import Config, VaultRegistry, load_config
+from .contract import SearchRequest
 from .embeddings.static import StaticEmbedder, load_embedder
 from .errors import ConfigError, ModelError, QueryError, VaultNotFoundError
 from .records import (
@@ -31,12 +32,9 @@ from .records import (
     IndexStatus,
     NoteLinks,
     RelatedNotes,
-    SearchFilter,
-    SearchMode,
     SearchResponse,
     SyncReport,
 )
-from .search.filters import parse_filter
 from .search.hybrid import DeepSide, SearchParams, VectorsUnavailable, run_search
 from .search.linkgraph import LinkGraph
 from .storage import db
@@ -255,82 +253,57 @@ class Index:
         return DeepStatus(model=name, chunks=chunks, embedded=embedded, state=state, rate=rate, reason=reason)
 
     # -- searching ----------------------------------------------------------------------
-    def search(
-        self,
-        query: str,
-        *,
-        mode: SearchMode = "hybrid",
-        k: int | None = None,
-        max_tokens: int | None = None,
-        fusion: str | None = None,
-        candidates: int | None = None,
-        scope: SearchFilter | Mapping[str, Any] | None = None,
-        title_match: bool | None = None,
-        recency_half_life_days: float | None = None,
-        intent: bool | None = None,
-        now: float | None = None,
-        link_boost: float | None = None,
-        link_signal: str | None = None,
-        term_match: float | None = None,
-        deep_weight: float | None = None,
-    ) -> SearchResponse:
-        """Search the index. Same index state and query → the same response.
+    def search(self, request: SearchRequest | str, /, **options: Any) -> SearchResponse:
+        """Search the index. Same index state and request → the same response.
 
-        ``fusion`` and ``candidates`` override the configured fusion method and list depth
-        (the evaluation harness compares them). ``scope`` limits the search to some files —
-        a :class:`SearchFilter` or its JSON shape (``{"folders": [...], "tags": [...],
-        "kinds": [...], "where": ["status:done"], "modified_after": "7d", ...}``, see
-        :mod:`vaultseek.search.filters`) — applied before ranking. The signals ``title_match``,
-        ``recency_half_life_days`` (0: off) and ``intent`` default to the configuration's.
-        ``now`` (epoch seconds) is the moment recency and relative dates count from, for one
-        call (an evaluation pins it to its corpus's date); default: :attr:`clock`.
-        ``link_boost`` (0: off) and ``link_signal`` re-rank the fused list by the link graph
-        (see ``linkgraph.py``). ``term_match`` (0: off) is term matching's share of the
-        lexical score of the head of a hybrid list (see ``termmatch.py``). ``deep_weight``
-        overrides the deep list's configured fusion weight (0: the hybrid without the deep
-        tier, as the evaluation compares)."""
-        if not isinstance(query, str):
-            raise QueryError("the query must be text")
-        # Lone surrogates (from a broken terminal or file) cannot be encoded; keep the rest.
-        query = query.encode("utf-8", "replace").decode("utf-8")
-        now = self.clock() if now is None else now
-        half_life = self.config.recency_half_life_days if recency_half_life_days is None else recency_half_life_days
-        if half_life is not None and (
-            isinstance(half_life, bool) or not isinstance(half_life, (int, float)) or not 0 <= half_life < float("inf")
-        ):
-            raise QueryError(
-                f"the recency half-life must be a number of days, at least 0 (got {half_life!r})",
-                hint="e.g. 30; 0 turns recency off",
-            )
-        if term_match is not None and (isinstance(term_match, bool) or not isinstance(term_match, (int, float)) or not 0 <= term_match <= 1):
-            raise QueryError(f"term_match must be a number from 0 to 1 (got {term_match!r})", hint="0 turns term matching off")
-        fusion = fusion if fusion is not None else self.config.fusion
+        ``request`` is a :class:`~vaultseek.contract.SearchRequest` — what every surface
+        builds from its input with ``SearchRequest.from_mapping``, checked there — or a query
+        with the request's fields as keywords (``index.search("tokens", k=5, filters={"folders":
+        ["work"]})``), checked the same way. Options left out take the configuration. ``now``
+        (epoch seconds) is the moment recency and relative dates count from, for one call (an
+        evaluation pins it to its corpus's date); default: :attr:`clock`. ``fusion``,
+        ``candidates`` and ``deep_weight`` override the configured fusion method, list depth
+        and deep list weight (the evaluation harness compares them; ``deep_weight=0`` is the
+        hybrid without the deep tier). ``link_boost`` (0: off) and ``link_signal`` re-rank the
+        fused list by the link graph (``linkgraph.py``); ``term_match`` (0: off) is term
+        matching's share of the lexical score of the head of a hybrid list (``termmatch.py``)."""
+        if isinstance(request, SearchRequest):
+            if options:
+                raise TypeError("pass the options inside the SearchRequest")
+        else:
+            moment = options.pop("now", None)
+            request = SearchRequest.create(request, now=self.clock() if moment is None else moment, **options)
+        now = self.clock() if request.now is None else request.now
+        config = self.config
+        half_life = config.recency_half_life_days if request.recency_half_life_days is None else request.recency_half_life_days
+        fusion = request.fusion if request.fusion is not None else config.fusion
+        term_match = request.term_match
         if term_match is None:  # the configured strength, where it applies (convex fusion);
-            term_match = self.config.term_match if fusion == "convex" else 0.0  # asked for, a notice
+            term_match = config.term_match if fusion == "convex" else 0.0  # asked for, a notice
         params = SearchParams(
-            mode=mode,
-            k=k if k is not None else self.config.top_k,
-            candidates=candidates if candidates is not None else self.config.candidates,
+            mode=request.mode,
+            k=request.k if request.k is not None else config.top_k,
+            candidates=request.candidates if request.candidates is not None else config.candidates,
             fusion=fusion,
-            rrf_k=self.config.rrf_k,
-            bm25_weight=self.config.bm25_weight,
-            vector_weight=self.config.vector_weight,
-            deep_weight=self.config.deep_weight if deep_weight is None else deep_weight,
-            max_tokens=max_tokens,
-            scope=parse_filter(scope, now=now),
-            title_match=self.config.title_match if title_match is None else bool(title_match),
+            rrf_k=config.rrf_k,
+            bm25_weight=config.bm25_weight,
+            vector_weight=config.vector_weight,
+            deep_weight=config.deep_weight if request.deep_weight is None else request.deep_weight,
+            max_tokens=request.max_tokens,
+            scope=request.filters,
+            title_match=config.title_match if request.title_match is None else request.title_match,
             recency_half_life_days=float(half_life) if half_life else None,
-            recency_weight=self.config.recency_weight,
+            recency_weight=config.recency_weight,
             term_match=term_match,
-            intent=self.config.intent if intent is None else bool(intent),
+            intent=config.intent if request.intent is None else request.intent,
             now=now,
-            link_boost=link_boost if link_boost is not None else self.config.link_boost,
-            link_signal=link_signal if link_signal is not None else self.config.link_signal,
+            link_boost=request.link_boost if request.link_boost is not None else config.link_boost,
+            link_signal=request.link_signal if request.link_signal is not None else config.link_signal,
         )
         with self._database_errors():
             return run_search(
-                self.store, query, params, self._vector_side, link_graph=self.link_graph,
-                deep_side=self._deep_side if self.config.deep_tier else None,
+                self.store, request.query, params, self._vector_side, link_graph=self.link_graph,
+                deep_side=self._deep_side if config.deep_tier else None,
             )  # fmt: skip
 
     def _vector_side(self) -> tuple[VectorIndex, StaticEmbedder]:
@@ -425,7 +398,15 @@ class Index:
             except VectorsUnavailable as exc:
                 vectors = None
                 notices.append(f"similarity unavailable ({exc}); related by links only")
-            return find_related(self.store, self.link_graph(), vectors, path, k=k, notices=notices)
+            deep, coverage = None, 0.0
+            if self.config.deep_tier:
+                try:
+                    deep, _model, coverage = self._deep_side()
+                except VectorsUnavailable:
+                    pass  # no deep vectors yet, or from another model: the other lists serve
+            return find_related(
+                self.store, self.link_graph(), vectors, path, k=k, notices=notices, deep=deep, deep_coverage=coverage
+            )
 
     # -- reading ------------------------------------------------------------------------
     def get_note(self, path: str) -> list[ChunkRow]:
@@ -518,6 +499,8 @@ class Index:
         self._graph = None
 
     def status(self) -> IndexStatus:
+        from .index.sources import is_external_symlink  # standard library only
+
         counts = self.store.counts()
         ocr_pages, ocr_pending = self.store.ocr_totals()
         size = sum(
@@ -525,6 +508,7 @@ class Index:
             for p in (self.db_path, Path(f"{self.db_path}-wal"))
             if os.path.exists(p)
         )
+        skipped = tuple(self.store.skipped_files())
         return IndexStatus(
             vault=str(self.vault),
             db_path=str(self.db_path),
@@ -535,13 +519,15 @@ class Index:
             model=self.store.get_meta("model_name"),
             model_fingerprint=self.store.get_meta("model_fingerprint"),
             last_indexed=self.store.get_meta("last_indexed"),
-            skipped=tuple(self.store.skipped_files()),
+            skipped=skipped,
             schema_version=self.schema_version,
             documents=self.store.document_counts(),
             failed_documents=tuple(self.store.skipped_files(documents_only=True)),
             ocr_pages=ocr_pages,
             ocr_pending=ocr_pending,
             deep=self.deep_status(),
+            external_symlinks=sum(1 for item in skipped if is_external_symlink(item.reason)),
+            follow_external_symlinks=self.config.follow_external_symlinks,
         )
 
 

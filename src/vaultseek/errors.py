@@ -7,10 +7,13 @@
     ├── IndexBusyError             another process holds the write lock too long
     ├── IndexCorruptError          the database file is not a vaultseek index (or is damaged)
     ├── IndexAccessError           the index cannot be written: read-only, disk full, I/O error
+    │   └── VaultAccessError       intake cannot write into the vault: disk full, read-only, …
     ├── IndexClosedError           the study app's readers were closed (it is shutting down)
     ├── ModelError                 the embedding model cannot be found or loaded
     ├── QueryError                 a query the engine cannot answer (e.g. an unknown mode)
     ├── IntakeError                an item intake cannot take (unreadable, unknown review item)
+    ├── MissingExtraError          a feature whose optional extra (``vaultseek[study]``, …) is
+    │                              not installed
     └── LLMError                   the study app's language model could not answer
         ├── LLMUnavailableError    the LLM server is down or unreachable
         ├── ModelMissingError      the server does not have the configured model
@@ -60,6 +63,11 @@ class IndexAccessError(VaultseekError):
     exit_code = 7
 
 
+class VaultAccessError(IndexAccessError):
+    """Intake could not write into the vault (disk full, quota, read-only): the same exit code
+    as an index that cannot be written, since the fix is the same (space or permissions)."""
+
+
 class IndexClosedError(VaultseekError):
     exit_code = 1
 
@@ -74,6 +82,32 @@ class QueryError(VaultseekError):
 
 class IntakeError(VaultseekError):
     exit_code = 2
+
+
+class MissingExtraError(VaultseekError):
+    """A feature whose libraries come with an optional extra that is not installed: raised
+    where the extra's library is imported, naming the extra and the command that installs it.
+
+    ``extra`` is the extra's name (``documents``, ``study``, ``mcp``), ``feature`` what needed
+    it (``the study app``), ``missing`` the module that could not be imported and ``install``
+    the pip command, which is also the hint."""
+
+    exit_code = 8
+
+    def __init__(self, extra: str, *, feature: str, missing: str) -> None:
+        self.extra = extra
+        self.feature = feature
+        self.missing = missing
+        self.install = f"pip install 'vaultseek[{extra}]'"
+        what = f"{missing} is not installed" if "." not in missing else f"cannot import {missing}"
+        super().__init__(
+            f"{feature} needs the optional '{extra}' extra ({what})", hint=self.install
+        )
+
+    @classmethod
+    def from_import(cls, exc: ImportError, extra: str, *, feature: str) -> MissingExtraError:
+        """The error for an ``ImportError`` met importing the extra's library."""
+        return cls(extra, feature=feature, missing=exc.name or str(exc))
 
 
 class LLMError(VaultseekError):

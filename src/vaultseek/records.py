@@ -130,24 +130,41 @@ class SearchResult:
     """1-based rank in the deep tier's list; None when the chunk was not in it or the search
     had no deep list."""
 
+    @property
+    def label(self) -> str:
+        """Where in its file the hit is, in words: a document's location (``p. 3``,
+        ``Q1 rows 2–21``) or a note's section."""
+        return self.location.label() if self.location is not None else self.section
+
     def to_dict(self) -> dict[str, Any]:
-        """The documented JSON shape of a result (``text`` and ``chunk_id`` stay internal;
-        ``signals`` appears only when a signal ran)."""
-        out: dict[str, Any] = {
+        """The result as the search contract's JSON (``vaultseek.contract``): every field,
+        always present (``null`` / ``{}`` when empty), the score rounded to 6 places."""
+        return {
             "path": self.path,
             "section": self.section,
             "heading_context": self.heading_context,
+            "label": self.label,
             "snippet": self.snippet,
             "score": round(self.score, 6),
             "bm25_rank": self.bm25_rank,
             "vec_rank": self.vec_rank,
+            "deep_rank": self.deep_rank,
+            "signals": dict(self.signals),
             "location": self.location.to_dict() if self.location is not None else None,
+            "chunk_id": self.chunk_id,
         }
-        if self.deep_rank is not None:
-            out["deep_rank"] = self.deep_rank
-        if self.signals:
-            out["signals"] = dict(self.signals)
-        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SearchResult:
+        """The result :meth:`to_dict` wrote (``text`` is not in it)."""
+        location = data.get("location")
+        return cls(
+            path=data["path"], section=data["section"], heading_context=data["heading_context"],
+            snippet=data["snippet"], score=data["score"], bm25_rank=data["bm25_rank"],
+            vec_rank=data["vec_rank"], chunk_id=data["chunk_id"],
+            location=Location.from_dict(location) if location else None,
+            signals=dict(data.get("signals") or {}), deep_rank=data.get("deep_rank"),
+        )  # fmt: skip
 
 
 ComparisonOp = Literal["<", "<=", ">", ">=", "!="]
@@ -242,16 +259,23 @@ class SearchResponse:
     """``identifier`` or ``question`` when the intent option shifted the list weights."""
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+        """The response as the search contract's JSON, the one every surface answers with
+        (the CLI's ``--json``, the daemon, MCP, HTTP): every field always present."""
+        return {
             "query": self.query,
             "mode": self.mode,
             "results": [r.to_dict() for r in self.results],
+            "notices": list(self.notices),
+            "intent": self.intent,
         }
-        if self.notices:
-            out["notices"] = list(self.notices)
-        if self.intent is not None:
-            out["intent"] = self.intent
-        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SearchResponse:
+        """The response :meth:`to_dict` wrote (e.g. a daemon's answer, to render it)."""
+        return cls(
+            data["query"], data["mode"], tuple(SearchResult.from_dict(r) for r in data["results"]),
+            tuple(data.get("notices") or ()), intent=data.get("intent"),
+        )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,6 +349,10 @@ class IndexStatus:
     off); they are OCRed on the next run that can."""
     deep: DeepStatus | None = None
     """The deep tier's coverage and job; None when the tier is off."""
+    external_symlinks: int = 0
+    """Symlinks among ``skipped`` that lead out of the vault and were not followed."""
+    follow_external_symlinks: bool = False
+    """The setting that would follow them (``follow_external_symlinks``)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -410,7 +438,8 @@ class RelatedNote:
     path: str
     title: str | None
     score: float
-    """The fused score (links and similarity, each min-max normalised, weighted 1:1)."""
+    """The fused score (links, similarity and, with the deep tier, deep similarity; each list
+    min-max normalised and weighted as ``links.related.WEIGHTS`` says)."""
     links_rank: int | None
     """1-based rank among the notes related by links; None when not related by links."""
     vector_rank: int | None
@@ -421,12 +450,15 @@ class RelatedNote:
     """Neighbours both notes link to or are linked from (at most five, strongest first)."""
     similarity: float | None
     """The best cosine similarity between a section of this note and the note's centroid."""
+    deep_rank: int | None = None
+    """1-based rank among the most similar notes by the deep tier's vectors; None when not
+    among them or the index has no deep vectors."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "path": self.path, "title": self.title, "score": round(self.score, 6),
-            "links_rank": self.links_rank, "vector_rank": self.vector_rank, "linked": self.linked,
-            "shared": list(self.shared),
+            "links_rank": self.links_rank, "vector_rank": self.vector_rank,
+            "deep_rank": self.deep_rank, "linked": self.linked, "shared": list(self.shared),
             "similarity": None if self.similarity is None else round(self.similarity, 6),
         }  # fmt: skip
 

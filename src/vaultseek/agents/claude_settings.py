@@ -4,14 +4,20 @@
 the default, in the current folder) or ``~/.claude/settings.json`` (``--user``):
 
     "UserPromptSubmit": [{"hooks": [{"type": "command",
-                           "command": "vaultseek hook user-prompt-submit", "timeout": 10}]}]
+        "command": "/home/me/.venv/bin/vaultseek hook user-prompt-submit", "timeout": 10}]}]
     "PostToolUse": [{"matcher": "Bash|Read|WebFetch|Grep", "hooks": [{... post-tool-use ...}]}]
 
+The command names this installation's ``vaultseek`` script by its absolute path: Claude Code
+runs hooks with its own environment, where a virtual environment's ``bin`` folder is usually
+not on ``PATH``, and a bare ``vaultseek`` would fail with "command not found" (exit 127)
+before the hook could fail open.
+
 Every other key, event and hook is kept as it was, in its order. Running it again changes
-nothing (our entries are recognised by their command: an executable named ``vaultseek``, or
-``python -m vaultseek.cli`` and the other ``OUR_MODULES``, followed by ``hook``); before any
-change the
-old file is copied to ``settings.json.bak-<timestamp>``. ``uninstall`` removes only our entries.
+nothing; our entries are recognised by their command — an executable named ``vaultseek``
+(bare or at any path, so entries written from a virtual environment that has since moved are
+replaced, not duplicated), or ``python -m vaultseek`` and the other ``OUR_MODULES``, followed
+by ``hook``. Before any change the old file is copied to ``settings.json.bak-<timestamp>``.
+``uninstall`` removes only our entries.
 """
 
 from __future__ import annotations
@@ -19,9 +25,11 @@ from __future__ import annotations
 import copy
 import difflib
 import json
+import os
 import shlex
 import shutil
 import sys
+import sysconfig
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,20 +48,48 @@ def settings_path(*, user: bool, project_dir: Path) -> Path:
     return (Path.home() if user else project_dir) / ".claude" / "settings.json"
 
 
+def launcher_script() -> Path | None:
+    """This installation's ``vaultseek`` console script, by absolute path: the one beside
+    the running Python (a virtual environment, pipx), else one in a scripts folder of this
+    interpreter's install schemes (``pip install --user``) whose ``#!`` line runs this very
+    interpreter; None if there is none."""
+    python = Path(os.path.abspath(sys.executable))
+    beside = python.parent / "vaultseek"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return beside
+    for scheme in (sysconfig.get_default_scheme(), f"{os.name}_user"):
+        try:
+            script = Path(sysconfig.get_path("scripts", scheme)) / "vaultseek"
+        except KeyError:  # no such scheme on this platform
+            continue
+        if script.is_file() and os.access(script, os.X_OK) and _interpreter_of(script) == python.resolve():
+            return script
+    return None
+
+
+def _interpreter_of(script: Path) -> Path | None:
+    """The interpreter a script's ``#!/abs/path/python`` line names, resolved."""
+    try:
+        with script.open("rb") as handle:
+            first = handle.readline(4096)
+    except OSError:
+        return None
+    words = first[2:].decode("utf-8", "replace").split() if first.startswith(b"#!") else []
+    return Path(words[0]).resolve() if words and words[0].startswith("/") else None
+
+
 def executable() -> str:
-    """How settings.json should call vaultseek: ``vaultseek`` when that is on PATH and is
-    this installation, else the absolute path of this installation's script."""
-    found = shutil.which("vaultseek")
-    beside = Path(sys.executable).parent / "vaultseek"
-    if found and (not beside.exists() or Path(found).resolve() == beside.resolve()):
-        return "vaultseek"
-    if beside.exists():
-        return shlex.quote(str(beside))
-    return f"{shlex.quote(sys.executable)} -m vaultseek.cli"
+    """How settings.json should call vaultseek: the absolute path of this installation's
+    script (never a bare ``vaultseek``, which depends on the ``PATH`` Claude Code runs hooks
+    with), else this interpreter by absolute path with ``-m vaultseek``."""
+    script = launcher_script()
+    if script is not None:
+        return shlex.quote(str(script))
+    return f"{shlex.quote(os.path.abspath(sys.executable))} -m vaultseek"
 
 
 # ``python -m <module>`` forms a settings file may hold, this release's and earlier ones'.
-OUR_MODULES = ("vaultseek.cli", "vaultseek.cli.main", "vaultseek.cli.launcher", "vaultseek.launcher")
+OUR_MODULES = ("vaultseek", "vaultseek.cli", "vaultseek.cli.main", "vaultseek.cli.launcher", "vaultseek.launcher")
 
 
 def is_ours(command: Any) -> bool:

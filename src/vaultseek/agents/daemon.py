@@ -7,8 +7,8 @@ requests of :mod:`daemon_client` — one JSON line in, one JSON line out:
 
     ping      {pid, version, vault, db}
     status    the index status plus the daemon's own (watching, syncs, last error)
-    search    {query, mode, k, max_tokens, fusion, candidates, scope, title_match,
-              recency_half_life_days, intent, link_boost, term_match} → the search response
+    search    a search request (``vaultseek.contract``: query, mode, k, filters, …)
+              → the search response JSON, as ``vaultseek search --json`` prints it
     hook      {event, input, last_prompt, settings} → {output}: the whole hook, server-side
     shutdown  stop after answering
 
@@ -32,6 +32,7 @@ from typing import Any
 
 from .. import __version__
 from ..config import Config
+from ..contract import SearchRequest
 from ..engine import Index
 from ..errors import ConfigError, QueryError, VaultseekError
 from . import daemon_client
@@ -101,6 +102,7 @@ class Daemon:
         self.last_error: str | None = None
         self.index: Index | None = None
         self.watcher: Watcher | None = None
+        self._watch_thread: threading.Thread | None = None
         self._stop_watch: threading.Event | None = None
         self._server: _Server | None = None
         self._stopped = threading.Event()
@@ -118,7 +120,7 @@ class Daemon:
         self.index = Index(self.config, create=True)
         if self.watch:
             self.watcher = Watcher(self.config, on_error=self._record_error)
-            _thread, self._stop_watch = self.watcher.start()
+            self._watch_thread, self._stop_watch = self.watcher.start()
         self._warm()
         previous = os.umask(0o177)
         try:
@@ -136,6 +138,11 @@ class Daemon:
                 self.index.search("warm up the model and the vectors", k=1)
         except VaultseekError as exc:
             self._record_error(exc)
+
+    def watching(self) -> bool:
+        """Whether the watcher runs now: asked of its thread, so a watcher that died is not
+        reported as watching (its error is ``last_error``)."""
+        return self._watch_thread is not None and self._watch_thread.is_alive()
 
     def _record_error(self, exc: VaultseekError) -> None:
         self.last_error = f"{time.strftime('%H:%M:%S')} {exc.message}"
@@ -207,7 +214,7 @@ class Daemon:
                 status["daemon"] = {
                     "pid": os.getpid(),
                     "socket": str(self.socket_path),
-                    "watching": self.watch,
+                    "watching": self.watching(),
                     "syncs": self.watcher.syncs if self.watcher else 0,
                     "uptime_seconds": round(time.time() - self.started, 1),
                     "last_error": self.last_error,
@@ -235,14 +242,8 @@ class Daemon:
         return run_event(self.index, event, payload, settings, last_prompt=last_prompt)
 
     def _search(self, message: dict[str, Any]) -> dict[str, Any]:
+        """A search request (``vaultseek.contract``: the message's fields besides ``op`` and
+        ``v``) → the response JSON every surface answers with."""
         assert self.index is not None
-        query = message.get("query")
-        if not isinstance(query, str):
-            raise QueryError('a search request needs a "query" string')
-        keys = ("k", "max_tokens", "fusion", "candidates", "scope", "title_match", "recency_half_life_days", "intent", "link_boost", "term_match")
-        options = {key: message.get(key) for key in keys}
-        response = self.index.search(query, mode=message.get("mode") or "hybrid", **options)
-        out = response.to_dict()
-        for row, result in zip(out["results"], response.results, strict=True):
-            row["chunk_id"] = result.chunk_id
-        return out
+        fields = {key: value for key, value in message.items() if key not in ("op", "v")}
+        return self.index.search(SearchRequest.from_mapping(fields)).to_dict()

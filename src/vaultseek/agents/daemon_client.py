@@ -4,8 +4,12 @@ A hook runs on every prompt, so its client path must not import numpy, apsw or t
 this module (and :mod:`config`, which it uses to find the index) needs nothing beyond the
 standard library. One request is one JSON line on a Unix socket, answered by one JSON line:
 
-    → {"v": 1, "op": "search", "query": "...", "mode": "hybrid", "k": 10}
-    ← {"v": 1, "ok": true, "result": {...}}     or     {"v": 1, "ok": false, "error": {...}}
+    → {"v": 2, "op": "search", "query": "...", "mode": "hybrid", "k": 10}
+    ← {"v": 2, "ok": true, "result": {...}}     or     {"v": 2, "ok": false, "error": {...}}
+
+A search's fields and its result are the search contract's (``vaultseek.contract``), as MCP
+and HTTP take and give them. ``v`` changes whenever a request or a reply changes shape; a
+daemon refuses any other version (after an upgrade, ``vaultseek daemon stop`` and ``start``).
 
 Where the socket lives: ``$XDG_RUNTIME_DIR/vaultseek/`` (a per-user tmpfs on most Linux
 systems), else ``$XDG_DATA_HOME/vaultseek/run/``; the folder is created with mode 0700 and a
@@ -28,7 +32,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """A PostToolUse request carries the tool's whole output; larger messages are refused."""
 _SOCKET_PATH_LIMIT = 100

@@ -10,32 +10,42 @@ vaultseek's own messages and hints, raised as tool errors the model can read.
 
 from __future__ import annotations
 
+import json
 import threading
-from typing import Any, Literal
-
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from typing_extensions import TypedDict  # the SDK's pydantic wants this one on Python 3.11
+from typing import Any
 
 from .. import __version__
+from ..contract import SearchRequest, request_schema
 from ..engine import Index
-from ..errors import VaultseekError
+from ..errors import MissingExtraError, VaultseekError
+
+try:
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.mcpserver.tools import Tool
+    from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+    from pydantic import ConfigDict  # the SDK's own validation library
+except ImportError as exc:  # installed without the mcp extra
+    raise MissingExtraError.from_import(exc, "mcp", feature="the MCP server (vaultseek mcp)") from exc
 
 INSTRUCTIONS = """\
 Search the user's notes and documents (a local markdown vault, with PDFs, Office files and the
 like beside it) before answering questions about their projects, decisions, conventions or
 past work. `search` returns the best-matching sections with their path, heading and a short
-excerpt; read a whole note with `get_note(path)` or one section with `get_chunk(id)` only when
-the excerpt is not enough."""
+excerpt; read a whole note with `get_note(path)` or one section with `get_chunk(chunk_id)` only
+when the excerpt is not enough."""
 
 SEARCH_DESCRIPTION = """\
 Search the user's notes and documents. Hybrid search by default: exact words and identifiers
 (BM25) plus meaning (embeddings), so both `_rrf_fuse` and "how do we rotate tokens" work.
-Returns up to k sections, best first, each with `path` (vault-relative), `section`,
-`heading_context` (note title | type | tags | heading trail), a short `snippet`, `score` and
-`id` (pass it to get_chunk for the whole section); a document's sections also carry `location`
-(page, slide, or sheet and rows). mode: "hybrid" (default), "bm25" for exact terms, "vector"
-for paraphrases (the fast static model), "deep" for the deep tier's multilingual model alone. max_tokens caps the size of the whole answer (about 4 characters a token).
+Returns up to k sections (default 10, at most 100), best first, each with `path`
+(vault-relative), `section`, `heading_context` (note title | type | tags | heading trail),
+`label` (the section, or a document's page, slide or sheet rows), a short `snippet`, `score`,
+its rank in each list (`bm25_rank`, `vec_rank`, `deep_rank`), `signals`, `location` (a
+document's page, slide, or sheet and rows) and `chunk_id` (pass it to get_chunk for the whole
+section). mode: "hybrid" (default), "bm25" for exact terms, "vector" for paraphrases (the fast
+static model), "deep" for the deep tier's multilingual model alone. max_tokens caps the size of
+the whole answer (about 4 characters a token).
 filters narrow the search before ranking (fields AND, values of one field OR): folders
 (["work"], subfolders included), tags (["project"] also takes #project/alpha), kinds (["note",
 "pdf"]), where (frontmatter, ["status:done", "priority=1"]; a bare key: the key is set;
@@ -46,38 +56,25 @@ title_match puts a note whose title or alias is the query first; recency_half_li
 recently modified files (e.g. 30); intent leans on exact words for identifiers and on meaning
 for long questions; term_match (0 to 1; 0: off; on at 0.3 unless configured) re-ranks the best
 results by how well their words match the query's, letter by letter. Each defaults to the
-server's configuration."""
+server's configuration. An unknown field, or a value of the wrong type or out of range, is an
+error that says which."""
 
 
-class SearchFilters(TypedDict, total=False, closed=True):
-    """The filter object of the search tool (rules: ``filters.py``); an unknown field is an
-    error, not silently ignored."""
+class _SearchArguments(ArgModelBase):
+    """The search tool's arguments, passed on whole and unchecked: the search contract
+    (``SearchRequest.from_mapping``) checks them, so this tool refuses what every surface
+    refuses — an unknown field included — in the same words. Its published input schema is
+    the contract's (``request_schema``)."""
 
-    folders: list[str] | str
-    tags: list[str] | str
-    kinds: list[str] | str
-    where: list[str] | str
-    modified_after: str
-    modified_before: str
-    paths: list[str] | str
+    model_config = ConfigDict(**ArgModelBase.model_config, extra="allow")
 
-
-def _search_result(hit: Any) -> dict[str, Any]:
-    return {
-        "id": hit.chunk_id,
-        "path": hit.path,
-        "section": hit.section,
-        "heading_context": hit.heading_context,
-        "snippet": hit.snippet,
-        "score": round(hit.score, 4),
-        **_location(hit.location),
-        **({"signals": dict(hit.signals)} if hit.signals else {}),
-    }
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return {"arguments": dict(self.model_extra or {})}
 
 
 def _chunk(row: Any) -> dict[str, Any]:
     return {
-        "id": row.id,
+        "chunk_id": row.id,
         "path": row.path,
         "position": row.position,
         "section": row.section,
@@ -94,9 +91,6 @@ def _location(location: Any) -> dict[str, Any]:
 
 def build_mcp_server(index: Index) -> MCPServer:
     """An MCP server whose tools answer from ``index`` (which the caller opens and closes)."""
-    server: MCPServer = MCPServer(
-        name="vaultseek", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
-    )
     lock = threading.Lock()
 
     def call(fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -106,33 +100,24 @@ def build_mcp_server(index: Index) -> MCPServer:
         except VaultseekError as exc:
             raise ToolError(exc.message + (f" ({exc.hint})" if exc.hint else "")) from None
 
-    @server.tool(description=SEARCH_DESCRIPTION)
-    def search(
-        query: str,
-        k: int = 8,
-        mode: Literal["hybrid", "bm25", "vector", "deep"] = "hybrid",
-        max_tokens: int | None = None,
-        filters: SearchFilters | None = None,
-        title_match: bool | None = None,
-        recency_half_life_days: float | None = None,
-        intent: bool | None = None,
-        term_match: float | None = None,
-    ) -> dict[str, Any]:
-        if k < 1 or k > 100:
-            raise ToolError("k must be between 1 and 100")
-        if max_tokens is not None and max_tokens < 1:
-            raise ToolError("max_tokens must be at least 1")
-        response = call(
-            index.search, query, mode=mode, k=k, max_tokens=max_tokens, scope=dict(filters or {}),
-            title_match=title_match, recency_half_life_days=recency_half_life_days, intent=intent,
-            term_match=term_match,
-        )  # fmt: skip
-        out: dict[str, Any] = {"query": query, "results": [_search_result(h) for h in response.results]}
-        if response.notices:
-            out["notices"] = list(response.notices)
-        if response.intent:
-            out["intent"] = response.intent
-        return out
+    def search(arguments: dict[str, Any]) -> dict[str, Any]:
+        filters = arguments.get("filters")
+        if isinstance(filters, str) and filters.lstrip().startswith("{"):
+            # Some clients send an object argument as JSON text; read it as the object it is.
+            try:
+                arguments = {**arguments, "filters": json.loads(filters)}
+            except ValueError:
+                pass
+        return call(lambda: index.search(SearchRequest.from_mapping(arguments)).to_dict())
+
+    # Built by hand rather than by the decorator, which would type-check each argument (in
+    # pydantic's words) and drop unknown ones: see _SearchArguments.
+    search_tool = Tool.from_function(search, name="search", description=SEARCH_DESCRIPTION)
+    search_tool.fn_metadata.arg_model = _SearchArguments
+    search_tool.parameters = request_schema()
+    server: MCPServer = MCPServer(
+        name="vaultseek", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING", tools=[search_tool]
+    )
 
     @server.tool(
         description="Read a whole note by its vault-relative path (as returned by search): every "
@@ -147,11 +132,11 @@ def build_mcp_server(index: Index) -> MCPServer:
         return {"path": path, "chunks": [_chunk(r) for r in rows]}
 
     @server.tool(
-        description="Read one section of a note by the id a search result gave, with its path and "
-        "heading context (ids change when the note is edited: search again if one is unknown)."
+        description="Read one section of a note by the chunk_id a search result gave, with its path "
+        "and heading context (ids change when the note is edited: search again if one is unknown)."
     )
-    def get_chunk(id: int) -> dict[str, Any]:
-        return _chunk(call(index.get_chunk, id))
+    def get_chunk(chunk_id: int) -> dict[str, Any]:
+        return _chunk(call(index.get_chunk, chunk_id))
 
     @server.tool(
         description="A note's links: `outgoing` (each with the `path` it resolves to, or null when "

@@ -29,7 +29,7 @@ def add_parsers(commands: Any, add_common: AddCommon) -> None:
         ("post-tool-use", "add a ranked extract of a large tool output (PostToolUse)"),
     ):
         add_common(actions.add_parser(event, help=text))
-    for action, text in (("install", "add vaultseek's hooks to settings.json"), ("uninstall", "remove them")):
+    for action, text in (("install", "add vaultseek's hooks to settings.json"), ("uninstall", "remove vaultseek's hooks from settings.json")):
         sub = actions.add_parser(action, help=text)
         where = sub.add_mutually_exclusive_group()
         where.add_argument("--project", action="store_true", help="./.claude/settings.json (the default)")
@@ -45,7 +45,7 @@ def add_parsers(commands: Any, add_common: AddCommon) -> None:
     add_common(start)
     add_common(daemon_actions.add_parser("stop", help="stop it"))
     status = daemon_actions.add_parser("status", help="is it running, and what it serves")
-    status.add_argument("--json", action="store_true")
+    status.add_argument("--json", action="store_true", help="machine-readable output")
     add_common(status)
 
     watch = commands.add_parser("watch", help="re-index notes as they are saved (foreground)")
@@ -62,8 +62,11 @@ def add_parsers(commands: Any, add_common: AddCommon) -> None:
 
 def _config(args: argparse.Namespace) -> Any:
     from ..config import load_config
+    from .terminal import show_notices
 
-    return load_config(vault=args.vault, db=args.db, config_file=args.config)
+    config = load_config(vault=args.vault, db=args.db, config_file=args.config)
+    show_notices(config.notices)
+    return config
 
 
 # -- hook --------------------------------------------------------------------------------------

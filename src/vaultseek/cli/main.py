@@ -1,7 +1,8 @@
 """The ``vaultseek`` command: parse arguments, call the engine, render, map errors to exits.
 
 Exit codes: 0 success · 1 an unexpected failure · 2 bad usage or configuration · 3 no index ·
-4 index locked · 5 index damaged · 6 embedding model unusable · 130 stopped by Ctrl-C.
+4 index locked · 5 index damaged · 6 embedding model unusable · 7 index not writable ·
+8 an optional extra not installed (the hint names it) · 130 stopped by Ctrl-C.
 Every error a user can cause prints one line (``error: …``) and a hint; ``--debug`` shows the
 traceback instead.
 """
@@ -40,7 +41,7 @@ class UsageError(VaultseekError):
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--vault", metavar="PATH", help="the vault folder (default: see README)")
+    parser.add_argument("--vault", metavar="PATH", help='the vault folder (default: see "Which vault, which index" in docs/configuration.md)')
     parser.add_argument("--db", metavar="PATH", help="the index database file")
     parser.add_argument("--config", metavar="FILE", help="a TOML config file to use")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
@@ -64,9 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     search = commands.add_parser("search", help="search the index")
     search.add_argument("query", nargs="?", help="what to look for")
     search.add_argument("--mode", choices=("hybrid", "bm25", "vector", "deep"), default="hybrid", help="hybrid fuses BM25, the fast vectors and the deep tier's; the others are one list each")
-    search.add_argument("-k", type=_positive_int, default=None, help="how many results (default 10)")
+    search.add_argument("-k", type=int, default=None, help="how many results, 1 to 100 (default: top_k, 10)")
     search.add_argument("--json", action="store_true", help="machine-readable output")
-    search.add_argument("--max-tokens", type=_positive_int, metavar="N", help="fit results in N tokens")
+    search.add_argument("--max-tokens", type=int, metavar="N", help="fit results in N tokens")
     search.add_argument(
         "--batch",
         metavar="FILE",
@@ -85,11 +86,11 @@ def build_parser() -> argparse.ArgumentParser:
     signals.add_argument("--recent", nargs="?", const="default", metavar="DAYS", help="favour recently modified files (half-life in days; default 30); 0: off")
     signals.add_argument("--intent", action=argparse.BooleanOptionalAction, default=None, help="lean lexical for identifiers, on meaning for long questions")
     signals.add_argument("--term-match", nargs="?", const=str(TERM_MATCH_ON), metavar="W", help=f"how much the best results' words matching the query's, letter by letter, counts in their lexical score (on by default: the configuration's term_match; alone: {TERM_MATCH_ON}; 0: off)")
-    search.add_argument("--link-boost", type=float, metavar="W", help="re-rank by the link graph (0: off; see README)")
+    search.add_argument("--link-boost", type=float, metavar="W", help="re-rank by the link graph: score × (1 + W × the link_signal); 0: off (default: the configuration's link_boost, 0)")
     _add_common(search)
 
     status = commands.add_parser("status", help="what is indexed, what was skipped and why")
-    status.add_argument("--json", action="store_true")
+    status.add_argument("--json", action="store_true", help="machine-readable output")
     status.add_argument("--all", action="store_true", help="list every skipped file")
     _add_common(status)
 
@@ -140,14 +141,17 @@ def _version() -> str:
 
 def _open(args: argparse.Namespace, *, create: bool, vault: str | None = None) -> Any:
     from ..engine import open_index
+    from .terminal import show_notices
 
-    return open_index(
+    index = open_index(
         vault or args.vault,
         db=args.db,
         config_file=args.config,
         create=create,
         prefer_cwd=create,  # `vaultseek index` with no folder means this folder
     )
+    show_notices(index.config.notices)
+    return index
 
 
 def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
@@ -183,28 +187,32 @@ def cmd_search(args: argparse.Namespace, out: TextIO) -> int:
             "give either a query or --batch FILE",
             hint='vaultseek search "how do I …" (a query starting with - goes after --)',
         )
-    options = _search_options(args)
-    if args.link_boost is not None:
-        options["link_boost"] = args.link_boost
-    response = None if args.batch is not None or args.no_daemon else _search_by_daemon(args, options)
-    if response is None:
+    from ..contract import SearchRequest
+    from ..records import SearchResponse
+
+    fields = _search_fields(args)
+    if args.batch is not None:
         with _open(args, create=False) as index:
-            if args.batch is not None:
-                return _run_batch(index, args.batch, options, out)
-            response = index.search(args.query, **options)
+            return _run_batch(index, args.batch, fields, out)
+    # Checked here, before a daemon or the index is asked: refused as every surface refuses it.
+    request = SearchRequest.from_mapping({"query": args.query, **fields})
+    body = None if args.no_daemon else _search_by_daemon(args, request)
+    if body is None:
+        with _open(args, create=False) as index:
+            body = index.search(request).to_dict()
     if args.json:
-        out.write(json.dumps(response.to_dict(), ensure_ascii=False) + "\n")
+        out.write(json.dumps(body, ensure_ascii=False) + "\n")
     else:
         from .terminal import format_results, use_color
 
-        out.write(format_results(response, color=use_color(out)) + "\n")
+        out.write(format_results(SearchResponse.from_dict(body), color=use_color(out)) + "\n")
     return 0
 
 
-def _search_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The search flags as :meth:`Index.search` keywords; filters stay in their JSON shape
-    (the engine reads and checks them, so a daemon does exactly what this process would)."""
-    scope = {
+def _search_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The search flags as the search contract's request fields (``vaultseek.contract``),
+    filters in their JSON shape; a flag not given is left out (the configuration's)."""
+    filters = {
         name: value
         for name, value in (
             ("folders", args.folder), ("tags", args.tag), ("where", args.where), ("kinds", args.kind),
@@ -212,18 +220,20 @@ def _search_options(args: argparse.Namespace) -> dict[str, Any]:
         )
         if value is not None
     }  # fmt: skip
-    options: dict[str, Any] = {"mode": args.mode, "k": args.k, "max_tokens": args.max_tokens}
-    if scope:
-        options["scope"] = scope
+    fields: dict[str, Any] = {"mode": args.mode, "k": args.k, "max_tokens": args.max_tokens}
+    if filters:
+        fields["filters"] = filters
     if args.title_match is not None:
-        options["title_match"] = args.title_match
+        fields["title_match"] = args.title_match
     if args.intent is not None:
-        options["intent"] = args.intent
+        fields["intent"] = args.intent
     if args.recent is not None:
-        options["recency_half_life_days"] = _half_life(args)
+        fields["recency_half_life_days"] = _half_life(args)
     if args.term_match is not None:
-        options["term_match"] = _term_match(args.term_match)
-    return options
+        fields["term_match"] = _term_match(args.term_match)
+    if args.link_boost is not None:
+        fields["link_boost"] = args.link_boost
+    return {name: value for name, value in fields.items() if value is not None}
 
 
 def _term_match(raw: str) -> float:
@@ -246,49 +256,37 @@ def _half_life(args: argparse.Namespace) -> float:
         configured = load_config(vault=args.vault, db=args.db, config_file=args.config).recency_half_life_days
         return configured or RECENT_DEFAULT_DAYS
     try:
-        days = float(args.recent)
+        return float(args.recent)  # its range is the search contract's to check
     except ValueError:
-        days = float("nan")
-    if not 0 <= days < float("inf"):
-        raise UsageError(f"--recent takes a half-life in days (got {args.recent!r})", hint="e.g. --recent 14; --recent 0 turns it off")
-    return days
+        raise UsageError(f"--recent takes a half-life in days (got {args.recent!r})", hint="e.g. --recent 14; --recent 0 turns it off") from None
 
 
-def _search_by_daemon(args: argparse.Namespace, options: dict[str, Any]) -> Any:
-    """The response from a running daemon for this index, or None (then search here). The
-    daemon gets this process's settings for what a search may vary (k, fusion, depth,
-    signals)."""
+def _search_by_daemon(args: argparse.Namespace, request: Any) -> dict[str, Any] | None:
+    """The response JSON from a running daemon for this index, or None (then search here).
+    The daemon gets this process's settings for what a search may vary (k, fusion, depth,
+    signals), so it answers as this process would."""
     from ..agents import daemon_client
     from ..config import load_config
-    from ..records import Location, SearchResponse, SearchResult
 
     config = load_config(vault=args.vault, db=args.db, config_file=args.config)
     assert config.db is not None
-    request = {
-        "op": "search", "query": args.query, "title_match": config.title_match, "intent": config.intent,
-        "recency_half_life_days": config.recency_half_life_days or 0, "term_match": config.term_match, **options,
-        "fusion": config.fusion, "candidates": config.candidates,
+    settings = {
+        "k": config.top_k, "title_match": config.title_match, "intent": config.intent,
+        "recency_half_life_days": config.recency_half_life_days or 0, "term_match": config.term_match,
+        "link_boost": config.link_boost, "link_signal": config.link_signal, "fusion": config.fusion,
+        "candidates": config.candidates, "deep_weight": config.deep_weight,
     }  # fmt: skip
-    request["k"] = options["k"] or config.top_k
-    request.setdefault("link_boost", config.link_boost)
+    message = {"op": "search", **{k: v for k, v in settings.items() if v is not None}, **request.to_mapping()}
     try:
-        found = daemon_client.request(config.db, request, timeout=30.0)
+        return daemon_client.request(config.db, message, timeout=30.0)
     except TimeoutError:
         return None
-    if found is None:
-        return None
-    results = tuple(
-        SearchResult(**{key: row[key] for key in (
-            "path", "section", "heading_context", "snippet", "score", "bm25_rank", "vec_rank", "chunk_id")},
-            location=Location.from_dict(row["location"]) if row.get("location") else None,
-            signals=row.get("signals") or {}, deep_rank=row.get("deep_rank"))
-        for row in found["results"]
-    )  # fmt: skip
-    return SearchResponse(found["query"], found["mode"], results, tuple(found.get("notices", ())), intent=found.get("intent"))
 
 
-def _run_batch(index: Any, source: str, options: dict[str, Any], out: TextIO) -> int:
-    """One JSON line per input line; a bad line yields an ``error`` entry, not a crash."""
+def _run_batch(index: Any, source: str, fields: dict[str, Any], out: TextIO) -> int:
+    """One JSON line per input line: ``{"id", ...the response JSON}``, or ``{"id", "error"}``
+    for a line that cannot be searched. A line is a search request plus its ``id``; its
+    fields replace the flags' (``fields``)."""
     try:
         lines = (
             sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
@@ -297,6 +295,8 @@ def _run_batch(index: Any, source: str, options: dict[str, Any], out: TextIO) ->
         raise UsageError(f"cannot read batch file {source}: {exc.strerror}") from exc
     except UnicodeDecodeError as exc:
         raise UsageError(f"batch file {source} is not UTF-8 text") from exc
+    from ..contract import SearchRequest
+
     failures = 0
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -306,14 +306,9 @@ def _run_batch(index: Any, source: str, options: dict[str, Any], out: TextIO) ->
             item = json.loads(line)
             if not isinstance(item, dict):
                 raise ValueError("each line must be a JSON object")
-            record["id"] = item.get("id", number)
-            if not isinstance(item.get("query"), str):
-                raise ValueError('the object needs a "query" string')
-            scope = item["filters"] if "filters" in item else options.get("scope")  # the line's own, if any
-            response = index.search(item["query"], **{**options, "scope": scope})
-            record["results"] = [r.to_dict() for r in response.results]
-            if response.notices:
-                record["notices"] = list(response.notices)
+            record["id"] = item.pop("id", number)
+            request = SearchRequest.from_mapping({**fields, **item})
+            record.update(index.search(request).to_dict())
         except Exception as exc:  # noqa: BLE001 - one bad query must not end a run of hundreds
             failures += 1
             record["error"] = f"line {number}: {exc}"
@@ -382,10 +377,12 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     from ..config import load_config
     from ..engine import Index
     from ..web.server import fetch_once, serve
+    from .terminal import show_notices
 
     settings = {"serve_host": args.host, "serve_port": args.port, "serve_token": args.token}
     config = load_config(vault=args.vault, db=args.db, config_file=args.config,
                          **{k: v for k, v in settings.items() if v is not None})  # fmt: skip
+    show_notices(config.notices)
 
     def factory() -> Index:
         return Index(config, create=True)

@@ -184,8 +184,14 @@ def format_deep_status(deep: DeepStatus) -> str:
 
 
 def format_sync_report(report: SyncReport, *, vault: str, db: str) -> str:
+    done = report.added + report.updated + report.unchanged + report.touched
+    headline = (
+        f"Stopped after {report.seconds:.1f} s with {done:,} of {report.scanned:,} files indexed → {db}"
+        if report.interrupted
+        else f"Indexed {vault} in {report.seconds:.1f} s → {db}"
+    )
     lines = [
-        f"Indexed {vault} in {report.seconds:.1f} s → {db}",
+        headline,
         (
             f"  {report.scanned:,} files: {report.added:,} added, {report.updated:,} updated, "
             f"{report.unchanged + report.touched:,} unchanged, {report.deleted:,} removed, "
@@ -215,7 +221,7 @@ def format_sync_report(report: SyncReport, *, vault: str, db: str) -> str:
         if len(report.skipped) > 5:
             lines.append(f"    … and {len(report.skipped) - 5:,} more")
     if report.interrupted:
-        lines.append("  stopped early: run the same command again to continue")
+        lines.append("  run the same command again to continue: the files already written are kept")
     return "\n".join(lines)
 
 
@@ -272,6 +278,13 @@ def format_status(status: IndexStatus, *, show_all_skipped: bool = False) -> str
     if status.ocr_pages or status.ocr_pending:
         waiting = f", {status.ocr_pending:,} waiting for OCR" if status.ocr_pending else ""
         lines.insert(4, f"OCR:          {status.ocr_pages:,} pages OCRed{waiting}")
+    if status.follow_external_symlinks:
+        lines.append("symlinks:     followed out of the vault (follow_external_symlinks = true)")
+    elif status.external_symlinks:
+        lines.append(
+            f"symlinks:     {status.external_symlinks:,} lead out of the vault and were skipped "
+            "(follow_external_symlinks = true indexes what they lead to)"
+        )
     failed = {item.path for item in status.failed_documents}
     others = tuple(item for item in status.skipped if item.path not in failed)
     for title, items in (("failed documents:", status.failed_documents), ("skipped files:", others)):
@@ -284,3 +297,16 @@ def format_status(status: IndexStatus, *, show_all_skipped: bool = False) -> str
         if len(shown) < len(items):
             lines.append(f"  … and {len(items) - len(shown):,} more (--all to list them)")
     return "\n".join(lines)
+
+
+_SHOWN_NOTICES: set[str] = set()
+
+
+def show_notices(notices: tuple[str, ...], err: TextIO | None = None) -> None:
+    """The configuration's notices (settings it left out, and why) as ``warning:`` lines on
+    stderr, each once per process however often the configuration is loaded."""
+    sink = err if err is not None else sys.stderr
+    for notice in notices:
+        if notice not in _SHOWN_NOTICES:
+            _SHOWN_NOTICES.add(notice)
+            sink.write(f"warning: {clean(notice)}\n")

@@ -1,9 +1,16 @@
-"""Decoding text documents (TXT, CSV, JSON, YAML) whatever the editor saved them as.
+"""Decoding text (notes, TXT, CSV, JSON, YAML) whatever the editor saved it as.
 
 A byte-order mark decides first (UTF-8, UTF-16, UTF-32); then strict UTF-8, which almost
 never decodes text that is not UTF-8; only then is the charset guessed (charset-normalizer,
 the one owner of that library, imported only then), with cp1252 as the last resort since every
 byte is defined in it apart from five, and Windows exports are the usual non-UTF-8 case.
+
+For the same reason cp1252 wins a tie: on Western text charset-normalizer rates many
+single-byte code pages as equally clean (no chaos), and its first pick among them is often
+the wrong one — "café" as cp1006, "crème brûlée" as cp1250 ("crčme brűlée"), German as
+mac_iceland. When cp1252 is among the cleanest candidates it is taken; text that only
+another code page reads cleanly (Polish cp1250, Cyrillic cp1251, Greek, Shift-JIS, GBK)
+keeps that code page.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ _BOMS = (
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
 _SNIFF_BYTES = 8192
+_WESTERN = "cp1252"
 
 
 def decode_text(data: bytes) -> str:
@@ -37,10 +45,16 @@ def decode_text(data: bytes) -> str:
         pass
     from charset_normalizer import from_bytes
 
-    best = from_bytes(data[: 1 << 20]).best()
-    if best is not None and best.encoding:
-        try:
-            return data.decode(best.encoding)
-        except (UnicodeDecodeError, LookupError):
-            pass
-    return data.decode("cp1252", errors="replace")
+    matches = list(from_bytes(data[: 1 << 20]))
+    if matches:
+        cleanest = min(match.chaos for match in matches)
+        tied = [match for match in matches if match.chaos <= cleanest]
+        codecs_to_try = [match.encoding for match in matches[:1] if match.encoding]
+        if any(_WESTERN in match.could_be_from_charset for match in tied):
+            codecs_to_try.insert(0, _WESTERN)
+        for codec in codecs_to_try:
+            try:
+                return data.decode(codec)
+            except (UnicodeDecodeError, LookupError):
+                pass
+    return data.decode(_WESTERN, errors="replace")

@@ -61,7 +61,10 @@ class OcrSettings:
         installed). Checked once per process, and only when some page is waiting for OCR."""
         if not self.enabled:
             return False
-        from .ocr import open_ocr  # pytesseract: only when a page waits for it
+        try:
+            from .ocr import open_ocr  # pytesseract: only when a page waits for it
+        except ImportError:  # the documents extra is not installed: nothing can OCR
+            return False
 
         return open_ocr(self.languages).available
 

@@ -2,13 +2,22 @@
 
 A markdown-only vault never imports any reader, so it never pays for pypdfium2, openpyxl,
 trafilatura and the rest (a test checks ``sys.modules``).
+
+The PDF, Office and HTML readers' libraries come with the optional ``documents`` extra; plain
+text, CSV, JSON and YAML are read by the core install. A reader whose library is not installed
+raises :class:`~vaultseek.errors.MissingExtraError` naming the extra, which indexing reports as
+one skipped file and one notice per run, not as a damaged document.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import import_module
 
+from ..errors import MissingExtraError
 from .extraction import DocumentError, ExtractContext, Extracted, ExtractionStopped
+
+DOCUMENTS_EXTRA = "documents"
 
 _KINDS: dict[str, tuple[str, str]] = {
     ".pdf": ("pdf", "pdf:read"),
@@ -26,6 +35,10 @@ _KINDS: dict[str, tuple[str, str]] = {
     ".yml": ("yaml", "data:read_yaml"),
 }
 DOCUMENT_SUFFIXES = tuple(_KINDS)
+
+_NEEDS_EXTRA = {"pdf": "PDF", "docx": "Word", "pptx": "PowerPoint", "xlsx": "Excel", "html": "HTML"}
+"""The kinds whose readers' libraries come with the ``documents`` extra, with the name the
+error gives them."""
 
 _UNSUPPORTED = {
     ".doc": "save it as .docx",
@@ -62,7 +75,9 @@ def kind_of(path: str) -> str | None:
 
 def extract(path: str, data: bytes, context: ExtractContext) -> Extracted:
     """Read one document's bytes. Raises :class:`DocumentError` for anything wrong with the
-    file (never a library's own exception) and :class:`ExtractionStopped` on request."""
+    file (never a library's own exception), :class:`ExtractionStopped` on request, and
+    :class:`MissingExtraError` when the reader's library (the ``documents`` extra) is not
+    installed."""
     suffix = _suffix(path)
     if suffix in _UNSUPPORTED:
         raise DocumentError(f"unsupported document type {suffix}; {_UNSUPPORTED[suffix]}")
@@ -70,11 +85,19 @@ def extract(path: str, data: bytes, context: ExtractContext) -> Extracted:
         raise DocumentError(f"unsupported document type {suffix or '(no suffix)'}")
     kind, target = _KINDS[suffix]
     module_name, function = target.split(":")
-    reader = getattr(import_module(f".{module_name}", __package__), function)
     try:
-        result: Extracted = reader(data, context)
-    except (DocumentError, ExtractionStopped):
+        reader: Callable[[bytes, ExtractContext], Extracted] = getattr(
+            import_module(f".{module_name}", __package__), function
+        )
+        result = reader(data, context)
+    except (DocumentError, ExtractionStopped, MissingExtraError):
         raise
+    except ImportError as exc:  # the reader's library (or OCR's, met mid-PDF) is not installed
+        if kind not in _NEEDS_EXTRA:
+            raise
+        raise MissingExtraError.from_import(
+            exc, DOCUMENTS_EXTRA, feature=f"reading {_NEEDS_EXTRA[kind]} files"
+        ) from exc
     except (MemoryError, RecursionError) as exc:
         raise DocumentError(f"too complex to read ({exc.__class__.__name__})") from exc
     except Exception as exc:  # a parser's own error on a damaged file: report, never crash

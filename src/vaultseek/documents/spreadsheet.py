@@ -1,9 +1,11 @@
 """Spreadsheets (.xlsx) and delimited text (.csv, .tsv): the header row plus batches of rows.
 
-openpyxl's owner (read-only, cached values: formulas show their last computed result). Each
-chunk is ``[Sheet: name]`` (workbooks only), the header row, then up to :data:`ROWS_PER_CHUNK`
-rows as ``cell | cell`` lines, and cites its sheet and row range. Rows are numbered as the
-application shows them: the header is row 1 of a CSV; empty rows are skipped but counted.
+openpyxl's owner (read-only, cached values: formulas show their last computed result),
+imported by :func:`read_xlsx` only: openpyxl comes with the ``documents`` extra, and CSV is
+read by the core install. Each chunk is ``[Sheet: name]`` (workbooks only), the header row,
+then up to :data:`ROWS_PER_CHUNK` rows as ``cell | cell`` lines, and cites its sheet and row
+range. Rows are numbered as the application shows them: the header is row 1 of a CSV; empty
+rows are skipped but counted.
 """
 
 from __future__ import annotations
@@ -13,8 +15,6 @@ import datetime as _dt
 import io
 from collections.abc import Iterable, Iterator
 from typing import Any
-
-import openpyxl
 
 from ..records import Location
 from .encoding import decode_text
@@ -31,6 +31,8 @@ _SNIFF_CHARS = 64 * 1024
 
 
 def read_xlsx(data: bytes, context: ExtractContext) -> Extracted:
+    import openpyxl
+
     try:
         workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     except Exception as exc:

@@ -2,10 +2,11 @@
 
 Incremental by design. A file whose (size, mtime_ns) is unchanged is not opened; one whose
 stat changed but whose bytes hash the same only gets its stat updated; a changed one is
-re-chunked, and any chunk whose embedded text is unchanged keeps its stored vector. Each file
-commits in its own transaction, so an interrupted run loses at most the file in flight and the
-next run simply continues. Deletions run after additions, so a renamed file finds its old
-vectors still in place to reuse.
+re-chunked, and any chunk whose embedded text is unchanged keeps its stored vector. Changed
+files are written in batches of up to 64 (``_BATCH_FILES``), one transaction a batch: a crash
+loses at most the batch in flight, a stop (Ctrl-C) between files keeps every file written before
+it, and the next run simply continues. Deletions run after additions, so a renamed file finds
+its old vectors still in place to reuse.
 
 A run may be limited to named paths (what a watcher knows changed): the walk is replaced by
 looking those paths up under the same rules (:func:`sources.find_source`), and everything
@@ -40,10 +41,11 @@ from ..documents import (
     kind_of,
 )
 from ..embeddings.static import StaticEmbedder
+from ..errors import MissingExtraError
 from ..notes.chunking import chunk_note
 from ..notes.markdown import parse_note
 from ..records import ChunkDraft, Note, Progress, SkippedFile, SyncReport
-from ..storage.store import REEMBEDDING, FileState, PreparedChunk, Store
+from ..storage.store import REEMBEDDING, FileState, PreparedChunk, Store, utc_now
 from ..text.keys import frontmatter_fields, note_names, tag_keys
 from ..text.lexical import index_text
 from .credentials import scrub
@@ -59,12 +61,20 @@ from .sources import (
     walks_into,
 )
 
-PIPELINE_VERSION = "4"
+PIPELINE_VERSION = "6"
 """Bump when reading, scrubbing or chunking changes what a file becomes: the next run then
 re-processes every file (vectors are reused wherever the embedded text is unchanged), so
 e.g. a new credential pattern reaches notes that have not been edited since. (3: frontmatter
 fields and names are stored for filters and the title signal; markdown links to local files
-are stored as links. 4: reference-style markdown links, ``[text][ref]``, are stored too.)"""
+are stored as links. 4: reference-style markdown links, ``[text][ref]``, are stored too.
+5: text that is not UTF-8 — notes as well as .txt/.csv/.json/.yaml — is decoded with its
+detected charset, cp1252 winning a tie; notes were refused, and Western text in the others
+could come out as another code page. 6: more credential patterns — base64-encoded private
+keys, Azure AD client secrets, new-format Mailgun keys, Twilio ``SK`` keys without context,
+``pw:`` values, values past the length caps, a private key's END half on a page of its own.)"""
+REPROCESSING_META = "reprocessing"
+"""Meta key: ``<pipeline version> <ISO time>`` while every file is being brought to a new
+pipeline version (the first index included); removed when that run completes."""
 
 ProgressCallback = Callable[[Progress], None]
 StopCheck = Callable[[], bool]
@@ -83,6 +93,15 @@ class _Parsed:
     kind: str = "note"
     ocr_pages: int = 0
     ocr_pending: int = 0
+
+
+def _is_text(path: str) -> bool:
+    """False for a path holding bytes that are not UTF-8 (decoded as lone surrogates)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def embed_hash(text: str) -> bytes:
@@ -126,8 +145,21 @@ class Syncer:
         self.redactions: Counter[str] = Counter()
         self.skipped: list[SkippedFile] = []
         self.notices: list[str] = []
+        self.missing_extras: dict[str, list[MissingExtraError]] = {}
+        """Extra name → one error per document skipped for want of it (one notice per extra)."""
         self.reprocess_all = False
         self._ocr_ready: bool | None = None
+
+    def _reprocessing_since(self) -> str:
+        """When the run that brings every file to this pipeline version began (the first
+        index, or the first run after an upgrade). Files written since then are done: an
+        interrupted run resumes after them instead of starting over."""
+        mark = self.store.get_meta(REPROCESSING_META)
+        version, _, since = (mark or "").partition(" ")
+        if version != PIPELINE_VERSION or not since:
+            since = utc_now()
+            self.store.set_meta({REPROCESSING_META: f"{PIPELINE_VERSION} {since}"})
+        return since
 
     def run(self, paths: Collection[str] | None = None) -> SyncReport:
         """Bring the index in line with the vault — or, given ``paths`` (vault-relative, '/'
@@ -146,18 +178,23 @@ class Syncer:
         reprocess_all = self.reprocess_all = (
             self.store.get_meta("pipeline_version") != PIPELINE_VERSION
         )
+        redone_since = self._reprocessing_since() if reprocess_all else None
         path_filter = PathFilter(self.config.include, self.config.excluded)
         named = None if paths is None or reprocess_all else sorted(set(paths))
+        if named is not None and not all(_is_text(p) for p in named):
+            named = None  # a name that is not valid UTF-8 is recorded under another spelling: walk
         if named is not None and any(self._is_folder(vault, path_filter, p) for p in named):
             named = None
+        follow = self.config.follow_external_symlinks
+        max_bytes, limit = self.config.max_file_bytes, self._size_limit
         if named is None:
             sources = scan_vault(
-                vault, path_filter, max_bytes=self.config.max_file_bytes, size_limit=self._size_limit
+                vault, path_filter, max_bytes=max_bytes, size_limit=limit, follow_external_symlinks=follow
             )
         else:
             found = (
                 find_source(
-                    vault, path_filter, p, max_bytes=self.config.max_file_bytes, size_limit=self._size_limit
+                    vault, path_filter, p, max_bytes=max_bytes, size_limit=limit, follow_external_symlinks=follow
                 )
                 for p in named
             )
@@ -174,7 +211,7 @@ class Syncer:
                 and (state.size, state.mtime_ns) == (source.size, source.mtime_ns)
                 and state.kind == (kind_of(source.path) or "note")
                 and not (state.ocr_pending and self._ocr_can_run())
-                and not reprocess_all
+                and (redone_since is None or (state.indexed_at or "") >= redone_since)
             ):
                 self.counts["unchanged"] += 1
             else:  # new, changed, or skipped last time (the cause may be fixed: try again)
@@ -192,6 +229,7 @@ class Syncer:
                 self.store.optimize()
             if reprocess_all:
                 self.store.set_meta({"pipeline_version": PIPELINE_VERSION})
+                self.store.delete_meta(REPROCESSING_META)
             self.store.prune_ocr_checkpoints(present, among=None if named is None else set(named))
         self.progress(Progress("done", 1, 1))
         return SyncReport(
@@ -208,7 +246,7 @@ class Syncer:
             redactions=dict(sorted(self.redactions.items())),
             interrupted=interrupted,
             seconds=round(time.perf_counter() - started, 3),
-            notices=tuple(self.notices),
+            notices=(*self.notices, *self._missing_extra_notices()),
             documents_extracted=self.counts["documents"],
             pages_extracted=self.counts["pages"],
             pages_ocred=self.counts["ocred"],
@@ -225,7 +263,11 @@ class Syncer:
     def _is_folder(self, vault: Path, path_filter: PathFilter, rel_path: str) -> bool:
         """Whether a named path is a folder the walk enters, or was one the index holds
         files of: its files were not named, so only a full run finds them all."""
-        return walks_into(vault, path_filter, rel_path) or self.store.has_files_under(rel_path)
+        follow = self.config.follow_external_symlinks
+        return (
+            walks_into(vault, path_filter, rel_path, follow_external_symlinks=follow)
+            or self.store.has_files_under(rel_path)
+        )
 
     def _skip(self, source: SourceFile, state: FileState | None, reason: str) -> None:
         """Record a file that cannot be indexed (writing only when something changed)."""
@@ -243,6 +285,17 @@ class Syncer:
                 kind=kind_of(source.path) or "note",
             )
         self.skipped.append(SkippedFile(source.path, reason))
+
+    def _missing_extra_notices(self) -> list[str]:
+        """One notice per missing extra, however many documents needed it."""
+        notices = []
+        for extra, errors in sorted(self.missing_extras.items()):
+            count, them = (f"{len(errors):,} documents", "them") if len(errors) > 1 else ("1 document", "it")
+            notices.append(
+                f"{count} skipped: reading {them} needs the optional '{extra}' extra; "
+                f"install it with {errors[0].install} and run again"
+            )
+        return notices
 
     def _final_skips(self) -> list[SkippedFile]:
         return sorted({s.path: s for s in self.skipped}.values(), key=lambda s: s.path)
@@ -420,6 +473,10 @@ class Syncer:
             extracted = extract(path, loaded.data, context)
         except DocumentError as exc:
             self._skip(source, state, str(exc))
+            return None
+        except MissingExtraError as exc:  # skipped like a damaged file; the hint comes once
+            self._skip(source, state, f"needs the optional '{exc.extra}' extra, which is not installed")
+            self.missing_extras.setdefault(exc.extra, []).append(exc)
             return None
         self.counts["documents"] += 1
         if kind == "pdf":

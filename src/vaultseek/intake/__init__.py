@@ -3,8 +3,9 @@ route it — into one of the vault's domain folders, the review queue, or the di
 
     items.py     an incoming file or snippet → :class:`Item` (documents via the registry)
     scoring.py   actionability, depth, authority: counted signals, saturating curves, reasons
-    routing.py   domains as vectors from the index → the domain, and relevance
-    filing.py    the crash-safe move (journal, atomic writes, recovery, one intake at a time)
+    routing.py   domains as vectors from the index → the domain, and relevance; domain names checked
+    filing.py    the crash-safe move (journal, atomic writes, recovery, one intake at a time),
+                 destinations checked to stay in the vault, the assessments kept beside notes
     pipeline.py  :class:`Intake`: assess · take · take_inbox · queue · accept · discard
 """
 

@@ -8,9 +8,15 @@ any instant leaves the item either still at its source or in exactly one destina
    id, sources and destinations, written to a temporary file, fsynced and renamed into place;
 2. each attachment is copied to a temporary file in its destination folder, fsynced, and
    hard-linked to its final name (no-clobber: an existing file is never overwritten);
-3. the note — whose frontmatter carries the move's id as ``intake.id`` — is written the same
+3. the note — whose frontmatter carries the move's id as ``intake_id`` — is written the same
    way: from then on the destination is complete;
 4. the sources are removed, then the journal entry.
+
+Before any of that, every destination and source is checked to lie inside the vault, with no
+symlink on the way out of it (:func:`check_destination`); a refused move writes nothing. A
+write that fails (a full disk, a quota, a read-only folder) removes its temporary file and
+undoes the steps before it — the attachment copies and the journal entry — so the item stays
+whole at its source, and raises :class:`VaultAccessError`.
 
 :func:`recover` (run before every intake operation, under the same lock) finishes what a
 crash interrupted: if the destination note exists and carries the journal's id, the sources
@@ -28,18 +34,22 @@ shipped code is one a user could trip by accident.)
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from ..errors import IntakeError
+from ..errors import IntakeError, VaultAccessError
 
 LOCK_TIMEOUT = 60.0
 _TMP_SUFFIX = ".intake-tmp"
+_MOVE_ID = re.compile(r"[0-9a-f]{16}")
 
 
 @dataclass
@@ -67,7 +77,7 @@ def intake_lock(vault: Path, *, timeout: float = LOCK_TIMEOUT) -> Iterator[None]
         folder.mkdir(parents=True, exist_ok=True)
         handle = (folder / "intake.lock").open("ab")
     except OSError as exc:
-        raise IntakeError(f"cannot use {folder}: {exc.strerror or exc}") from exc
+        raise _not_written(folder / "intake.lock", exc) from exc
     try:
         deadline = time.monotonic() + timeout
         while True:
@@ -96,10 +106,39 @@ def unique_path(folder: Path, stem: str, suffix: str, *, taken: set[Path] | None
     return candidate
 
 
+def check_folder(vault: Path, folder: Path) -> None:
+    """Raise :class:`IntakeError` unless ``folder`` (which need not exist yet) lies inside
+    ``vault`` once every symlink on the way to it is followed."""
+    try:
+        inside = folder.resolve().is_relative_to(vault.resolve())
+    except (OSError, RuntimeError):  # a symlink loop on the way
+        inside = False
+    if not inside:
+        raise IntakeError(
+            f"{folder} is outside the vault {vault}",
+            hint="domains and intake folders are folders inside the vault (no '..', and no symlink out of it)",
+        )
+
+
+def check_destination(vault: Path, path: Path, *, source: bool = False) -> None:
+    """Raise :class:`IntakeError` unless ``path`` lies inside ``vault`` once every symlink on
+    the way to it is followed. A destination must not be a symlink itself (it would be written
+    through); a ``source`` may be one, since removing it removes the link alone."""
+    check_folder(vault, path.parent)
+    if not source and path.is_symlink():
+        raise IntakeError(f"{path} is a symlink; intake does not write through one",
+                          hint="replace the link with the file or folder itself")  # fmt: skip
+
+
 def carry_out(vault: Path, move: Move) -> Path:
-    """Perform ``move`` crash-safely (see the module docstring); returns the note's path."""
+    """Perform ``move`` crash-safely (see the module docstring); returns the note's path.
+    Raises :class:`IntakeError` for a destination or source outside the vault (nothing is
+    written) and :class:`VaultAccessError` when a write fails (what was written is undone)."""
+    for path in (move.note, *(d for _s, d in move.attachments)):
+        check_destination(vault, path)
+    for path in move.sources:
+        check_destination(vault, path, source=True)
     journal = state_dir(vault) / "journal"
-    journal.mkdir(parents=True, exist_ok=True)
     entry = journal / f"{move.id}.json"
     record = {
         "id": move.id,
@@ -109,14 +148,57 @@ def carry_out(vault: Path, move: Move) -> Path:
     }
     _write_atomic(entry, json.dumps(record, indent=1).encode("utf-8"), replace=True)
     _after_step("journal")
-    for source, destination in move.attachments:
-        _write_atomic(destination, source.read_bytes(), replace=False)
-    _after_step("attachment")
-    _write_atomic(move.note, move.note_text.encode("utf-8"), replace=False)
+    made: list[Path] = []
+    try:
+        for source, destination in move.attachments:
+            _write_atomic(destination, _read(source), replace=False)
+            made.append(destination)
+        _after_step("attachment")
+        _write_atomic(move.note, move.note_text.encode("utf-8"), replace=False)
+    except Exception:
+        for path in made:  # the note is not in place: the item is still whole at its source
+            with contextlib.suppress(OSError):
+                path.unlink()
+        with contextlib.suppress(OSError):
+            entry.unlink()
+        raise
     _after_step("note")
     _finish(move.sources)
     entry.unlink()
     return move.note
+
+
+def save_assessment(vault: Path, move_id: str, record: dict[str, Any]) -> None:
+    """Keep a filed note's full assessment (scores, reasons, routing) under its id, in the
+    vault's intake folder: the index never reads it, and it follows the note wherever the note
+    is moved or renamed, since the note carries the id (``intake_id``)."""
+    _write_atomic(_assessment_path(vault, move_id), json.dumps(record, ensure_ascii=False, indent=1).encode("utf-8"),
+                  replace=True)  # fmt: skip
+
+
+def find_assessment(vault: Path, move_id: object) -> dict[str, Any] | None:
+    """The assessment kept for ``move_id``, or None (no such id, or an unreadable file)."""
+    if not isinstance(move_id, str) or not _MOVE_ID.fullmatch(move_id):
+        return None
+    try:
+        record = json.loads(_assessment_path(vault, move_id).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def forget_assessment(vault: Path, move_id: str) -> None:
+    with contextlib.suppress(OSError):
+        _assessment_path(vault, move_id).unlink()
+
+
+def is_move_id(text: object) -> bool:
+    """Whether ``text`` has the shape of a move id (16 hex digits)."""
+    return isinstance(text, str) and _MOVE_ID.fullmatch(text) is not None
+
+
+def _assessment_path(vault: Path, move_id: str) -> Path:
+    return state_dir(vault) / "assessments" / f"{move_id}.json"
 
 
 def recover(vault: Path) -> list[str]:
@@ -172,14 +254,15 @@ def _finish(sources: list[Path]) -> None:
 
 def _write_atomic(path: Path, data: bytes, *, replace: bool) -> None:
     """Write ``data`` to a temporary file beside ``path``, fsync it, then move it into place:
-    ``replace`` renames over ``path``; otherwise a hard link refuses an existing file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ``replace`` renames over ``path``; otherwise a hard link refuses an existing file. The
+    temporary file never outlives the call; a failed write is a :class:`VaultAccessError`."""
     tmp = _tmp_of(path)
-    with open(tmp, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
         if replace:
             os.replace(tmp, path)
         else:
@@ -187,13 +270,32 @@ def _write_atomic(path: Path, data: bytes, *, replace: bool) -> None:
                 os.link(tmp, path)
             except FileExistsError:
                 raise IntakeError(f"{path} appeared while intake was writing it; try again") from None
-            except OSError:  # a filesystem without hard links
+            except OSError:  # a filesystem without hard links (a full disk fails the rename too)
                 if path.exists():
                     raise IntakeError(f"{path} already exists") from None
                 os.replace(tmp, path)
+    except OSError as exc:
+        raise _not_written(path, exc) from exc
     finally:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
     _fsync_dir(path.parent)
+
+
+def _not_written(path: Path, exc: OSError) -> VaultAccessError:
+    reason = exc.strerror or str(exc)
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        hint = "free some space on the disk that holds the vault, then run intake again (the item was left where it was)"
+    else:
+        hint = "check that the vault's folders can be written, then run intake again (the item was left where it was)"
+    return VaultAccessError(f"cannot write {path}: {reason}", hint=hint)
+
+
+def _read(source: Path) -> bytes:
+    try:
+        return source.read_bytes()
+    except OSError as exc:
+        raise IntakeError(f"cannot read {source}: {exc.strerror or exc}") from exc
 
 
 def _tmp_of(path: Path) -> Path:

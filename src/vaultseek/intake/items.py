@@ -10,13 +10,15 @@ tags.
 
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..documents import DocumentError, ExtractContext, OcrSettings, extract, kind_of
-from ..errors import IntakeError
+from ..documents.encoding import decode_text
+from ..errors import IntakeError, MissingExtraError
 from ..notes.markdown import split_frontmatter
 
 _H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
@@ -81,6 +83,8 @@ def read_item(path: Path, *, ocr: OcrSettings | None = None) -> Item:
         extracted = extract(path.name, data, ExtractContext(path=path.name, ocr=ocr or OcrSettings()))
     except DocumentError as exc:
         raise IntakeError(f"cannot read {path.name}: {exc}") from exc
+    except MissingExtraError as exc:  # one item's error, so the rest of the inbox goes on
+        raise IntakeError(f"cannot read {path.name}: {exc}; {exc.install}") from exc
     meta = _html_meta(data) if kind == "html" else {}
     title = (extracted.title or path.stem).strip() or path.stem
     return Item(
@@ -114,15 +118,17 @@ def safe_name(text: str) -> str:
 
 
 def _decode(data: bytes, path: Path) -> str:
-    if b"\x00" in data[:8192]:
+    """A note's text, decoded the way a ``.txt`` document is (a byte-order mark, else UTF-8,
+    else the detected charset: a note saved as cp1252 reads like a cp1252 text file)."""
+    if b"\x00" in data[:8192] and not data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         raise IntakeError(
             f"{path.name} is neither text nor a document type vaultseek reads",
             hint="supported: notes (.md) and .pdf .docx .pptx .xlsx .csv .html .txt .json .yaml",
         )
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise IntakeError(f"{path.name} is not UTF-8 text", hint="re-save it as UTF-8") from None
+        return decode_text(data)
+    except DocumentError as exc:
+        raise IntakeError(f"cannot read {path.name}: {exc}", hint="re-save it as UTF-8") from None
 
 
 def _document_body(segments: list[Any]) -> str:

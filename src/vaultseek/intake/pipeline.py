@@ -11,28 +11,45 @@ weighted mean of the four dimensions (``intake_weights``); ``intake_file_at`` an
 ``intake_review_at`` cut it into file / review / discard. Items from the inbox are moved;
 files named from elsewhere are copied (the original is left where it was). After writing,
 the index is synced, so a filed note is searchable like any other.
+
+A filed note's frontmatter gets a few flat keys (:data:`NOTE_KEYS`: id, date, decision,
+domain, total) that Obsidian's Properties panel can show; the full assessment — scores,
+reasons, weights, the domain ranking — is kept under the note's id in the vault's intake
+folder (:func:`filing.save_assessment`), which the index never reads and which follows the
+note wherever it is moved. Notes written in the older form, one nested ``intake:`` mapping
+with everything in it, are still read, and rewritten in the flat form when reviewed.
+
+Every destination is checked before anything is written: a domain — from ``--domain``, the
+configuration or a queued note's own frontmatter — is a vault-relative folder
+(:func:`routing.check_domain`), and the note and its attachment must land inside the vault,
+through no symlink out of it (:func:`filing.check_destination`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from ..config import INTAKE_DIMENSIONS
 from ..documents import OcrSettings
 from ..engine import Index
-from ..errors import ConfigError, IntakeError
+from ..errors import ConfigError, IntakeError, VaultseekError
 from ..notes.markdown import render_frontmatter, split_frontmatter
 from . import filing
 from .items import Item, is_waiting, item_from_text, read_item, safe_name
-from .routing import ROOT, DomainModel, Route, default_domains
+from .routing import ROOT, DomainModel, Route, check_domain, default_domains
 from .scoring import Dimension, actionability, authority, depth
 
 Decision = Literal["file", "review", "discard"]
 ATTACHMENTS = "attachments"
+NOTE_KEYS = {"id": "intake_id", "date": "intake_date", "decision": "intake_decision",
+             "domain": "intake_domain", "total": "intake_score", "original": "intake_original"}  # fmt: skip
+"""The flat frontmatter keys intake writes (``intake_original`` only for a document, whose
+file is kept in ``attachments/``), by the name the assessment record uses for each."""
 
 
 @dataclass(frozen=True)
@@ -102,10 +119,13 @@ class QueuedItem:
     scores: dict[str, float] = field(default_factory=dict)
     source: str | None = None
     date: str | None = None
+    reasons: dict[str, list[str]] = field(default_factory=dict)
+    """Each dimension's reasons, from the assessment kept beside the note."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "path": self.path, "title": self.title, "total": self.total,
-                "domain": self.domain, "scores": self.scores, "source": self.source, "date": self.date}  # fmt: skip
+                "domain": self.domain, "scores": self.scores, "source": self.source, "date": self.date,
+                "reasons": self.reasons}  # fmt: skip
 
 
 class Intake:
@@ -149,7 +169,8 @@ class Intake:
         """Score ``item`` and decide where it goes (``domain`` forces the domain and files it)."""
         model = self.model()
         if domain is not None:
-            domain = domain.strip("/")
+            domain = check_domain(domain)
+            filing.check_folder(self.vault, self.vault / domain)
             known = set(model.domains) | set(model.usable)
             if domain not in known and not (self.vault / domain).is_dir():
                 raise IntakeError(
@@ -231,7 +252,18 @@ class Intake:
         return sum(1 for p in self.inbox.rglob("*") if p.is_file() and not is_waiting(p))
 
     def _take_files(self, files: list[Path], *, dry_run: bool, domain: str | None) -> list[Outcome]:
-        outcomes = []
+        outcomes: list[Outcome] = []
+        try:
+            self._take_each(files, outcomes, dry_run=dry_run, domain=domain)
+        except VaultseekError:  # items filed before it (a full disk, a refused domain) are indexed too
+            with contextlib.suppress(VaultseekError):  # best effort: the first error is the one to report
+                self._sync_written(outcomes)
+            raise
+        self._sync_written(outcomes)
+        return outcomes
+
+    def _take_each(self, files: list[Path], outcomes: list[Outcome], *, dry_run: bool, domain: str | None) -> None:
+        """Take ``files`` one by one under the intake lock, appending each one's outcome."""
         with filing.intake_lock(self.vault):
             filing.recover(self.vault)
             for path in files:
@@ -248,10 +280,11 @@ class Intake:
                 in_inbox = self._in_inbox(path)
                 item = replace(item, source=self._rel(path) if in_inbox else str(path))
                 outcomes.append(self._take_item(item, dry_run=dry_run, domain=domain, source=path if in_inbox else None))
+
+    def _sync_written(self, outcomes: list[Outcome]) -> None:
         written = [path for outcome in outcomes for path in outcome.written]
         if written:
             self.index.sync(paths=written)
-        return outcomes
 
     def _in_inbox(self, path: Path) -> bool:
         return path.resolve().is_relative_to(self.inbox.resolve())
@@ -271,24 +304,29 @@ class Intake:
             target = filing.unique_path(folder / ATTACHMENTS, safe_name(item.original.stem), item.original.suffix.lower())
             attachments.append((item.original, target))
             original_rel = f"{ATTACHMENTS}/{target.name}"
-        record = {
-            "id": move_id,
-            "date": _now(),
-            "source": item.source,
-            "decision": assessment.decision,
-            "domain": assessment.domain,
-            **assessment_record(assessment),
-        }
+        record = {"id": move_id, "date": _now(), "item": item.name, "title": item.title, "source": item.source,
+                  **assessment.to_dict()}  # fmt: skip
         if original_rel:
             record["original"] = original_rel
-        text = compose_note(item, record, original_rel)
+        text = compose_note(item, note_fields(record), original_rel)
         sources = [source] if source is not None else []
-        filing.carry_out(self.vault, filing.Move(move_id, note, text, attachments, sources))
+        move = filing.Move(move_id, note, text, attachments, sources)
+        for path in (note, *(target for _original, target in attachments)):
+            filing.check_destination(self.vault, path)  # before the assessment is kept, too
+        filing.save_assessment(self.vault, move_id, record)
+        try:
+            filing.carry_out(self.vault, move)
+        except Exception:
+            filing.forget_assessment(self.vault, move_id)
+            raise
         written = (self._rel(note), *(self._rel(target) for _original, target in attachments))
         return Outcome(item.name, item.title, assessment, destination=self._rel(note), written=written)
 
     def _folder_for(self, decision: Decision, domain: str) -> Path:
+        """The folder an item goes to; a domain (routed, chosen or read from a note) is checked
+        as untrusted text first."""
         if decision == "file":
+            domain = check_domain(domain)
             return self.vault / domain if domain else self.vault
         return self.review_folder if decision == "review" else self.discard_folder
 
@@ -304,16 +342,28 @@ class Intake:
         items = []
         for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
             meta, _ = split_frontmatter(path.read_text("utf-8", "replace"))
-            record = meta.get("intake")
-            if not isinstance(record, dict):
-                record = {}
+            record = self._record_of(meta)
+            scores, reasons = record.get("scores"), record.get("reasons")
             items.append(QueuedItem(
                 name=path.name, path=self._rel(path), title=str(meta.get("title") or path.stem),
-                total=record.get("total"), domain=record.get("domain"), scores=dict(record.get("scores") or {}),
-                source=record.get("source"), date=record.get("date"),
+                total=_number(record.get("total")), domain=_text(record.get("domain")),
+                scores={k: v for k, v in scores.items() if isinstance(v, (int, float))} if isinstance(scores, dict) else {},
+                source=_text(record.get("source")), date=_text(record.get("date")),
+                reasons={k: [str(r) for r in v] for k, v in reasons.items() if isinstance(v, list)} if isinstance(reasons, dict) else {},
             ))  # fmt: skip
         items.sort(key=lambda q: (-(q.total or 0.0), q.name))
         return items
+
+    def _record_of(self, meta: dict[str, Any]) -> dict[str, Any]:
+        """What intake knows about a note: the assessment kept under its id, overlaid with
+        what its frontmatter says now (flat keys, or the older nested ``intake:`` mapping,
+        which held the scores and reasons itself) — the frontmatter wins, since a user may
+        have edited it (e.g. the domain, to re-route an item before accepting it)."""
+        nested = meta.get("intake")
+        fields: dict[str, Any] = dict(nested) if isinstance(nested, dict) else {}
+        fields.update({name: meta[key] for name, key in NOTE_KEYS.items() if key in meta})
+        kept = filing.find_assessment(self.vault, fields.get("id")) or {}
+        return {**kept, **fields}
 
     def accept(self, name: str, *, domain: str | None = None) -> Outcome:
         """File a queued (or discarded) note into its suggested domain, or ``domain``."""
@@ -328,30 +378,62 @@ class Intake:
             filing.recover(self.vault)
             path = self._find_queued(name, allow_discarded=decision == "file")
             meta, body = split_frontmatter(path.read_text("utf-8"))
-            record = dict(meta.get("intake") or {}) if isinstance(meta.get("intake"), dict) else {}
-            target = (domain or str(record.get("domain") or "")).strip("/")
+            record = self._record_of(meta)
+            written = record.get("domain")
+            if decision != "file":  # recorded as it is; checked if the item is ever accepted
+                target = written if isinstance(written, str) else ""
+            elif domain is None and written is not None and not isinstance(written, str):
+                raise IntakeError(f"{path.name}: its intake_domain is not a folder name", hint="fix it in the note, or pass --domain")
+            else:
+                target = check_domain(domain if domain is not None else written or "")
             if decision == "file" and domain is not None and not (self.vault / target).is_dir():
                 usable = self.model().usable
                 if target not in usable:
                     raise IntakeError(f"no domain folder {target!r}", hint="domains: " + ", ".join(usable))
             folder = self._folder_for(decision, target)
-            move_id = _move_id_of(path)
+            move_id = str(record["id"]) if filing.is_move_id(record.get("id")) else _move_id_of(path)
             record.update({"id": move_id, "decision": decision, "domain": target, "reviewed": _now()})
             attachments: list[tuple[Path, Path]] = []
             sources = [path]
             original = record.get("original")
-            if isinstance(original, str) and (path.parent / original).is_file():
-                old = path.parent / original
+            old = self._attachment_of(path, original) if original is not None else None
+            if old is not None:
                 new = filing.unique_path(folder / ATTACHMENTS, old.stem, old.suffix)
                 attachments.append((old, new))
                 sources.append(old)
                 record["original"] = f"{ATTACHMENTS}/{new.name}"
                 body = body.replace(f"]({original})", f"]({record['original']})")
-            meta["intake"] = record
+            meta = {k: v for k, v in meta.items() if k != "intake" and k not in NOTE_KEYS.values()}
+            meta.update(note_fields(record))
             note = filing.unique_path(folder, path.stem, ".md")
-            filing.carry_out(self.vault, filing.Move(move_id, note, render_frontmatter(meta) + body, attachments, sources))
+            move = filing.Move(move_id, note, render_frontmatter(meta) + body, attachments, sources)
+            for destination in (note, *(new for _old, new in attachments)):
+                filing.check_destination(self.vault, destination)
+            kept = filing.find_assessment(self.vault, move_id)
+            filing.save_assessment(self.vault, move_id, record)
+            try:
+                filing.carry_out(self.vault, move)
+            except Exception:  # the note stays queued: so does what was kept about it
+                if kept is not None:
+                    filing.save_assessment(self.vault, move_id, kept)
+                else:
+                    filing.forget_assessment(self.vault, move_id)
+                raise
         self.index.sync(paths=[note, *(new for _old, new in attachments)])
         return Outcome(path.name, str(meta.get("title") or path.stem), destination=self._rel(note))
+
+    def _attachment_of(self, note: Path, original: object) -> Path | None:
+        """The kept original a queued note names, ``attachments/<file>`` beside it (None if it
+        is no longer there), or :class:`IntakeError`: the name comes from the note's own
+        frontmatter, so it may not point anywhere else, nor be a symlink."""
+        parts = PurePosixPath(original).parts if isinstance(original, str) else ()
+        if len(parts) != 2 or parts[0] != ATTACHMENTS or parts[1] in ("..", ".") or "\\" in parts[1]:
+            raise IntakeError(f"{note.name}: its intake_original {original!r} is not a file in {ATTACHMENTS}/",
+                              hint="fix or remove intake_original in the note")  # fmt: skip
+        path = note.parent / ATTACHMENTS / parts[1]
+        if path.is_symlink():
+            raise IntakeError(f"{note.name}: its original {original} is a symlink", hint="put the file itself there")
+        return path if path.is_file() else None
 
     def _find_queued(self, name: str, *, allow_discarded: bool) -> Path:
         folders = [self.review_folder] + ([self.discard_folder] if allow_discarded else [])
@@ -367,23 +449,22 @@ class Intake:
         )
 
 
-def assessment_record(assessment: Assessment) -> dict[str, Any]:
-    """The scores as the note's frontmatter keeps them (``intake.total``, ``intake.scores``, …)."""
-    return {
-        "total": assessment.total,
-        "scores": {d.name: d.score for d in assessment.dimensions},
-        "reasons": {d.name: list(d.reasons) for d in assessment.dimensions},
-    }
+def note_fields(record: dict[str, Any]) -> dict[str, Any]:
+    """The flat frontmatter keys for an assessment record (:data:`NOTE_KEYS`), scalars only."""
+    return {key: record[name] for name, key in NOTE_KEYS.items()
+            if isinstance(record.get(name), (str, int, float)) and not isinstance(record.get(name), bool)}  # fmt: skip
 
 
-def compose_note(item: Item, record: dict[str, Any], original: str | None) -> str:
-    """The filed note: the item's own frontmatter plus ``title`` and the ``intake`` record,
-    then its body (a document's extracted text, after a link to the kept original)."""
-    meta = {k: v for k, v in item.meta.items() if k != "intake"} if item.kind == "note" else {}
+def compose_note(item: Item, fields: dict[str, Any], original: str | None) -> str:
+    """The filed note: the item's own frontmatter (less any intake keys it came with) plus
+    ``title`` and the flat intake ``fields``, then its body (a document's extracted text,
+    after a link to the kept original)."""
+    own = {k: v for k, v in item.meta.items() if k != "intake" and k not in NOTE_KEYS.values()}
+    meta = own if item.kind == "note" else {}
     meta.setdefault("title", item.title)
     if item.kind != "note":
         meta.update({f"source_{k}" if k in meta else k: v for k, v in item.meta.items()})
-    meta["intake"] = record
+    meta.update(fields)
     body = item.body if item.body.endswith("\n") else item.body + "\n"
     if original is not None:
         body = f"# {item.title}\n\nOriginal: [{Path(original).name}]({original})\n\n{body}"
@@ -402,3 +483,11 @@ def _move_id_of(path: Path) -> str:
 
 def _now() -> str:
     return _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)

@@ -19,11 +19,13 @@ whose name sorts first).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import IntakeError
 from .scoring import Dimension, ramp
 
 NEAREST = 5
@@ -34,6 +36,7 @@ RELEVANCE_HIGH = 0.65
 """A blended cosine at or over this is relevance 1."""
 ROOT = ""
 """The domain of a vault without folders: its top level."""
+_DRIVE = re.compile(r"^[A-Za-z]:")
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,30 @@ class DomainModel:
         score = ramp(blended, RELEVANCE_LOW, RELEVANCE_HIGH)
         reasons.append(f"blended cosine {blended:.3f} on a scale from {RELEVANCE_LOW:g} (0) to {RELEVANCE_HIGH:g} (1)")
         return Route(domain, tuple(affinities), Dimension("relevance", score, tuple(reasons)), nearest_paths)
+
+
+def check_domain(domain: str) -> str:
+    """``domain`` as a vault-relative folder path (``work/projects``; ``/`` between folders, a
+    trailing one dropped), or :class:`IntakeError`. A domain comes from ``--domain``, the
+    configuration or a queued note's own frontmatter, so it is checked as untrusted text: no
+    ``..``, no absolute path or drive letter, no backslash, no control characters, no hidden
+    folder (``.vaultseek``, ``.obsidian``). Where the folder really leads (symlinks) is checked
+    when the item is written (:func:`vaultseek.intake.filing.check_destination`)."""
+    hint = 'a domain is a folder inside the vault, e.g. "cooking" or "work/projects"'
+    if not isinstance(domain, str):
+        raise IntakeError(f"the domain {domain!r} is not a folder name", hint=hint)
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in domain):
+        raise IntakeError(f"the domain {domain!r} contains control characters", hint=hint)
+    if domain.startswith("/") or _DRIVE.match(domain):
+        raise IntakeError(f"the domain {domain!r} is an absolute path", hint=hint)
+    if "\\" in domain:
+        raise IntakeError(f"the domain {domain!r} contains a backslash", hint=hint + ", with / between folders")
+    parts = [part for part in domain.strip().rstrip("/").split("/") if part not in ("", ".")]
+    if ".." in parts:
+        raise IntakeError(f"the domain {domain!r} leads out of its folder ('..')", hint=hint)
+    if any(part.startswith(".") for part in parts):
+        raise IntakeError(f"the domain {domain!r} is a hidden folder", hint=hint)
+    return "/".join(parts)
 
 
 def default_domains(paths: Sequence[str], intake_folders: Sequence[str]) -> list[str]:

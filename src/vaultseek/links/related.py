@@ -1,13 +1,16 @@
 """Related notes: by links and by meaning, fused into one list that says why.
 
-Two ranked lists of files, fused with the same convex combination a search uses (each list
-min-max normalised, weighted 1:1), so every result carries its rank in each list:
+Ranked lists of files, fused with the same convex combination a search uses (each list
+min-max normalised, then weighted), so every result carries its rank in each list:
 
 * **links** — :meth:`LinkGraph.related`: direct links either way, and neighbours in common
   (co-citation and coupling, Adamic–Adar weighted);
 * **vector** — the note's centroid (the mean of its sections' vectors) against every stored
   section; a file scores its best section. The files related by links are scored the same
-  way even when they are not among the nearest, so the fusion compares like with like.
+  way even when they are not among the nearest, so the fusion compares like with like;
+* **deep** — the same over the deep tier's vectors, when the index has them: its weight is
+  scaled by the share of chunks that have one, as in a search. The centroid is made from
+  stored vectors, so no model runs.
 
 A note with no links gets similarity alone; with the vector side unavailable (no model, a
 model change half done) the links alone, with a notice.
@@ -15,7 +18,7 @@ model change half done) the links alone, with a notice.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -25,7 +28,9 @@ from ..search.linkgraph import LinkGraph
 from ..storage.store import Store
 from ..storage.vectors import VectorIndex
 
-WEIGHTS = {"links": 0.5, "vector": 0.5}
+WEIGHTS = {"links": 0.5, "vector": 0.5, "deep": 1.0}
+"""List weights; the deep list's is multiplied by the deep tier's coverage. The deep weight
+was chosen on the tune half of a proxy judged set (docs/links.md, "Related notes")."""
 _SECTIONS_PER_NOTE = 50
 """Nearest sections fetched per wanted note: long reference notes fill many of the nearest
 slots with their own sections."""
@@ -39,28 +44,31 @@ def find_related(
     *,
     k: int = 10,
     notices: Sequence[str] = (),
+    deep: VectorIndex | None = None,
+    deep_coverage: float = 0.0,
+    weights: Mapping[str, float] = WEIGHTS,
 ) -> RelatedNotes:
-    """The ``k`` notes most related to ``path`` (an indexed file), best first."""
+    """The ``k`` notes most related to ``path`` (an indexed file), best first. ``deep`` is
+    the deep tier's vector matrix, covering ``deep_coverage`` of the chunks."""
     depth = max(2 * k, 20)
     linked = [n for n in graph.related(path) if n.path != path][:depth]
     by_path = {n.path: n for n in linked}
     notes = list(notices)
     similarity: dict[str, float] = {}
     if vectors is not None:
-        centroid = _centroid(store, vectors, path)
-        if centroid is None:
+        found = _similar_files(store, vectors, path, depth, [n.path for n in linked])
+        if found is None:
             notes.append(f"{path} has no text to compare; related by links only")
-        else:
-            similarity = _nearest_files(store, vectors, centroid, path, depth)
-            missing = [n.path for n in linked if n.path not in similarity]
-            similarity.update(_file_similarities(store, vectors, centroid, missing))
-    names = list(dict.fromkeys([*by_path, *similarity]))
+        similarity = found or {}
+    meaning = (_similar_files(store, deep, path, depth, [n.path for n in linked]) if deep is not None else None) or {}
+    names = list(dict.fromkeys([*by_path, *similarity, *meaning]))
     ids = {name: i for i, name in enumerate(names)}
     lists = {
         "links": [(ids[n.path], n.score) for n in linked],
-        "vector": sorted(((ids[p], s) for p, s in similarity.items()), key=lambda item: (-item[1], item[0])),
+        "vector": _ranked(ids, similarity),
+        "deep": _ranked(ids, meaning),
     }
-    fused = convex(lists, weights=WEIGHTS)[:k]
+    fused = convex(lists, weights={**weights, "deep": weights["deep"] * deep_coverage})[:k]
     titles = store.titles([names[f.item] for f in fused])
     results = []
     for f in fused:
@@ -76,9 +84,28 @@ def find_related(
                 linked=link.linked if link is not None else None,
                 shared=link.shared if link is not None else (),
                 similarity=similarity.get(name),
+                deep_rank=f.ranks.get("deep"),
             )
         )
     return RelatedNotes(path, tuple(results), tuple(notes))
+
+
+def _ranked(ids: Mapping[str, int], scores: Mapping[str, float]) -> list[tuple[int, float]]:
+    return sorted(((ids[p], s) for p, s in scores.items()), key=lambda item: (-item[1], item[0]))
+
+
+def _similar_files(
+    store: Store, vectors: VectorIndex, path: str, depth: int, also: Sequence[str]
+) -> dict[str, float] | None:
+    """The ``depth`` files nearest ``path``'s centroid in ``vectors``, plus the files ``also``
+    (those related by links) scored the same way; None when ``path`` has no vector there."""
+    centroid = _centroid(store, vectors, path)
+    if centroid is None:
+        return None
+    similarity = _nearest_files(store, vectors, centroid, path, depth)
+    missing = [p for p in also if p not in similarity]
+    similarity.update(_file_similarities(store, vectors, centroid, missing))
+    return similarity
 
 
 def _columns(vectors: VectorIndex, chunk_ids: np.ndarray) -> np.ndarray:

@@ -16,9 +16,12 @@ from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
+from ..errors import LLMUnavailableError, MissingExtraError
 
-from ..errors import LLMUnavailableError
+try:
+    import httpx
+except ImportError as exc:  # installed without the study extra
+    raise MissingExtraError.from_import(exc, "study", feature="the study app (vaultseek serve)") from exc
 
 
 class ServerError(Exception):

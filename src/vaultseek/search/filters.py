@@ -13,7 +13,7 @@ It also owns the rule by which a frontmatter value matches: the sync stores each
 :func:`field_value` and a query's value goes through the same function, so the two sides can
 only disagree if the rule changes (which bumps ``sync.PIPELINE_VERSION``).
 
-The rules, as the README states them:
+The rules, as docs/search.md states them:
 
 * **Frontmatter** ``key:value`` (or ``key=value``; the key ends at the first operator).
   Keys are case-insensitive; a nested mapping's keys are joined with dots (``author.name``).

@@ -18,15 +18,14 @@ from typing import Protocol
 
 import numpy as np
 
-from ..config import FUSION_METHODS
 from ..errors import QueryError
-from ..records import SEARCH_MODES, SearchFilter, SearchMode, SearchResponse, SearchResult
+from ..records import SearchFilter, SearchMode, SearchResponse, SearchResult
 from ..storage.store import ChunkRow, Store
 from ..storage.vectors import Scan, VectorIndex
 from ..text.lexical import LexicalQuery, make_snippet, parse_query
 from .fusion import DEFAULT_WEIGHTS, Fused, convex, convex_head, rrf
 from .intent import LEANS, detect_intent
-from .linkgraph import LINK_SIGNALS, LinkGraph, boost, contenders
+from .linkgraph import LinkGraph, boost, contenders
 from .signals import apply_signals
 from .termmatch import RERANK_DEPTH, blend, content_words, idf, match_scores
 from .vocabulary import refine_query
@@ -196,21 +195,8 @@ def run_search(
     the slowest. ``deep_side`` (None: the deep tier is off) gives the deep tier's list: a
     third list in a hybrid search, whose fusion weight is scaled by the share of chunks that
     have a deep vector, so a half-done deep index counts half as much and an empty one not
-    at all."""
-    if params.mode not in SEARCH_MODES:
-        raise QueryError(
-            f"unknown search mode {params.mode!r}", hint=f"use one of {', '.join(SEARCH_MODES)}"
-        )
-    if params.k < 1:
-        raise QueryError("k must be at least 1")
-    if params.link_signal not in LINK_SIGNALS or params.link_boost < 0:
-        raise QueryError(
-            "link_boost must be at least 0 and link_signal one of " + ", ".join(LINK_SIGNALS)
-        )
-    if params.fusion not in FUSION_METHODS:
-        raise QueryError(
-            f"unknown fusion {params.fusion!r}", hint=f"use one of {', '.join(FUSION_METHODS)}"
-        )
+    at all. The parameters were checked where they were asked for (``contract.SearchRequest``,
+    the configuration)."""
     query = parse_query(text)
     pool = max(params.candidates, params.k)
     notices: list[str] = []

@@ -5,7 +5,7 @@ An identifier — ``_rrf_fuse``, ``HttpClient``, ``os.path.join``, ``src/cli.py`
 and an embedding blurs; a long question in plain words is the opposite. With the ``intent``
 search option on, fusion shifts its list weights by :data:`LEANS` accordingly; a query that is
 neither keeps the configured weights. Off by default until the evaluation harness shows it
-helps (README, "Search signals").
+helps (docs/signals.md).
 
 Detection is a handful of regular expressions over whitespace-separated tokens: cheap (a few
 microseconds), predictable, and easy to test. A query with any identifier-like token leans

@@ -50,6 +50,8 @@ class FileState:
     """``note`` or the document type (``pdf``, ``docx``, …)."""
     ocr_pending: int = 0
     """Pages that still need OCR: the file is re-processed until this is 0."""
+    indexed_at: str | None = None
+    """When the file was last written (ISO 8601, UTC)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +114,10 @@ class Store:
     def get_meta(self, key: str) -> str | None:
         return self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).get
 
+    def delete_meta(self, key: str) -> None:
+        with self.conn:
+            self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+
     def set_meta(self, values: dict[str, str]) -> None:
         with self.conn:
             self.conn.executemany(
@@ -127,7 +133,7 @@ class Store:
     # -- files --------------------------------------------------------------------------
     def file_states(self, paths: Sequence[str] | None = None) -> dict[str, FileState]:
         """What the index knows of every file, or of just ``paths`` (those it knows)."""
-        select = "SELECT id, path, size, mtime_ns, content_hash, status, error, kind, ocr_pending FROM files"
+        select = "SELECT id, path, size, mtime_ns, content_hash, status, error, kind, ocr_pending, indexed_at FROM files"
         rows = list(self.conn.execute(select)) if paths is None else []
         for batch in _batches(paths or ()):
             rows += self.conn.execute(f"{select} WHERE path IN ({_marks(batch)})", batch)

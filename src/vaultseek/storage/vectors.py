@@ -17,7 +17,7 @@ Why not numpy's float32 product: 51 MB does not fit the 32 MB L3 cache of this c
 machine, so every query streamed it from memory (1.3–1.6 ms with BLAS on both cores); the
 int8 scan reads a quarter of it on one core (0.8 ms), leaves the other core free and the
 cache to the rest of the search: whole hybrid searches, alternating per query in one process,
-took 0.6–0.75 ms less (README, "Benchmarks"). One thread: with two, simsimd's per-call
+took 0.6–0.75 ms less (docs/research/benchmark-history.md). One thread: with two, simsimd's per-call
 threads cost more than they saved inside the full search.
 """
 

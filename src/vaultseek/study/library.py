@@ -18,12 +18,13 @@ from dataclasses import replace
 from typing import Any
 
 from ..config import Config
+from ..contract import SearchRequest
 from ..engine import Index
 from ..errors import IndexClosedError, QueryError
-from ..records import Progress, SearchFilter
+from ..records import Progress, SearchFilter, SearchResponse
 from ..search.filters import parse_filter
 from .storage import StudyStore
-from .uploads import UploadError, UploadSink, is_upload, resolve_inside
+from .uploads import UploadError, UploadSink, is_upload, remove_stale_parts, upload_file
 
 IndexFactory = Callable[[], Index]
 
@@ -263,8 +264,7 @@ class Ingestor:
                 self._step(path, "done", detail=f"{row['chunks']} chunks", status="indexed")
 
     def _delete(self, index: Index, path: str) -> None:
-        target = resolve_inside(index.vault, path)
-        target.unlink(missing_ok=True)
+        upload_file(index.config, path).unlink(missing_ok=True)  # a symlink: the link, not its target
         index.forget(path)
         self.store.rename_path(path, None)
         self._step(path, "deleted", status="deleted")
@@ -288,6 +288,7 @@ class KnowledgeBase:
         The warm-up waits for that first run: before it, the vectors it would load are not
         written yet, and opening a reader beside the writer's first open of a new index is
         the race that once cost the whole first run (see ``db.open_connection``)."""
+        remove_stale_parts(self.config)  # uploads a stopped server never finished
         synced = self.ingest.sync()
         self.warmer = threading.Thread(target=self._warm_after, args=(synced,), name="vaultseek-warm", daemon=True)
         self.warmer.start()
@@ -360,27 +361,34 @@ class KnowledgeBase:
         them (united with any paths named directly)."""
         scope = dict(scope or {})
         categories = scope.pop("categories", None)
+        try:
+            base = parse_filter({k: v for k, v in scope.items() if v not in (None, [], "")})
+        except QueryError as exc:
+            raise QueryError(f"bad scope: {exc.message}", hint=exc.hint) from exc
+        return self.in_categories(base, categories)
+
+    def in_categories(self, base: SearchFilter | None, categories: Any) -> SearchFilter:
+        """``base`` with the paths filed under ``categories`` (a name or a list of names; None
+        or empty: ``base`` as it is) united with the paths it names directly."""
+        base = base or SearchFilter()
         if isinstance(categories, str):
             categories = [categories]
         if categories is not None and (
             not isinstance(categories, list) or not all(isinstance(c, str) for c in categories)
         ):
             raise QueryError("bad scope: categories must be a list of strings")
-        try:
-            base = parse_filter({k: v for k, v in scope.items() if v not in (None, [], "")})
-        except QueryError as exc:
-            raise QueryError(f"bad scope: {exc.message}", hint=exc.hint) from exc
         if categories:
             paths = tuple(dict.fromkeys((*self.store.paths_in(categories), *(base.paths or ()))))
             base = replace(base, paths=paths)
         return base
 
-    def search(self, query: str, scope: SearchFilter, *, mode: str = "hybrid", k: int = 10, **signals: Any) -> Any:
-        """Search under ``scope``; ``signals`` are :meth:`Index.search`'s ranking options
-        (``title_match``, ``recency_half_life_days``, ``intent``)."""
+    def search(self, query: str | SearchRequest, scope: SearchFilter | None = None, **options: Any) -> SearchResponse:
+        """A search on a reader: a :class:`SearchRequest`, or a query, its scope and the
+        request's other fields as keywords (``mode``, ``k``, the signals)."""
         with self.readers.borrow() as index:
-            # mode is the caller's string: Index.search answers an unknown one with a QueryError
-            return index.search(query, mode=mode, k=k, scope=scope, **signals)  # type: ignore[arg-type]
+            if isinstance(query, SearchRequest):
+                return index.search(query)
+            return index.search(query, filters=scope, **options)
 
     def status(self) -> dict[str, Any]:
         with self.readers.borrow() as index:
@@ -393,6 +401,14 @@ class KnowledgeBase:
     def open_upload(self, name: str) -> UploadSink:
         return UploadSink(self.config, name)
 
+    def add_uploads(self, paths: list[str], category: str = "") -> None:
+        """File stored uploads under ``category`` (if any) and queue them for indexing."""
+        category = category.strip()
+        for path in paths:
+            if category:
+                self.store.set_category(path, category[:80])
+            self.ingest.sync(path)
+
     def set_category(self, path: str, category: str | None) -> None:
         category = (category or "").strip() or None
         if category is not None and len(category) > 80:
@@ -402,6 +418,8 @@ class KnowledgeBase:
         self.store.set_category(path, category)
 
     def delete(self, path: str) -> threading.Event:
+        """Delete an upload (see :func:`upload_file`: a file in the upload folder; a symlink
+        there loses the link, never its target) and its chunks, on the writer thread."""
         if not is_upload(path, self.config):
             raise UploadError(
                 f"{path} is not an upload; the app only deletes files it was given",
@@ -409,4 +427,5 @@ class KnowledgeBase:
             )
         if path not in self.known_paths() and path not in {j["path"] for j in self.ingest.snapshot()}:
             raise QueryError(f"{path} is not in the knowledge base")
+        upload_file(self.config, path)  # refused now rather than failing on the writer thread
         return self.ingest.delete(path)

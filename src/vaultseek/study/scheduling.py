@@ -17,9 +17,12 @@ import json
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from fsrs import Card, Rating, Scheduler
+from ..errors import MissingExtraError, QueryError
 
-from ..errors import QueryError
+try:
+    from fsrs import Card, Rating, Scheduler
+except ImportError as exc:  # installed without the study extra
+    raise MissingExtraError.from_import(exc, "study", feature="the study app (vaultseek serve)") from exc
 
 if TYPE_CHECKING:
     from fsrs.card import CardDict

@@ -1,9 +1,14 @@
 """Files arriving through the study app: safe names, a size cap, written straight to disk
-inside the vault's upload folder, never over an existing file."""
+inside the vault's upload folder, never over an existing file; deleting them again; and the
+temporary files of uploads a stopped server never finished."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+import re
+import stat
 import unicodedata
 import uuid
 from pathlib import Path, PurePosixPath
@@ -21,6 +26,10 @@ class UploadError(VaultseekError):
 
 class UploadTooLargeError(UploadError):
     status = 413
+
+
+_PART = re.compile(r"\.[0-9a-f]{32}\.part")
+"""The name of an upload's temporary file: ``.<uuid4 hex>.part``."""
 
 
 def accepted_suffixes(config: Config) -> tuple[str, ...]:
@@ -61,16 +70,15 @@ class UploadSink:
         assert config.vault is not None
         self.config = config
         self.name = clean_upload_name(name, config)
-        vault = config.vault.resolve()
-        self.folder = (vault / config.upload_folder).resolve()
-        if self.folder != vault and vault not in self.folder.parents:
-            raise UploadError(f"the upload folder {config.upload_folder} leads outside the vault",
-                              hint="set upload_folder to a folder inside the vault")  # fmt: skip
+        self.folder = upload_folder(config)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.cap = int(config.max_upload_mb * 1024 * 1024)
         self.size = 0
         self.temp = self.folder / f".{uuid.uuid4().hex}.part"
         self._file = open(self.temp, "xb")  # noqa: SIM115 - closed by commit/abort
+        # Held until the file is linked or removed: a server starting meanwhile on the same
+        # vault sees the upload is alive and leaves its file alone (remove_stale_parts).
+        fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
 
     def write(self, data: bytes) -> None:
         self.size += len(data)
@@ -90,12 +98,11 @@ class UploadSink:
     def commit(self) -> str:
         """Store under the clean name, or ``name (2).ext`` … if taken; the vault-relative
         path. Linking (not renaming) makes "only if nobody took the name" atomic."""
-        self._file.close()
-        if self.size == 0:
-            self.temp.unlink(missing_ok=True)
-            raise UploadError(f"{self.name} is empty")
-        stem, suffix = PurePosixPath(self.name).stem, PurePosixPath(self.name).suffix
         try:
+            self._file.flush()
+            if self.size == 0:
+                raise UploadError(f"{self.name} is empty")
+            stem, suffix = PurePosixPath(self.name).stem, PurePosixPath(self.name).suffix
             for number in range(1, 1000):
                 candidate = self.folder / (self.name if number == 1 else f"{stem} ({number}){suffix}")
                 try:
@@ -106,7 +113,72 @@ class UploadSink:
                 return candidate.relative_to(self.config.vault.resolve()).as_posix()
             raise UploadError(f"too many files named {self.name} already")
         finally:
-            self.temp.unlink(missing_ok=True)
+            self.temp.unlink(missing_ok=True)  # before the lock goes with the file
+            self._file.close()
+
+
+def upload_folder(config: Config) -> Path:
+    """The upload folder, resolved; :class:`UploadError` if it leads outside the vault."""
+    assert config.vault is not None
+    vault = config.vault.resolve()
+    folder = (vault / config.upload_folder).resolve()
+    if folder != vault and vault not in folder.parents:
+        raise UploadError(f"the upload folder {config.upload_folder} leads outside the vault",
+                          hint="set upload_folder to a folder inside the vault")  # fmt: skip
+    return folder
+
+
+def remove_stale_parts(config: Config) -> list[str]:
+    """Remove the temporary files of uploads nobody is writing any more (a server stopped or
+    killed mid-upload leaves one); returns their names. Only ``.<uuid>.part`` files in the
+    upload folder are candidates, and one whose lock is held — an upload in progress in
+    another server on the same vault — is left alone."""
+    try:
+        folder = upload_folder(config)
+        entries = list(os.scandir(folder))
+    except (OSError, UploadError):
+        return []
+    removed = []
+    for entry in entries:
+        if not _PART.fullmatch(entry.name) or not entry.is_file(follow_symlinks=False):
+            continue
+        try:
+            descriptor = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # held: that upload is still arriving
+            os.close(descriptor)
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)
+            removed.append(entry.name)
+        os.close(descriptor)
+    return removed
+
+
+def upload_file(config: Config, path: str) -> Path:
+    """The file a vault-relative upload path names — ``vault/path`` itself, never resolved, so
+    deleting a symlink removes the link and not what it names — or :class:`UploadError`. The
+    path must lie in the upload folder with no folder link on the way out of it, and be a
+    regular file or a symlink (a path already gone is returned as it is)."""
+    assert config.vault is not None
+    if not is_upload(path, config):
+        raise UploadError(f"{path} is not in the upload folder", hint="the app deletes uploaded files only")
+    folder = upload_folder(config)
+    target = config.vault.resolve() / path
+    parent = target.parent.resolve()
+    if parent != folder and folder not in parent.parents:
+        raise UploadError(f"{path} is reached through a link out of the upload folder; only files in it can be deleted",
+                          hint="remove it from the vault folder yourself")  # fmt: skip
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        return target
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        raise UploadError(f"{path} is not a file", hint="the app deletes uploaded files only")
+    return target
 
 
 def is_upload(path: str, config: Config) -> bool:
@@ -115,11 +187,3 @@ def is_upload(path: str, config: Config) -> bool:
     folder = PurePosixPath(config.upload_folder.strip("/"))
     parts = PurePosixPath(path).parts
     return ".." not in parts and PurePosixPath(path).is_relative_to(folder) and len(parts) > len(folder.parts)
-
-
-def resolve_inside(vault: Path, path: str) -> Path:
-    """``vault / path``, refusing anything that leaves the vault."""
-    target = (vault / path).resolve()
-    if vault.resolve() not in target.parents:
-        raise UploadError(f"{path!r} is not inside the vault")
-    return target

@@ -13,9 +13,10 @@ render JSON; every error leaves as ``{"error": {"code", "message", "hint"}}``.
     POST /api/chat                  NDJSON envelopes: thinking, metadata, text, error, done
     POST /api/chat/{id}/stop        stop the answer being written in that conversation
     GET  /api/conversations[/{id}]  saved conversations (DELETE one to forget it)
-    GET  /api/search?q=…            hybrid search with filters (folders, tags, kinds, where,
-                                    modified_after, modified_before, categories, paths) and
-                                    signals (title_match, recency_half_life_days, intent)
+    GET  /api/search?q=…            a search (``vaultseek.contract``): the request's fields as
+                                    parameters, filters flat (folders, tags, kinds, where,
+                                    modified_after, modified_before, categories, paths)
+    POST /api/search                the same as a JSON request {"query", "k", "filters", …}
     GET  /api/privacy               counts, the LLM host, and this process's live connections
     GET  /api/links?path=…          a note's outgoing links (resolved or not, #headings checked)
                                     and backlinks
@@ -43,23 +44,19 @@ import time
 import traceback
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from starlette.applications import Starlette
-from starlette.exceptions import HTTPException
-from starlette.requests import ClientDisconnect, Request
-from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
-from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
-
 from ..config import Config
+from ..contract import SearchRequest, text_fields
 from ..engine import Index
 from ..errors import (
     IndexBusyError,
     IndexClosedError,
     IndexNotFoundError,
     LLMError,
+    MissingExtraError,
     QueryError,
     VaultNotFoundError,
     VaultseekError,
@@ -68,7 +65,17 @@ from ..study import ChatRequest, Notebook
 from ..study.generators import Order
 from ..study.uploads import UploadError
 from .security import Guard
-from .upload_stream import receive_files
+from .upload_stream import Received, receive_files
+
+try:
+    from starlette.applications import Starlette
+    from starlette.exceptions import HTTPException
+    from starlette.requests import ClientDisconnect, Request
+    from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+    from starlette.routing import Mount, Route
+    from starlette.staticfiles import StaticFiles
+except ImportError as exc:  # installed without the study extra
+    raise MissingExtraError.from_import(exc, "study", feature="the study app (vaultseek serve)") from exc
 
 STATIC = Path(__file__).parent / "static"
 _running: set[asyncio.Future[Any]] = set()
@@ -128,36 +135,32 @@ def _path_param(request: Request) -> str:
     return path
 
 
-def _search_signals(params: Any) -> dict[str, Any]:
-    """``title_match=1``, ``intent=0``, ``recency_half_life_days=30``, ``term_match=0.5`` →
-    search keywords (the engine checks the numbers' ranges)."""
-    out: dict[str, Any] = {}
-    for name in ("title_match", "intent"):
-        raw = (params.get(name) or "").strip().lower()
-        if raw:
-            if raw not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
-                raise QueryError(f"{name} must be true or false (got {raw!r})")
-            out[name] = raw in ("1", "true", "yes", "on")
-    numbers = {
-        "recency_half_life_days": ("a number of days", "e.g. 30; 0 turns it off"),
-        "term_match": ("a number from 0 to 1", "e.g. 0.5; 0 turns it off"),
-    }
-    for name, (what, hint) in numbers.items():
-        raw = (params.get(name) or "").strip()
-        if raw:
-            try:
-                out[name] = float(raw)
-            except ValueError:
-                raise QueryError(f"{name} must be {what}", hint=hint) from None
-    return out
+_FILTER_LISTS = ("paths", "folders", "tags", "kinds", "where", "categories")
+_FILTER_TEXTS = ("modified_after", "modified_before")
+
+
+def _search_of_query_string(params: Any) -> dict[str, Any]:
+    """``GET /api/search``'s parameters as a search request (``vaultseek.contract``): ``q`` is
+    the query, the filter fields come flat (a list field repeated for alternatives) and the
+    rest as the request's fields, numbers and flags written as text."""
+    filters: dict[str, Any] = {}
+    for name in _FILTER_LISTS:
+        values = [value for value in params.getlist(name) if value]
+        if values:
+            filters[name] = values
+    for name in _FILTER_TEXTS:
+        if params.get(name):
+            filters[name] = params[name]
+    rest = {name: value for name, value in params.items() if name not in (*_FILTER_LISTS, *_FILTER_TEXTS, "q")}
+    return {"query": params.get("q"), **text_fields(rest), **({"filters": filters} if filters else {})}
 
 
 class GuardedApp(Guard):
     """The app behind its :class:`Guard`, with the notebook it serves (the server closes it;
     tests and the benchmark reach into it)."""
 
-    def __init__(self, app: Any, notebook: Notebook, *, token: str | None, local_only: bool) -> None:
-        super().__init__(app, token=token, local_only=local_only)
+    def __init__(self, app: Any, notebook: Notebook, *, token: str | None, bind_host: str) -> None:
+        super().__init__(app, token=token, bind_host=bind_host)
         self.notebook = notebook
 
 
@@ -188,19 +191,17 @@ def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_
         return JSONResponse({"documents": rows, "categories": notebook.kb.category_counts()})
 
     async def upload(request: Request) -> Response:
+        received = Received()
         try:
-            stored, fields = await receive_files(request.headers.get("content-type", ""), request.stream(),
-                                                 notebook.kb.open_upload)  # fmt: skip
+            await receive_files(request.headers.get("content-type", ""), request.stream(),
+                                notebook.kb.open_upload, received)  # fmt: skip
         except ClientDisconnect:
             return error_response(400, "upload_refused", "the upload was interrupted")
-        if not stored:
+        finally:  # files stored whole before a later one failed stay in the vault: index them too
+            notebook.kb.add_uploads(received.stored, received.fields.get("category", ""))
+        if not received.stored:
             raise UploadError('no file in the upload', hint='send the file in a form field named "file"')
-        category = fields.get("category", "").strip()
-        for path in stored:
-            if category:
-                notebook.store.set_category(path, category[:80])
-            notebook.kb.ingest.sync(path)
-        return JSONResponse({"uploaded": [{"path": p, "status": "queued"} for p in stored]}, status_code=201)
+        return JSONResponse({"uploaded": [{"path": p, "status": "queued"} for p in received.stored]}, status_code=201)
 
     async def delete_document(request: Request) -> Response:
         path = _path_param(request)
@@ -301,30 +302,24 @@ def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_
 
     async def search(request: Request) -> Response:
         started = time.perf_counter()
-        params = request.query_params
-        query = params.get("q", "")
-        if not query.strip():
-            raise QueryError('give a query: /api/search?q=…')
-        mode = params.get("mode", "hybrid")
-        try:
-            k = int(params.get("k", "10"))
-        except ValueError:
-            raise QueryError("k must be a whole number") from None
-        scope: dict[str, Any] = {name: [v for v in params.getlist(name) if v] or None
-                                 for name in ("categories", "paths", "folders", "tags", "kinds", "where")}  # fmt: skip
-        scope.update({name: params.get(name) or None for name in ("modified_after", "modified_before")})
-        signals = _search_signals(params)
+        data = await _json_body(request) if request.method == "POST" else _search_of_query_string(request.query_params)
+        # `categories` is this app's filter (the paths filed under them): taken out before the
+        # request is read, added back as paths.
+        filters = data.get("filters") if isinstance(data, dict) else None
+        categories = None
+        if isinstance(filters, dict) and "categories" in filters:
+            categories = filters["categories"]
+            data = {**data, "filters": {k: v for k, v in filters.items() if k != "categories"}}
+        wanted = SearchRequest.from_mapping(data)
 
         def work() -> Any:
-            return notebook.kb.search(query, notebook.kb.scope_filter(scope), mode=mode, k=max(1, min(k, 50)), **signals)
+            scoped = wanted if categories is None else replace(
+                wanted, filters=notebook.kb.in_categories(wanted.filters, categories))
+            return notebook.kb.search(scoped).to_dict()
 
-        response = await run(work)
-        body = response.to_dict()
-        for item, result in zip(body["results"], response.results, strict=True):
-            item["chunk_id"] = result.chunk_id
-            item["label"] = result.location.label() if result.location else result.section
-        body["server_ms"] = round((time.perf_counter() - started) * 1000, 2)
-        return JSONResponse(body, headers={"Server-Timing": f"search;dur={body['server_ms']}"})
+        body = await run(work)
+        elapsed = round((time.perf_counter() - started) * 1000, 2)
+        return JSONResponse(body, headers={"Server-Timing": f"search;dur={elapsed}"})
 
     def note_param(request: Request) -> str:
         note = request.query_params.get("path", "")
@@ -428,7 +423,7 @@ def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_
         Route("/api/chat/{cid}/stop", stop_chat, methods=["POST"]),
         Route("/api/conversations", conversations),
         Route("/api/conversations/{cid}", conversation, methods=["GET", "DELETE"]),
-        Route("/api/search", search),
+        Route("/api/search", search, methods=["GET", "POST"]),
         Route("/api/privacy", privacy),
         Route("/api/links", links),
         Route("/api/related", related),
@@ -443,5 +438,4 @@ def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_
     app.state.notebook = notebook
     if sync_on_start:
         notebook.kb.start()
-    local_only = settings.serve_host in ("127.0.0.1", "localhost", "::1")
-    return GuardedApp(app, notebook, token=settings.serve_token, local_only=local_only)
+    return GuardedApp(app, notebook, token=settings.serve_token, bind_host=settings.serve_host)

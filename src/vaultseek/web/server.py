@@ -3,30 +3,20 @@ module that imports uvicorn)."""
 
 from __future__ import annotations
 
-import ipaddress
 import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
 from ..config import Config
 from ..engine import Index
-from ..errors import ConfigError
+from ..errors import ConfigError, MissingExtraError
 from .app import create_app
-from .security import LOCAL_NAMES
-
-
-def is_local(host: str) -> bool:
-    if host in LOCAL_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+from .security import is_loopback
 
 
 def check_binding(config: Config) -> None:
     """Refuse to listen beyond this machine without a token."""
-    if not is_local(config.serve_host) and not config.serve_token:
+    if not is_loopback(config.serve_host) and not config.serve_token:
         raise ConfigError(
             f"refusing to listen on {config.serve_host} without a token: anyone who can reach "
             "this machine could read your documents",
@@ -38,7 +28,10 @@ def check_binding(config: Config) -> None:
 
 
 def serve(index_factory: Callable[[], Index], config: Config, *, out: TextIO = sys.stdout) -> None:
-    import uvicorn
+    try:
+        import uvicorn
+    except ImportError as exc:  # installed without the study extra
+        raise MissingExtraError.from_import(exc, "study", feature="the study app (vaultseek serve)") from exc
 
     check_binding(config)
     app = create_app(index_factory, config)
@@ -52,11 +45,14 @@ def serve(index_factory: Callable[[], Index], config: Config, *, out: TextIO = s
 
 def fetch_once(index_factory: Callable[[], Index], config: Config, path: str) -> tuple[int, Any]:
     """One in-process request (``vaultseek serve --get /api/status``), for smoke tests."""
-    from starlette.testclient import TestClient
+    try:
+        from starlette.testclient import TestClient  # drives the app through httpx
+    except ImportError as exc:  # installed without the study extra
+        raise MissingExtraError.from_import(exc, "study", feature="the study app (vaultseek serve)") from exc
 
     app = create_app(index_factory, config, sync_on_start=False)
     token = {"Authorization": f"Bearer {config.serve_token}"} if config.serve_token else {}
-    with TestClient(app, base_url="http://127.0.0.1") as client:
+    with TestClient(app, base_url="http://localhost") as client:  # served on every loopback binding
         response = client.get(path, headers=token)
     try:
         return response.status_code, response.json()

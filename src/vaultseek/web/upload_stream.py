@@ -5,11 +5,16 @@ large file never sits in memory or in a temporary file outside the vault."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from python_multipart.multipart import MultipartParser, parse_options_header
-
+from ..errors import MissingExtraError
 from ..study.uploads import UploadError
+
+try:
+    from python_multipart.multipart import MultipartParser, parse_options_header
+except ImportError as exc:  # installed without the study extra
+    raise MissingExtraError.from_import(exc, "study", feature="the study app (vaultseek serve)") from exc
 
 MAX_FIELD_BYTES = 4096
 
@@ -20,18 +25,30 @@ class Sink(Protocol):
     def abort(self) -> None: ...
 
 
+@dataclass
+class Received:
+    """What a multipart body brought, filled in as it streams: the caller still has the files
+    stored before a later part failed."""
+
+    stored: list[str] = field(default_factory=list)
+    """Vault-relative paths of the files stored whole, in order."""
+    fields: dict[str, str] = field(default_factory=dict)
+
+
 async def receive_files(content_type: str, body: AsyncIterator[bytes],
-                        open_sink: Callable[[str], Sink]) -> tuple[list[str], dict[str, str]]:  # fmt: skip
-    """Stream a ``multipart/form-data`` body: file parts into sinks (committed when their
-    part ends), other fields into a small dict. Returns (stored paths, fields)."""
+                        open_sink: Callable[[str], Sink], received: Received) -> None:  # fmt: skip
+    """Stream a ``multipart/form-data`` body into ``received``: file parts into sinks
+    (committed when their part ends), other fields into a small dict. A file cut short — a
+    refused part, a dropped connection, a server stopping — is aborted (its temporary file
+    removed); the files stored before it stay in ``received.stored``."""
     kind, params = parse_options_header(content_type)
     boundary = params.get(b"boundary")
     if kind != b"multipart/form-data" or not boundary:
         raise UploadError("uploads must be multipart/form-data with a boundary",
                           hint='send a form with a "file" field')  # fmt: skip
     state: dict[str, Any] = {"headers": {}, "field": b"", "value": b"", "sink": None, "name": "", "data": b""}
-    stored: list[str] = []
-    fields: dict[str, str] = {}
+    stored = received.stored
+    fields = received.fields
 
     def on_part_begin() -> None:
         state.update(headers={}, sink=None, name="", data=b"")
@@ -85,7 +102,10 @@ async def receive_files(content_type: str, body: AsyncIterator[bytes],
         if state["sink"] is not None:
             state["sink"].abort()
         raise UploadError(f"the upload could not be read: {exc}") from exc
+    except BaseException:  # cancelled: the client went away or the server is stopping
+        if state["sink"] is not None:
+            state["sink"].abort()
+        raise
     if state["sink"] is not None:  # the body ended mid-file
         state["sink"].abort()
         raise UploadError("the upload ended before the file was complete")
-    return stored, fields

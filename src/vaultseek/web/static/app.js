@@ -17,14 +17,27 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
-async function api(path, options = {}) {
+async function api(path, { onResponse, ...options } = {}) {
   const response = await fetch(path, { credentials: "same-origin", ...options });
   const body = await response.json().catch(() => ({}));
   if (!response.ok) {
     const error = body.error || { message: `HTTP ${response.status}` };
     throw Object.assign(new Error(error.message), { hint: error.hint, code: error.code });
   }
+  if (onResponse) onResponse(response);
   return body;
+}
+
+// A document's API address: each path segment encoded whole, so "#", "?" and "%" in a file
+// name stay part of the name (encodeURI leaves "#" and "?" alone, which cut the path short).
+function documentUrl(path) {
+  return `/api/documents/${path.split("/").map(encodeURIComponent).join("/")}`;
+}
+
+// The server's own time for a request, from its Server-Timing header ("search;dur=1.23").
+function serverMs(response) {
+  const match = /dur=([\d.]+)/.exec(response.headers.get("Server-Timing") || "");
+  return match ? Number(match[1]) : null;
 }
 
 // Read an NDJSON response line by line, calling onItem for each parsed object.
@@ -216,7 +229,7 @@ async function openSource(path, chunkId, label) {
   $("#viewer-body").replaceChildren(el("p", {}, "Loading…"));
   dialog.showModal();
   try {
-    const { chunks } = await api(`/api/documents/${encodeURI(path)}/chunks`);
+    const { chunks } = await api(`${documentUrl(path)}/chunks`);
     const nodes = chunks.map((c) => el("section", { class: "chunk" + (c.id === chunkId ? " cited" : ""), id: `chunk-${c.id}` },
       el("h3", {}, c.label || c.section || "—"), c.text));
     $("#viewer-body").replaceChildren(...nodes);
@@ -244,12 +257,12 @@ function documentRow(doc) {
   const job = state.ingest && state.ingest[doc.path];
   const category = el("input", { value: doc.category || "", "aria-label": `Category of ${doc.path}`, size: 10, list: "category-names" });
   category.addEventListener("change", async () => {
-    try { await api(`/api/documents/${encodeURI(doc.path)}/category`, { method: "PUT", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ category: category.value || null }) }); loadDocuments(); }
+    try { await api(`${documentUrl(doc.path)}/category`, { method: "PUT", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ category: category.value || null }) }); loadDocuments(); }
     catch (error) { $("#upload-message").textContent = error.message; }
   });
   const remove = doc.deletable ? el("button", { type: "button", class: "secondary", "aria-label": `Delete ${doc.path}`, onclick: async () => {
     if (!confirm(`Delete ${doc.path} and its chunks?`)) return;
-    try { await api(`/api/documents/${encodeURI(doc.path)}`, { method: "DELETE" }); } catch (error) { $("#upload-message").textContent = error.message; }
+    try { await api(documentUrl(doc.path), { method: "DELETE" }); } catch (error) { $("#upload-message").textContent = error.message; }
     setTimeout(loadDocuments, 300);
   } }, "Delete") : "";
   const status = job ? job.status : doc.status;
@@ -318,8 +331,9 @@ async function search(event) {
     if (value) params.append(name, value);
   }
   try {
-    const body = await api(`/api/search?${params}`);
-    $("#search-meta").textContent = `${body.results.length} results in ${body.server_ms} ms (server)` + (body.notices ? ` — ${body.notices.join("; ")}` : "");
+    let took = null;
+    const body = await api(`/api/search?${params}`, { onResponse: (response) => { took = serverMs(response); } });
+    $("#search-meta").textContent = `${body.results.length} results in ${took ?? "?"} ms (server)` + (body.notices.length ? ` — ${body.notices.join("; ")}` : "");
     $("#search-results").replaceChildren(...body.results.map((r) => el("li", {},
       el("button", { type: "button", class: "citation", onclick: () => openSource(r.path, r.chunk_id, r.label) },
         el("span", { class: "where" }, `${r.path}${r.label ? " · " + r.label : ""}`), el("span", {}, r.snippet)),

@@ -1,0 +1,261 @@
+"""The search contract: what a search request may ask, and how it is checked.
+
+Every surface — ``vaultseek search`` (its flags and ``--batch`` lines), the daemon's ``search``
+op, MCP's ``search`` tool and HTTP ``/api/search`` — turns its input into one
+:class:`SearchRequest` and answers with :meth:`SearchResponse.to_dict
+<vaultseek.records.SearchResponse.to_dict>`, so one search is one JSON object in and one out,
+and a request one surface refuses, every surface refuses in the same words.
+
+A request as JSON (only ``query`` is required; ``null`` means "not given")::
+
+    {"query": "rotate refresh tokens", "mode": "hybrid", "k": 10, "max_tokens": null,
+     "filters": {"folders": ["work"], "where": ["status:done"], "modified_after": "7d"},
+     "title_match": true, "recency_half_life_days": 30, "intent": false, "term_match": 0.3,
+     "link_boost": 0, "link_signal": "backlinks",
+     "fusion": "convex", "candidates": 100, "deep_weight": 1.0}
+
+``query`` holds 1 to :data:`MAX_QUERY_CHARS` characters, not all blank; ``k`` is 1 to
+:data:`MAX_K`; ``filters`` is the shape :func:`~vaultseek.search.filters.parse_filter`
+reads. The ranking options left out (or ``null``) take the index's configuration. ``fusion``,
+``candidates`` and ``deep_weight`` exist for the evaluation harness, which compares them.
+
+This module sits just above the read path's packages (it reads filters with their parser)
+and below the engine, which takes a :class:`SearchRequest`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from .config import FUSION_METHODS
+from .errors import QueryError
+from .records import SEARCH_MODES, SearchFilter, SearchMode
+from .search.filters import FIELDS as FILTER_FIELDS
+from .search.filters import parse_filter
+from .search.linkgraph import LINK_SIGNALS
+
+MAX_K = 100
+"""The most results one search returns. Enough for an evaluation at depth 100 and for any
+agent; a larger k would only make the ranked lists longer than their candidates."""
+MAX_QUERY_CHARS = 8_000
+"""The longest query, in characters: a whole prompt or chat question fits (the study app's
+questions stop at the same length); the lexical side reads at most 64 distinct words of it."""
+MAX_CANDIDATES = 1_000
+"""The deepest list (BM25, vector, deep) one search may ask each side for."""
+
+REQUEST_FIELDS = (
+    "query", "mode", "k", "max_tokens", "filters", "title_match", "recency_half_life_days",
+    "intent", "term_match", "link_boost", "link_signal", "fusion", "candidates", "deep_weight",
+)  # fmt: skip
+"""Every key a request mapping may hold, in the order the schema and the hints list them."""
+
+_WHOLE = ("k", "max_tokens", "candidates")
+_NUMBERS = ("recency_half_life_days", "term_match", "link_boost", "deep_weight")
+_FLAGS = ("title_match", "intent")
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    """One search, checked: constructing one (directly, or through :meth:`from_mapping` or
+    :meth:`create`) raises :class:`QueryError` with a hint for anything out of range or of the
+    wrong type. ``None`` leaves an option to the index's configuration."""
+
+    query: str
+    mode: SearchMode = "hybrid"
+    k: int | None = None
+    """How many results, 1 to :data:`MAX_K` (None: the configured ``top_k``)."""
+    max_tokens: int | None = None
+    """Keep results, best first, while they fit in this many tokens (4 characters each)."""
+    filters: SearchFilter | None = None
+    """Which files may be returned, applied before ranking (None: all)."""
+    title_match: bool | None = None
+    recency_half_life_days: float | None = None
+    """0 turns recency off."""
+    intent: bool | None = None
+    term_match: float | None = None
+    """0 to 1; 0 turns term matching off."""
+    link_boost: float | None = None
+    link_signal: str | None = None
+    fusion: str | None = None
+    candidates: int | None = None
+    deep_weight: float | None = None
+    now: float | None = None
+    """The moment (epoch seconds) recency counts from and relative filter dates were read at
+    (None: the index's clock). Not part of the JSON request."""
+
+    def __post_init__(self) -> None:
+        query = self.query
+        if not isinstance(query, str):
+            raise QueryError(f"the query must be text (got {_shown(query)})", hint=_QUERY_HINT)
+        # Lone surrogates (from a broken terminal or file) cannot be encoded; keep the rest.
+        object.__setattr__(self, "query", query.encode("utf-8", "replace").decode("utf-8"))
+        if not query.strip():
+            raise QueryError("the query is empty", hint=_QUERY_HINT)
+        if len(query) > MAX_QUERY_CHARS:
+            raise QueryError(
+                f"the query is longer than {MAX_QUERY_CHARS} characters ({len(query)})",
+                hint="its most telling words are enough",
+            )
+        if self.mode not in SEARCH_MODES:
+            raise QueryError(f"unknown search mode {_shown(self.mode)}", hint=f"use one of {', '.join(SEARCH_MODES)}")
+        _whole("k", self.k, 1, MAX_K, "how many results to return")
+        _whole("max_tokens", self.max_tokens, 1, None, "the token budget of the whole answer, e.g. 500")
+        _whole("candidates", self.candidates, 1, MAX_CANDIDATES, "how deep each ranked list goes before fusion")
+        for name in _FLAGS:
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, bool):
+                raise QueryError(f"{name} must be true or false (got {_shown(value)})")
+        _number("recency_half_life_days", self.recency_half_life_days, "a half-life in days, at least 0",
+                upper=None, hint="e.g. 30; 0 turns recency off")  # fmt: skip
+        _number("term_match", self.term_match, "a number from 0 to 1", upper=1.0, hint="0 turns term matching off")
+        _number("link_boost", self.link_boost, "at least 0", upper=None, hint="e.g. 0.5; 0 turns it off")
+        _number("deep_weight", self.deep_weight, "at least 0", upper=None, hint="the deep list's weight in fusion; 0 leaves it out")
+        _choice("link_signal", self.link_signal, LINK_SIGNALS)
+        _choice("fusion", self.fusion, FUSION_METHODS)
+        if self.filters is not None and not isinstance(self.filters, SearchFilter):
+            raise QueryError("filters must be a SearchFilter (use SearchRequest.create for the JSON shape)")
+        if self.now is not None and (isinstance(self.now, bool) or not isinstance(self.now, (int, float))):
+            raise QueryError(f"now must be epoch seconds (got {_shown(self.now)})")
+
+    @classmethod
+    def create(
+        cls,
+        query: str,
+        *,
+        filters: SearchFilter | Mapping[str, Any] | None = None,
+        now: float | None = None,
+        **options: Any,
+    ) -> SearchRequest:
+        """A request from keyword options (the fields of this class), with ``filters`` as a
+        :class:`SearchFilter` or the JSON shape; relative dates in it count back from ``now``
+        (default: the current time). An unknown option is a TypeError: a programming error."""
+        scope = None if filters is None else parse_filter(filters, now=now)
+        return cls(query, filters=scope, now=now, **options)
+
+    @classmethod
+    def from_mapping(cls, data: Any, *, now: float | None = None) -> SearchRequest:
+        """The request a JSON object describes (the module docstring's shape). Raises
+        :class:`QueryError` for a key it does not know, a missing or empty query, a value of
+        the wrong type or out of range — never anything else."""
+        if not isinstance(data, Mapping):
+            raise QueryError("a search request must be a JSON object", hint='e.g. {"query": "rotate tokens", "k": 5}')
+        unknown = sorted(str(key) for key in data if key not in REQUEST_FIELDS)
+        if unknown:
+            raise QueryError(f"unknown search field(s): {', '.join(unknown)}", hint=f"known fields: {', '.join(REQUEST_FIELDS)}")
+        if data.get("query") is None:
+            raise QueryError('a search needs a "query"', hint=_QUERY_HINT)
+        options = {key: value for key, value in data.items() if value is not None}
+        return cls.create(options.pop("query"), now=now, **options)
+
+    def to_mapping(self) -> dict[str, Any]:
+        """The JSON request :meth:`from_mapping` reads back to an equal request (options left
+        to the configuration are left out; relative filter dates are written as the moments
+        they were read as, so a request forwarded later means the same files)."""
+        out: dict[str, Any] = {}
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if item.name == "now" or value is None:
+                continue
+            out[item.name] = value.to_dict() if isinstance(value, SearchFilter) else value
+        return out
+
+
+_QUERY_HINT = 'give the words to look for, e.g. {"query": "rotate refresh tokens"}'
+
+
+def text_fields(values: Mapping[str, str]) -> dict[str, Any]:
+    """Request fields given as text (a URL's query string) as JSON values: whole numbers for
+    ``k``, ``max_tokens`` and ``candidates``, numbers for the weights and the half-life,
+    ``1``/``true``/``yes``/``on`` and ``0``/``false``/``no``/``off`` for the flags; an empty
+    value is "not given". Text that does not read as its type stays text, so the request
+    refuses it with the message a JSON caller would get."""
+    return {name: _text_value(name, raw) for name, raw in values.items()}
+
+
+def _text_value(name: str, raw: str) -> Any:
+    if name not in (*_WHOLE, *_NUMBERS, *_FLAGS):
+        return raw
+    text = raw.strip()
+    if not text:
+        return None
+    if name in _FLAGS:
+        word = text.lower()
+        return word in _TRUE if word in (*_TRUE, *_FALSE) else text
+    try:
+        return int(text) if name in _WHOLE else float(text)
+    except ValueError:
+        return text
+
+
+def request_schema() -> dict[str, Any]:
+    """The request as a JSON Schema (MCP publishes it as the search tool's input)."""
+    text_or_list = {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
+    filter_fields: dict[str, Any] = {
+        name: {"type": "string"} if name.startswith("modified_") else dict(text_or_list) for name in FILTER_FIELDS
+    }
+
+    def number(description: str, upper: float | None = None) -> dict[str, Any]:
+        bounds = {"minimum": 0} | ({"maximum": upper} if upper is not None else {})
+        return {"anyOf": [{"type": "number", **bounds}, {"type": "null"}], "default": None, "description": description}
+
+    def optional(kind: dict[str, Any], description: str) -> dict[str, Any]:
+        return {"anyOf": [kind, {"type": "null"}], "default": None, "description": description}
+
+    properties: dict[str, Any] = {
+        "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS, "description": "what to look for"},
+        "mode": {"type": "string", "enum": list(SEARCH_MODES), "default": "hybrid"},
+        "k": optional({"type": "integer", "minimum": 1, "maximum": MAX_K}, "how many results (default: the server's top_k)"),
+        "max_tokens": optional({"type": "integer", "minimum": 1}, "fit the whole answer in about this many tokens"),
+        "filters": optional(
+            {"type": "object", "properties": filter_fields, "additionalProperties": False},
+            "narrow the search before ranking: fields AND, the values of one field OR",
+        ),
+        "title_match": optional({"type": "boolean"}, "a note whose title or alias is the query goes first"),
+        "recency_half_life_days": number("favour recently modified files (days; 0: off)"),
+        "intent": optional({"type": "boolean"}, "lean on exact words for identifiers, on meaning for questions"),
+        "term_match": number("re-rank the best results by how well their words match the query's (0: off)", 1.0),
+        "link_boost": number("re-rank by the link graph (0: off)"),
+        "link_signal": optional({"type": "string", "enum": list(LINK_SIGNALS)}, "the link signal link_boost weighs"),
+        "fusion": optional({"type": "string", "enum": list(FUSION_METHODS)}, "how the ranked lists are combined"),
+        "candidates": optional({"type": "integer", "minimum": 1, "maximum": MAX_CANDIDATES}, "how deep each list goes"),
+        "deep_weight": number("the deep list's weight in fusion (0: leave it out)"),
+    }
+    assert tuple(properties) == REQUEST_FIELDS
+    return {"type": "object", "properties": properties, "required": ["query"], "additionalProperties": False}
+
+
+def _shown(value: Any) -> str:
+    """A value as JSON, cut short: what the caller sent, in the caller's notation."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _whole(name: str, value: Any, lower: int, upper: int | None, hint: str) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < lower or (upper is not None and value > upper):
+        span = f" from {lower} to {upper}" if upper is not None else f", at least {lower}"
+        raise QueryError(f"{name} must be a whole number{span} (got {_shown(value)})", hint=hint)
+
+
+def _number(name: str, value: Any, what: str, *, upper: float | None, hint: str) -> None:
+    if value is None:
+        return
+    if (
+        isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+        or value < 0 or (upper is not None and value > upper)
+    ):  # fmt: skip
+        raise QueryError(f"{name} must be {what} (got {_shown(value)})", hint=hint)
+
+
+def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
+    if value is not None and value not in allowed:
+        raise QueryError(f"{name} must be one of {', '.join(allowed)} (got {_shown(value)})")
