@@ -26,7 +26,7 @@ from test_layout import THIRD_PARTY_OWNERS
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))
 EXTRAS = PYPROJECT["project"]["optional-dependencies"]
 FEATURE_EXTRAS = ("documents", "study", "mcp")
-DOCUMENT_LIBRARIES = ("pypdfium2", "pytesseract", "PIL", "docx", "pptx", "openpyxl", "trafilatura")
+DOCUMENT_LIBRARIES = ("pypdfium2", "pytesseract", "rapidocr", "onnxruntime", "PIL", "docx", "pptx", "openpyxl", "trafilatura")
 
 _BLOCKED_RUN = """
 import sys
@@ -45,13 +45,16 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
-def run_without(blocked: tuple[str, ...], *args: str) -> subprocess.CompletedProcess[str]:
-    """``vaultseek ARGS`` in a child process that cannot import the ``blocked`` modules."""
+def run_without(
+    blocked: tuple[str, ...], *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``vaultseek ARGS`` in a child process that cannot import the ``blocked`` modules (with
+    ``env`` for its environment variables, default: this process's)."""
     return subprocess.run(
         [sys.executable, "-c", _BLOCKED_RUN, ",".join(blocked), *args],
         capture_output=True,
         text=True,
-        env=dict(os.environ),
+        env=dict(os.environ) if env is None else env,
         timeout=120,
         check=False,
     )

@@ -692,3 +692,31 @@ def test_both_sides_of_a_scope_agree_with_the_grammar_on_dates(vault: Path, stor
         }
         assert set(index.store.file_ids_in(scope).tolist()) == expected
         assert index.store.files_inside(range(1, len(stored) + 1), scope) == expected
+
+
+# -- filters that match nothing say why ----------------------------------------------------------
+
+
+def test_a_filter_naming_nothing_gets_a_hint_with_the_nearest_names(meta_vault: Path) -> None:
+    assert run_cli("index", str(meta_vault), "--quiet").returncode == 0
+    vault = ["--vault", str(meta_vault)]
+    folder = run_cli("search", QUERY, *vault, "--folder", "Tasks")
+    assert folder.returncode == 0
+    assert "No results" in folder.stdout
+    assert "note: no folder 'Tasks' in the index; did you mean 'tasks'?" in folder.stdout
+    tag = run_cli("search", QUERY, *vault, "--tag", "wrok", "--json")
+    assert json.loads(tag.stdout)["notices"] == ["no note has the tag 'wrok'; did you mean 'work'?"]
+    kind = run_cli("search", QUERY, *vault, "--kind", "pptx", "--json")
+    assert json.loads(kind.stdout)["notices"] == ["no pptx files in the index"]
+    # A filter that does match says nothing.
+    quiet = run_cli("search", QUERY, *vault, "--folder", "tasks", "--tag", "work", "--json")
+    assert json.loads(quiet.stdout)["notices"] == []
+
+
+@pytest.mark.parametrize("kind", ["foo", "exe"])
+def test_an_unknown_kind_is_an_error_that_lists_the_kinds(meta_vault: Path, kind: str) -> None:
+    assert run_cli("index", str(meta_vault), "--quiet").returncode == 0
+    result = run_cli("search", QUERY, "--vault", str(meta_vault), "--kind", kind)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"error: unknown kind '{kind}'")
+    assert "hint: use some of note, pdf, docx" in result.stderr

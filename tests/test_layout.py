@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from dataclasses import fields
 from pathlib import Path
 
 import vaultseek
@@ -16,6 +17,28 @@ def test_public_names_all_resolve() -> None:
     assert vaultseek.__all__ == sorted([*vaultseek._EXPORTS, "__version__"])
     for name in vaultseek.__all__:
         assert getattr(vaultseek, name) is not None
+
+
+PUBLIC_SURFACE = {
+    "Config", "ConfigError", "Index", "IndexBusyError", "IndexCorruptError", "IndexNotFoundError",
+    "IndexStatus", "ModelError", "Progress", "QueryError", "SearchRequest", "SearchResponse",
+    "SearchResult", "SkippedFile", "SyncReport", "VaultNotFoundError", "VaultseekError",
+    "__version__", "load_config", "open_index",
+}  # fmt: skip
+"""The names ``import vaultseek`` offers. Changing this set changes the public API: do it on
+purpose, with the docs (docs/python-api.md) in the same commit."""
+
+INDEX_METHODS = {
+    "close", "deep_similarities", "deep_status", "deepen", "embed", "extract", "files", "forget",
+    "get_chunk", "get_note", "links", "related", "search", "similarities", "status", "sync",
+}  # fmt: skip
+
+
+def test_the_public_surface_is_pinned() -> None:
+    assert set(vaultseek.__all__) == PUBLIC_SURFACE
+    methods = {name for name in vars(vaultseek.Index) if not name.startswith("_") and callable(getattr(vaultseek.Index, name))}
+    assert methods >= INDEX_METHODS, f"Index lost public methods: {INDEX_METHODS - methods}"
+    assert {f.name for f in fields(vaultseek.SearchResult)} >= {"path", "section", "snippet", "score", "chunk_id"}
 
 
 def test_light_entry_points_do_not_import_the_heavy_stack() -> None:
@@ -78,7 +101,7 @@ def imports_of(module: Path, name: str) -> set[str]:
 # The package's layers, bottom first. A module imports only from its own layer's packages or
 # from the layers below; every module of the package belongs to exactly one of them.
 LAYERS: list[set[str]] = [
-    {"errors", "records", "config"},  # foundation: typed errors, the records, settings
+    {"errors", "records", "config", "payload"},  # foundation: typed errors, the records, settings, JSON from outside
     {"text"},  # terms from text, shared by the write and the read path
     {"storage"},
     {"embeddings"},
@@ -86,8 +109,8 @@ LAYERS: list[set[str]] = [
     {"documents"},
     {"index"},  # the write path
     {"search"},  # the read path
-    {"contract"},  # the search request every surface builds, and its limits
     {"links"},
+    {"contract"},  # the search request every surface builds, and its limits
     {"engine"},  # the one object every surface calls
     {"evaluation"},
     {"intake"},
@@ -108,6 +131,8 @@ THIRD_PARTY_OWNERS = {
     "Stemmer": {"search.vocabulary"},
     "pypdfium2": {"documents.pdf"},
     "pytesseract": {"documents.ocr"},
+    "rapidocr": {"documents.ocr_rapid"},
+    "onnxruntime": set(),  # rapidocr runs it; ocr_rapid only checks that it is installed
     "docx": {"documents.word"},
     "pptx": {"documents.slides"},
     "openpyxl": {"documents.spreadsheet"},
@@ -116,7 +141,10 @@ THIRD_PARTY_OWNERS = {
     "fsrs": {"study.scheduling"},
     "PIL": set(),  # pypdfium2 hands Pillow images to pytesseract; no module of ours imports it
     "httpx": {"llm.transport"},
-    "starlette": {"web.app", "web.server"},
+    "starlette": {
+        "web.app", "web.server", "web.error_handling", "web.params", "web.streams",
+        "web.routes.library", "web.routes.chat", "web.routes.search", "web.routes.hub",
+    },
     "uvicorn": {"web.server"},
     "python_multipart": {"web.upload_stream"},
     "multipart": set(),
@@ -184,4 +212,8 @@ def test_document_globs_match_the_readers() -> None:
     from vaultseek.documents import DOCUMENT_SUFFIXES
 
     assert sorted(DOCUMENT_GLOBS) == sorted(f"*{suffix}" for suffix in DOCUMENT_SUFFIXES)
+    from vaultseek.config import FILE_KINDS
+    from vaultseek.documents import kind_of
+
+    assert set(FILE_KINDS) == {"note"} | {kind_of(f"x{suffix}") for suffix in DOCUMENT_SUFFIXES}
     assert set(DOCUMENT_GLOBS) <= set(Config().include)

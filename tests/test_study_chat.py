@@ -150,6 +150,15 @@ def test_bad_requests_are_json_errors(client: Any) -> None:
     assert client.delete("/api/search").json()["error"]["code"] == "method_not_allowed"
 
 
+def test_a_scope_naming_nothing_is_refused_before_the_model_is_asked(client: Any, standin: StandinLLM) -> None:
+    asked = len(standin.requests)
+    for scope, words in (({"folders": ["Law"]}, "did you mean 'law'?"), ({"kinds": ["exe"]}, "unknown kind 'exe'")):
+        response = client.post("/api/chat", json={"question": "what is the notice period?", "scope": scope})
+        assert response.status_code == 400
+        assert words in response.json()["error"]["message"]
+    assert len(standin.requests) == asked
+
+
 def test_stop_button_closes_the_upstream_stream(live: Any, standin: StandinLLM) -> None:
     started = time.monotonic()
     with httpx.Client(base_url=live.url, timeout=30) as http:

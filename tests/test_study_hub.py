@@ -170,6 +170,9 @@ def test_bad_generation_requests_are_400s(client: Any, body: Any, message: str) 
 
 def test_an_empty_scope_and_a_down_model_are_explained(client: Any, standin: StandinLLM) -> None:
     response = client.post("/api/study/materials", json={"kind": "quiz", "scope": {"folders": ["nowhere"]}})
+    assert response.status_code == 400 and "no folder 'nowhere' in the index" in response.json()["error"]["message"]
+    # A scope the hint cannot name (an exact path) that holds nothing to study.
+    response = client.post("/api/study/materials", json={"kind": "quiz", "scope": {"paths": ["law/no-such-note.md"]}})
     assert response.status_code == 400 and "nothing in the chosen scope" in response.json()["error"]["message"]
     client.app.notebook.hub.generator.client.transport.base_url = "http://127.0.0.1:9"
     response = generate(client, "flashcards", 2)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import posixpath
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,13 +25,21 @@ import numpy as np
 from .config import Config, VaultRegistry, load_config
 from .contract import SearchRequest
 from .embeddings.static import StaticEmbedder, load_embedder
-from .errors import ConfigError, ModelError, QueryError, VaultNotFoundError
+from .errors import (
+    ConfigError,
+    IndexAccessError,
+    ModelError,
+    NotFoundError,
+    QueryError,
+    VaultNotFoundError,
+)
 from .records import (
     DeepReport,
     DeepStatus,
     IndexStatus,
     NoteLinks,
     RelatedNotes,
+    SearchFilter,
     SearchResponse,
     SyncReport,
 )
@@ -56,16 +64,19 @@ if TYPE_CHECKING:
 class Index:
     """A vault's index. Not thread-safe: use one per thread (they may share the file)."""
 
-    def __init__(self, config: Config, *, create: bool = False) -> None:
+    def __init__(self, config: Config, *, create: bool = False, read_only: bool = False) -> None:
         if config.vault is None or config.db is None:
             raise ValueError("config.vault and config.db must be resolved (use load_config)")
         self.config = config
         self.vault: Path = config.vault
         self.db_path: Path = config.db
-        self.conn = db.open_connection(self.db_path, create=create)
+        self.conn = db.open_connection(self.db_path, create=create, read_only=read_only)
+        self.read_only = db.is_read_only(self.conn)
+        """Opened for reading only (asked for, or this user cannot write the index): search,
+        status, links and related work; :meth:`sync` raises :class:`IndexAccessError`."""
         try:
             with self._database_errors():
-                self.schema_version = migrate(self.conn)
+                self.schema_version = migrate(self.conn, read_only=self.read_only)
         except BaseException:
             self.conn.close()
             raise
@@ -158,6 +169,11 @@ class Index:
         ``vaultseek search`` finds it); scratch indexes such as evaluations pass False."""
         if not self.vault.is_dir():
             raise VaultNotFoundError(f"vault folder {self.vault} does not exist")
+        if self.read_only:
+            raise IndexAccessError(
+                f"cannot write the index {self.db_path}: it is open read-only",
+                hint="open it without read_only, as a user who can write it",
+            )
         owner = self.store.get_meta("vault")
         if owner is not None and owner != str(self.vault):
             raise ConfigError(
@@ -413,7 +429,7 @@ class Index:
         """All chunks of a note, in order (raises QueryError if it is not indexed)."""
         rows = self.store.chunks_of_file(path)
         if not rows:
-            raise QueryError(f"{path} is not in the index", hint="check the path with `status`")
+            raise NotFoundError(f"{path} is not in the index", hint="check the path with `status`")
         return rows
 
     def get_chunk(self, chunk_id: int) -> ChunkRow:
@@ -421,10 +437,20 @@ class Index:
         with self._database_errors():
             row = self.store.chunks_by_id([chunk_id]).get(chunk_id)
         if row is None:
-            raise QueryError(
+            raise NotFoundError(
                 f"no chunk with id {chunk_id}", hint="ids change when a note is edited; search again"
             )
         return row
+
+    def filter_misses(self, scope: SearchFilter | Mapping[str, Any] | None) -> list[str]:
+        """What in ``scope`` no indexed file has — a folder, a tag, a kind — one message each,
+        naming the nearest names the index holds (a search adds them to its notices)."""
+        from .search.filter_hints import filter_misses
+        from .search.filters import parse_filter
+
+        parsed = scope if scope is None or isinstance(scope, SearchFilter) else parse_filter(scope)
+        with self._database_errors():
+            return filter_misses(self.store, parsed)
 
     def similarities(self, text: str, chunk_ids: list[int]) -> dict[int, float]:
         """The cosine similarity of ``text`` to each stored chunk (an absolute relevance
@@ -502,7 +528,7 @@ class Index:
         from .index.sources import is_external_symlink  # standard library only
 
         counts = self.store.counts()
-        ocr_pages, ocr_pending = self.store.ocr_totals()
+        ocr_pages, ocr_pending, ocr_over_limit = self.store.ocr_totals()
         size = sum(
             os.path.getsize(p)
             for p in (self.db_path, Path(f"{self.db_path}-wal"))
@@ -525,6 +551,8 @@ class Index:
             failed_documents=tuple(self.store.skipped_files(documents_only=True)),
             ocr_pages=ocr_pages,
             ocr_pending=ocr_pending,
+            ocr_over_limit=ocr_over_limit,
+            ocr_max_pages=self.config.ocr_max_pages_per_document,
             deep=self.deep_status(),
             external_symlinks=sum(1 for item in skipped if is_external_symlink(item.reason)),
             follow_external_symlinks=self.config.follow_external_symlinks,
@@ -545,11 +573,13 @@ def open_index(
     *,
     db: Path | str | None = None,
     create: bool = False,
+    read_only: bool = False,
     config: Config | None = None,
     **settings: Any,
 ) -> Index:
-    """Open the index of ``vault`` (resolved as the CLI does), creating it if ``create``."""
+    """Open the index of ``vault`` (resolved as the CLI does), creating it if ``create``; for
+    reading only with ``read_only``, or when this user cannot write it."""
     if config is None:
         config = load_config(vault=vault, db=db, **settings)
-    return Index(config, create=create)
+    return Index(config, create=create, read_only=read_only)
 

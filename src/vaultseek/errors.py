@@ -14,6 +14,7 @@
     ├── IntakeError                an item intake cannot take (unreadable, unknown review item)
     ├── MissingExtraError          a feature whose optional extra (``vaultseek[study]``, …) is
     │                              not installed
+    ├── PortUnavailableError       a server cannot listen on its address and port (in use, …)
     └── LLMError                   the study app's language model could not answer
         ├── LLMUnavailableError    the LLM server is down or unreachable
         ├── ModelMissingError      the server does not have the configured model
@@ -80,6 +81,11 @@ class QueryError(VaultseekError):
     exit_code = 2
 
 
+class NotFoundError(QueryError):
+    """What a request names does not exist: a note, a chunk, a conversation, a study
+    material (HTTP answers 404; the CLI exits 2 like any bad request)."""
+
+
 class IntakeError(VaultseekError):
     exit_code = 2
 
@@ -108,6 +114,13 @@ class MissingExtraError(VaultseekError):
     def from_import(cls, exc: ImportError, extra: str, *, feature: str) -> MissingExtraError:
         """The error for an ``ImportError`` met importing the extra's library."""
         return cls(extra, feature=feature, missing=exc.name or str(exc))
+
+
+class PortUnavailableError(VaultseekError):
+    """``serve`` or ``mcp --http`` cannot listen where asked: the port is in use (by another
+    ``vaultseek serve``, say), needs privileges, or the address is not this machine's."""
+
+    exit_code = 9
 
 
 class LLMError(VaultseekError):

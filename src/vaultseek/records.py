@@ -347,6 +347,10 @@ class IndexStatus:
     ocr_pending: int = 0
     """Pages that need OCR but did not get it (Tesseract or a language pack missing, OCR
     off); they are OCRed on the next run that can."""
+    ocr_over_limit: int = 0
+    """Pages not OCRed because their document reached ``ocr_max_pages_per_document``."""
+    ocr_max_pages: int = 0
+    """That limit (``ocr_max_pages_per_document``), to say so beside the count."""
     deep: DeepStatus | None = None
     """The deep tier's coverage and job; None when the tier is off."""
     external_symlinks: int = 0

@@ -15,7 +15,9 @@ requests of :mod:`daemon_client` — one JSON line in, one JSON line out:
 Only this user can reach it: the socket lives in a folder of mode 0700 (see
 :mod:`daemon_client`), is itself mode 0600, and every connection's peer user id is checked
 (``SO_PEERCRED``) where the platform reports it. Requests run one at a time against the index
-(a lock); a client that stalls holds only its own connection thread, for at most 10 s.
+(a lock); a client that stalls holds only its own connection thread, for at most 10 s. A
+request line longer than ``daemon_client.MAX_REQUEST_BYTES`` is refused unread with an error
+reply, and at most :data:`MAX_CONNECTIONS` connections are served at once.
 """
 
 from __future__ import annotations
@@ -35,12 +37,19 @@ from ..config import Config
 from ..contract import SearchRequest
 from ..engine import Index
 from ..errors import ConfigError, QueryError, VaultseekError
+from ..payload import load_json, shown_size
 from . import daemon_client
 from .hook_runner import prepare, settings_of
 from .hooks import HookSettings, run_event
 from .watch import Watcher
 
 CONNECTION_TIMEOUT = 10.0
+MAX_CONNECTIONS = 8
+"""Connections served at once; one more is answered "busy" (an error with ``"code": "busy"``
+and the daemon's pid: ``daemon_client.request`` takes it as "no daemon", so its caller answers
+in its own process, and ``is_running`` as running) and closed. With requests of at
+most ``daemon_client.MAX_REQUEST_BYTES`` (4 MB), what clients can make the daemon hold at once
+stays near 32 MB however many connect."""
 
 
 class _Server(socketserver.ThreadingUnixStreamServer):
@@ -49,7 +58,29 @@ class _Server(socketserver.ThreadingUnixStreamServer):
 
     def __init__(self, path: str, daemon: Daemon) -> None:
         self.daemon = daemon
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         super().__init__(path, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Serve the connection on its own thread if a slot is free; else answer "busy"."""
+        if not self.slots.acquire(blocking=False):
+            if _same_user(request):
+                busy = _error_reply(f"the daemon is busy ({MAX_CONNECTIONS} connections open)",
+                                    "try again in a moment", exit_code=1)  # fmt: skip
+                _send(request, {**busy, "error": {**busy["error"], "code": "busy", "pid": os.getpid()}})
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
 
 
 class _Handler(socketserver.BaseRequestHandler):
@@ -61,18 +92,31 @@ class _Handler(socketserver.BaseRequestHandler):
         if not _same_user(conn):
             return
         try:
-            line = daemon_client.read_line(conn)
-        except (OSError, ValueError):
+            line = daemon_client.read_line(conn, limit=daemon_client.MAX_REQUEST_BYTES)
+        except ValueError:  # too long: refused with what was read so far, the rest never read
+            _send(conn, _error_reply(f"the request is larger than {shown_size(daemon_client.MAX_REQUEST_BYTES)}",
+                                     "send less; a hook answers a larger event in its own process"))  # fmt: skip
+            return
+        except OSError:
             return
         if line is None:
             return
         reply = self.server.daemon.answer(line)
-        try:
-            conn.sendall(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
-        except OSError:
-            pass
+        _send(conn, reply)
         if reply.get("ok") and reply.get("result", {}).get("stopping"):
             threading.Thread(target=self.server.daemon.stop, daemon=True).start()
+
+
+def _error_reply(message: str, hint: str | None, *, exit_code: int = 2) -> dict[str, Any]:
+    error = {"message": message, "hint": hint, "exit_code": exit_code}
+    return {"v": daemon_client.PROTOCOL_VERSION, "ok": False, "error": error}
+
+
+def _send(conn: socket.socket, reply: dict[str, Any]) -> None:
+    try:
+        conn.sendall(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
+    except OSError:
+        pass
 
 
 def _same_user(conn: socket.socket) -> bool:
@@ -179,7 +223,7 @@ class Daemon:
     def answer(self, line: bytes) -> dict[str, Any]:
         """One request line → one reply (errors become ``{"ok": false, "error": …}``)."""
         try:
-            message = json.loads(line)
+            message = load_json(line, max_bytes=daemon_client.MAX_REQUEST_BYTES)
             if not isinstance(message, dict):
                 raise QueryError("a request must be a JSON object")
             if message.get("v") != daemon_client.PROTOCOL_VERSION:

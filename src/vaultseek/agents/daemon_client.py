@@ -33,8 +33,13 @@ if TYPE_CHECKING:
     from typing import Any
 
 PROTOCOL_VERSION = 2
-MAX_MESSAGE_BYTES = 64 * 1024 * 1024
-"""A PostToolUse request carries the tool's whole output; larger messages are refused."""
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
+"""The largest request line the daemon reads (and the largest hook event a hook reads: a
+PostToolUse event carries the tool's whole output). The daemon stops reading a longer line at
+this size, answers with an error and closes the connection; :func:`request` does not send one
+(None: the caller answers in its own process)."""
+MAX_REPLY_BYTES = 64 * 1024 * 1024
+"""The largest reply read from the daemon (a status listing many skipped files is long)."""
 _SOCKET_PATH_LIMIT = 100
 """sun_path holds 108 bytes on Linux (104 on macOS); longer paths fall back to /tmp."""
 
@@ -121,8 +126,28 @@ def request(
 ) -> dict[str, Any] | None:
     """Send one request to the daemon serving ``db``; its ``result``, or None when no daemon
     is reachable (no socket, a stale one, a folder that is not private, a timeout before
-    connecting). Raises :class:`DaemonError` when the daemon answers with an error, and
-    ``TimeoutError`` when it accepts but does not answer within ``timeout``."""
+    connecting), the daemon is busy (serving as many connections as it takes), or the request
+    is larger than :data:`MAX_REQUEST_BYTES`. Raises
+    :class:`DaemonError` when the daemon answers with an error, and ``TimeoutError`` when it
+    accepts but does not answer within ``timeout``."""
+    reply = _exchange(db, message, timeout=timeout)
+    if reply is None:
+        return None
+    if not reply.get("ok"):
+        error = reply.get("error") or {}
+        if error.get("code") == "busy":  # every connection taken: as good as absent
+            return None
+        raise DaemonError(
+            str(error.get("message", "the daemon failed")),
+            hint=error.get("hint"),
+            exit_code=int(error.get("exit_code", 1)),
+        )
+    result = reply.get("result")
+    return result if isinstance(result, dict) else {"value": result}
+
+
+def _exchange(db: str | os.PathLike[str], message: dict[str, Any], *, timeout: float) -> dict[str, Any] | None:
+    """:func:`request`'s round trip: the daemon's whole reply, or None (no daemon, too large)."""
     path = socket_file(db)
     if not private_dir_ok(os.path.dirname(path)):
         return None
@@ -138,27 +163,23 @@ def request(
             client.connect(path)
         except OSError:  # refused (stale socket) or vanished: no daemon
             return None
-        payload = json.dumps({"v": PROTOCOL_VERSION, **message}, ensure_ascii=False)
-        client.sendall(payload.encode("utf-8") + b"\n")
-        answer = read_line(client)
+        payload = json.dumps({"v": PROTOCOL_VERSION, **message}, ensure_ascii=False).encode("utf-8")
+        if len(payload) > MAX_REQUEST_BYTES:
+            return None  # the daemon would refuse it: the caller answers in its own process
+        client.sendall(payload + b"\n")
+        answer = read_line(client, limit=MAX_REPLY_BYTES)
     finally:
         client.close()
     if answer is None:
         return None  # closed without answering (shutting down): treat as absent
     reply = json.loads(answer)
-    if not reply.get("ok"):
-        error = reply.get("error") or {}
-        raise DaemonError(
-            str(error.get("message", "the daemon failed")),
-            hint=error.get("hint"),
-            exit_code=int(error.get("exit_code", 1)),
-        )
-    result = reply.get("result")
-    return result if isinstance(result, dict) else {"value": result}
+    return reply if isinstance(reply, dict) else None
 
 
-def read_line(conn: socket.socket) -> bytes | None:
-    """One newline-terminated message (without the newline); None if the peer closed first."""
+def read_line(conn: socket.socket, *, limit: int) -> bytes | None:
+    """One newline-terminated message (without the newline); None if the peer closed first.
+    Raises ValueError as soon as more than ``limit`` bytes arrived without a newline: the
+    rest is never read."""
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -166,18 +187,26 @@ def read_line(conn: socket.socket) -> bytes | None:
         if not block:
             return None
         end = block.find(b"\n")
-        if end >= 0:
+        if end >= 0 and size + end <= limit:
             chunks.append(block[:end])
             return b"".join(chunks)
         chunks.append(block)
         size += len(block)
-        if size > MAX_MESSAGE_BYTES:
-            raise ValueError("message too large")
+        if size > limit:
+            raise ValueError(f"a message is larger than {limit:,} bytes")
 
 
 def is_running(db: str | os.PathLike[str], *, timeout: float = 1.0) -> dict[str, Any] | None:
-    """The daemon's ping answer (pid, vault, db, version), or None if none serves ``db``."""
+    """The daemon's ping answer (pid, vault, db, version), ``{"pid", "busy": True}`` from a
+    daemon serving as many connections as it takes, or None if none serves ``db``."""
     try:
-        return request(db, {"op": "ping"}, timeout=timeout)
-    except (DaemonError, TimeoutError, OSError, ValueError):
+        reply = _exchange(db, {"op": "ping"}, timeout=timeout)
+    except (TimeoutError, OSError, ValueError):
         return None
+    if reply is None:
+        return None
+    if reply.get("ok"):
+        result = reply.get("result")
+        return result if isinstance(result, dict) else None
+    error = reply.get("error") or {}
+    return {"pid": error.get("pid"), "busy": True} if error.get("code") == "busy" else None

@@ -4,7 +4,8 @@
 ask the resident process (:mod:`daemon_client`) for the answer, and fall back to opening the
 index in this process when no daemon runs. Whatever goes wrong — bad JSON, no index, a locked
 database, a model that will not load, the self-imposed deadline (``hook_timeout``, 2 s by
-default) — the hook **fails open**: exit 0, nothing on stdout, one line in
+default), an event larger than a daemon request may be (4 MB) or nested absurdly deep — the
+hook **fails open**: exit 0, nothing on stdout, one line in
 ``$XDG_STATE_HOME/vaultseek/hook.log``. A user's prompt is never blocked and never shows a
 traceback.
 
@@ -192,11 +193,12 @@ def run(
     started = time.perf_counter()
     timeout = 2.0
     try:
-        raw = source.read()
+        limit = daemon_client.MAX_REQUEST_BYTES
+        raw = source.read(limit + 1)  # a larger event is refused unread, not held in memory
         config = load_config(vault=vault, db=db, config_file=config_file)
         timeout = config.hook_timeout
         with deadline(timeout):
-            payload = parse_hook_input(raw)
+            payload = parse_hook_input(raw, max_bytes=limit)
             output = compute(event, payload, config, timeout=max(timeout - 0.05, 0.1))
         if output:
             sink.write(output if output.endswith("\n") else output + "\n")

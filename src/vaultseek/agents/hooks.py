@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import QueryError
+from ..payload import load_json
 from ..text.lexical import STOPWORDS, WORD, make_snippet, parse_query
 
 if TYPE_CHECKING:
@@ -97,13 +99,13 @@ class HookSettings:
 
 
 # -- input ------------------------------------------------------------------------------------
-def parse_hook_input(raw: bytes | str) -> dict[str, Any]:
-    """The hook event's JSON object (raises :class:`HookInputError` for anything else)."""
+def parse_hook_input(raw: bytes | str, *, max_bytes: int) -> dict[str, Any]:
+    """The hook event's JSON object (raises :class:`HookInputError` for anything else: not
+    JSON, larger than ``max_bytes``, nested too deep for :func:`~vaultseek.payload.load_json`)."""
     try:
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-        data = json.loads(text)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise HookInputError(f"stdin is not JSON: {exc}") from None
+        data = load_json(raw, max_bytes=max_bytes, what="stdin")
+    except QueryError as exc:
+        raise HookInputError(exc.message) from None
     if not isinstance(data, dict):
         raise HookInputError("stdin is JSON but not an object")
     return data

@@ -6,24 +6,38 @@ tools — ``search``, ``get_note``, ``get_chunk``, ``links``, ``related``, ``sta
 SDK runs plain tool functions on worker threads, so every call takes a lock: an ``Index`` is
 used by one thread at a time. Results are compact dicts with vault-relative paths; errors are
 vaultseek's own messages and hints, raised as tool errors the model can read.
+
+Over stdio, a line longer than :data:`MAX_LINE_BYTES` is skipped unread (in 64 KB pieces) and
+answered with a JSON-RPC error carrying the request's id where its first bytes show it; a line
+that is not JSON, or not a JSON-RPC message, is answered with a JSON-RPC error too (the SDK's
+transport would drop it without a word). A search's query is capped by the search contract
+(``MAX_QUERY_CHARS``) like every surface's.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import sys
 import threading
-from typing import Any
+from typing import IO, Any, BinaryIO, cast
 
 from .. import __version__
+from ..config import MCP_HTTP_PORT
 from ..contract import SearchRequest, request_schema
 from ..engine import Index
-from ..errors import MissingExtraError, VaultseekError
+from ..errors import MissingExtraError, QueryError, VaultseekError
+from ..payload import load_json, shown_size
 
 try:
+    import anyio  # the SDK's async library
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.server.mcpserver.tools import Tool
     from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+    from mcp.server.stdio import stdio_server
+    from mcp.types import INVALID_REQUEST, PARSE_ERROR, jsonrpc_message_adapter
     from pydantic import ConfigDict  # the SDK's own validation library
 except ImportError as exc:  # installed without the mcp extra
     raise MissingExtraError.from_import(exc, "mcp", feature="the MCP server (vaultseek mcp)") from exc
@@ -175,9 +189,159 @@ def build_mcp_server(index: Index) -> MCPServer:
     return server
 
 
-def run_mcp_server(server: MCPServer, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765) -> None:
-    """Serve until the client disconnects (stdio) or the process is stopped (HTTP)."""
+def run_mcp_server(server: MCPServer, *, http: bool = False, host: str = "127.0.0.1", port: int = MCP_HTTP_PORT) -> None:
+    """Serve until the client disconnects (stdio) or the process is stopped (HTTP, whose
+    transport refuses bodies over 4 MB itself)."""
     if http:
         server.run("streamable-http", host=host, port=port)
     else:
-        server.run("stdio")
+        anyio.run(_serve_stdio, server)
+
+
+# -- stdio, within limits ---------------------------------------------------------------------
+MAX_LINE_BYTES = 1024 * 1024
+"""The longest message read from stdin. A search request is a few KB (its query at most
+``contract.MAX_QUERY_CHARS`` characters); without this cap a 100 MB line is read, parsed and
+validated whole before its query is refused, stalling the server for seconds and ~0.5 GB."""
+_SKIP_PIECE = 1 << 16
+_ID_PREFIX_BYTES = 1 << 16
+"""How much of an over-long line is searched for its request id."""
+
+
+async def _serve_stdio(server: MCPServer) -> None:
+    """``MCPServer.run_stdio_async`` with stdin read through :class:`_BoundedLines`. The SDK
+    takes the transport's streams as arguments but ``MCPServer`` has no way to pass them, so
+    its low-level server is driven directly, as ``run_stdio_async`` does. Like the SDK, stdin
+    and stdout are moved off fds 0 and 1 while serving (fd 0 reads nothing, fd 1 writes to
+    stderr), so no stray print or child process can write into the protocol stream."""
+    lowlevel = server._lowlevel_server  # private, see the docstring
+    wire_in, wire_out = _claim_stdio()
+    try:
+        output = _Output(wire_out)
+        lines = _BoundedLines(wire_in, output)
+        # wrap_file asks for a whole IO[str]; the transport calls only readline, write and flush
+        stdin, stdout = anyio.wrap_file(cast("IO[str]", lines)), anyio.wrap_file(cast("IO[str]", output))
+        async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):
+            await lowlevel.run(read, write, lowlevel.create_initialization_options())
+    finally:
+        _release_stdio(wire_in, wire_out)
+
+
+def _claim_stdio() -> tuple[BinaryIO, BinaryIO]:
+    """Private copies of fds 0 and 1 for the protocol; fd 0 then reads /dev/null and fd 1
+    writes to stderr."""
+    sys.stdout.flush()
+    wire_in = os.fdopen(os.dup(0), "rb")
+    wire_out = os.fdopen(os.dup(1), "wb")
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(null, 0)
+    finally:
+        os.close(null)
+    os.dup2(2, 1)
+    return wire_in, wire_out
+
+
+def _release_stdio(wire_in: BinaryIO, wire_out: BinaryIO) -> None:
+    for fd, wire in ((0, wire_in), (1, wire_out)):
+        try:
+            os.dup2(wire.fileno(), fd)
+            wire.close()
+        except (OSError, ValueError):
+            pass
+
+
+class _Output:
+    """The protocol's stdout: each ``write`` is one whole message, written and flushed under
+    a lock, so the SDK's replies and :class:`_BoundedLines`' error replies (written from
+    another thread) never interleave."""
+
+    def __init__(self, sink: BinaryIO) -> None:
+        self.sink = sink
+        self.lock = threading.Lock()
+
+    def write(self, text: str) -> int:
+        data = text.encode("utf-8")
+        with self.lock:
+            self.sink.write(data)
+            self.sink.flush()
+        return len(text)
+
+    def flush(self) -> None:  # every write is flushed already
+        pass
+
+    def error(self, code: int, message: str, request_id: Any) -> None:
+        reply = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+        self.write(json.dumps(reply, ensure_ascii=False) + "\n")
+
+
+class _BoundedLines:
+    """stdin for the SDK's transport: ``readline`` returns the next line that is a JSON-RPC
+    message of at most :data:`MAX_LINE_BYTES`; every other line is answered with a JSON-RPC
+    error and skipped. "" at the end of input."""
+
+    def __init__(self, source: BinaryIO, output: _Output) -> None:
+        self.source = source
+        self.output = output
+
+    def readline(self) -> str:
+        while True:
+            line = self.source.readline(MAX_LINE_BYTES + 1)
+            if not line:
+                return ""
+            if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+                request_id = _request_id(line[:_ID_PREFIX_BYTES])
+                self._skip_rest()
+                self.output.error(INVALID_REQUEST, f"the message is larger than {shown_size(MAX_LINE_BYTES)}", request_id)
+                continue
+            if not line.strip():
+                continue
+            refusal = _refusal(line)
+            if refusal is None:
+                return line.decode("utf-8", "replace")
+            self.output.error(*refusal)
+
+    def _skip_rest(self) -> None:
+        while True:
+            piece = self.source.readline(_SKIP_PIECE)
+            if not piece or piece.endswith(b"\n"):
+                return
+
+
+def _refusal(line: bytes) -> tuple[int, str, Any] | None:
+    """None for a JSON-RPC message; else the error to answer with (code, message, id)."""
+    try:
+        value = load_json(line.rstrip(b"\r\n"), max_bytes=MAX_LINE_BYTES, what="the message")
+    except QueryError as exc:
+        return PARSE_ERROR, exc.message, None
+    try:
+        jsonrpc_message_adapter.validate_python(value, by_name=False)
+    except ValueError:  # pydantic's ValidationError
+        request_id = value.get("id") if isinstance(value, dict) else None
+        shown = request_id if isinstance(request_id, (str, int)) and not isinstance(request_id, bool) else None
+        return INVALID_REQUEST, "not a JSON-RPC 2.0 request, notification or response", shown
+    return None
+
+
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_ID_VALUE = re.compile(rb'\s*:\s*(-?\d{1,18}(?![\d.eE])|"(?:[^"\\]|\\.){0,256}")')
+
+
+def _request_id(prefix: bytes) -> Any:
+    """The top-level ``"id"`` of a message from its first bytes (None if they do not show it),
+    so a client waiting on an over-long request gets its error instead of a timeout."""
+    depth = 0
+    for token in _TOKEN.finditer(prefix):
+        text = token.group()
+        if text in (b"[", b"{"):
+            depth += 1
+        elif text in (b"]", b"}"):
+            depth -= 1
+        elif depth == 1 and text == b'"id"':
+            found = _ID_VALUE.match(prefix, token.end())
+            if found is not None:
+                try:
+                    return json.loads(found.group(1))
+                except ValueError:
+                    return None
+    return None

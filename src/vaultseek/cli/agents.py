@@ -16,7 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..errors import ConfigError, VaultseekError
+from ..config import MCP_HTTP_PORT
+from ..errors import ConfigError, IndexBusyError, VaultseekError
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
 
@@ -55,7 +56,7 @@ def add_parsers(commands: Any, add_common: AddCommon) -> None:
     mcp = commands.add_parser("mcp", help="serve the index to AI agents over MCP (stdio by default)")
     mcp.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
     mcp.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
-    mcp.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    mcp.add_argument("--port", type=int, default=MCP_HTTP_PORT, help=f"HTTP port (default {MCP_HTTP_PORT}; `serve` uses 8765)")
     mcp.add_argument("--watch", action="store_true", help="also re-index notes as they change")
     add_common(mcp)
 
@@ -134,8 +135,24 @@ def cmd_daemon(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"stopped (pid {ping['pid']})\n")
         return 0
     if args.foreground:
+        if not args.no_watch and daemon_client.is_running(config.db) is None:
+            _refuse_beside_a_watcher(config.db)
         return _run_daemon(config, watch=not args.no_watch, out=out)
     return _spawn_daemon(args, config, out)
+
+
+def _refuse_beside_a_watcher(db: Path) -> None:
+    """An index has one writer. The daemon runs a watcher, which could not start beside a
+    running ``vaultseek watch`` (or ``mcp --watch``): say so now, rather than start a daemon
+    whose watcher fails in its log."""
+    from ..agents.watch import writer_active
+
+    if writer_active(db):
+        raise IndexBusyError(
+            f"another vaultseek is already watching the index {db} (`vaultseek watch` or `mcp --watch`)",
+            hint="stop it and start the daemon again (it watches too), or `vaultseek daemon start "
+            "--no-watch` to serve searches beside it",
+        )
 
 
 def _run_daemon(config: Any, *, watch: bool, out: TextIO) -> int:
@@ -170,6 +187,8 @@ def _spawn_daemon(args: argparse.Namespace, config: Any, out: TextIO) -> int:
     if running is not None:
         out.write(f"already running (pid {running['pid']})\n")
         return 0
+    if not args.no_watch:
+        _refuse_beside_a_watcher(config.db)
     log = daemon_log_path()
     log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     command = [sys.executable, "-m", "vaultseek.cli", "daemon", "start", "--foreground",
@@ -241,6 +260,10 @@ def cmd_mcp(args: argparse.Namespace, out: TextIO) -> int:
     config = _config(args)
     if not Path(config.db).exists() and not args.watch:
         raise ConfigError(f"no index at {config.db}", hint="run `vaultseek index` first, or pass --watch")
+    if args.http:  # one clear error for a port in use, before the SDK's own bind fails
+        from ..web.ports import check_port
+
+        check_port(args.host, args.port, what="the MCP server")
     stop = None
     if args.watch:
         from ..agents.watch import Watcher

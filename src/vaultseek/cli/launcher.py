@@ -52,7 +52,7 @@ def _fast_lane(event: str, db: str, raw: bytes) -> str | None:
 
     try:
         payload = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested too deep to parse: the ordinary path logs it
         return None
     if not isinstance(payload, dict):
         return None
@@ -75,12 +75,15 @@ def _fast_lane(event: str, db: str, raw: bytes) -> str | None:
 
 def run_hook(event: str, options: dict[str, str], stdin: io.BufferedIOBase | None = None) -> int:
     """Run one hook event (always exit 0: hooks fail open)."""
-    try:
-        raw = (stdin or sys.stdin.buffer).read()
+    from ..agents import daemon_client
+
+    try:  # more than a daemon request may hold is not read: the ordinary path refuses it
+        raw = (stdin or sys.stdin.buffer).read(daemon_client.MAX_REQUEST_BYTES + 1)
     except OSError:  # no usable stdin: the ordinary path logs the empty input
         raw = b""
     try:
-        output = _fast_lane(event, options["db"], raw) if "db" in options else None
+        fits = len(raw) <= daemon_client.MAX_REQUEST_BYTES
+        output = _fast_lane(event, options["db"], raw) if "db" in options and fits else None
         if output is not None:
             if output:
                 sys.stdout.write(output if output.endswith("\n") else output + "\n")

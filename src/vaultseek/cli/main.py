@@ -1,8 +1,9 @@
 """The ``vaultseek`` command: parse arguments, call the engine, render, map errors to exits.
 
 Exit codes: 0 success · 1 an unexpected failure · 2 bad usage or configuration · 3 no index ·
-4 index locked · 5 index damaged · 6 embedding model unusable · 7 index not writable ·
-8 an optional extra not installed (the hint names it) · 130 stopped by Ctrl-C.
+4 index locked, or already watched by another vaultseek · 5 index damaged · 6 embedding model
+unusable · 7 index (or, for intake, the vault) not writable · 8 an optional extra not installed
+(the hint names it) · 9 a server's port unavailable (in use, privileged) · 130 stopped by Ctrl-C.
 Every error a user can cause prints one line (``error: …``) and a hint; ``--debug`` shows the
 traceback instead.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -60,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("--json", action="store_true", help="print the run's report as JSON")
     index.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     index.add_argument("--deep", action=argparse.BooleanOptionalAction, default=None, help="continue the deep tier in the background afterwards (default: the configuration's deep_tier, on)")
+    index.add_argument("--make-default", action="store_true", help="make this --db the vault's default index (the one commands without --db open); without it, an index elsewhere leaves the default as it is")
     _add_common(index)
 
     search = commands.add_parser("search", help="search the index")
@@ -112,7 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="the local study app: knowledge base, chat with citations, search")
     serve.add_argument("--host", metavar="ADDRESS", help="address to listen on (default 127.0.0.1; others need --token)")
     serve.add_argument("--port", type=_positive_int, metavar="N", help="port (default 8765)")
-    serve.add_argument("--token", metavar="SECRET", help="require this token on every API request")
+    token = serve.add_mutually_exclusive_group()
+    token.add_argument("--token", metavar="SECRET",
+                       help="require this token on every API request (other users see it in `ps`: "
+                            "prefer --token-file or VAULTSEEK_SERVE_TOKEN)")  # fmt: skip
+    token.add_argument("--token-file", metavar="PATH", type=Path,
+                       help="read the token from this file (its first line; keep it mode 600)")  # fmt: skip
     serve.add_argument("--get", metavar="PATH", help="answer one in-process GET request (e.g. /api/status) and exit")
     _add_common(serve)
     return parser
@@ -169,6 +177,8 @@ def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
             report = index.sync(progress=bar, should_stop=stop)
         finally:
             bar.clear()
+        if not report.interrupted:
+            _settle_default(index, make_default=args.make_default)
         deep = None if report.interrupted else continue_after_index(index, args)
         if args.json:
             out.write(json.dumps({**report.to_dict(), **({"deep": deep} if deep else {})}, ensure_ascii=False) + "\n")
@@ -177,6 +187,26 @@ def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
             if deep is not None:
                 out.write(format_after_index(deep) + "\n")
     return EXIT_INTERRUPTED if report.interrupted else 0
+
+
+def _settle_default(index: Any, *, make_default: bool) -> None:
+    """With ``--make-default``, make this index the vault's default; otherwise say so when the
+    default is another index (the run left it where it was: see ``VaultRegistry.remember``)."""
+    import shlex
+
+    from ..config import VaultRegistry
+
+    registry = VaultRegistry()
+    if make_default:
+        registry.remember(index.vault, index.db_path, make_default=True)
+        return
+    default = registry.db_for(index.vault)
+    if default != index.db_path:
+        command = shlex.join(["vaultseek", "index", str(index.vault), "--db", str(index.db_path), "--make-default"])
+        sys.stderr.write(
+            f"note: the vault's default index stays {default} (commands without --db open it); "
+            f"pass --db {shlex.quote(str(index.db_path))} to use this one, or make it the default: {command}\n"
+        )
 
 
 def cmd_search(args: argparse.Namespace, out: TextIO) -> int:
@@ -373,16 +403,42 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _read_token_file(path: Path) -> str:
+    """``--token-file``: the file's first line, stripped (warns when others may read it)."""
+    import stat
+
+    from ..errors import ConfigError
+    from .terminal import show_notices
+
+    try:
+        text = path.expanduser().read_text("utf-8")
+        mode = path.expanduser().stat().st_mode
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the token file {path}: {exc}") from None
+    lines = text.strip().splitlines()
+    if not lines or not lines[0].strip():
+        raise ConfigError(f"the token file {path} is empty",
+                          hint="e.g. python -c 'import secrets; print(secrets.token_urlsafe())' > FILE")  # fmt: skip
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        show_notices((f"the token file {path} can be read by other users (chmod 600 {path})",))
+    return lines[0].strip()
+
+
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     from ..config import load_config
     from ..engine import Index
     from ..web.server import fetch_once, serve
     from .terminal import show_notices
 
-    settings = {"serve_host": args.host, "serve_port": args.port, "serve_token": args.token}
+    token = args.token if args.token_file is None else _read_token_file(args.token_file)
+    settings = {"serve_host": args.host, "serve_port": args.port, "serve_token": token}
     config = load_config(vault=args.vault, db=args.db, config_file=args.config,
                          **{k: v for k, v in settings.items() if v is not None})  # fmt: skip
     show_notices(config.notices)
+    if args.token is not None:
+        warning = ("--token SECRET is visible to every user of this machine (`ps`, /proc): put it in "
+                   "a file for --token-file PATH, or in VAULTSEEK_SERVE_TOKEN")  # fmt: skip
+        show_notices((warning,))
 
     def factory() -> Index:
         return Index(config, create=True)
@@ -408,6 +464,31 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
 }
 
 
+def _options_after_the_query(parser: argparse.ArgumentParser, words: list[str]) -> UsageError | None:
+    """``search -- -flag --vault V``: after ``--`` every word is the query's, so argparse would
+    refuse ``--vault V`` as extra arguments without saying why. The error naming the search
+    options written after the query, with the command line that moves them before ``--``;
+    None when there are none."""
+    if not words or words[0] != "search" or "--" not in words:
+        return None
+    cut = words.index("--")
+    query, rest = words[cut + 1 : cut + 2], words[cut + 2 :]
+    known = next(
+        (set(action.choices["search"]._option_string_actions) for action in parser._actions
+         if isinstance(action, argparse._SubParsersAction)),
+        set(),
+    )  # fmt: skip
+    found = [word.split("=", 1)[0] for word in rest if word.split("=", 1)[0] in known]
+    if not query or not found:
+        return None
+    named = " and ".join([", ".join(found[:-1]), found[-1]] if len(found) > 1 else found)
+    verb = "are not read as options" if len(found) > 1 else "is not read as an option"
+    return UsageError(
+        f"after --, every word is part of the query: {named} {verb}",
+        hint=f"put options before --: {shlex.join(['vaultseek', *words[:cut], *rest, '--', *query])}",
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     if len(words) >= 2 and words[0] == "hook":
@@ -416,7 +497,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = hook_options(words[2:]) if words[1] in HOOK_EVENTS else None
         if options is not None:  # on every prompt: skip building the parser
             return run_hook(words[1], options)
-    args = build_parser().parse_args(words)
+    parser = build_parser()
+    misplaced = _options_after_the_query(parser, words)
+    if misplaced is not None:  # before argparse, whose own message would not say why
+        sys.stderr.write(f"error: {misplaced.message}\nhint: {misplaced.hint}\n")
+        return misplaced.exit_code
+    args = parser.parse_args(words)
     try:
         return COMMANDS[args.command](args, sys.stdout)
     except VaultseekError as exc:

@@ -275,8 +275,10 @@ def format_status(status: IndexStatus, *, show_all_skipped: bool = False) -> str
             f"documents:    {total:,} indexed{f' ({kinds})' if kinds else ''}, "
             f"{len(status.failed_documents):,} failed",
         )
-    if status.ocr_pages or status.ocr_pending:
+    if status.ocr_pages or status.ocr_pending or status.ocr_over_limit:
         waiting = f", {status.ocr_pending:,} waiting for OCR" if status.ocr_pending else ""
+        if status.ocr_over_limit:
+            waiting += f", {status.ocr_over_limit:,} not OCRed (limit: ocr_max_pages_per_document = {status.ocr_max_pages:,})"
         lines.insert(4, f"OCR:          {status.ocr_pages:,} pages OCRed{waiting}")
     if status.follow_external_symlinks:
         lines.append("symlinks:     followed out of the vault (follow_external_symlinks = true)")

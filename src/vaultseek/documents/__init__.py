@@ -8,12 +8,13 @@ turns a file's bytes into :class:`Segment` s â€” text plus where it came from â€
 
 from __future__ import annotations
 
-from .chunks import document_chunks
+from .chunks import document_chunks, short_heading
 from .extraction import (
     DocumentError,
     ExtractContext,
     Extracted,
     ExtractionStopped,
+    Limits,
     OcrSettings,
     PageLog,
     Segment,
@@ -26,10 +27,12 @@ __all__ = [
     "ExtractContext",
     "Extracted",
     "ExtractionStopped",
+    "Limits",
     "OcrSettings",
     "PageLog",
     "Segment",
     "document_chunks",
     "extract",
     "kind_of",
+    "short_heading",
 ]

@@ -3,7 +3,10 @@
 Running text (PDF pages, DOCX sections, HTML, TXT) is cut by :func:`~.splitting.split_text`
 (~1,000 characters, ~100 overlap) and pieces under 100 characters are dropped; structured
 text (rows, slides, flattened data) keeps pieces down to 20 characters. A page never shares a
-chunk with another page, so each chunk cites exactly one page (slide, row range).
+chunk with another page, so each chunk cites exactly one page (slide, row range). A segment
+meant to stay whole (a slide, a batch of rows) is still cut once it passes
+:data:`MAX_WHOLE_CHARS`, and a heading past :data:`MAX_HEADING_CHARS` is shortened, so one
+enormous slide or title never becomes one enormous chunk or context line.
 
 Every chunk's heading context names the document, its type and the place in it —
 ``Annual report | pdf | Annual report > page 3`` — so BM25 and the vectors both see it.
@@ -21,8 +24,12 @@ CHUNK_CHARS = 1000
 OVERLAP_CHARS = 100
 MIN_RUNNING_CHARS = 100
 MIN_STRUCTURED_CHARS = 20
+MAX_WHOLE_CHARS = 8 * CHUNK_CHARS
+MAX_HEADING_CHARS = 200
 
-_SPACE_RUNS = re.compile(r"[ \t\u00a0]+")
+_SPACE_RUNS = re.compile(r"[ \t\u00a0]{2,}|[\t\u00a0]")
+"""What becomes one space: runs of blanks, and a lone tab or no-break space. A lone space is
+left alone, so a line of a million words is not rebuilt from a million pieces."""
 _BLANK_RUNS = re.compile(r"\n\s*\n\s*\n+")
 
 
@@ -50,7 +57,7 @@ def document_chunks(segments: list[Segment], *, title: str, kind: str) -> list[C
             continue
         pieces = (
             [text]
-            if segment.whole
+            if segment.whole and len(text) <= MAX_WHOLE_CHARS
             else split_text(
                 text, size=CHUNK_CHARS, overlap=0 if segment.structured else OVERLAP_CHARS
             )
@@ -70,10 +77,17 @@ def document_chunks(segments: list[Segment], *, title: str, kind: str) -> list[C
     return drafts
 
 
+def short_heading(text: str) -> str:
+    """A heading or title as chunks show it: at most :data:`MAX_HEADING_CHARS` characters."""
+    return text if len(text) <= MAX_HEADING_CHARS else text[: MAX_HEADING_CHARS - 1].rstrip() + "…"
+
+
 def _draft(text: str, segment: Segment, title: str, kind: str, position: int) -> ChunkDraft:
-    crumbs = [title, *_place(segment.location), *segment.heading]
+    heading = [short_heading(h) for h in segment.heading]
+    title = short_heading(title)
+    crumbs = [title, *_place(segment.location), *heading]
     return ChunkDraft(
-        section=segment.heading[-1] if segment.heading else "",
+        section=heading[-1] if heading else "",
         heading_context=f"{title} | {kind} | {' > '.join(crumbs)}",
         text=text,
         position=position,

@@ -3,6 +3,9 @@
 ``servers[0].host: db.internal`` is what a person searches for and what an embedding can
 place; nested braces are neither. YAML is parsed by :mod:`vaultseek.notes.markdown` (PyYAML's one
 owner), with its safe loader.
+
+A data file is parsed whole, so it cannot be read in part: JSON over ``max_document_text_mb``
+and YAML over :data:`MAX_YAML_BYTES` are refused, with the reason.
 """
 
 from __future__ import annotations
@@ -12,29 +15,45 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..notes.markdown import load_yaml_documents
-from .encoding import decode_text
-from .extraction import DocumentError, ExtractContext, Extracted, Segment
+from .encoding import decode_head, decode_text
+from .extraction import MB, DocumentError, ExtractContext, Extracted, Segment
+from .limits import megabytes
 
 MAX_VALUE_CHARS = 500
 """Longer string values are cut: a data file's blobs (base64, minified text) are not prose."""
 MAX_LINES = 500_000
 """YAML aliases can make a small file expand without bound ("billion laughs"): stop there."""
+MAX_YAML_BYTES = 4 * MB
+"""PyYAML's safe loader takes about 50 times a file's size in memory, and seconds per MB."""
 
 
 def read_json(data: bytes, context: ExtractContext) -> Extracted:
+    text, more = decode_head(data, context.limits.max_text_chars)
+    if more:
+        raise DocumentError(_too_large("JSON", len(data), "max_document_text_mb", context.limits.max_text_chars))
     try:
-        value = json.loads(decode_text(data))
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DocumentError(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
     return _extracted([value])
 
 
 def read_yaml(data: bytes, context: ExtractContext) -> Extracted:
+    limit = min(MAX_YAML_BYTES, context.limits.max_text_chars)
+    if len(data) > limit:
+        raise DocumentError(_too_large("YAML", len(data), "the YAML limit", limit))
     try:
         documents = load_yaml_documents(decode_text(data))
     except ValueError as exc:
         raise DocumentError(f"not valid YAML ({exc})") from exc
     return _extracted(documents)
+
+
+def _too_large(kind: str, size: int, limit_name: str, limit: int) -> str:
+    return (
+        f"{kind} file too large to parse ({megabytes(size)}, over {limit_name}, {megabytes(limit)}); "
+        "a data file is parsed whole, so it is not read in part"
+    )
 
 
 def _extracted(documents: list[Any]) -> Extracted:

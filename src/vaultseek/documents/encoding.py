@@ -28,19 +28,28 @@ _BOMS = (
 )
 _SNIFF_BYTES = 8192
 _WESTERN = "cp1252"
+_STEP = 1 << 20
 
 
 def decode_text(data: bytes) -> str:
+    """The whole of ``data`` as text (see the module docstring for how the codec is chosen)."""
+    return decode_head(data, None)[0]
+
+
+def decode_head(data: bytes, limit: int | None) -> tuple[str, bool]:
+    """The first ``limit`` characters of ``data`` decoded as :func:`decode_text` would (all of
+    it for None), and whether there was more. With a limit, the bytes are decoded 1 MB at a
+    time and decoding stops at the limit, so a 99 MB file never becomes a 99 MB string."""
     for bom, codec in _BOMS:
         if data.startswith(bom):
             try:
-                return data.decode(codec)
+                return _decode(data, codec, limit)
             except UnicodeDecodeError as exc:
                 raise DocumentError(f"invalid {codec.upper()} at byte {exc.start}") from exc
     if b"\x00" in data[:_SNIFF_BYTES]:
         raise DocumentError("binary file (contains NUL bytes), not text")
     try:
-        return data.decode("utf-8")
+        return _decode(data, "utf-8", limit)
     except UnicodeDecodeError:
         pass
     from charset_normalizer import from_bytes
@@ -54,7 +63,31 @@ def decode_text(data: bytes) -> str:
             codecs_to_try.insert(0, _WESTERN)
         for codec in codecs_to_try:
             try:
-                return data.decode(codec)
+                return _decode(data, codec, limit)
             except (UnicodeDecodeError, LookupError):
                 pass
-    return data.decode(_WESTERN, errors="replace")
+    return _decode(data, _WESTERN, limit, errors="replace")
+
+
+def _decode(data: bytes, codec: str, limit: int | None, *, errors: str = "strict") -> tuple[str, bool]:
+    """``data`` decoded with ``codec`` up to ``limit`` characters, and whether there was more.
+    A decoding error's ``start`` counts from the beginning of ``data``."""
+    if limit is None:
+        return data.decode(codec, errors), False
+    decoder = codecs.getincrementaldecoder(codec)(errors)
+    view = memoryview(data)
+    pieces: list[str] = []
+    length = 0
+    for start in range(0, len(data), _STEP):
+        try:
+            piece = decoder.decode(view[start : start + _STEP], final=start + _STEP >= len(data))
+        except UnicodeDecodeError as exc:
+            exc.start += start
+            raise
+        if length + len(piece) >= limit:
+            pieces.append(piece[: limit - length])
+            more = len(piece) > limit - length or start + _STEP < len(data)
+            return "".join(pieces), more
+        pieces.append(piece)
+        length += len(piece)
+    return "".join(pieces), False

@@ -8,6 +8,8 @@ from typing import Protocol
 
 from ..records import Location, ProgressPhase
 
+MB = 1024 * 1024
+
 
 class DocumentError(Exception):
     """A document that cannot be read; ``str()`` is the reason ``status`` shows
@@ -43,30 +45,57 @@ class Extracted:
     ocr_pages: int = 0
     """Pages whose text came from OCR (this run or a resumed checkpoint)."""
     ocr_pending: int = 0
-    """Pages that needed OCR and could not get it (no Tesseract, no language pack)."""
+    """Pages that needed OCR and could not get it (no OCR engine for the configured languages)."""
     pages_ocred: int = 0
     """Pages OCRed in this run."""
     pages_resumed: int = 0
     """Pages taken from checkpoints of an interrupted run."""
+    ocr_over_limit: int = 0
+    """Pages that needed OCR past :attr:`OcrSettings.max_pages` (left with their text layer)."""
     notices: list[str] = field(default_factory=list)
+    truncated: bool = False
+    """The reader stopped at the text cap (``max_document_text_mb``): the rest was dropped."""
 
 
 @dataclass(frozen=True, slots=True)
 class OcrSettings:
     enabled: bool = True
     languages: str = "eng+deu"
+    max_pages: int = 100
+    """OCR at most this many pages of one document (``ocr_max_pages_per_document``)."""
+    engine: str = "auto"
+    """``ocr_engine``: 'auto', 'rapidocr' or 'tesseract' (:func:`.ocr.open_engine`)."""
 
     def can_run(self) -> bool:
-        """Whether OCR can read pages now (enabled, Tesseract and a configured language
-        installed). Checked once per process, and only when some page is waiting for OCR."""
-        if not self.enabled:
-            return False
-        try:
-            from .ocr import open_ocr  # pytesseract: only when a page waits for it
-        except ImportError:  # the documents extra is not installed: nothing can OCR
-            return False
+        """Whether OCR can read pages now (enabled, an engine installed that reads a
+        configured language). Checked once per process, and only when some page is waiting."""
+        return self.enabled and self.blocker() is None
 
-        return open_ocr(self.languages).available
+    def blocker(self) -> str | None:
+        """Why OCR, switched on, cannot read pages now, with the fix; None when it can or is
+        switched off (pages then wait on purpose)."""
+        if not self.enabled:
+            return None
+        try:
+            from .ocr import open_engine  # the OCR libraries: only when a page waits for them
+        except ImportError:  # the documents extra is not installed: nothing can OCR
+            return (
+                "OCR cannot run, so pages without a text layer wait for it: the optional "
+                "'documents' extra is not installed. Fix: pip install 'vaultseek[documents]'"
+            )
+        engine = open_engine(self.engine, self.languages)
+        return None if engine.available else engine.notice or "OCR cannot run"
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What one document may cost (from the configuration; enforced by :mod:`.limits`)."""
+
+    max_inflated_bytes: int = 200 * MB
+    """``max_inflated_mb``: the most a zipped Office file (DOCX, PPTX, XLSX) may take once
+    inflated and parsed."""
+    max_text_chars: int = 20 * MB
+    """``max_document_text_mb``: the most characters of text taken from one document."""
 
 
 class PageLog(Protocol):
@@ -102,3 +131,6 @@ class ExtractContext:
     progress: Callable[[ProgressPhase, int, int], None] = lambda _phase, _done, _total: None
     """(phase "extract" or "ocr", page number, pages)"""
     should_stop: Callable[[], bool] = lambda: False
+    limits: Limits = Limits()
+    """Caps on what reading the document may cost; readers take their text through a
+    :class:`~.limits.TextBudget` of ``limits.max_text_chars``."""

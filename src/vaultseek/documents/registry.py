@@ -16,6 +16,7 @@ from importlib import import_module
 
 from ..errors import MissingExtraError
 from .extraction import DocumentError, ExtractContext, Extracted, ExtractionStopped
+from .limits import cap_text, check_package
 
 DOCUMENTS_EXTRA = "documents"
 
@@ -39,6 +40,9 @@ DOCUMENT_SUFFIXES = tuple(_KINDS)
 _NEEDS_EXTRA = {"pdf": "PDF", "docx": "Word", "pptx": "PowerPoint", "xlsx": "Excel", "html": "HTML"}
 """The kinds whose readers' libraries come with the ``documents`` extra, with the name the
 error gives them."""
+
+_ZIPPED = {"docx", "pptx", "xlsx"}
+"""Office files: zip archives whose directory is checked before their library opens them."""
 
 _UNSUPPORTED = {
     ".doc": "save it as .docx",
@@ -74,10 +78,11 @@ def kind_of(path: str) -> str | None:
 
 
 def extract(path: str, data: bytes, context: ExtractContext) -> Extracted:
-    """Read one document's bytes. Raises :class:`DocumentError` for anything wrong with the
-    file (never a library's own exception), :class:`ExtractionStopped` on request, and
-    :class:`MissingExtraError` when the reader's library (the ``documents`` extra) is not
-    installed."""
+    """Read one document's bytes, its text cut to ``context.limits.max_text_chars``. Raises
+    :class:`DocumentError` for anything wrong with the file (never a library's own exception),
+    an Office file that would inflate past the limits included; :class:`ExtractionStopped` on
+    request; and :class:`MissingExtraError` when the reader's library (the ``documents`` extra)
+    is not installed."""
     suffix = _suffix(path)
     if suffix in _UNSUPPORTED:
         raise DocumentError(f"unsupported document type {suffix}; {_UNSUPPORTED[suffix]}")
@@ -85,6 +90,8 @@ def extract(path: str, data: bytes, context: ExtractContext) -> Extracted:
         raise DocumentError(f"unsupported document type {suffix or '(no suffix)'}")
     kind, target = _KINDS[suffix]
     module_name, function = target.split(":")
+    if kind in _ZIPPED:
+        check_package(data, kind, context.limits)
     try:
         reader: Callable[[bytes, ExtractContext], Extracted] = getattr(
             import_module(f".{module_name}", __package__), function
@@ -106,4 +113,4 @@ def extract(path: str, data: bytes, context: ExtractContext) -> Extracted:
             f"corrupt or unreadable {kind.upper()} file ({exc.__class__.__name__}"
             + (f": {detail})" if detail else ")")
         ) from exc
-    return result
+    return cap_text(result, path, context.limits.max_text_chars)

@@ -1,7 +1,7 @@
 """PowerPoint (.pptx): one segment per slide — title, body text, tables, speaker notes.
 
-python-pptx's owner. A slide is never split: it is the unit a reader navigates by, and the
-citation (``slide 4``) points at it.
+python-pptx's owner. A slide is kept whole as one chunk where it can be: it is the unit a
+reader navigates by, and the citation (``slide 4``) points at it. Reading stops at the text cap.
 """
 
 from __future__ import annotations
@@ -14,12 +14,16 @@ from pptx import Presentation
 
 from ..records import Location
 from .extraction import ExtractContext, Extracted, Segment
+from .limits import TextBudget
 
 
 def read(data: bytes, context: ExtractContext) -> Extracted:
     presentation = Presentation(io.BytesIO(data))
     segments = []
+    budget = TextBudget(context.limits.max_text_chars)
     for number, slide in enumerate(presentation.slides, start=1):
+        if budget.spent:
+            break
         title_shape = slide.shapes.title
         title = _frame_text(title_shape) if title_shape is not None else ""
         title_id = title_shape.shape_id if title_shape is not None else None
@@ -38,14 +42,14 @@ def read(data: bytes, context: ExtractContext) -> Extracted:
             parts.append(f"Speaker notes: {notes}")
         segments.append(
             Segment(
-                "\n\n".join(parts),
+                budget.take("\n\n".join(parts)),
                 Location(slide=number),
                 heading=(title,) if title else (),
                 structured=True,
                 whole=True,
             )
         )
-    return Extracted(segments=segments, pages=len(segments))
+    return Extracted(segments=segments, pages=len(segments), truncated=budget.truncated)
 
 
 def _shapes(shapes: Any) -> Iterator[Any]:

@@ -4,11 +4,17 @@ The text is cut at the coarsest separator that makes pieces small enough — par
 lines, then sentences, then words, then (only for a single enormous word) characters — and the
 pieces are packed greedily. Each new chunk starts with the last ~``overlap`` characters of the
 previous one (whole pieces only), so a sentence cut at a boundary is still found whole.
+
+Text longer than :data:`WINDOW` (a 20 MB export on one line) is split a window at a time, each
+window cut at the coarsest separator in its second half: the pieces of one window are in memory
+at once, never the millions of a whole document. A chunk never spans two windows, and the first
+chunk of a window carries no overlap.
 """
 
 from __future__ import annotations
 
 SEPARATORS = ("\n\n", "\n", ". ", " ")
+WINDOW = 1 << 20
 
 
 def split_text(text: str, *, size: int = 1000, overlap: int = 100) -> list[str]:
@@ -18,7 +24,28 @@ def split_text(text: str, *, size: int = 1000, overlap: int = 100) -> list[str]:
         return []
     if len(text) <= size:
         return [text]
+    if len(text) > WINDOW:
+        pieces: list[str] = []
+        start = 0
+        while start < len(text):
+            end = _window_end(text, start)
+            pieces.extend(split_text(text[start:end], size=size, overlap=overlap))
+            start = end
+        return pieces
     return [c for c in (c.strip() for c in _merge(_atoms(text, size, 0), size, overlap)) if c]
+
+
+def _window_end(text: str, start: int) -> int:
+    """Where the window that begins at ``start`` ends: after the coarsest separator in its
+    second half, else at its full length."""
+    end = start + WINDOW
+    if end >= len(text):
+        return len(text)
+    for sep in SEPARATORS:
+        cut = text.rfind(sep, start + WINDOW // 2, end)
+        if cut != -1:
+            return cut + len(sep)
+    return end
 
 
 def _atoms(text: str, size: int, level: int) -> list[str]:

@@ -6,6 +6,11 @@ read by the core install. Each chunk is ``[Sheet: name]`` (workbooks only), the 
 then up to :data:`ROWS_PER_CHUNK` rows as ``cell | cell`` lines, and cites its sheet and row
 range. Rows are numbered as the application shows them: the header is row 1 of a CSV; empty
 rows are skipped but counted.
+
+Reading stops at the text cap (``max_document_text_mb``), and a workbook also after
+:data:`MAX_CELLS` cells or past Excel's last row: a sheet's stated size is not trusted, since a
+few bytes claiming ``A1:XFD1048576`` would otherwise pad every row to 16,384 cells. Only the
+first ``max_document_text_mb`` characters of a CSV are decoded.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..records import Location
-from .encoding import decode_text
+from .encoding import decode_head
 from .extraction import (
     DocumentError,
     ExtractContext,
@@ -25,8 +30,12 @@ from .extraction import (
     ExtractionStopped,
     Segment,
 )
+from .limits import TextBudget
 
 ROWS_PER_CHUNK = 20
+MAX_CELLS = 10_000_000
+"""Cells a workbook may make the reader visit, empty ones included."""
+EXCEL_ROWS = 1_048_576
 _SNIFF_CHARS = 64 * 1024
 
 
@@ -37,34 +46,55 @@ def read_xlsx(data: bytes, context: ExtractContext) -> Extracted:
         workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     except Exception as exc:
         raise DocumentError(f"corrupt XLSX (not a readable workbook: {exc.__class__.__name__})") from exc
+    budget = TextBudget(context.limits.max_text_chars)
+    cells = 0
+
+    def rows(sheet: Any) -> Iterator[tuple[int, tuple[Any, ...]]]:
+        nonlocal cells
+        sheet.reset_dimensions()  # its stated size is not trusted (see the module docstring)
+        for number, row in enumerate(sheet.iter_rows(values_only=True), start=1):
+            cells += len(row)
+            if number > EXCEL_ROWS or cells > MAX_CELLS:
+                budget.truncated = True
+                return
+            yield number, row
+
     try:
         segments: list[Segment] = []
         for sheet in workbook.worksheets:
-            rows = enumerate(sheet.iter_rows(values_only=True), start=1)
-            segments.extend(row_batches(rows, context, sheet=sheet.title))
+            if budget.spent or budget.truncated:
+                break
+            segments.extend(row_batches(rows(sheet), context, budget, sheet=sheet.title))
     finally:
         workbook.close()
-    return Extracted(segments=segments)
+    return Extracted(segments=segments, truncated=budget.truncated)
 
 
 def read_csv(data: bytes, context: ExtractContext) -> Extracted:
-    text = decode_text(data)
+    text, more = decode_head(data, context.limits.max_text_chars)
     sample = text[:_SNIFF_CHARS]
     try:
         dialect: Any = csv.Sniffer().sniff(sample, delimiters=",;\t|")
     except csv.Error:
         dialect = csv.excel_tab if context.path.lower().endswith(".tsv") else csv.excel
+    budget = TextBudget(context.limits.max_text_chars)
     try:
         reader = csv.reader(io.StringIO(text, newline=""), dialect)
-        return Extracted(segments=list(row_batches(enumerate(reader, start=1), context)))
+        segments = list(row_batches(enumerate(reader, start=1), context, budget))
     except csv.Error as exc:
         raise DocumentError(f"malformed CSV ({exc})") from exc
+    return Extracted(segments=segments, truncated=more or budget.truncated)
 
 
 def row_batches(
-    rows: Iterable[tuple[int, Iterable[Any]]], context: ExtractContext, *, sheet: str | None = None
+    rows: Iterable[tuple[int, Iterable[Any]]],
+    context: ExtractContext,
+    budget: TextBudget,
+    *,
+    sheet: str | None = None,
 ) -> Iterator[Segment]:
-    """The header row plus batches of rows, as whole structured segments."""
+    """The header row plus batches of rows, as whole structured segments, until ``budget`` is
+    spent."""
     prefix = f"[Sheet: {sheet}]\n" if sheet is not None else ""
     header: str | None = None
     batch: list[tuple[int, str]] = []
@@ -84,7 +114,9 @@ def row_batches(
             values.pop()
         if not any(values):
             continue
-        line = " | ".join(values)
+        line = budget.take(" | ".join(values))
+        if not line:
+            break
         if header is None:
             header = line
             header_row = number

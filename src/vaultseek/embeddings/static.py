@@ -114,6 +114,8 @@ class StaticEmbedder:
         self._median_token_chars = _median_token_length(self.tokenizer)
         self.fingerprint = _fingerprint(tokenizer_text, self.config, self.matrix)
         self._table32: np.ndarray | None = None
+        self._serial = False
+        """Encode one text at a time: the thread pool batch encoding needs could not start."""
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` into a (len(texts), dim) float32 matrix of unit rows (zeros if empty)."""
@@ -131,12 +133,27 @@ class StaticEmbedder:
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
 
+    def _token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids per text: batch-encoded on the tokenizer's thread pool, or one text at a
+        time in this thread once that pool has failed. The pool starts on first use; when it
+        cannot (threads refused near a memory cap), ``tokenizers`` raises a Rust panic, which
+        reaches Python as ``pyo3_runtime.PanicException`` — a ``BaseException``, not an
+        ``Exception`` — and keeps doing so on every later batch."""
+        if not self._serial:
+            try:
+                encodings = self.tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)
+                return [e.ids for e in encodings]
+            except BaseException as exc:
+                if type(exc).__name__ != "PanicException":
+                    raise
+                self._serial = True
+        return [self.tokenizer.encode(t, add_special_tokens=False).ids for t in texts]
+
     def _embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         if self.max_length is not None:
             limit = self.max_length * self._median_token_chars
             texts = [t[:limit] for t in texts]
-        encodings = self.tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)
-        id_lists = [e.ids for e in encodings]
+        id_lists = self._token_ids(texts)
         if self.unk_id is not None:
             unk = self.unk_id
             id_lists = [[i for i in ids if i != unk] if unk in ids else ids for ids in id_lists]

@@ -26,6 +26,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 import numpy as np
@@ -35,17 +36,19 @@ from ..documents import (
     DocumentError,
     ExtractContext,
     ExtractionStopped,
+    Limits,
     OcrSettings,
     document_chunks,
     extract,
     kind_of,
+    short_heading,
 )
 from ..embeddings.static import StaticEmbedder
-from ..errors import MissingExtraError
+from ..errors import MissingExtraError, VaultseekError
 from ..notes.chunking import chunk_note
 from ..notes.markdown import parse_note
 from ..records import ChunkDraft, Note, Progress, SkippedFile, SyncReport
-from ..storage.store import REEMBEDDING, FileState, PreparedChunk, Store, utc_now
+from ..storage.store import REEMBEDDING, FileState, PreparedChunk, Store
 from ..text.keys import frontmatter_fields, note_names, tag_keys
 from ..text.lexical import index_text
 from .credentials import scrub
@@ -61,7 +64,7 @@ from .sources import (
     walks_into,
 )
 
-PIPELINE_VERSION = "6"
+PIPELINE_VERSION = "7"
 """Bump when reading, scrubbing or chunking changes what a file becomes: the next run then
 re-processes every file (vectors are reused wherever the embedded text is unchanged), so
 e.g. a new credential pattern reaches notes that have not been edited since. (3: frontmatter
@@ -71,7 +74,11 @@ are stored as links. 4: reference-style markdown links, ``[text][ref]``, are sto
 detected charset, cp1252 winning a tie; notes were refused, and Western text in the others
 could come out as another code page. 6: more credential patterns — base64-encoded private
 keys, Azure AD client secrets, new-format Mailgun keys, Twilio ``SK`` keys without context,
-``pw:`` values, values past the length caps, a private key's END half on a page of its own.)"""
+``pw:`` values, values past the length caps, a private key's END half on a page of its own.
+7: documents are held to their limits — text past ``max_document_text_mb`` dropped, a slide
+or batch of rows over 8,000 characters cut like running text, headings over 200 characters
+shortened, workbook rows read past a sheet's stated size, Office files that would inflate past
+``max_inflated_mb`` skipped.)"""
 REPROCESSING_META = "reprocessing"
 """Meta key: ``<pipeline version> <ISO time>`` while every file is being brought to a new
 pipeline version (the first index included); removed when that run completes."""
@@ -93,6 +100,22 @@ class _Parsed:
     kind: str = "note"
     ocr_pages: int = 0
     ocr_pending: int = 0
+    ocr_over_limit: int = 0
+
+
+_NEVER_CAUGHT = (KeyboardInterrupt, SystemExit, GeneratorExit, VaultseekError)
+"""What the per-file guards let through: a stop request, and the index's own typed errors
+(a full disk, a locked index), which are about the run, not the file. Anything else raised
+while one file is read, chunked or embedded — a library's error, ``MemoryError``, a Rust
+panic (``pyo3_runtime.PanicException``, a ``BaseException``) — skips that file."""
+
+
+def _failure(what: str, exc: BaseException) -> str:
+    """A skip reason for an unexpected error: ``could not be read (MemoryError)``."""
+    if isinstance(exc, MemoryError):
+        return f"{what}: ran out of memory (MemoryError)"
+    detail = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else ""
+    return f"{what} ({exc.__class__.__name__}{': ' + detail if detail else ''})"
 
 
 def _is_text(path: str) -> bool:
@@ -150,16 +173,22 @@ class Syncer:
         self.reprocess_all = False
         self._ocr_ready: bool | None = None
 
-    def _reprocessing_since(self) -> str:
+    def _reprocessing_since(self) -> datetime:
         """When the run that brings every file to this pipeline version began (the first
         index, or the first run after an upgrade). Files written since then are done: an
         interrupted run resumes after them instead of starting over."""
         mark = self.store.get_meta(REPROCESSING_META)
         version, _, since = (mark or "").partition(" ")
-        if version != PIPELINE_VERSION or not since:
-            since = utc_now()
-            self.store.set_meta({REPROCESSING_META: f"{PIPELINE_VERSION} {since}"})
-        return since
+        try:
+            if version == PIPELINE_VERSION:
+                return datetime.fromisoformat(since)
+        except ValueError:
+            pass
+        # Microseconds: a file written earlier within the same second (stored to the second)
+        # then counts as before the mark, and is redone.
+        moment = datetime.now(UTC)
+        self.store.set_meta({REPROCESSING_META: f"{PIPELINE_VERSION} {moment.isoformat()}"})
+        return moment
 
     def run(self, paths: Collection[str] | None = None) -> SyncReport:
         """Bring the index in line with the vault — or, given ``paths`` (vault-relative, '/'
@@ -179,6 +208,7 @@ class Syncer:
             self.store.get_meta("pipeline_version") != PIPELINE_VERSION
         )
         redone_since = self._reprocessing_since() if reprocess_all else None
+        done_since_then = (lambda state: _written_since(state, redone_since)) if redone_since else None
         path_filter = PathFilter(self.config.include, self.config.excluded)
         named = None if paths is None or reprocess_all else sorted(set(paths))
         if named is not None and not all(_is_text(p) for p in named):
@@ -211,7 +241,8 @@ class Syncer:
                 and (state.size, state.mtime_ns) == (source.size, source.mtime_ns)
                 and state.kind == (kind_of(source.path) or "note")
                 and not (state.ocr_pending and self._ocr_can_run())
-                and (redone_since is None or (state.indexed_at or "") >= redone_since)
+                and not self._over_ocr_limit_raised(state)
+                and (done_since_then is None or done_since_then(state))
             ):
                 self.counts["unchanged"] += 1
             else:  # new, changed, or skipped last time (the cause may be fixed: try again)
@@ -231,6 +262,7 @@ class Syncer:
                 self.store.set_meta({"pipeline_version": PIPELINE_VERSION})
                 self.store.delete_meta(REPROCESSING_META)
             self.store.prune_ocr_checkpoints(present, among=None if named is None else set(named))
+        self._notice_ocr_blocked()
         self.progress(Progress("done", 1, 1))
         return SyncReport(
             scanned=len(sources),
@@ -348,6 +380,11 @@ class Syncer:
                     item = self._parse(source, state)
                 except ExtractionStopped:
                     return True
+                except _NEVER_CAUGHT:
+                    raise
+                except BaseException as exc:  # noqa: BLE001 - one file never ends the run
+                    self._skip(source, state, _failure("could not be read", exc))
+                    continue
                 if item is not None:
                     parsed.append((item, state))
                     if item.kind != "note":
@@ -364,7 +401,7 @@ class Syncer:
 
     def _write(self, parsed: Sequence[tuple[_Parsed, FileState | None]]) -> bool:
         """Embed and store parsed files; False if stopped before all were written."""
-        vectors, fresh = self._vectors_for([p for p, _s in parsed])
+        vectors, fresh, parsed = self._embed(parsed)
         with self.store.batch():
             for item, state in parsed:
                 if self.should_stop():
@@ -393,6 +430,8 @@ class Syncer:
                     kind=item.kind,
                     ocr_pages=item.ocr_pages,
                     ocr_pending=item.ocr_pending,
+                    ocr_over_limit=item.ocr_over_limit,
+                    ocr_limit=self.config.ocr_max_pages_per_document if item.ocr_over_limit else 0,
                     fields=frontmatter_fields(item.note.frontmatter),
                     tags=tag_keys(item.note.tags),
                     names=note_names(item.note.title, item.note.aliases, item.source.path),
@@ -403,14 +442,35 @@ class Syncer:
 
     def _ocr_can_run(self) -> bool:
         """Whether a document with pages waiting for OCR is worth reading again: only once
-        OCR can run (Tesseract or the language pack installed, OCR switched back on), so a
-        machine without Tesseract does not re-extract those PDFs on every run."""
+        OCR can run (an engine or a language pack installed, OCR switched back on), so a
+        machine without one does not re-extract those PDFs on every run."""
         if self._ocr_ready is None:
             self._ocr_ready = self._ocr_settings().can_run()
         return self._ocr_ready
 
     def _ocr_settings(self) -> OcrSettings:
-        return OcrSettings(enabled=self.config.ocr, languages=self.config.ocr_languages)
+        return OcrSettings(enabled=self.config.ocr, languages=self.config.ocr_languages,
+                           max_pages=self.config.ocr_max_pages_per_document,
+                           engine=self.config.ocr_engine)  # fmt: skip
+
+    def _notice_ocr_blocked(self) -> None:
+        """One notice a run while indexed pages wait for an OCR that cannot run (no engine
+        installed, or none for the configured languages), with the fix: the same line a PDF
+        read in this run reports, so it is never said twice."""
+        if not self.config.ocr or not self.store.ocr_totals()[1]:
+            return
+        blocker = self._ocr_settings().blocker()
+        if blocker and blocker not in self.notices:
+            self.notices.append(blocker)
+
+    def _over_ocr_limit_raised(self, state: FileState) -> bool:
+        """Whether a document that had pages left without OCR by the page limit may now get
+        more of them: the limit was raised since, and OCR can run."""
+        return bool(
+            state.ocr_over_limit
+            and self.config.ocr_max_pages_per_document > state.ocr_limit
+            and self._ocr_can_run()
+        )
 
     def _touched_only(
         self, source: SourceFile, state: FileState | None, content_hash: str, kind: str
@@ -423,6 +483,7 @@ class Syncer:
             or state.content_hash != content_hash
             or state.kind != kind
             or (state.ocr_pending and self._ocr_can_run())
+            or self._over_ocr_limit_raised(state)
             or self.reprocess_all
         ):
             return False
@@ -468,6 +529,10 @@ class Syncer:
             pages=_Checkpoints(self, path, loaded.content_hash),
             progress=lambda phase, done, total: self.progress(Progress(phase, done, total, path)),
             should_stop=self.should_stop,
+            limits=Limits(
+                max_inflated_bytes=self.config.max_inflated_bytes,
+                max_text_chars=self.config.max_document_text_chars,
+            ),
         )
         try:
             extracted = extract(path, loaded.data, context)
@@ -491,7 +556,7 @@ class Syncer:
             scrubbed = scrub(segment.text)
             self.redactions.update(scrubbed.counts)
             segments.append(replace(segment, text=scrubbed.text))
-        title = scrub(extracted.title or PurePosixPath(path).stem).text
+        title = short_heading(scrub(extracted.title or PurePosixPath(path).stem).text)
         drafts = document_chunks(segments, title=title, kind=kind)
         hashes = [embed_hash(embedding_text(d.heading_context, d.text)) for d in drafts]
         return _Parsed(
@@ -503,7 +568,34 @@ class Syncer:
             kind=kind,
             ocr_pages=extracted.ocr_pages,
             ocr_pending=extracted.ocr_pending,
+            ocr_over_limit=extracted.ocr_over_limit,
         )
+
+    def _embed(
+        self, parsed: Sequence[tuple[_Parsed, FileState | None]]
+    ) -> tuple[dict[bytes, np.ndarray], set[bytes], Sequence[tuple[_Parsed, FileState | None]]]:
+        """:meth:`_vectors_for` the batch, and the files it holds. When embedding fails (out of
+        memory, a panic in the tokenizer), each file is embedded alone and the one that fails
+        is skipped with the reason, so the others are still written."""
+        try:
+            found, embedded = self._vectors_for([item for item, _s in parsed])
+            return found, embedded, parsed
+        except _NEVER_CAUGHT:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - one file never ends the run
+            if len(parsed) == 1:
+                item, state = parsed[0]
+                self._skip(item.source, state, _failure("could not be embedded", exc))
+                return {}, set(), []
+        vectors: dict[bytes, np.ndarray] = {}
+        fresh: set[bytes] = set()
+        kept: list[tuple[_Parsed, FileState | None]] = []
+        for one in parsed:
+            more, new, written = self._embed([one])
+            vectors.update(more)
+            fresh |= new
+            kept.extend(written)
+        return vectors, fresh, kept
 
     def _vectors_for(
         self, parsed: Sequence[_Parsed]
@@ -519,3 +611,11 @@ class Syncer:
         if missing:
             vectors.update(zip(missing, self.embedder().embed([texts[h] for h in missing]), strict=True))
         return vectors, set(missing)
+
+
+def _written_since(state: FileState, moment: datetime) -> bool:
+    """Whether the index wrote ``state``'s file at or after ``moment``."""
+    try:
+        return state.indexed_at is not None and datetime.fromisoformat(state.indexed_at) >= moment
+    except ValueError:
+        return False

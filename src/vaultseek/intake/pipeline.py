@@ -270,7 +270,8 @@ class Intake:
                 if not path.exists():  # taken by another intake while we waited for the lock
                     continue
                 try:
-                    item = read_item(path, ocr=OcrSettings(self.config.ocr, self.config.ocr_languages))
+                    ocr = OcrSettings(self.config.ocr, self.config.ocr_languages, self.config.ocr_max_pages_per_document)
+                    item = read_item(path, ocr=ocr)
                 except IntakeError as exc:
                     outcomes.append(Outcome(path.name, error=exc.message, dry_run=dry_run))
                     continue

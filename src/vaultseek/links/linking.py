@@ -42,7 +42,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ..errors import QueryError
+from ..errors import NotFoundError
 from ..records import LinkVia, NoteLinks, ResolvedLink
 from ..storage.store import LinkRow, Store
 
@@ -215,7 +215,7 @@ def get_note_path(store: Store, note: str, vault: Path) -> str:
     if found is None and given:
         found, _via = Resolver.from_names(store.link_names([link_key(given)])).resolve("", given)
     if found is None:
-        raise QueryError(
+        raise NotFoundError(
             f"{note} is not in the index",
             hint="give a vault-relative path (as search results show) or a note's name",
         )

@@ -55,6 +55,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from ..config import FILE_KINDS
 from ..errors import QueryError
 from ..records import COMPARISON_OPS, ComparisonOp, FieldComparison, SearchFilter
 from ..text.keys import NUMBER, field_key, field_value, number_text, tag_key
@@ -100,6 +101,9 @@ def parse_filter(data: Mapping[str, Any] | SearchFilter | None, *, now: float | 
         raw = _strings(name, data.get(name))
         if raw is not None:
             values[name] = tuple(_CLEAN[name](v) for v in raw)
+    unknown = [kind for kind in values.get("kinds", ()) if kind not in FILE_KINDS]
+    if unknown:
+        raise QueryError(f"unknown kind {unknown[0]!r}", hint=f"use some of {', '.join(FILE_KINDS)}")
     where = data.get("where")
     if where is not None:
         pairs, comparisons = _where(where, now=clock)
@@ -138,11 +142,16 @@ def _strings(name: str, raw: Any) -> list[str] | None:
     return list(raw)
 
 
+_KIND_ALIASES = {
+    "md": "note", "markdown": "note", "notes": "note", "xlsm": "xlsx", "tsv": "csv", "htm": "html",
+    "yml": "yaml", "text": "txt",
+}  # fmt: skip
+
 _CLEAN = {
     "paths": lambda v: v.strip().replace("\\", "/").lstrip("/"),
     "folders": lambda v: v.strip().replace("\\", "/").strip("/"),
     "tags": lambda v: tag_key(v),
-    "kinds": lambda v: {"md": "note", "markdown": "note", "notes": "note"}.get(v.strip().lower().lstrip("."), v.strip().lower().lstrip(".")),
+    "kinds": lambda v: _KIND_ALIASES.get(v.strip().lower().lstrip("."), v.strip().lower().lstrip(".")),
 }  # fmt: skip
 """Per-field clean-up: ``/work/`` is the folder ``work``, ``#a/b`` the tag ``a/b``, ``.PDF`` and
 ``md`` the kinds ``pdf`` and ``note``."""

@@ -23,6 +23,7 @@ from ..records import SearchFilter, SearchMode, SearchResponse, SearchResult
 from ..storage.store import ChunkRow, Store
 from ..storage.vectors import Scan, VectorIndex
 from ..text.lexical import LexicalQuery, make_snippet, parse_query
+from .filter_hints import filter_misses
 from .fusion import DEFAULT_WEIGHTS, Fused, convex, convex_head, rrf
 from .intent import LEANS, detect_intent
 from .linkgraph import LinkGraph, boost, contenders
@@ -265,6 +266,8 @@ def run_search(
     results = _materialise(store, fused[: params.k], query, rows)
     if params.max_tokens is not None:
         results = fit_budget(results, params.max_tokens)
+    if scope is not None:
+        notices.extend(filter_misses(store, scope))
     return SearchResponse(text, params.mode, tuple(results), tuple(notices), intent=intent)
 
 

@@ -7,8 +7,10 @@ bundles its own SQLite. WAL mode gives one writer and any number of readers who 
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import apsw
 
@@ -28,16 +30,30 @@ FTS5_TOKENIZE_QUERY = apsw.FTS5_TOKENIZE_QUERY
 FTS5Tokenizer = apsw.FTS5Tokenizer
 
 
-def open_connection(path: Path, *, create: bool) -> apsw.Connection:
+def open_connection(path: Path, *, create: bool, read_only: bool = False) -> apsw.Connection:
     """Open (and, with ``create``, make) the database at ``path`` with vaultseek's pragmas.
 
-    Raises :class:`IndexNotFoundError` when it is missing and ``create`` is false,
-    :class:`IndexCorruptError` when the file is not an SQLite database.
+    An existing index this user cannot write (:func:`find_write_blocker`) is opened for
+    reading only, as it is with ``read_only``: searching it needs no writes. Raises
+    :class:`IndexNotFoundError` when it is missing and ``create`` is false,
+    :class:`IndexAccessError` when ``create`` is asked of an index (or folder) that cannot be
+    written, :class:`IndexCorruptError` when the file is not an SQLite database.
     """
+    if create and read_only:
+        raise ValueError("an index opened read-only cannot be created")
     if not create and not path.exists():
         raise IndexNotFoundError(
             f"no index at {path}", hint="run `vaultseek index <folder>` first"
         )
+    blocker = None if read_only else find_write_blocker(path)
+    if create and blocker is not None:
+        raise IndexAccessError(
+            f"cannot write the index {path}: {blocker}",
+            hint="make it writable or pass another --db; `vaultseek search`, `status`, `links` "
+            "and `related` can still read it",
+        )
+    if read_only or blocker is not None:
+        return _open_read_only(path)
     if create:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -58,6 +74,64 @@ def open_connection(path: Path, *, create: bool) -> apsw.Connection:
         conn.close()
         raise translate(exc, path) from exc
     return conn
+
+
+def find_write_blocker(path: Path) -> str | None:
+    """Why this user cannot write the index at ``path`` (a new one there, if there is none
+    yet), or None. The folder counts too: in WAL mode SQLite keeps ``-wal`` and ``-shm``
+    files beside the database. ``os.access`` answers for the user this process runs as, so
+    for root only a read-only file system is a blocker, not a file's mode."""
+    folder = path.parent
+    try:
+        if os.statvfs(path if path.exists() else folder).f_flag & os.ST_RDONLY:
+            return "the file system is read-only"
+    except OSError:  # the folder does not exist yet: creating it says what is wrong
+        return None
+    if path.exists() and not os.access(path, os.W_OK):
+        return "the file is read-only"
+    if folder.exists() and not os.access(folder, os.W_OK):
+        return f"its folder {folder} is read-only"
+    return None
+
+
+def _open_read_only(path: Path) -> apsw.Connection:
+    """Open the index at ``path`` for reading only; no pragma that writes is applied.
+
+    ``mode=ro`` first: it reads the write-ahead log, so it sees what a writer committed a
+    moment ago, but it needs the ``-shm`` file, and cannot create one in a folder this user may
+    not write to. Without one, ``immutable=1``: the main file alone, without locks. That is
+    safe only while nobody writes, which holds here: a writer in WAL mode keeps a ``-shm``
+    file, and the folder is closed to this user."""
+    shared_memory = Path(f"{path}-shm")
+    conn = None
+    try:
+        for option in ("mode=ro", "immutable=1"):
+            conn = apsw.Connection(
+                f"file:{quote(str(path.absolute()))}?{option}",
+                flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI,
+            )
+            try:
+                conn.execute("SELECT count(*) FROM sqlite_schema").fetchall()  # opens the WAL
+            except (apsw.ReadOnlyError, apsw.CantOpenError):
+                conn.close()
+                conn = None
+                if option == "mode=ro" and not shared_memory.exists():
+                    continue
+                raise
+            break
+        assert conn is not None
+        conn.setbusytimeout(BUSY_TIMEOUT_MS)
+        _configure_reader(conn)
+    except apsw.Error as exc:
+        if conn is not None:
+            conn.close()
+        raise translate(exc, path) from exc
+    return conn
+
+
+def is_read_only(conn: apsw.Connection) -> bool:
+    """Whether ``conn`` can only read its database (opened so, or SQLite had to)."""
+    return bool(conn.readonly("main"))
 
 
 def _configure_until_unlocked(conn: apsw.Connection, *, create: bool) -> None:
@@ -92,6 +166,11 @@ def _configure(conn: apsw.Connection, *, create: bool) -> None:
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
+    _configure_reader(conn)
+
+
+def _configure_reader(conn: apsw.Connection) -> None:
+    """The pragmas that only shape this connection's reads (none writes to the file)."""
     conn.execute("PRAGMA temp_store=MEMORY")
     conn.execute("PRAGMA cache_size=-32000")
     conn.execute("PRAGMA mmap_size=268435456")  # reads straight from the page cache

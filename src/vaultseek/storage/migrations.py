@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..errors import IndexCorruptError
+from ..errors import IndexAccessError, IndexCorruptError
 from .db import Connection
 
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -230,36 +230,50 @@ def m005_deep_vectors(conn: Connection) -> None:
     )
 
 
+def m006_ocr_limit(conn: Connection) -> None:
+    """``files.ocr_over_limit``: pages of a document that needed OCR past
+    ``ocr_max_pages_per_document`` and kept only their text layer (``vaultseek status`` counts
+    them), and ``files.ocr_limit``: that limit, so a document is read again once it is raised.
+    """
+    conn.execute(
+        """
+        ALTER TABLE files ADD COLUMN ocr_over_limit INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE files ADD COLUMN ocr_limit INTEGER NOT NULL DEFAULT 0;
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     m001_initial, m002_documents, m003_note_metadata, m004_links, m005_deep_vectors,
+    m006_ocr_limit,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-def migrate(conn: Connection) -> int:
+def migrate(conn: Connection, *, read_only: bool = False) -> int:
     """Bring the schema up to date; return the version it is at.
 
-    Refuses a database from a newer vaultseek rather than guessing at its schema.
+    Refuses a database from a newer vaultseek rather than guessing at its schema. On a
+    connection that cannot write (``read_only``) a current schema is all that works: one that
+    needs migrating raises :class:`IndexAccessError`.
     """
     version = _user_version(conn)
     if version == SCHEMA_VERSION:
         return version
+    if read_only:
+        _check_known(conn, version)
+        raise IndexAccessError(
+            f"the index needs an upgrade of its schema (version {version} to {SCHEMA_VERSION}), "
+            "which writes to it, and it is read-only here",
+            hint="run `vaultseek status` once as a user who can write the index (that upgrades "
+            "it), then read it here",
+        )
     # Take the write lock before looking again: two first runs starting together must not
     # both try to create the schema.
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = _user_version(conn)
-        if version > SCHEMA_VERSION:
-            raise IndexCorruptError(
-                f"this index has schema version {version}; this vaultseek knows up to "
-                f"{SCHEMA_VERSION}",
-                hint="upgrade vaultseek, or index into another --db",
-            )
-        if version == 0 and conn.execute("SELECT count(*) FROM sqlite_schema").fetchall()[0][0]:
-            raise IndexCorruptError(
-                "this database already holds tables that are not a vaultseek index",
-                hint="pass another --db; vaultseek will not write into a foreign database",
-            )
+        _check_known(conn, version)
         for number in range(version, SCHEMA_VERSION):
             MIGRATIONS[number](conn)
             conn.execute(f"PRAGMA user_version={number + 1}")
@@ -268,6 +282,21 @@ def migrate(conn: Connection) -> int:
         conn.execute("ROLLBACK")
         raise
     return SCHEMA_VERSION
+
+
+def _check_known(conn: Connection, version: int) -> None:
+    """Refuse a schema from a newer vaultseek, and a database that is not an index."""
+    if version > SCHEMA_VERSION:
+        raise IndexCorruptError(
+            f"this index has schema version {version}; this vaultseek knows up to "
+            f"{SCHEMA_VERSION}",
+            hint="upgrade vaultseek, or index into another --db",
+        )
+    if version == 0 and conn.execute("SELECT count(*) FROM sqlite_schema").fetchall()[0][0]:
+        raise IndexCorruptError(
+            "this database already holds tables that are not a vaultseek index",
+            hint="pass another --db; vaultseek will not write into a foreign database",
+        )
 
 
 def _user_version(conn: Connection) -> int:

@@ -52,6 +52,10 @@ class FileState:
     """Pages that still need OCR: the file is re-processed until this is 0."""
     indexed_at: str | None = None
     """When the file was last written (ISO 8601, UTC)."""
+    ocr_over_limit: int = 0
+    """Pages left without OCR by ``ocr_max_pages_per_document``."""
+    ocr_limit: int = 0
+    """That limit as it was then (0 when no page went past it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,11 +137,31 @@ class Store:
     # -- files --------------------------------------------------------------------------
     def file_states(self, paths: Sequence[str] | None = None) -> dict[str, FileState]:
         """What the index knows of every file, or of just ``paths`` (those it knows)."""
-        select = "SELECT id, path, size, mtime_ns, content_hash, status, error, kind, ocr_pending, indexed_at FROM files"
+        select = ("SELECT id, path, size, mtime_ns, content_hash, status, error, kind, ocr_pending, indexed_at, "
+                  "ocr_over_limit, ocr_limit FROM files")  # fmt: skip
         rows = list(self.conn.execute(select)) if paths is None else []
         for batch in _batches(paths or ()):
             rows += self.conn.execute(f"{select} WHERE path IN ({_marks(batch)})", batch)
         return {row[1]: FileState(row[0], *row[2:]) for row in rows}
+
+    def folders(self) -> set[str]:
+        """Every folder that holds an indexed file (vault-relative, parents included)."""
+        found: set[str] = set()
+        for (path,) in self.conn.execute("SELECT path FROM files WHERE status = 'indexed'"):
+            parts = path.split("/")[:-1]
+            found.update("/".join(parts[:end]) for end in range(1, len(parts) + 1))
+        return found
+
+    def tag_names(self) -> list[str]:
+        """Every tag key an indexed file has (parents of nested tags included)."""
+        return [row[0] for row in self.conn.execute("SELECT DISTINCT tag FROM file_tags ORDER BY tag")]
+
+    def has_tag(self, tag: str) -> bool:
+        return bool(self.conn.execute("SELECT 1 FROM file_tags WHERE tag = ? LIMIT 1", (tag,)).fetchall())
+
+    def has_kind(self, kind: str) -> bool:
+        query = "SELECT 1 FROM files WHERE kind = ? AND status = 'indexed' LIMIT 1"
+        return bool(self.conn.execute(query, (kind,)).fetchall())
 
     def has_files_under(self, folder: str) -> bool:
         """Whether the index holds any file inside the vault-relative ``folder``."""
@@ -180,6 +204,8 @@ class Store:
         kind: str = "note",
         ocr_pages: int = 0,
         ocr_pending: int = 0,
+        ocr_over_limit: int = 0,
+        ocr_limit: int = 0,
         fields: Sequence[tuple[str, str | None]] = (),
         tags: Sequence[str] = (),
         names: Sequence[str] = (),
@@ -194,8 +220,8 @@ class Store:
             self.conn.execute("DELETE FROM ocr_checkpoints WHERE path = ?", (path,))
             self.conn.execute(
                 "INSERT INTO files(path, size, mtime_ns, content_hash, status, title, type, "
-                "tags, aliases, indexed_at, kind, ocr_pages, ocr_pending) "
-                "VALUES (?, ?, ?, ?, 'indexed', ?, ?, ?, ?, ?, ?, ?, ?)",
+                "tags, aliases, indexed_at, kind, ocr_pages, ocr_pending, ocr_over_limit, ocr_limit) "
+                "VALUES (?, ?, ?, ?, 'indexed', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     path,
                     size,
@@ -209,6 +235,8 @@ class Store:
                     kind,
                     ocr_pages,
                     ocr_pending,
+                    ocr_over_limit,
+                    ocr_limit,
                 ),
             )
             file_id = self.conn.last_insert_rowid()
@@ -296,13 +324,14 @@ class Store:
             )
         )
 
-    def ocr_totals(self) -> tuple[int, int]:
-        """(pages whose text came from OCR, pages still waiting for OCR) over indexed files."""
-        done, pending = self.conn.execute(
-            "SELECT coalesce(sum(ocr_pages), 0), coalesce(sum(ocr_pending), 0) FROM files "
-            "WHERE status = 'indexed'"
+    def ocr_totals(self) -> tuple[int, int, int]:
+        """(pages whose text came from OCR, pages still waiting for OCR, pages left without
+        OCR by the per-document limit) over indexed files."""
+        done, pending, over = self.conn.execute(
+            "SELECT coalesce(sum(ocr_pages), 0), coalesce(sum(ocr_pending), 0), "
+            "coalesce(sum(ocr_over_limit), 0) FROM files WHERE status = 'indexed'"
         ).get
-        return int(done), int(pending)
+        return int(done), int(pending), int(over)
 
     # -- OCR checkpoints ----------------------------------------------------------------
     def ocr_checkpoints(self, path: str, content_hash: str) -> dict[int, str]:

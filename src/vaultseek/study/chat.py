@@ -29,6 +29,7 @@ from ..errors import (
     LLMError,
     LLMUnavailableError,
     ModelMissingError,
+    NotFoundError,
     QueryError,
     VaultseekError,
 )
@@ -140,7 +141,7 @@ class Chat:
         """The conversation to answer in: the one asked for, or a new one."""
         if request.conversation_id:
             if self.store.find_conversation(request.conversation_id) is None:
-                raise QueryError(f"no conversation {request.conversation_id}",
+                raise NotFoundError(f"no conversation {request.conversation_id}",
                                  hint="leave conversation_id out to start a new one")  # fmt: skip
             return request.conversation_id
         return self.store.create_conversation(request.question.splitlines()[0][:80], request.scope)

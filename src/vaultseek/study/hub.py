@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
-from ..errors import QueryError
+from ..errors import NotFoundError, QueryError
 from ..llm import ChatClient
 from . import dashboard, exporting, scheduling
 from .archive import KINDS, Archive
@@ -66,7 +66,7 @@ class StudyHub:
     def get(self, material_id: str, *, opened: bool = False) -> dict[str, Any]:
         material = self.archive.find_material(material_id)
         if material is None:
-            raise QueryError(f"no study material {material_id}")
+            raise NotFoundError(f"no study material {material_id}")
         if material["kind"] == "quiz":
             material["attempts"] = self.archive.attempts(material_id)
         if opened:
@@ -77,12 +77,12 @@ class StudyHub:
         if not isinstance(title, str) or not title.strip() or len(title) > 200:
             raise QueryError('"title" must be a non-empty string of at most 200 characters')
         if not self.archive.rename(material_id, title.strip(), self.clock()):
-            raise QueryError(f"no study material {material_id}")
+            raise NotFoundError(f"no study material {material_id}")
         return self.get(material_id)
 
     def delete(self, material_id: str) -> None:
         if not self.archive.delete(material_id):
-            raise QueryError(f"no study material {material_id}")
+            raise NotFoundError(f"no study material {material_id}")
 
     def export(self, material_id: str, fmt: str) -> tuple[str, str, str]:
         """``(body, media type, file name)`` for Markdown (every kind) or CSV (flashcards)."""
@@ -124,9 +124,10 @@ class StudyHub:
 
     def review(self, card_id: int, rating: Any) -> dict[str, Any]:
         value = scheduling.rating_of(rating)
-        card = self.archive.find_card(card_id)
+        # SQLite's integers stop at 2**63 - 1: a larger id names no card (and cannot be asked for)
+        card = self.archive.find_card(card_id) if 0 < card_id < 2**63 else None
         if card is None:
-            raise QueryError(f"no flashcard {card_id}")
+            raise NotFoundError(f"no flashcard {card_id}")
         now = self.clock()
         state, due, days = scheduling.review(card["schedule"], value, now)
         self.archive.record_review(card_id, card["material_id"], value, state, due, now)
@@ -139,7 +140,7 @@ class StudyHub:
             raise QueryError(f"{material_id} is not a workshop")
         outline = material["content"]
         if not 0 <= position < len(outline["lessons"]):
-            raise QueryError(f"no lesson {position + 1} in this workshop (it has {len(outline['lessons'])})")
+            raise NotFoundError(f"no lesson {position + 1} in this workshop (it has {len(outline['lessons'])})")
         lock = self._lesson_locks.setdefault((material_id, position), asyncio.Lock())
         async with lock:  # two tabs opening the same lesson: the model writes it once
             markdown = self.archive.lessons(material_id).get(position)

@@ -20,7 +20,7 @@ from typing import Any
 from ..config import Config
 from ..contract import SearchRequest
 from ..engine import Index
-from ..errors import IndexClosedError, QueryError
+from ..errors import IndexClosedError, NotFoundError, QueryError
 from ..records import Progress, SearchFilter, SearchResponse
 from ..search.filters import parse_filter
 from .storage import StudyStore
@@ -270,6 +270,23 @@ class Ingestor:
         self._step(path, "deleted", status="deleted")
 
 
+MAX_CATEGORY_CHARS = 80
+
+
+def category_name(text: str | None) -> str | None:
+    """A category as stored: trimmed, at most :data:`MAX_CATEGORY_CHARS` characters, no
+    control characters; None for none. The one rule for uploads and for filing a document
+    later (raises :class:`QueryError`)."""
+    name = (text or "").strip()
+    if not name:
+        return None
+    if len(name) > MAX_CATEGORY_CHARS:
+        raise QueryError(f"a category name has at most {MAX_CATEGORY_CHARS} characters")
+    if any(ch < " " or ch == "\x7f" for ch in name):
+        raise QueryError("a category name cannot hold control characters")
+    return name
+
+
 class KnowledgeBase:
     """What the study app knows and can change about the vault's files."""
 
@@ -365,6 +382,10 @@ class KnowledgeBase:
             base = parse_filter({k: v for k, v in scope.items() if v not in (None, [], "")})
         except QueryError as exc:
             raise QueryError(f"bad scope: {exc.message}", hint=exc.hint) from exc
+        with self.readers.borrow() as index:  # (an index still empty is being built: no verdict)
+            misses = index.filter_misses(base) if index.store.chunk_count() else []
+        if misses:  # a scope that names nothing would send the model no sources at all
+            raise QueryError(f"bad scope: {misses[0]}", hint="pick folders, tags and types from the library")
         return self.in_categories(base, categories)
 
     def in_categories(self, base: SearchFilter | None, categories: Any) -> SearchFilter:
@@ -401,21 +422,26 @@ class KnowledgeBase:
     def open_upload(self, name: str) -> UploadSink:
         return UploadSink(self.config, name)
 
-    def add_uploads(self, paths: list[str], category: str = "") -> None:
-        """File stored uploads under ``category`` (if any) and queue them for indexing."""
-        category = category.strip()
-        for path in paths:
-            if category:
-                self.store.set_category(path, category[:80])
-            self.ingest.sync(path)
+    def add_uploads(self, paths: list[str], category: str | None = "") -> None:
+        """File stored uploads under ``category`` (if any) and queue them for indexing. The
+        files are queued even when the category is refused: they are in the vault already."""
+        try:
+            name = category_name(category)
+        finally:
+            for path in paths:
+                self.ingest.sync(path)
+        if name is not None:
+            for path in paths:
+                self.store.set_category(path, name)
 
-    def set_category(self, path: str, category: str | None) -> None:
-        category = (category or "").strip() or None
-        if category is not None and len(category) > 80:
-            raise QueryError("a category name has at most 80 characters")
+    def set_category(self, path: str, category: str | None) -> str | None:
+        """File ``path`` under ``category`` (None or blank: under none); returns the name as
+        stored."""
+        name = category_name(category)
         if path not in self.known_paths():
-            raise QueryError(f"{path} is not in the knowledge base")
-        self.store.set_category(path, category)
+            raise NotFoundError(f"{path} is not in the knowledge base")
+        self.store.set_category(path, name)
+        return name
 
     def delete(self, path: str) -> threading.Event:
         """Delete an upload (see :func:`upload_file`: a file in the upload folder; a symlink
@@ -426,6 +452,6 @@ class KnowledgeBase:
                 hint="remove it from the vault folder yourself; the next index run drops it",
             )
         if path not in self.known_paths() and path not in {j["path"] for j in self.ingest.snapshot()}:
-            raise QueryError(f"{path} is not in the knowledge base")
+            raise NotFoundError(f"{path} is not in the knowledge base")
         upload_file(self.config, path)  # refused now rather than failing on the writer thread
         return self.ingest.delete(path)

@@ -35,15 +35,25 @@ class Notebook:
     # -- chat ---------------------------------------------------------------------------
     def start(self, request: ChatRequest) -> tuple[str, asyncio.Event]:
         """Check the request (a bad scope is a 400, not a broken stream), pick its
-        conversation, and register its stop switch."""
+        conversation, and register its stop switch (:meth:`open`, then :meth:`register`)."""
+        conversation_id = self.open(request)
+        return conversation_id, self.register(conversation_id)
+
+    def open(self, request: ChatRequest) -> str:
+        """Check the request's scope and pick its conversation: the part of :meth:`start`
+        that reads the index and writes the study database (run it off the event loop)."""
         self.kb.scope_filter(request.scope)
-        conversation_id = self.chat.open_conversation(request)
+        return self.chat.open_conversation(request)
+
+    def register(self, conversation_id: str) -> asyncio.Event:
+        """The conversation's stop switch, on the event loop; a running answer in the same
+        conversation is stopped."""
         stop = asyncio.Event()
         previous = self.running.get(conversation_id)
         if previous is not None:
             previous.set()  # one answer at a time per conversation: a new question stops the old
         self.running[conversation_id] = stop
-        return conversation_id, stop
+        return stop
 
     async def answer(self, request: ChatRequest, conversation_id: str, stop: asyncio.Event) -> AsyncIterator[dict[str, Any]]:
         try:

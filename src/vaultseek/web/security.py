@@ -8,7 +8,10 @@
   one from an opaque origin (``Origin: null``: a sandboxed frame, a ``file:`` page, a
   redirect across sites), whose page could be anyone's;
 * token — when one is set, every API request must carry it (``Authorization: Bearer``, or the
-  HttpOnly cookie set by opening ``/?token=…`` once);
+  HttpOnly cookie set by opening ``/?token=…`` once); after three wrong tokens from one
+  address (an IPv6 /64 counts as one), its next try waits 1 s, then 2, 4, … up to a minute
+  (answered 429 with ``Retry-After`` meanwhile), so guessing runs at a few tries a minute
+  instead of thousands a second;
 * headers — a Content-Security-Policy that only allows this origin (no CDN could load even
   if a page asked), no referrers, no sniffing, no framing.
 """
@@ -18,7 +21,10 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+import math
 import re
+import time
+from collections.abc import Callable
 from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -80,11 +86,67 @@ def served_hosts(bind_host: str) -> frozenset[str] | None:
     return frozenset({bound, "localhost"} | (LOCAL_NAMES if bound == "localhost" else set()))
 
 
+class WrongTokens:
+    """Wrong tokens by client address, and how long each address waits before its next try.
+
+    The first :data:`FREE_TRIES` failures cost nothing (a mistyped token); each one after
+    doubles the wait, from 1 s up to :data:`MAX_WAIT` seconds. A right token clears the
+    address; one quiet for :data:`FORGET_AFTER` seconds is forgotten. At most
+    :data:`MAX_CLIENTS` addresses are remembered (the longest-quiet ones go first)."""
+
+    FREE_TRIES = 3
+    MAX_WAIT = 60.0
+    FORGET_AFTER = 15 * 60.0
+    MAX_CLIENTS = 4096
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.clients: dict[str, tuple[int, float]] = {}
+        """client key → (wrong tokens in a row, when the last one came)"""
+
+    def wait(self, client: str) -> float:
+        """Seconds ``client`` must still wait before a token of its is checked (0: now)."""
+        count, last = self._entry(client)
+        if count <= self.FREE_TRIES:
+            return 0.0
+        delay = min(2.0 ** (count - self.FREE_TRIES - 1), self.MAX_WAIT)
+        return max(0.0, last + delay - self.clock())
+
+    def failed(self, client: str) -> None:
+        count, _last = self._entry(client)
+        self.clients.pop(client, None)  # re-inserted last: the dict stays in order of activity
+        self.clients[client] = (count + 1, self.clock())
+        while len(self.clients) > self.MAX_CLIENTS:
+            del self.clients[next(iter(self.clients))]
+
+    def succeeded(self, client: str) -> None:
+        self.clients.pop(client, None)
+
+    def _entry(self, client: str) -> tuple[int, float]:
+        entry = self.clients.get(client)
+        if entry is None or self.clock() - entry[1] > self.FORGET_AFTER:
+            return 0, 0.0
+        return entry
+
+
+def client_key(scope: dict[str, Any]) -> str:
+    """Who is guessing: the client's address, an IPv6 address by its /64 (one host's share)."""
+    address = str((scope.get("client") or ("",))[0])
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if parsed.version == 6:
+        return str(ipaddress.ip_network(f"{parsed}/64", strict=False))
+    return str(parsed)
+
+
 class Guard:
     def __init__(self, app: Any, *, token: str | None, bind_host: str) -> None:
         self.app = app
         self.token = token
         self.hosts = served_hosts(bind_host)
+        self.wrong_tokens = WrongTokens()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -108,14 +170,31 @@ class Guard:
         path = scope.get("path", "")
         if self.token:
             query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-            offered = query.get("token", [None])[0]
-            if offered and hmac.compare_digest(offered.encode(), self.token.encode()) and path == "/":
-                await _set_cookie_and_redirect(send, self.token)
-                return
-            if path.startswith("/api/") and not self._authorised(headers):
-                await _refuse(send, 401, "unauthorised", "this server needs its token",
-                              "open /?token=YOUR_TOKEN once, or send Authorization: Bearer YOUR_TOKEN")  # fmt: skip
-                return
+            offered = query.get("token", [None])[0] if path == "/" else None
+            candidates = self._candidates(headers) if path.startswith("/api/") else []
+            client = client_key(scope)
+            if offered or candidates:  # a token will be checked: not while this client waits
+                wait = self.wrong_tokens.wait(client)
+                if wait > 0:
+                    await _refuse(send, 429, "too_many_wrong_tokens",
+                                  "too many wrong tokens from this address; wait before trying again",
+                                  "open /?token=YOUR_TOKEN with the token `vaultseek serve` was given",
+                                  retry_after=wait)  # fmt: skip
+                    return
+            if offered:
+                if _same(offered, self.token):
+                    self.wrong_tokens.succeeded(client)
+                    await _set_cookie_and_redirect(send, self.token)
+                    return
+                self.wrong_tokens.failed(client)
+            if path.startswith("/api/"):
+                if not any(_same(candidate, self.token) for candidate in candidates):
+                    if candidates:
+                        self.wrong_tokens.failed(client)
+                    await _refuse(send, 401, "unauthorised", "this server needs its token",
+                                  "open /?token=YOUR_TOKEN once, or send Authorization: Bearer YOUR_TOKEN")  # fmt: skip
+                    return
+                self.wrong_tokens.succeeded(client)
 
         async def send_with_headers(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
@@ -124,8 +203,9 @@ class Guard:
 
         await self.app(scope, receive, send_with_headers)
 
-    def _authorised(self, headers: dict[str, str]) -> bool:
-        assert self.token is not None
+    @staticmethod
+    def _candidates(headers: dict[str, str]) -> list[str]:
+        """The tokens a request offers: its bearer token and its cookie."""
         candidates = []
         auth = headers.get("authorization", "")
         if auth.lower().startswith("bearer "):
@@ -137,14 +217,20 @@ class Guard:
             pass
         if COOKIE in cookie:
             candidates.append(cookie[COOKIE].value)
-        return any(hmac.compare_digest(c.encode(), self.token.encode()) for c in candidates)
+        return candidates
 
 
-async def _refuse(send: Any, status: int, code: str, message: str, hint: str | None) -> None:
+def _same(offered: str, token: str) -> bool:
+    return hmac.compare_digest(offered.encode(), token.encode())
+
+
+async def _refuse(send: Any, status: int, code: str, message: str, hint: str | None,
+                  *, retry_after: float | None = None) -> None:  # fmt: skip
     body = json.dumps({"error": {"code": code, "message": message, "hint": hint}}).encode()
+    wait = [(b"retry-after", str(math.ceil(retry_after)).encode())] if retry_after is not None else []
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            *SECURITY_HEADERS]})  # fmt: skip
+                            *wait, *SECURITY_HEADERS]})  # fmt: skip
     await send({"type": "http.response.body", "body": body})
 
 

@@ -9,8 +9,9 @@ from typing import Any, TextIO
 
 from ..config import Config
 from ..engine import Index
-from ..errors import ConfigError, MissingExtraError
+from ..errors import ConfigError, MissingExtraError, VaultseekError
 from .app import create_app
+from .ports import bind_port
 from .security import is_loopback
 
 
@@ -20,7 +21,7 @@ def check_binding(config: Config) -> None:
         raise ConfigError(
             f"refusing to listen on {config.serve_host} without a token: anyone who can reach "
             "this machine could read your documents",
-            hint="pass --token SECRET (or set serve_token), or keep the default 127.0.0.1",
+            hint="pass --token-file PATH (or set VAULTSEEK_SERVE_TOKEN), or keep the default 127.0.0.1",
         )
     if config.serve_token is not None and len(config.serve_token) < 12:
         raise ConfigError("the token is too short (at least 12 characters)",
@@ -34,13 +35,27 @@ def serve(index_factory: Callable[[], Index], config: Config, *, out: TextIO = s
         raise MissingExtraError.from_import(exc, "study", feature="the study app (vaultseek serve)") from exc
 
     check_binding(config)
-    app = create_app(index_factory, config)
-    shown = f"[{config.serve_host}]" if ":" in config.serve_host else config.serve_host
-    out.write(f"vaultseek study app: http://{shown}:{config.serve_port}/  (vault {config.vault}; "
-              f"LLM {config.llm_backend} {config.llm_model}; Ctrl-C stops)\n")  # fmt: skip
-    out.flush()
-    uvicorn.run(app, host=config.serve_host, port=config.serve_port, log_level="warning",
-                access_log=False, timeout_graceful_shutdown=3)  # fmt: skip
+    # The port is taken before the banner says where the app listens, and uvicorn serves on
+    # these very sockets: a port in use is one error (PortUnavailableError), not the banner
+    # followed by uvicorn's own message and exit.
+    sockets = bind_port(config.serve_host, config.serve_port, what="the study app")
+    try:
+        app = create_app(index_factory, config)
+        shown = f"[{config.serve_host}]" if ":" in config.serve_host else config.serve_host
+        out.write(f"vaultseek study app: http://{shown}:{config.serve_port}/  (vault {config.vault}; "
+                  f"LLM {config.llm_backend} {config.llm_model}; Ctrl-C stops)\n")  # fmt: skip
+        out.flush()
+        server = uvicorn.Server(uvicorn.Config(app, host=config.serve_host, port=config.serve_port, log_level="warning",
+                                               access_log=False, timeout_graceful_shutdown=3))  # fmt: skip
+        try:
+            server.run(sockets=sockets)
+        except KeyboardInterrupt:  # uvicorn stops on Ctrl-C, then raises it again
+            return
+    finally:
+        for listener in sockets:
+            listener.close()
+    if not server.started:  # the app's start-up failed; uvicorn has logged why
+        raise VaultseekError("the study app stopped before it started serving (see the message above)")
 
 
 def fetch_once(index_factory: Callable[[], Index], config: Config, path: str) -> tuple[int, Any]:

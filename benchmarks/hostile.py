@@ -1,0 +1,392 @@
+"""Hostile documents: Office zip bombs and one enormous line of text, each indexed in a fresh
+process and measured against an ordinary document of the same type.
+
+    python -m benchmarks.hostile [--workdir DIR] [--json FILE] [--timeout S] [--memory-cap-mb MB]
+
+Builds, with :mod:`zipfile` and highly compressible XML written straight into the archive:
+
+* a DOCX of about 1 MB whose ``word/document.xml`` inflates to 300 MB of paragraphs;
+* a PPTX of about 6 MB whose one slide inflates to 1.5 GB of text runs;
+* an XLSX with a two-row sheet and a 250 MB shared-strings part of unique strings;
+* an XLSX of a few KB whose sheet states it spans the whole grid, ``A1:XFD1048576``;
+* a 99 MB plain-text file that is one line (under the 100 MB document cap);
+* at the limits — just under what is read rather than skipped: a DOCX and a one-slide PPTX
+  holding 23 MB of prose XML, an XLSX with 23 MB of shared strings;
+
+and, as each one's baseline, an ordinary document of the same type. Each file is indexed alone
+(``vaultseek index``, a fresh vault and index) in a child process whose address space is capped
+at ``--memory-cap-mb`` (a run that needs more fails inside the child, not on the machine) and
+which is stopped after ``--timeout`` seconds. For each file it prints wall and CPU seconds,
+peak resident memory (the child's own ``ru_maxrss``, from ``os.wait4``), the exit code, and
+what the index made of the file (chunks, or the reason it was skipped). The target is at most
+500 MB per file, the hostile and at-the-limits files alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import IO, Any
+
+from tests.support import docgen
+
+MB = 1024 * 1024
+TARGET_MB = 500
+
+WORDS = (
+    "hangar zeppelin beam mast mooring inspection crew schedule budget invoice turbine bearing "
+    "filter valve pressure sensor report quarterly review harbour cargo ledger crate contract"
+).split()
+
+_DOCX_PARAGRAPH = b"<w:p><w:r><w:t>Line 0001 of the hangar log: mooring mast inspected.</w:t></w:r></w:p>"
+_PPTX_PARAGRAPH = b"<a:p><a:r><a:t>Slide text: the mooring mast was inspected again.</a:t></a:r></a:p>"
+
+
+def _write_repeated(out: IO[bytes], unit: bytes, size: int) -> None:
+    """``unit`` repeated to ``size`` bytes, in blocks of about 1 MB (never all in memory)."""
+    block = unit * max(1, MB // len(unit))
+    written = 0
+    while written + len(block) <= size:
+        out.write(block)
+        written += len(block)
+    out.write(unit * ((size - written) // len(unit)))
+
+
+def _repack(source: Path, target: Path, member: str, write: Callable[[IO[bytes]], None]) -> Path:
+    """Copy the archive ``source`` to ``target`` with ``member`` rewritten by ``write``, streamed
+    into the archive at the strongest deflate level."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(source) as old, \
+            zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as new:  # fmt: skip
+        for info in old.infolist():
+            if info.filename == member:
+                with new.open(member, "w", force_zip64=True) as out:
+                    write(out)
+            else:
+                new.writestr(info, old.read(info.filename))
+    return target
+
+
+def _splice(xml: bytes, marker: bytes, write_between: Callable[[IO[bytes]], None]) -> Callable[[IO[bytes]], None]:
+    """A writer for ``xml`` with ``write_between``'s output inserted right after ``marker``."""
+    cut = xml.index(marker) + len(marker)
+
+    def write(out: IO[bytes]) -> None:
+        out.write(xml[:cut])
+        write_between(out)
+        out.write(xml[cut:])
+
+    return write
+
+
+def _write_varied_whole(out: IO[bytes], wrap: bytes, size: int) -> None:
+    """Whole paragraphs of random words, each ``wrap`` around its text, up to ``size`` bytes:
+    they compress about as well as real prose does (6 to 8:1)."""
+    rng = random.Random(11)
+    written = 0
+    while True:
+        paragraphs = [
+            wrap % " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 30))).encode() for _ in range(2000)
+        ]
+        for paragraph in paragraphs:
+            if written + len(paragraph) > size:
+                return
+            out.write(paragraph)
+            written += len(paragraph)
+
+
+def docx_inflating(path: Path, *, inflated_mb: float = 300, varied: bool = False) -> Path:
+    """A real DOCX whose ``word/document.xml`` holds ``inflated_mb`` MB of paragraphs: identical
+    ones (about 300:1 compressed, a zip bomb), or ``varied`` prose (a huge honest document)."""
+    base = docgen.docx_file(path.with_suffix(".base.docx"), [("h1", "Hangar log"), ("p", "BODYMARK")])
+    xml = zipfile.ZipFile(base).read("word/document.xml")
+    size = int(inflated_mb * MB)
+    fill = (
+        (lambda out: _write_varied_whole(out, b"<w:p><w:r><w:t>%s</w:t></w:r></w:p>", size))
+        if varied
+        else (lambda out: _write_repeated(out, _DOCX_PARAGRAPH, size))
+    )
+    _repack(base, path, "word/document.xml", _splice(xml, b"<w:body>", fill))
+    base.unlink()
+    return path
+
+
+def pptx_inflating(path: Path, *, inflated_mb: float = 1536, varied: bool = False) -> Path:
+    """A real PPTX whose one slide holds ``inflated_mb`` MB of paragraphs in its body: identical
+    ones (a zip bomb), or ``varied`` prose."""
+    base = docgen.pptx_file(path.with_suffix(".base.pptx"), [("Mooring", "BODYMARK", "")])
+    xml = zipfile.ZipFile(base).read("ppt/slides/slide1.xml")
+    size = int(inflated_mb * MB)
+    fill = (
+        (lambda out: _write_varied_whole(out, b"<a:p><a:r><a:t>%s</a:t></a:r></a:p>", size))
+        if varied
+        else (lambda out: _write_repeated(out, _PPTX_PARAGRAPH, size))
+    )
+    _repack(base, path, "ppt/slides/slide1.xml", _splice(xml, b"BODYMARK</a:t></a:r></a:p>", fill))
+    base.unlink()
+    return path
+
+
+_XLSX_PARTS = {
+    "[Content_Types].xml": (
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+        '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+        '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+        '<Default Extension="xml" ContentType="application/xml"/>'
+        '<Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>'
+        '<Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>'
+        '<Override PartName="/xl/sharedStrings.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/>'
+        "</Types>"
+    ),
+    "_rels/.rels": (
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+        '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/>'
+        "</Relationships>"
+    ),
+    "xl/workbook.xml": (
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+        '<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" '
+        'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">'
+        '<sheets><sheet name="Parts" sheetId="1" r:id="rId1"/></sheets></workbook>'
+    ),
+    "xl/_rels/workbook.xml.rels": (
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+        '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/>'
+        '<Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/sharedStrings" Target="sharedStrings.xml"/>'
+        "</Relationships>"
+    ),
+}  # fmt: skip
+_SHEET = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">{dimension}<sheetData>'
+    '<row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" t="s"><v>1</v></c></row>'
+    '<row r="2"><c r="A2" t="s"><v>2</v></c><c r="B2"><v>42</v></c></row>{more}'
+    "</sheetData></worksheet>"
+)  # fmt: skip
+_STRINGS_HEAD = (
+    b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    b'<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+    b"<si><t>part</t></si><si><t>count</t></si><si><t>mooring mast bolt</t></si>"
+)
+
+
+def _xlsx(path: Path, sheet: str, strings: Callable[[IO[bytes]], None]) -> Path:
+    """A minimal workbook written part by part: one sheet ``Parts``, its shared strings."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for name, text in _XLSX_PARTS.items():
+            archive.writestr(name, text)
+        archive.writestr("xl/worksheets/sheet1.xml", sheet)
+        with archive.open("xl/sharedStrings.xml", "w", force_zip64=True) as out:
+            out.write(_STRINGS_HEAD)
+            strings(out)
+            out.write(b"</sst>")
+    return path
+
+
+def xlsx_shared_strings(path: Path, *, inflated_mb: float = 250) -> Path:
+    """A workbook whose sheet is two rows and whose shared-strings part holds ``inflated_mb``
+    MB of unique strings, all loaded before the first row is read."""
+    size = int(inflated_mb * MB)
+
+    def strings(out: IO[bytes]) -> None:
+        written, number = 0, 0
+        while written < size:
+            block = b"".join(
+                b"<si><t>spare part %09d for the mooring mast</t></si>" % n for n in range(number, number + 10_000)
+            )
+            out.write(block)
+            written += len(block)
+            number += 10_000
+
+    return _xlsx(path, _SHEET.format(dimension="", more=""), strings)
+
+
+def xlsx_claimed_grid(path: Path) -> Path:
+    """A workbook of a few KB whose sheet states it spans the whole grid (``A1:XFD1048576``)
+    and has a cell in the grid's last row."""
+    last = '<row r="1048576"><c r="A1048576"><v>1</v></c></row>'
+    return _xlsx(path, _SHEET.format(dimension='<dimension ref="A1:XFD1048576"/>', more=last), lambda _out: None)
+
+
+def one_line_txt(path: Path, *, mb: float = 99) -> Path:
+    """``mb`` MB of prose sentences with no line break anywhere."""
+    rng = random.Random(3)
+    sentences = [" ".join(rng.choice(WORDS) for _ in range(12)).capitalize() + "." for _ in range(2000)]
+    unit = (" ".join(sentences) + " ").encode()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as out:
+        _write_repeated(out, unit, int(mb * MB))
+    return path
+
+
+def ordinary(kind: str, path: Path) -> Path:
+    """The baseline: an ordinary document of ``kind``, a few pages' worth."""
+    rng = random.Random(5)
+
+    def prose(words: int) -> str:
+        return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize() + "."
+
+    if kind == "docx":
+        blocks: list[tuple[str, Any]] = [("title", "Hangar log")]
+        for n in range(20):
+            blocks += [("h1", f"Week {n + 1}"), ("p", prose(120)), ("p", prose(80))]
+        return docgen.docx_file(path, blocks)
+    if kind == "pptx":
+        return docgen.pptx_file(path, [(f"Slide {n + 1}", prose(60), prose(20)) for n in range(20)])
+    if kind == "xlsx":
+        rows: list[list[Any]] = [["part", "count", "note"], *([f"part {n}", n, prose(8)] for n in range(1000))]
+        return docgen.xlsx_file(path, {"Parts": rows})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n\n".join(prose(100) for _ in range(200)))
+    return path
+
+
+CASES: dict[str, tuple[str, str, Callable[[Path], Path]]] = {
+    "docx": ("DOCX bomb (300 MB inflated)", "docx", docx_inflating),
+    "pptx": ("PPTX bomb (1.5 GB inflated)", "pptx", pptx_inflating),
+    "xlsx": ("XLSX, 250 MB of shared strings", "xlsx", xlsx_shared_strings),
+    "grid": ("XLSX of a few KB claiming the whole grid", "xlsx", xlsx_claimed_grid),
+    "txt": ("TXT, 99 MB on one line", "txt", one_line_txt),
+    "docx-limit": ("DOCX at the limits: 23 MB of prose XML", "docx", partial(docx_inflating, inflated_mb=23, varied=True)),
+    "pptx-limit": ("PPTX at the limits: one slide of 23 MB of prose XML", "pptx", partial(pptx_inflating, inflated_mb=23, varied=True)),
+    "xlsx-limit": ("XLSX at the limits: 23 MB of shared strings", "xlsx", partial(xlsx_shared_strings, inflated_mb=23)),
+}
+"""Name → (what it is, file suffix, how to build it)."""
+
+
+def build(workdir: Path, names: list[str]) -> dict[str, tuple[Path, Path]]:
+    """For each case, (hostile file, ordinary file of its type), each alone in its own vault
+    folder; files already in ``workdir`` are reused."""
+    files = {}
+    for name in names:
+        _label, suffix, make = CASES[name]
+        hostile = workdir / f"{name}-hostile" / f"hostile.{suffix}"
+        if not hostile.exists():
+            make(hostile)
+        plain = workdir / f"{suffix}-ordinary" / f"ordinary.{suffix}"
+        if not plain.exists():
+            ordinary(suffix, plain)
+        files[name] = (hostile, plain)
+    return files
+
+
+def index_alone(file: Path, db: Path, *, timeout: float, memory_cap_mb: int) -> dict[str, Any]:
+    """``vaultseek index`` over the folder holding ``file`` in a fresh child process: seconds,
+    the child's peak resident memory, exit code, and what the index holds for the file."""
+    if db.exists():
+        db.unlink()
+    cap = memory_cap_mb * MB
+
+    def limit() -> None:  # runs in the child: a capped address space, its own process group
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        os.setsid()
+
+    command = [sys.executable, "-m", "vaultseek.cli", "index", str(file.parent), "--db", str(db), "--json", "--no-deep"]
+    started = time.perf_counter()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        child = subprocess.Popen(command, stdout=out, stderr=err, preexec_fn=limit)  # setrlimit must run in the child
+        timed_out = False
+        deadline = started + timeout
+        while True:
+            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() > deadline:
+                os.killpg(child.pid, signal.SIGKILL)
+                timed_out = True
+                pid, status, usage = os.wait4(child.pid, 0)
+                break
+            time.sleep(0.05)
+        seconds = time.perf_counter() - started
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+    figure: dict[str, Any] = {
+        "seconds": round(seconds, 2),
+        "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
+        "peak_rss_mb": round(usage.ru_maxrss / 1024),  # Linux reports KiB
+        "exit": child.returncode,
+        "timed_out": timed_out,
+        "size_mb": round(file.stat().st_size / MB, 2),
+    }
+    try:
+        report = json.loads(stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        last = stderr.strip().splitlines()[-1:] if stderr.strip() else []
+        figure["outcome"] = "killed at the time limit" if timed_out else f"failed: {' '.join(last)[:160]}"
+        return figure
+    skipped = {item["path"]: item["reason"] for item in report.get("skipped", [])}
+    if file.name in skipped:
+        figure["outcome"] = f"skipped: {skipped[file.name]}"
+    else:
+        figure["outcome"] = f"{report.get('chunks_written', 0):,} chunks"
+    notices = [n for n in report.get("notices", []) if file.name in n]
+    if notices:
+        figure["notice"] = notices[0]
+    return figure
+
+
+def run(workdir: Path, names: list[str], *, timeout: float, memory_cap_mb: int) -> dict[str, Any]:
+    files = build(workdir, names)
+    dbs = workdir / "dbs"
+    dbs.mkdir(exist_ok=True)
+    out: dict[str, Any] = {}
+    baselines: dict[Path, dict[str, Any]] = {}
+    for name, (hostile, plain) in files.items():
+        if plain not in baselines:
+            baselines[plain] = index_alone(plain, dbs / f"{plain.stem}-{plain.suffix[1:]}.db", timeout=timeout, memory_cap_mb=memory_cap_mb)
+        out[name] = {
+            "hostile": index_alone(hostile, dbs / f"{name}-hostile.db", timeout=timeout, memory_cap_mb=memory_cap_mb),
+            "ordinary": baselines[plain],
+        }
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.hostile", description=__doc__.splitlines()[0])
+    parser.add_argument("--workdir", type=Path, help="where to build the files (default: a temporary folder); kept files are reused")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument("--cases", nargs="+", choices=list(CASES), default=list(CASES), help="which hostile files to build and index")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds before a child is stopped (default 300)")
+    parser.add_argument("--memory-cap-mb", type=int, default=4096, help="each child's address-space cap (default 4096)")
+    args = parser.parse_args(argv)
+    for key in [k for k in os.environ if k.startswith("VAULTSEEK_")]:
+        del os.environ[key]  # the user's settings must not shape the figures …
+    with tempfile.TemporaryDirectory() as scratch:
+        os.environ["XDG_CONFIG_HOME"] = f"{scratch}/config"  # … nor their config file,
+        os.environ["XDG_DATA_HOME"] = f"{scratch}/data"  # and their list of vaults is left alone
+        workdir = args.workdir or Path(scratch) / "files"
+        workdir.mkdir(parents=True, exist_ok=True)
+        figures = run(workdir, args.cases, timeout=args.timeout, memory_cap_mb=args.memory_cap_mb)
+    print("| file | size | seconds (CPU) | peak memory | exit | outcome |\n|---|---:|---:|---:|---:|---|")
+    for name, pair in figures.items():
+        label, suffix, _make = CASES[name]
+        for which, title in (("hostile", label), ("ordinary", f"baseline: ordinary {suffix.upper()}")):
+            f = pair[which]
+            peak = f"**{f['peak_rss_mb']:,} MB**" if which == "hostile" else f"{f['peak_rss_mb']:,} MB"
+            print(f"| {title} | {f['size_mb']} MB | {f['seconds']} ({f['cpu_seconds']}) | {peak} | {f['exit']} | {f['outcome']} |")
+    worst = max(pair["hostile"]["peak_rss_mb"] for pair in figures.values())
+    print(f"\nworst hostile peak: {worst:,} MB (target ≤ {TARGET_MB} MB)")
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

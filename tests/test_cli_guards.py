@@ -1,0 +1,142 @@
+"""Commands that must say what went wrong, or what they did, instead of doing something else:
+a busy port, a second index of a vault, a daemon beside a running watcher, options typed after
+``--``. Each runs the real command in a child process, as a user would."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli, wait_for
+from vaultseek.agents import daemon_client
+from vaultseek.agents.watch import writer_active
+from vaultseek.cli.main import build_parser
+from vaultseek.config import Config, load_config
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    """A port this process listens on."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        yield holder.getsockname()[1]
+
+
+def db_of(vault: Path) -> Path:
+    db = load_config(vault=vault).db
+    assert db is not None
+    return db
+
+
+# -- a port in use -----------------------------------------------------------------------------
+
+
+def test_serve_on_a_busy_port_is_one_line_and_exit_9(sample_vault: Path, tmp_path: Path, busy_port: int) -> None:
+    db = tmp_path / "i.db"
+    result = run_cli("serve", "--vault", str(sample_vault), "--db", str(db), "--port", str(busy_port))
+    assert result.returncode == 9, result.stderr
+    assert result.stdout == ""  # no "running at" banner for a server that never ran
+    first, hint = result.stderr.splitlines()
+    held = f"error: the study app cannot listen on 127.0.0.1:{busy_port}: the port is in use by pid {os.getpid()} ("
+    assert first.startswith(held) and first.endswith(")"), first  # this test process holds it
+    assert hint.startswith("hint: pass another --port (--port ") and hint.endswith("is free now), or stop what holds it")
+    assert not db.exists()  # nothing was started
+
+
+def test_mcp_http_has_its_own_default_port_and_checks_it(sample_vault: Path, busy_port: int) -> None:
+    args = build_parser().parse_args(["mcp", "--http"])
+    assert args.port == 8766 != Config().serve_port  # `serve` and `mcp --http` can run together
+    assert run_cli("index", str(sample_vault), "--quiet").returncode == 0
+    result = run_cli("mcp", "--http", "--port", str(busy_port), "--vault", str(sample_vault))
+    assert result.returncode == 9, result.stderr
+    assert result.stderr.startswith(f"error: the MCP server cannot listen on 127.0.0.1:{busy_port}: the port is in use")
+    assert "Traceback" not in result.stderr and "Errno" not in result.stderr
+
+
+# -- which index is the vault's default --------------------------------------------------------
+
+
+def status_db(vault: Path, *extra: str) -> str:
+    result = run_cli("status", "--json", "--vault", str(vault), *extra)
+    assert result.returncode == 0, result.stderr
+    return str(json.loads(result.stdout)["db_path"])
+
+
+def test_indexing_into_another_db_keeps_the_default(sample_vault: Path, tmp_path: Path) -> None:
+    assert run_cli("index", str(sample_vault), "--quiet").returncode == 0
+    default = db_of(sample_vault)
+    other = tmp_path / "other.db"
+    done = run_cli("index", str(sample_vault), "--db", str(other))
+    assert done.returncode == 0, done.stderr
+    assert other.exists()
+    assert f"the vault's default index stays {default}" in done.stderr
+    assert f"--db {other} --make-default" in done.stderr
+    assert status_db(sample_vault) == str(default)  # a bare command still finds the old one
+    assert status_db(sample_vault, "--db", str(other)) == str(other)
+
+    made = run_cli("index", str(sample_vault), "--db", str(other), "--make-default")
+    assert made.returncode == 0, made.stderr
+    assert "default index" not in made.stderr
+    assert status_db(sample_vault) == str(other)
+
+
+def test_the_first_index_of_a_vault_is_its_default_wherever_it_is(sample_vault: Path, tmp_path: Path) -> None:
+    first = tmp_path / "first.db"
+    done = run_cli("index", str(sample_vault), "--db", str(first), "--quiet")
+    assert done.returncode == 0 and done.stderr == ""
+    assert status_db(sample_vault) == str(first)
+    first.unlink()  # a default that is gone orphans nothing: the next index takes its place
+    second = tmp_path / "second.db"
+    done = run_cli("index", str(sample_vault), "--db", str(second))
+    assert done.returncode == 0 and "default index" not in done.stderr
+    assert status_db(sample_vault) == str(second)
+
+
+# -- one writer: the daemon and `vaultseek watch` ----------------------------------------------
+
+
+def test_daemon_start_refuses_while_watch_runs(sample_vault: Path) -> None:
+    db = db_of(sample_vault)
+    watch = subprocess.Popen([sys.executable, "-m", "vaultseek.cli", "watch", "--vault", str(sample_vault)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert wait_for(lambda: writer_active(db), 30)
+        for extra in ((), ("--foreground",)):
+            refused = run_cli("daemon", "start", "--vault", str(sample_vault), *extra)
+            assert refused.returncode == 4, refused.stderr
+            assert refused.stdout == ""  # never "started"
+            assert refused.stderr.startswith(f"error: another vaultseek is already watching the index {db} (`vaultseek watch`")
+            assert "--no-watch" in refused.stderr
+            assert daemon_client.is_running(db) is None
+        beside = run_cli("daemon", "start", "--no-watch", "--vault", str(sample_vault))
+        assert beside.returncode == 0 and beside.stdout.startswith("started"), beside.stderr
+    finally:
+        run_cli("daemon", "stop", "--vault", str(sample_vault))  # whichever started
+        watch.send_signal(signal.SIGINT)
+        watch.communicate(timeout=20)
+    assert daemon_client.is_running(db) is None
+
+
+# -- options after `--` ------------------------------------------------------------------------
+
+
+def test_options_after_double_dash_get_a_hint(sample_vault: Path) -> None:
+    assert run_cli("index", str(sample_vault), "--quiet").returncode == 0
+    misplaced = run_cli("search", "--", "-flag", "--vault", str(sample_vault), "-k", "3")
+    assert misplaced.returncode == 2
+    assert misplaced.stderr.splitlines() == [
+        "error: after --, every word is part of the query: --vault and -k are not read as options",
+        f"hint: put options before --: vaultseek search --vault {sample_vault} -k 3 -- -flag",
+    ]
+    placed = run_cli("search", "--vault", str(sample_vault), "-k", "3", "--json", "--", "-flag")
+    assert placed.returncode == 0, placed.stderr
+    assert json.loads(placed.stdout)["query"] == "-flag"
