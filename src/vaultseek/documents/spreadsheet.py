@@ -48,6 +48,7 @@ def read_xlsx(data: bytes, context: ExtractContext) -> Extracted:
         raise DocumentError(f"corrupt XLSX (not a readable workbook: {exc.__class__.__name__})") from exc
     budget = TextBudget(context.limits.max_text_chars)
     cells = 0
+    stopped: list[str] = []
 
     def rows(sheet: Any) -> Iterator[tuple[int, tuple[Any, ...]]]:
         nonlocal cells
@@ -55,19 +56,20 @@ def read_xlsx(data: bytes, context: ExtractContext) -> Extracted:
         for number, row in enumerate(sheet.iter_rows(values_only=True), start=1):
             cells += len(row)
             if number > EXCEL_ROWS or cells > MAX_CELLS:
-                budget.truncated = True
+                where = f"row {EXCEL_ROWS:,}" if number > EXCEL_ROWS else f"{MAX_CELLS:,} cells"
+                stopped.append(f"{context.path}: read as far as {where} (sheet {sheet.title}); the rest was dropped")
                 return
             yield number, row
 
     try:
         segments: list[Segment] = []
         for sheet in workbook.worksheets:
-            if budget.spent or budget.truncated:
+            if budget.spent or (stopped and cells > MAX_CELLS):
                 break
             segments.extend(row_batches(rows(sheet), context, budget, sheet=sheet.title))
     finally:
         workbook.close()
-    return Extracted(segments=segments, truncated=budget.truncated)
+    return Extracted(segments=segments, truncated=budget.truncated, notices=stopped)
 
 
 def read_csv(data: bytes, context: ExtractContext) -> Extracted:

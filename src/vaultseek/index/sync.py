@@ -26,7 +26,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 import numpy as np
@@ -80,8 +79,9 @@ or batch of rows over 8,000 characters cut like running text, headings over 200 
 shortened, workbook rows read past a sheet's stated size, Office files that would inflate past
 ``max_inflated_mb`` skipped.)"""
 REPROCESSING_META = "reprocessing"
-"""Meta key: ``<pipeline version> <ISO time>`` while every file is being brought to a new
-pipeline version (the first index included); removed when that run completes."""
+"""Meta key: ``<pipeline version> <highest file id at its start>`` while every file is being
+brought to a new pipeline version (the first index included); removed when that run
+completes."""
 
 ProgressCallback = Callable[[Progress], None]
 StopCheck = Callable[[], bool]
@@ -173,22 +173,18 @@ class Syncer:
         self.reprocess_all = False
         self._ocr_ready: bool | None = None
 
-    def _reprocessing_since(self) -> datetime:
-        """When the run that brings every file to this pipeline version began (the first
-        index, or the first run after an upgrade). Files written since then are done: an
-        interrupted run resumes after them instead of starting over."""
+    def _reprocessing_since(self) -> int:
+        """The highest file id when the run that brings every file to this pipeline version
+        began (the first index, or the first run after an upgrade). A file is rewritten as a
+        new row, so one with a higher id was written since then and is done: an interrupted
+        run resumes after it instead of starting over."""
         mark = self.store.get_meta(REPROCESSING_META)
         version, _, since = (mark or "").partition(" ")
-        try:
-            if version == PIPELINE_VERSION:
-                return datetime.fromisoformat(since)
-        except ValueError:
-            pass
-        # Microseconds: a file written earlier within the same second (stored to the second)
-        # then counts as before the mark, and is redone.
-        moment = datetime.now(UTC)
-        self.store.set_meta({REPROCESSING_META: f"{PIPELINE_VERSION} {moment.isoformat()}"})
-        return moment
+        if version == PIPELINE_VERSION and since.isdigit():
+            return int(since)
+        highest = self.store.max_file_id()
+        self.store.set_meta({REPROCESSING_META: f"{PIPELINE_VERSION} {highest}"})
+        return highest
 
     def run(self, paths: Collection[str] | None = None) -> SyncReport:
         """Bring the index in line with the vault — or, given ``paths`` (vault-relative, '/'
@@ -208,7 +204,6 @@ class Syncer:
             self.store.get_meta("pipeline_version") != PIPELINE_VERSION
         )
         redone_since = self._reprocessing_since() if reprocess_all else None
-        done_since_then = (lambda state: _written_since(state, redone_since)) if redone_since else None
         path_filter = PathFilter(self.config.include, self.config.excluded)
         named = None if paths is None or reprocess_all else sorted(set(paths))
         if named is not None and not all(_is_text(p) for p in named):
@@ -242,7 +237,7 @@ class Syncer:
                 and state.kind == (kind_of(source.path) or "note")
                 and not (state.ocr_pending and self._ocr_can_run())
                 and not self._over_ocr_limit_raised(state)
-                and (done_since_then is None or done_since_then(state))
+                and (redone_since is None or state.id > redone_since)
             ):
                 self.counts["unchanged"] += 1
             else:  # new, changed, or skipped last time (the cause may be fixed: try again)
@@ -611,11 +606,3 @@ class Syncer:
         if missing:
             vectors.update(zip(missing, self.embedder().embed([texts[h] for h in missing]), strict=True))
         return vectors, set(missing)
-
-
-def _written_since(state: FileState, moment: datetime) -> bool:
-    """Whether the index wrote ``state``'s file at or after ``moment``."""
-    try:
-        return state.indexed_at is not None and datetime.fromisoformat(state.indexed_at) >= moment
-    except ValueError:
-        return False

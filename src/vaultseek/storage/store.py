@@ -144,6 +144,11 @@ class Store:
             rows += self.conn.execute(f"{select} WHERE path IN ({_marks(batch)})", batch)
         return {row[1]: FileState(row[0], *row[2:]) for row in rows}
 
+    def max_file_id(self) -> int:
+        """The highest file row id (0 for none): a file written later gets a higher one."""
+        highest = self.conn.execute("SELECT coalesce(max(id), 0) FROM files").fetchall()[0][0]
+        return highest if isinstance(highest, int) else 0
+
     def folders(self) -> set[str]:
         """Every folder that holds an indexed file (vault-relative, parents included)."""
         found: set[str] = set()
