@@ -99,7 +99,10 @@ def remember_prompt(payload: dict[str, Any], prompt: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         scratch = path.with_suffix(".tmp")
-        scratch.write_text(json.dumps({"prompt": prompt[:4000]}), "utf-8")
+        scratch.unlink(missing_ok=True)
+        fd = os.open(scratch, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)  # private to the user
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(json.dumps({"prompt": prompt[:4000]}))
         scratch.replace(path)
         cutoff = time.time() - SESSION_TTL_SECONDS
         for old in path.parent.glob("*.json"):

@@ -56,7 +56,8 @@ def open_connection(path: Path, *, create: bool, read_only: bool = False) -> aps
         return _open_read_only(path)
     if create:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            _create_private(path)
         except OSError as exc:
             raise IndexAccessError(
                 f"cannot create the folder for the index {path}: {exc.strerror}",
@@ -132,6 +133,15 @@ def _open_read_only(path: Path) -> apsw.Connection:
 def is_read_only(conn: apsw.Connection) -> bool:
     """Whether ``conn`` can only read its database (opened so, or SQLite had to)."""
     return bool(conn.readonly("main"))
+
+
+def _create_private(path: Path) -> None:
+    """Create a missing database file readable by its owner only (0600): notes' text lives
+    in it, and SQLite gives its -wal and -shm files the same mode."""
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except FileExistsError:
+        pass
 
 
 def _configure_until_unlocked(conn: apsw.Connection, *, create: bool) -> None:
