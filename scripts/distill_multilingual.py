@@ -44,7 +44,7 @@ bytes. Usage::
 About 15-25 minutes on the shared 2-core machine, most of it tokenizing the sources twice
 (full vocabulary, then pruned) and the teacher's pass over 64,000 pieces; with ``--cache``
 filled, another pooling or post-processing setting takes ~30 s. Measured in
-``docs/embedding-model.md`` ("A multilingual static model"): not shipped.
+``docs/research/embedding-model.md`` ("A multilingual static model"): not shipped.
 """
 
 from __future__ import annotations

@@ -202,7 +202,7 @@ def _script_flags() -> set[str]:
 
 NOT_OUR_FLAGS = {
     "--flag": "docs/search.md lists it as an identifier-like query that intent detects, not a flag",
-    "--no-deps": "pip's, in docs/embedding-model.md: how tokenlearn installs",
+    "--no-deps": "pip's, in docs/research/embedding-model.md: how tokenlearn installs",
 }
 
 
@@ -330,7 +330,7 @@ NOT_KEYS = {
     "link_names": "an index table docs/links.md describes",
     "llm_unavailable": "an error code of the HTTP API",
     "llm_error": "an error code of the HTTP API",
-    "a": "docs/embedding-model.md: `a = 5e-4`, the SIF weighting formula's constant",
+    "a": "docs/research/embedding-model.md: `a = 5e-4`, the SIF weighting formula's constant",
     "intake_domain": "a frontmatter key intake writes in a filed note (docs/intake.md)",
     "intake_original": "a frontmatter key intake writes in a filed note (docs/intake.md)",
 }

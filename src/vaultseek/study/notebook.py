@@ -33,15 +33,10 @@ class Notebook:
         self.store.close()
 
     # -- chat ---------------------------------------------------------------------------
-    def start(self, request: ChatRequest) -> tuple[str, asyncio.Event]:
-        """Check the request (a bad scope is a 400, not a broken stream), pick its
-        conversation, and register its stop switch (:meth:`open`, then :meth:`register`)."""
-        conversation_id = self.open(request)
-        return conversation_id, self.register(conversation_id)
-
     def open(self, request: ChatRequest) -> str:
-        """Check the request's scope and pick its conversation: the part of :meth:`start`
-        that reads the index and writes the study database (run it off the event loop)."""
+        """Check the request (a bad scope is a 400, not a broken stream) and pick its
+        conversation. It reads the index and writes the study database: run it off the event
+        loop, then :meth:`register` the answer's stop switch on it."""
         self.kb.scope_filter(request.scope)
         return self.chat.open_conversation(request)
 
