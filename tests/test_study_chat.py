@@ -27,9 +27,11 @@ def ask(client: Any, question: str, **body: Any) -> tuple[list[dict[str, Any]], 
 def test_envelopes_in_order_grounded_and_cited(client: Any, standin: StandinLLM) -> None:
     items, headers = ask(client, "what is the notice period for a tenancy? #think", think=True)
     kinds = [i["type"] for i in items]
-    assert kinds[0] == "thinking" and kinds[-1] == "done"
+    # The sources come first (as soon as retrieval is done), then thinking, then the answer.
+    assert kinds[0] == "metadata" and kinds[1] == "thinking" and kinds[-1] == "done"
     first_text = kinds.index("text")
-    assert "metadata" in kinds[:first_text] and "thinking" not in kinds[first_text:]
+    assert "thinking" not in kinds[first_text:]
+    assert items[0]["data"]["question"]["text"] == "what is the notice period for a tenancy? #think"
     citations = items[kinds.index("metadata")]["data"]["citations"]
     assert citations[0]["path"] == "law/tenancy.md" and citations[0]["section"] == "Notice period"
     assert {"n", "path", "section", "page", "slide", "snippet", "chunk_id"} <= set(citations[0])
@@ -227,9 +229,12 @@ def test_concurrent_scopes_never_mix(tmp_path: Path) -> None:
 
 def test_category_scope(client: Any) -> None:
     assert client.put("/api/documents/cooking/bread.md/category", json={"category": "kitchen"}).status_code == 200
-    items, _ = ask(client, "notice period tenancy", scope={"categories": ["kitchen"]})
+    items, _ = ask(client, "how do I feed the sourdough starter?", scope={"categories": ["kitchen"]})
     paths = {c["path"] for i in items if i["type"] == "metadata" for c in i["data"]["citations"]}
     assert paths == {"cooking/bread.md"}
+    # Within the category, a question it has nothing on shows no sources (relevance threshold).
+    items, _ = ask(client, "notice period tenancy", scope={"categories": ["kitchen"]})
+    assert all(not i["data"]["citations"] for i in items if i["type"] == "metadata")
     items, _ = ask(client, "notice period tenancy", scope={"categories": ["nothing-filed-here"]})
     assert all(not i["data"]["citations"] for i in items if i["type"] == "metadata")
 
@@ -246,7 +251,7 @@ def test_openai_compatible_backend_streams_reasoning_and_tool_fragments(study_va
     finally:
         app.notebook.close()
     kinds = [i["type"] for i in items]
-    assert kinds[0] == "thinking" and kinds.index("metadata") < kinds.index("text") and kinds[-1] == "done"
+    assert kinds[:2] == ["metadata", "thinking"] and kinds.index("thinking") < kinds.index("text") and kinds[-1] == "done"
     call = next(i["data"]["tool_call"] for i in tooled if i["type"] == "metadata" and "tool_call" in i["data"])
     assert call["name"] == "calculator" and '"result": 42' in call["result"]
     assert standin.requests[-1]["messages"][-1]["role"] == "tool" and standin.requests[-1]["messages"][-1]["tool_call_id"] == "call_0"

@@ -217,3 +217,97 @@ def test_progress_survives_a_restart_and_uses_the_clock(tmp_path: Any, study_vau
     assert board["streak"] == {"current": 2, "longest": 2}
     assert board["study_minutes"] == 22.0 and board["sessions"] == 2
     assert {"perfect_score", "first_quiz"} <= {b["id"] for b in board["badges"] if b["earned"]}
+
+
+# -- progress and cancel ------------------------------------------------------------------------
+def test_kinds_report_the_sizes_the_api_accepts(client: Any) -> None:
+    from vaultseek.study.generators import COUNTS
+
+    kinds = client.get("/api/study/kinds").json()["kinds"]
+    assert kinds["quiz"] == {"least": 1, "most": 30, "default": 5}
+    for kind, limit in kinds.items():
+        least, most, _default = COUNTS[kind]
+        assert client.post("/api/study/materials", json={"kind": kind, "count": most + 1, "scope": LAW}).status_code == 400
+        assert client.post("/api/study/materials", json={"kind": kind, "count": least - 1, "scope": LAW}).status_code == 400
+        assert (limit["least"], limit["most"]) == (least, most)
+
+
+def test_streamed_generation_reports_its_stages_then_the_material(live: Any, standin: StandinLLM) -> None:
+    import httpx
+
+    standin.scripted.append(json.dumps({"questions": [MC, TF]}))
+    with httpx.stream("POST", live.url + "/api/study/materials?stream=1", json={"kind": "quiz", "count": 2, "scope": LAW},
+                      timeout=30) as response:  # fmt: skip
+        assert response.status_code == 200 and response.headers["content-type"].startswith("application/x-ndjson")
+        lines = [json.loads(line) for line in response.iter_lines() if line.strip()]
+    stages = [line["stage"] for line in lines]
+    assert stages[0] == "started" and lines[0]["job"] == response.headers["x-job-id"]
+    assert stages[1:3] == ["retrieving", "sources"] and lines[2]["paths"] == ["law/tenancy.md"]
+    writing = [line for line in lines if line["stage"] == "writing"]
+    assert writing and writing[-1]["items"] == 2 and writing[-1]["of"] == 2 and writing[-1]["chars"] > 100
+    assert stages[-3:] == ["checking", "saving", "done"]
+    material = lines[-1]["material"]
+    assert material["content"]["questions"] == [MC, TF]
+    assert [m["id"] for m in httpx.get(live.url + "/api/study/materials").json()["materials"]] == [material["id"]]
+
+
+def test_a_streamed_error_is_a_line_with_the_hint(live: Any, standin: StandinLLM) -> None:
+    import httpx
+
+    standin.scripted.append(json.dumps({"questions": [dict(MC, correct_index="Three months")]}))
+    response = httpx.post(live.url + "/api/study/materials?stream=1", json={"kind": "quiz", "count": 1, "scope": LAW}, timeout=30)
+    last = json.loads(response.text.strip().splitlines()[-1])
+    assert last["stage"] == "error" and last["status"] == 502
+    assert last["error"]["code"] == "llm_error" and "answer text" in last["error"]["hint"]
+    bad = httpx.post(live.url + "/api/study/materials?stream=1", json={"kind": "quiz", "count": 31}, timeout=30)
+    assert bad.status_code == 400  # a bad order is refused before any stream starts
+
+
+def test_cancel_stops_the_model_request_and_keeps_nothing(live: Any, standin: StandinLLM) -> None:
+    import httpx
+
+    standin.token_delay = 0.4  # four pieces, 1.6 s in all: time to cancel mid-reply
+    standin.scripted.append(json.dumps({"questions": [MC, TF, MC, TF, MC]}))
+    stages: list[str] = []
+    with httpx.stream("POST", live.url + "/api/study/materials?stream=1", json={"kind": "quiz", "count": 5, "scope": LAW},
+                      timeout=30) as response:  # fmt: skip
+        job = response.headers["x-job-id"]
+        for line in response.iter_lines():
+            if not line.strip():
+                continue
+            stages.append(json.loads(line)["stage"])
+            if stages[-1] == "writing" and stages.count("writing") == 1:
+                cancelled = httpx.post(f"{live.url}/api/study/jobs/{job}/cancel", timeout=10).json()
+                assert cancelled == {"job": job, "cancelled": True}
+    assert stages[-1] == "cancelled" and "done" not in stages
+    assert standin.closed_early.wait(5)  # the upstream stream was closed, not read to its end
+    assert httpx.get(live.url + "/api/study/materials").json()["materials"] == []
+    assert httpx.post(f"{live.url}/api/study/jobs/{job}/cancel", timeout=10).json()["cancelled"] is False
+    assert live.server.config.app.notebook.hub.jobs == {}
+
+
+def test_closing_the_stream_cancels_the_generation(live: Any, standin: StandinLLM) -> None:
+    import httpx
+
+    standin.token_delay = 0.4
+    standin.scripted.append(json.dumps({"questions": [MC, TF, MC]}))
+    with httpx.stream("POST", live.url + "/api/study/materials?stream=1", json={"kind": "quiz", "count": 3, "scope": LAW},
+                      timeout=30) as response:  # fmt: skip
+        for line in response.iter_lines():
+            if line.strip() and json.loads(line)["stage"] == "writing":
+                break  # the tab closes
+    assert standin.closed_early.wait(5)
+    hub = live.server.config.app.notebook.hub
+    deadline = datetime.now() + timedelta(seconds=5)
+    while hub.jobs and datetime.now() < deadline:
+        pass
+    assert hub.jobs == {} and httpx.get(live.url + "/api/study/materials").json()["materials"] == []
+
+
+def test_study_redirects_to_the_hub_page_of_the_app(client: Any) -> None:
+    response = client.get("/study", follow_redirects=False)
+    assert response.status_code == 308 and response.headers["location"] == "/#hub"
+    assert client.get("/static/study.html").status_code == 404
+    for page in ("hub", "dashboard"):
+        assert client.get(f"/static/js/pages/{page}.js").status_code == 200
+        assert client.get(f"/static/css/pages/{page}.css").status_code == 200

@@ -20,7 +20,7 @@ from study_fixtures import make_app, wait_until_serving
 def wait_indexed(client: Any, path: str, timeout: float = 60) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        rows = {d["path"]: d for d in client.get("/api/documents").json()["documents"]}
+        rows = {d["path"]: d for d in client.get("/api/documents", params={"q": path}).json()["items"]}
         if path in rows and rows[path]["status"] in ("indexed", "failed", "skipped"):
             return rows[path]
         time.sleep(0.05)
@@ -36,13 +36,15 @@ def test_upload_is_indexed_searchable_categorised_and_deletable(client: Any, stu
     row = wait_indexed(client, "uploads/bananas.txt")
     assert row["status"] == "indexed" and row["kind"] == "txt" and row["chunks"] == 1 and row["category"] == "fruit"
     assert row["deletable"] is True
-    assert client.get("/api/documents").json()["categories"] == [{"name": "fruit", "documents": 1}]
+    assert client.get("/api/documents/tree").json()["categories"] == [{"name": "fruit", "documents": 1}]
     searched = client.get("/api/search", params={"q": "potassium", "categories": "fruit"})
     found = searched.json()
     assert [r["path"] for r in found["results"]] == ["uploads/bananas.txt"]
     assert float(searched.headers["Server-Timing"].partition("dur=")[2]) > 0
-    # The same name again is stored beside it, never over it.
-    again = client.post("/api/documents", files={"file": ("bananas.txt", b"Other bananas.")}).json()
+    # The same name again asks first (409); told to keep both, it is stored beside it, not over it.
+    asked = client.post("/api/documents", files={"file": ("bananas.txt", b"Other bananas.")})
+    assert asked.status_code == 409 and asked.json()["conflict"]["existing"] == "uploads/bananas.txt"
+    again = client.post("/api/documents?on_conflict=keep_both", files={"file": ("bananas.txt", b"Other bananas.")}).json()
     assert again["uploaded"][0]["path"] == "uploads/bananas (2).txt"
     assert (study_vault / "uploads" / "bananas.txt").read_bytes().startswith(b"Bananas are")
     chunks = client.get("/api/documents/uploads/bananas.txt/chunks").json()["chunks"]
@@ -191,7 +193,7 @@ def served(study_vault: Path, tmp_path: Path, standin: StandinLLM) -> Iterator[s
                                stdout=log, stderr=subprocess.STDOUT, env=env)  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_until_serving(process, log, lambda: bool(httpx.get(f"{url}/api/documents", timeout=2).json()["documents"]),
+        wait_until_serving(process, log, lambda: bool(httpx.get(f"{url}/api/documents", timeout=2).json()["items"]),
                            "vaultseek serve", seconds=60)  # fmt: skip
         yield url
     finally:
@@ -231,8 +233,8 @@ def test_privacy_flags_other_connections() -> None:
 def test_host_origin_and_security_headers(client: Any) -> None:
     page = client.get("/")
     assert page.status_code == 200 and "default-src 'self'" in page.headers["content-security-policy"]
-    assert "<script src=\"/static/app.js\"" in page.text and "http" not in page.text.split("<body>")[0].replace("http-equiv", "")
-    assert client.get("/static/app.js").status_code == 200
+    assert '<script type="module" src="/static/js/shell.js">' in page.text and "http" not in page.text.split("<body>")[0].replace("http-equiv", "")
+    assert client.get("/static/js/shell.js").status_code == 200
     rebound = client.get("/api/status", headers={"host": "attacker.example:8765"})
     assert rebound.status_code == 403 and rebound.json()["error"]["code"] == "forbidden_host"
     foreign = client.post("/api/chat", json={"question": "x"}, headers={"origin": "http://attacker.example"})
@@ -278,7 +280,7 @@ def test_serve_get_answers_one_request(tmp_path: Path) -> None:
     assert run_cli("index", str(vault), "-q").returncode == 0
     result = run_cli("serve", "--vault", str(vault), "--get", "/api/documents")
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["documents"][0]["path"] == "a.md"
+    assert json.loads(result.stdout)["items"][0]["path"] == "a.md"
 
 
 def test_closing_the_readers_never_touches_an_index_in_use(study_vault: Path, tmp_path: Path) -> None:
@@ -415,7 +417,7 @@ def test_deleting_a_symlinked_upload_removes_the_link_not_what_it_names(study_va
     app = make_app(study_vault, tmp_path / "i.db", standin.url, follow_external_symlinks=True)
     try:
         with TestClient(app, base_url="http://127.0.0.1") as client:
-            known = {d["path"] for d in client.get("/api/documents").json()["documents"]}
+            known = {d["path"] for d in client.get("/api/documents").json()["items"]}
             assert {"uploads/x.md", "uploads/sub/kept.md", "law/tenancy.md"} <= known
             assert client.delete("/api/documents/uploads/x.md").status_code == 202
             assert app.notebook.kb.ingest.idle.wait(30)
@@ -425,7 +427,7 @@ def test_deleting_a_symlinked_upload_removes_the_link_not_what_it_names(study_va
             refused = client.delete("/api/documents/uploads/sub/kept.md")
             assert refused.status_code == 400 and "upload folder" in refused.json()["error"]["message"], refused.text
             assert (outside / "kept.md").exists() and (uploads / "sub").is_symlink()
-            rows = {d["path"]: d for d in client.get("/api/documents").json()["documents"]}
+            rows = {d["path"]: d for d in client.get("/api/documents").json()["items"]}
             assert "uploads/x.md" not in rows and rows["law/tenancy.md"]["status"] == "indexed"
     finally:
         app.notebook.close()
@@ -468,7 +470,7 @@ def _start_serve(vault: Path, db: Path, llm_url: str, log_path: Path) -> tuple[A
     process = subprocess.Popen([sys.executable, "-m", "vaultseek.cli", "serve", "--vault", str(vault), "--db", str(db),
                                 "--port", str(port)], stdout=log, stderr=subprocess.STDOUT, env=env)  # fmt: skip
     url = f"http://127.0.0.1:{port}"
-    wait_until_serving(process, log, lambda: bool(httpx.get(f"{url}/api/documents", timeout=2).json()["documents"]),
+    wait_until_serving(process, log, lambda: bool(httpx.get(f"{url}/api/documents", timeout=2).json()["items"]),
                        "vaultseek serve", seconds=60)  # fmt: skip
     return process, url, log
 

@@ -99,7 +99,7 @@ def test_serve_listens_and_asks_where_the_user_said(study_vault: Path, tmp_path:
     url = f"http://127.0.0.1:{port}"
     try:
         # Answered on 127.0.0.1 without a token: the vault's 0.0.0.0 and token were not used.
-        wait_until_serving(process, errors, lambda: bool(httpx.get(f"{url}/api/documents", timeout=2).json()["documents"]),
+        wait_until_serving(process, errors, lambda: bool(httpx.get(f"{url}/api/documents", timeout=2).json()["items"]),
                            "vaultseek serve", seconds=60)  # fmt: skip
         with httpx.Client(base_url=url, timeout=30) as http:
             answer = http.post("/api/chat", json={"question": "what is the notice period?"})

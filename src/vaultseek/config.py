@@ -10,7 +10,9 @@ data is sent, who can reach the server, which files outside the vault are read);
 without them, with a notice.
 
 Indexes live outside the vault by default (``$XDG_DATA_HOME/vaultseek/``) so sync tools
-(iCloud, Obsidian Sync, git) never see a busy database file. A small registry there remembers
+(iCloud, Obsidian Sync, git) never see a busy database file; ``db`` may instead be a
+``postgresql://`` URL (a team's shared index, docs/postgres.md) whose password comes from
+``PGPASSWORD`` or ``~/.pgpass``, never from a config file. A small registry there remembers
 which vaults were indexed, so ``vaultseek search`` works from any folder after one
 ``vaultseek index ~/vault``.
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -28,15 +31,19 @@ from .errors import ConfigError, VaultNotFoundError
 ALWAYS_EXCLUDED = (".obsidian", ".git", ".trash", "node_modules", ".vaultseek")
 """Never indexed, whatever ``exclude`` says: app state, history, deleted notes, packages."""
 VAULT_CONFIG_NAME = ".vaultseek.toml"
-USER_ONLY_KEYS = ("llm_url", "serve_host", "serve_port", "serve_token", "follow_external_symlinks")
-"""Settings a vault's own ``.vaultseek.toml`` cannot set: the server the study app sends
-questions and note excerpts to (``llm_url``), and who can reach the study app (``serve_host``,
-``serve_port`` and ``serve_token``, which together decide where it listens and whether a
-binding beyond this machine is allowed), and whether symlinks out of the vault are followed
-(``follow_external_symlinks``: a vault that brings a link to ``~/.ssh`` must not also bring
-the switch that indexes it). A shared, synced or cloned vault is written by
-others; these come only from the user's own config file, environment variables and flags.
-A vault file that sets one is read without it, and :attr:`Config.notices` says so."""
+USER_ONLY_KEYS = ("llm_url", "transcription_url", "serve_host", "serve_port", "serve_token",
+                  "follow_external_symlinks", "collection")  # fmt: skip
+"""Settings a vault's own ``.vaultseek.toml`` cannot set: the servers the study app sends
+questions, note excerpts and recorded speech to (``llm_url``, ``transcription_url``), and
+who can reach the study app (``serve_host``, ``serve_port`` and ``serve_token``, which
+together decide where it listens and whether a binding beyond this machine is allowed), and
+whether symlinks out of the vault are followed (``follow_external_symlinks``: a vault that
+brings a link to ``~/.ssh`` must not also bring the switch that indexes it), and which index
+of a PostgreSQL database the vault is written to (``collection``; a ``db`` that is a
+``postgresql://`` URL is refused too, since it says where the vault's text is sent). A shared,
+synced or cloned vault is written by others; these come only from the user's own config file,
+environment variables and flags. A vault file that sets one is read without it, and
+:attr:`Config.notices` says so."""
 MCP_HTTP_PORT = 8766
 """The port ``vaultseek mcp --http`` listens on unless ``--port`` says otherwise: not
 ``serve_port``'s 8765, so the MCP server and the study app can run side by side."""
@@ -68,7 +75,20 @@ class Config:
     """The index file. Unset: the vault's default index, which is the first index made of the
     vault (``$XDG_DATA_HOME/vaultseek/indexes/<vault>-<hash>.db`` unless a path was given),
     outside the vault so sync tools never see a busy database. Indexing into another path
-    leaves the default as it is (``vaultseek index --db PATH --make-default`` changes it)."""
+    leaves the default as it is (``vaultseek index --db PATH --make-default`` changes it).
+    A ``postgresql://user@host:port/database`` URL puts the index in that PostgreSQL database
+    (with pgvector; docs/postgres.md) instead: the password comes from ``PGPASSWORD`` or
+    ``~/.pgpass``, and a config file whose URL holds one is refused. A URL is not settable
+    from a vault's ``.vaultseek.toml``. Such an index keeps what belongs to this machine (its
+    writer lock, daemon socket, the study app's data) beside
+    ``$XDG_DATA_HOME/vaultseek/indexes/pg-<hash>.db``, which ``load_config`` puts in this field
+    (and the URL in ``Config.database_url``); that file is never an index."""
+    collection: str = ""
+    """The name of this vault's index inside a PostgreSQL database (``db`` a
+    ``postgresql://`` URL), so one database holds several vaults: lower-case letters, digits
+    and ``_``, at most 40 characters. Empty (the default): the vault folder's name,
+    lower-cased, other characters as ``_``. Unused by an index file. Not settable from a
+    vault's ``.vaultseek.toml``."""
     model: str = "bundled"
     """'bundled', a Model2Vec folder, or a hub id such as 'minishlab/potion-base-8M'."""
     include: tuple[str, ...] = NOTE_GLOBS + DOCUMENT_GLOBS
@@ -211,6 +231,17 @@ class Config:
     llm_context: int = 8192
     """The model's context window in tokens; retrieved sources get at most half of it, and a
     longer prompt is refused with a hint."""
+    llm_vision: bool | None = None
+    """Whether the model can see images attached to a chat message. Unset: Ollama is asked
+    (``/api/show`` capabilities); an OpenAI-compatible server, which cannot be asked, gets the
+    images and answers for itself. ``false`` refuses images before sending them."""
+    transcription_url: str | None = None
+    """An OpenAI-compatible speech-to-text server on this machine for the chat's microphone
+    button (``POST {url}/audio/transcriptions``; whisper.cpp's server started with
+    ``--inference-path /v1/audio/transcriptions``, for example ``http://127.0.0.1:8178/v1``).
+    Unset: the button is off. Not settable from a vault's ``.vaultseek.toml``."""
+    transcription_model: str = "whisper-1"
+    """The model name sent to the transcription server (whisper.cpp's ignores it)."""
     prompt_folder: str | None = None
     """A folder of prompt templates that replace the study hub's built-in ones, file by file
     (``quiz.txt``, ``flashcards.txt``, ``outline.txt``, ``outline_retry.txt``, ``lesson.txt``,
@@ -224,6 +255,10 @@ class Config:
     serve_token: str | None = None
     """Required on every API request when set (at least 12 characters); required to bind to
     anything beyond loopback. Not settable from a vault's ``.vaultseek.toml``."""
+    database_url: str | None = None
+    """The ``postgresql://`` URL of the index when ``db`` named one (as given, so it may hold
+    a password given on the command line or in ``VAULTSEEK_DB``; show it through
+    :func:`display_url`), else None: an SQLite index file."""
     sources: tuple[str, ...] = field(default=(), compare=False)
     """Which files the settings came from (for ``status`` and error messages)."""
     notices: tuple[str, ...] = field(default=(), compare=False)
@@ -259,7 +294,7 @@ class Config:
         return (self.intake_inbox, self.intake_review, self.intake_discard)
 
 
-_KEYS = {f.name: f for f in fields(Config) if f.name not in ("sources", "notices")}
+_KEYS = {f.name: f for f in fields(Config) if f.name not in ("sources", "notices", "database_url")}
 
 
 def data_home() -> Path:
@@ -272,6 +307,130 @@ def config_home() -> Path:
     return Path(base) / "vaultseek"
 
 
+# -- PostgreSQL URLs (standard library only: connection.py re-exports these) ---------------
+
+DATABASE_URL_SCHEMES = ("postgresql://", "postgres://")
+SECRET_URL_PARAMETERS = ("password", "sslpassword")
+"""Query parameters of a libpq URL that hold a secret: left out wherever a URL is shown."""
+COLLECTION_NAME = re.compile(r"[a-z0-9_]{1,40}")
+
+
+def is_database_url(value: str | os.PathLike[str] | None) -> bool:
+    """Whether ``value`` is a PostgreSQL URL (``postgresql://…`` or ``postgres://…``) rather
+    than the path of an index file."""
+    return isinstance(value, str) and value.strip().lower().startswith(DATABASE_URL_SCHEMES)
+
+
+@dataclass(frozen=True)
+class DatabaseTarget:
+    """Where a PostgreSQL URL points, with libpq's defaults filled in (``PGHOST``,
+    ``PGPORT``, ``PGDATABASE``, ``PGUSER``, else localhost, 5432 and the user name)."""
+
+    host: str
+    port: str
+    database: str
+    user: str
+    has_password: bool
+
+    @property
+    def where(self) -> str:
+        """``host:port/database`` (``[::1]:5432/db`` for an IPv6 address), for messages."""
+        hosts = self.host.split(",")
+        ports = self.port.split(",") if "," in self.port else [self.port] * len(hosts)
+        shown = ",".join(
+            f"[{h}]:{p}" if ":" in h else f"{h}:{p}" for h, p in zip(hosts, ports, strict=False)
+        )
+        return f"{shown}/{self.database}"
+
+
+def database_target(url: str, environ: dict[str, str] | None = None) -> DatabaseTarget:
+    """Parse a PostgreSQL URL (raises ``ValueError`` when it cannot be one)."""
+    import getpass
+    from urllib.parse import parse_qsl, unquote, urlsplit
+
+    env = os.environ if environ is None else environ
+    parts = urlsplit(url.strip())
+    query = dict(parse_qsl(parts.query))
+    userinfo, _, hostlist = parts.netloc.rpartition("@")
+    user_part, colon, _password = userinfo.partition(":")
+    hosts, ports = [], []
+    for entry in hostlist.split(",") if hostlist else []:
+        if entry.startswith("["):  # [IPv6]:port
+            host, _, rest = entry[1:].partition("]")
+            port = rest.removeprefix(":")
+        else:
+            host, _, port = entry.partition(":")
+        if port and not port.isdigit():
+            raise ValueError(f"the port {port!r} is not a number")
+        hosts.append(unquote(host))
+        ports.append(port)
+    host = query.get("host") or ",".join(h for h in hosts if h) or env.get("PGHOST") or "localhost"
+    port = query.get("port") or ",".join(p for p in ports if p) or env.get("PGPORT") or "5432"
+    try:
+        fallback_user = getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a bare container)
+        fallback_user = "postgres"
+    user = unquote(user_part) or query.get("user") or env.get("PGUSER") or fallback_user
+    database = unquote(parts.path.lstrip("/")) or query.get("dbname") or env.get("PGDATABASE") or user
+    return DatabaseTarget(
+        host=host, port=port, database=database, user=user,
+        has_password=bool(colon) or any(name in query for name in SECRET_URL_PARAMETERS),
+    )  # fmt: skip
+
+
+def display_url(url: str) -> str:
+    """``url`` without its password (nor any other secret query parameter): what messages,
+    ``status`` and logs show."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    parts = urlsplit(url.strip())
+    userinfo, at, hostlist = parts.netloc.rpartition("@")
+    netloc = f"{userinfo.partition(':')[0]}{at}{hostlist}" if at else hostlist
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k not in SECRET_URL_PARAMETERS])
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def default_collection(vault: Path) -> str:
+    """A vault's collection name unless one is configured: its folder name lower-cased, every
+    run of other characters than ``a-z0-9_`` as one ``_``, at most 40 characters (a name of
+    no such characters at all: ``vault_`` and a hash of its path)."""
+    import hashlib
+
+    name = re.sub(r"[^a-z0-9_]+", "_", vault.name.lower()).strip("_")[:40].rstrip("_")
+    if name:
+        return name
+    return "vault_" + hashlib.sha256(str(vault.resolve()).encode("utf-8")).hexdigest()[:8]
+
+
+def database_state_path(url: str, collection: str) -> Path:
+    """The local file that stands for a PostgreSQL index on this machine (``Config.db``): its
+    writer lock, daemon socket and the study app's data are named after it. Never opened as an
+    index. The same server, database and collection give the same file, whoever connects."""
+    import hashlib
+
+    key = f"{database_target(url).where}\n{collection}"
+    return data_home() / "indexes" / f"pg-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:16]}.db"
+
+
+def index_arguments(config: Config) -> list[str]:
+    """The flags that name ``config``'s index exactly, for a vaultseek process this one starts
+    (the daemon, the deep tier's job): ``--vault=…`` and ``--db=…``, and for PostgreSQL
+    ``--collection=…``. A database URL goes without its password: the child reads it from
+    ``PGPASSWORD`` or ``~/.pgpass``, never from its command line, which others can see."""
+    assert config.vault is not None and config.db is not None
+    if config.database_url is None:
+        return [f"--vault={config.vault}", f"--db={config.db}"]
+    return [f"--vault={config.vault}", f"--db={display_url(config.database_url)}", f"--collection={config.collection}"]
+
+
+def index_label(config: Config) -> str:
+    """How messages name the index: its file, or ``URL (collection NAME)`` without the
+    password."""
+    if config.database_url is None:
+        return str(config.db)
+    return f"{display_url(config.database_url)} (collection {config.collection})"
+
+
 def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
     """Check and convert one setting to the type its field wants; relative paths are taken
     relative to ``base`` (the config file's folder, or the current folder)."""
@@ -280,9 +439,16 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
     def bad(expected: str) -> ConfigError:
         return ConfigError(f"{origin}: `{key}` must be {expected} (got {value!r})")
 
+    if key == "db" and is_database_url(value):
+        try:
+            database_target(value)
+        except ValueError as exc:
+            raise ConfigError(f"{origin}: `db` is not a usable postgresql:// URL ({exc})",
+                              hint="e.g. postgresql://user@host:5432/database") from None  # fmt: skip
+        return value.strip()
     if key in ("vault", "db"):
         if not isinstance(value, (str, Path)) or not str(value).strip():
-            raise bad("a path")
+            raise bad("a path" if key == "vault" else "a path or a postgresql:// URL")
         path = Path(str(value)).expanduser()
         return path if path.is_absolute() else (base / path).absolute()
     if kind == "tuple[str, ...]":
@@ -295,7 +461,7 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
         return tuple(value)
     if kind == "tuple[float, ...]":  # intake_weights: a table, a list, or "a,b,c,d"
         return _weights(value, bad)
-    if kind == "bool":
+    if kind in ("bool", "bool | None"):
         if isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on"):
             value = True
         elif isinstance(value, str) and value.strip().lower() in ("0", "false", "no", "off"):
@@ -333,13 +499,15 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
         return "/".join(parts)
     if key == "llm_backend" and value not in ("ollama", "openai"):
         raise bad('"ollama" or "openai"')
-    if key == "llm_url" and not value.startswith(("http://", "https://")):
+    if key in ("llm_url", "transcription_url") and not value.startswith(("http://", "https://")):
         raise bad("an http:// or https:// address")
     if key == "upload_folder" and (value.startswith(("/", "\\")) or ".." in value.replace("\\", "/").split("/")):
         raise bad("a folder inside the vault")
     if key == "prompt_folder":
         folder = Path(value).expanduser()
         return str(folder if folder.is_absolute() else (base / folder).absolute())
+    if key == "collection" and not COLLECTION_NAME.fullmatch(value):
+        raise bad('lower-case letters, digits and "_", at most 40 characters')
     if key == "link_signal" and value not in ("backlinks", "neighbours"):
         raise bad('"backlinks" or "neighbours"')
     if key == "ocr_engine" and value not in OCR_ENGINES:
@@ -436,7 +604,9 @@ def load_config(
     if config_file and not user_file.is_file():
         raise ConfigError(f"config file {user_file} does not exist")
     if user_file.is_file():
-        apply(_read_toml(user_file), str(user_file), user_file.parent)
+        user_settings = _read_toml(user_file)
+        _refuse_password(user_settings.get("db"), user_file)
+        apply(user_settings, str(user_file), user_file.parent)
         sources.append(str(user_file))
 
     env_values = {
@@ -451,6 +621,8 @@ def load_config(
         vault_settings = _read_toml(vault_file)
         vault_settings.pop("vault", None)  # a vault's own file cannot move the vault
         refused = [key for key in USER_ONLY_KEYS if key in vault_settings]
+        if is_database_url(vault_settings.get("db")):
+            refused.append("db")
         for key in refused:
             del vault_settings[key]
         if refused:
@@ -463,10 +635,35 @@ def load_config(
         sources.append(str(vault_file))
     apply(env_values, "environment", cwd)
     apply({"db": db, **overrides}, "arguments", cwd)
+    if isinstance(db, str) and is_database_url(db) and database_target(db).has_password:
+        notices.append(
+            "the password in --db can be read by other users of this machine (`ps`, shell "
+            "history): put it in ~/.pgpass or PGPASSWORD instead"
+        )
     settings["vault"] = vault_path
     if settings.get("db") is None:
+        remembered = VaultRegistry().database_for(vault_path)
+        if remembered is not None:  # the vault's default index is a PostgreSQL one
+            settings["db"] = remembered[0]
+            settings.setdefault("collection", remembered[1])
+    settings.setdefault("collection", default_collection(vault_path))
+    if is_database_url(settings.get("db")):
+        settings["database_url"] = settings["db"]
+        settings["db"] = database_state_path(settings["db"], settings["collection"])
+    elif settings.get("db") is None:
         settings["db"] = VaultRegistry().db_for(vault_path)
     return replace(Config(), **settings, sources=tuple(sources), notices=tuple(notices))
+
+
+def _refuse_password(db: Any, path: Path) -> None:
+    """A config file's ``db`` URL must not hold a password: config files are copied, synced
+    and shown; libpq reads the password from ``PGPASSWORD`` or ``~/.pgpass``."""
+    if isinstance(db, str) and is_database_url(db) and database_target(db).has_password:
+        raise ConfigError(
+            f"config file {path}: the `db` URL holds a password, which a config file must not",
+            hint=f"use {display_url(db)} and put the password in ~/.pgpass "
+            "(host:port:database:user:password, mode 600) or the PGPASSWORD variable",
+        )
 
 
 def resolve_vault(explicit: Path | str | None, *, prefer_cwd: bool = False) -> Path:
@@ -517,6 +714,15 @@ class VaultRegistry:
             return Path(entry["db"])
         return default_db_path(vault)
 
+    def database_for(self, vault: Path) -> tuple[str, str] | None:
+        """``(URL without password, collection)`` when the vault's default index is in a
+        PostgreSQL database, else None."""
+        entry = self._load().get(str(vault)) or {}
+        url, collection = entry.get("database_url"), entry.get("collection")
+        if isinstance(url, str) and is_database_url(url) and isinstance(collection, str):
+            return url, collection
+        return None
+
     def find_containing(self, folder: Path) -> Path | None:
         best: Path | None = None
         for key in self._load():
@@ -537,23 +743,38 @@ class VaultRegistry:
         ]
         return Path(max(entries)[1]) if entries else None
 
-    def remember(self, vault: Path, db: Path, *, make_default: bool = False) -> None:
+    def remember(
+        self, vault: Path, db: Path, *, make_default: bool = False,
+        database_url: str | None = None, collection: str | None = None,
+    ) -> None:  # fmt: skip
         """Record a finished index run of ``vault`` into ``db``; failures to write are not worth
         failing the run.
 
         ``db`` becomes the vault's default index (what a command without ``--db`` opens) when
         ``make_default``, or when the default is ``db`` already or its file is gone. An index
         written elsewhere leaves an existing default where it is, so one ``index --db X`` does
-        not orphan the index every other command opens."""
+        not orphan the index every other command opens.
+
+        For an index in PostgreSQL, ``db`` is its local state file (``Config.db``) and
+        ``database_url`` and ``collection`` say where it is; the URL is kept without its
+        password. A PostgreSQL default counts as existing (there is no file to look at)."""
         from datetime import UTC, datetime
 
-        current = self.db_for(vault)
-        keep = not make_default and current != db and current.exists()
+        if database_url is None and db.parent == data_home() / "indexes" and db.name.startswith("pg-"):
+            return  # a PostgreSQL index's local file: remembered only together with its URL
         data = self._load()
-        data[str(vault)] = {
-            "db": str(current if keep else db),
-            "last_indexed": datetime.now(UTC).isoformat(timespec="seconds"),
-        }
+        entry = data.get(str(vault)) or {}
+        current = self.db_for(vault)
+        current_exists = current.exists() or bool(entry.get("database_url"))
+        keep = not make_default and current != db and current_exists
+        if keep:
+            new = dict(entry)
+        else:
+            new = {"db": str(db)}
+            if database_url and collection:
+                new.update(database_url=display_url(database_url), collection=collection)
+        new["last_indexed"] = datetime.now(UTC).isoformat(timespec="seconds")
+        data[str(vault)] = new
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             scratch = self.path.with_suffix(".tmp")

@@ -17,6 +17,7 @@ import posixpath
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,22 +34,27 @@ from .errors import (
     QueryError,
     VaultNotFoundError,
 )
+from .index.names import MARKER, matching_paths, shown_path
 from .records import (
     DeepReport,
     DeepStatus,
     IndexStatus,
     NoteLinks,
     RelatedNotes,
+    ResolvedLink,
     SearchFilter,
     SearchResponse,
+    SkippedFile,
     SyncReport,
 )
-from .search.hybrid import DeepSide, SearchParams, VectorsUnavailable, run_search
+from .search.hybrid import DeepSide, NearestVectors, SearchParams, VectorsUnavailable, run_search
 from .search.linkgraph import LinkGraph
 from .storage import db
 from .storage.migrations import migrate
+from .storage.postgres.store import HnswVectors, PgStore
 from .storage.store import REEMBEDDING, ChunkRow, Store, utc_now
 from .storage.vectors import VectorIndex
+from .storage.writer_lock import LockHolder, WriterLock, file_writer_lock
 
 if TYPE_CHECKING:
     from .embeddings.deep import DeepModel
@@ -70,17 +76,18 @@ class Index:
         self.config = config
         self.vault: Path = config.vault
         self.db_path: Path = config.db
-        self.conn = db.open_connection(self.db_path, create=create, read_only=read_only)
-        self.read_only = db.is_read_only(self.conn)
+        self.database_url: str | None = config.database_url
+        """The PostgreSQL database holding the index (``config.collection`` names it there),
+        or None: the SQLite file ``db_path``."""
+        self.store: Store
+        if self.database_url is not None:
+            self.store = self._open_postgres(self.database_url, read_only=read_only)
+            self.read_only = read_only
+        else:
+            self.store = self._open_sqlite(create=create, read_only=read_only)
+            self.read_only = db.is_read_only(self.conn)
         """Opened for reading only (asked for, or this user cannot write the index): search,
         status, links and related work; :meth:`sync` raises :class:`IndexAccessError`."""
-        try:
-            with self._database_errors():
-                self.schema_version = migrate(self.conn, read_only=self.read_only)
-        except BaseException:
-            self.conn.close()
-            raise
-        self.store = Store(self.conn)
         self._embedder: StaticEmbedder | None = None
         self._embedder_error: ModelError | None = None
         self._vectors: VectorIndex | None = None
@@ -95,22 +102,100 @@ class Index:
         self._deep_vectors: VectorIndex | None = None
         self._deep_version: int | None = None
         self._deep_coverage = 0.0
+        self._hnsw: HnswVectors | None = None
+        self._hnsw_version: int | None = None
+        self.writer_lock: WriterLock = (
+            self.store.sync_lock if isinstance(self.store, PgStore) else file_writer_lock(self.db_path)
+        )
+        """The index's one-writer lock, which :meth:`sync` holds while it writes (a backend
+        on a database server provides its own, e.g. an advisory lock)."""
+
+    def _open_sqlite(self, *, create: bool, read_only: bool) -> Store:
+        conn = db.open_connection(self.db_path, create=create, read_only=read_only)
+        try:
+            with self._database_errors():
+                self.schema_version = migrate(conn, read_only=db.is_read_only(conn))
+        except BaseException:
+            conn.close()
+            raise
+        return Store(conn)
+
+    def _open_postgres(self, url: str, *, read_only: bool) -> Store:
+        """The collection's store in the PostgreSQL database at ``url`` (created on first
+        use, with the ``vector`` extension, unless ``read_only``)."""
+        from .storage.postgres.connection import connect, ensure_pgvector
+
+        # The index lives in the database; local state beside db_path (the deep job's lock
+        # and log, the study database) gets a private folder.
+        self.db_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        conn = connect(url, read_only=read_only)
+        try:
+            with self._database_errors():
+                if not read_only:
+                    ensure_pgvector(conn)
+                store = PgStore(conn, self.config.collection, read_only=read_only)
+        except BaseException:
+            conn.close()
+            raise
+        self.schema_version = store.schema_version
+        return store
+
+    @property
+    def conn(self) -> db.Connection:
+        """The SQLite connection (the SQLite backend only)."""
+        return self.store.conn
+
+    def backend_info(self) -> dict[str, str]:
+        """Where the index lives, for ``status``: the backend and, on PostgreSQL, the
+        database (without its password), collection, server and pgvector versions, size and
+        how vectors are searched."""
+        store = self.store
+        if not isinstance(store, PgStore) or self.database_url is None:
+            return {"backend": "sqlite"}
+        from .storage.postgres.connection import display_url, server_info
+        from .storage.postgres.store import HNSW_MIN_CHUNKS
+
+        with self._database_errors():
+            server = server_info(store.pg)
+            size = sum(store.sizes().values())
+            hnsw = store.vector_index_exists()
+        return {
+            "backend": "postgresql",
+            "database": display_url(self.database_url),
+            "collection": store.collection,
+            "server": server.version,
+            "pgvector": server.pgvector or "not installed",
+            "size": f"{size / 1e6:.1f} MB",
+            "vectors": "HNSW index" if hnsw else f"exact, in memory (HNSW from {HNSW_MIN_CHUNKS:,} chunks)",
+        }
+
+    @property
+    def backend(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self.store.backend
 
     @contextmanager
     def _database_errors(self) -> Iterator[None]:
-        """Re-raise database failures (locked, read-only, damaged, …) as vaultseek errors
-        that name this index; anything else passes through untouched."""
+        """Re-raise database failures (locked, read-only, damaged, a server gone, …) as
+        vaultseek errors that name this index; anything else passes through untouched."""
         try:
             yield
         except Exception as exc:
-            translated = db.translate(exc, self.db_path)
+            if self.database_url is not None:
+                from .storage.postgres.connection import translate
+
+                translated = translate(exc, self.database_url)
+            else:
+                translated = db.translate(exc, self.db_path)
             if translated is exc:
                 raise
             raise translated from exc
 
     # -- lifecycle ----------------------------------------------------------------------
     def close(self) -> None:
-        self.conn.close()
+        if self._hnsw is not None:
+            self._hnsw.close()
+        self.store.close()
 
     def __enter__(self) -> Index:
         return self
@@ -153,6 +238,8 @@ class Index:
         progress: ProgressCallback | None = None,
         should_stop: StopCheck | None = None,
         remember: bool = True,
+        wait: float | None = None,
+        on_wait: Callable[[LockHolder], None] | None = None,
     ) -> SyncReport:
         """Bring the index in line with the vault's files (incremental).
 
@@ -166,7 +253,12 @@ class Index:
         nothing writes nothing, so readers keep their cached vectors.
 
         ``remember`` records the vault as the user's most recent one (so a bare
-        ``vaultseek search`` finds it); scratch indexes such as evaluations pass False."""
+        ``vaultseek search`` finds it); scratch indexes such as evaluations pass False.
+
+        One process writes an index at a time (``storage/writer_lock.py``): while another
+        syncs it, this one waits — ``on_wait`` hears who holds it — for at most ``wait``
+        seconds (None: as long as it takes), then raises :class:`IndexBusyError`. A stop
+        requested while waiting returns an interrupted report that wrote nothing."""
         if not self.vault.is_dir():
             raise VaultNotFoundError(f"vault folder {self.vault} does not exist")
         if self.read_only:
@@ -174,6 +266,26 @@ class Index:
                 f"cannot write the index {self.db_path}: it is open read-only",
                 hint="open it without read_only, as a user who can write it",
             )
+        with self.writer_lock(timeout=wait, on_wait=on_wait, should_stop=should_stop) as held:
+            if not held:
+                return SyncReport(
+                    interrupted=True, full=paths is None,
+                    notices=("stopped while another process was writing the index; nothing was written",),
+                )  # fmt: skip
+            report = self._sync_locked(paths, progress, should_stop)
+        if remember and not report.interrupted:
+            VaultRegistry().remember(
+                self.vault, self.db_path, database_url=self.database_url, collection=self.config.collection
+            )
+        return report
+
+    def _sync_locked(
+        self,
+        paths: Iterable[str | os.PathLike[str]] | None,
+        progress: ProgressCallback | None,
+        should_stop: StopCheck | None,
+    ) -> SyncReport:
+        """:meth:`sync`'s run, once this process holds the writer lock."""
         owner = self.store.get_meta("vault")
         if owner is not None and owner != str(self.vault):
             raise ConfigError(
@@ -198,8 +310,6 @@ class Index:
                 if not report.interrupted:
                     values["last_indexed"] = utc_now()
                 self.store.set_meta(values)
-        if remember and not report.interrupted:
-            VaultRegistry().remember(self.vault, self.db_path)
         return report
 
     def _vault_paths(self, paths: Iterable[str | os.PathLike[str]]) -> list[str]:
@@ -306,7 +416,7 @@ class Index:
             vector_weight=config.vector_weight,
             deep_weight=config.deep_weight if request.deep_weight is None else request.deep_weight,
             max_tokens=request.max_tokens,
-            scope=request.filters,
+            scope=self._real_scope(request.filters),
             title_match=config.title_match if request.title_match is None else request.title_match,
             recency_half_life_days=float(half_life) if half_life else None,
             recency_weight=config.recency_weight,
@@ -318,12 +428,46 @@ class Index:
         )
         with self._database_errors():
             return run_search(
-                self.store, request.query, params, self._vector_side, link_graph=self.link_graph,
+                self.store, request.query, params, self._search_side, link_graph=self.link_graph,
                 deep_side=self._deep_side if config.deep_tier else None,
             )  # fmt: skip
 
+    def _search_side(self) -> tuple[VectorIndex | NearestVectors, StaticEmbedder]:
+        """What a search's vector list comes from: a large PostgreSQL collection's HNSW index
+        (searched in the database), else the vectors in memory (:meth:`_vector_side`)."""
+        if self.database_url is not None:
+            hnsw = self._hnsw_vectors()
+            if hnsw is not None:
+                return hnsw, self._query_model()
+        return self._vector_side()
+
+    def _hnsw_vectors(self) -> NearestVectors | None:
+        from .storage.postgres.connection import connect
+
+        store = self.store
+        assert isinstance(store, PgStore) and self.database_url is not None
+        version = store.data_version()
+        if self._hnsw is None or version != self._hnsw_version:
+            if self._hnsw is not None:
+                self._hnsw.close()
+            url = self.database_url
+            self._hnsw = store.hnsw_vectors(lambda: connect(url, read_only=True))
+            self._hnsw_version = version
+        return self._hnsw
+
     def _vector_side(self) -> tuple[VectorIndex, StaticEmbedder]:
         """The vector index and the model, if they can serve this index."""
+        model = self._query_model()
+        try:
+            index = self._vector_index()
+        except ValueError as exc:  # vectors of mixed dimensions: an index from a broken run
+            raise VectorsUnavailable(f"{exc}; run `vaultseek index` to repair it") from exc
+        if not len(index):
+            raise VectorsUnavailable("the index holds no vectors yet")
+        return index, model
+
+    def _query_model(self) -> StaticEmbedder:
+        """The model, if the index's vectors come from it (raises :class:`VectorsUnavailable`)."""
         try:
             model = self.embedder()
         except ModelError as exc:
@@ -338,13 +482,7 @@ class Index:
                 f"the index was built with model {self.store.get_meta('model_name')}; "
                 "run `vaultseek index` to re-embed with the configured one"
             )
-        try:
-            index = self._vector_index()
-        except ValueError as exc:  # vectors of mixed dimensions: an index from a broken run
-            raise VectorsUnavailable(f"{exc}; run `vaultseek index` to repair it") from exc
-        if not len(index):
-            raise VectorsUnavailable("the index holds no vectors yet")
-        return index, model
+        return model
 
     def _deep_side(self) -> DeepSide:
         """The deep vectors, the deep model and the share of chunks the vectors cover, if
@@ -396,8 +534,11 @@ class Index:
         from .links.linking import get_note_path, note_links
 
         with self._database_errors():
-            found = note_links(self.store, get_note_path(self.store, note, self.vault))
-        return check_headings(found, self.vault)
+            found = note_links(self.store, get_note_path(self.store, self._real_path(note), self.vault))
+        found = check_headings(found, self.vault)
+        outgoing = tuple(_shown_link(link) for link in found.outgoing)
+        return replace(found, path=shown_path(found.path), outgoing=outgoing,
+                       backlinks=tuple(_shown_link(link) for link in found.backlinks))
 
     def related(self, note: str, *, k: int = 10) -> RelatedNotes:
         """The ``k`` notes most related to ``note`` by links and by meaning, best first."""
@@ -407,7 +548,7 @@ class Index:
         if k < 1:
             raise QueryError("k must be at least 1")
         with self._database_errors():
-            path = get_note_path(self.store, note, self.vault)
+            path = get_note_path(self.store, self._real_path(note), self.vault)
             notices = []
             try:
                 vectors: VectorIndex | None = self._vector_side()[0]
@@ -420,17 +561,23 @@ class Index:
                     deep, _model, coverage = self._deep_side()
                 except VectorsUnavailable:
                     pass  # no deep vectors yet, or from another model: the other lists serve
-            return find_related(
+            found = find_related(
                 self.store, self.link_graph(), vectors, path, k=k, notices=notices, deep=deep, deep_coverage=coverage
             )
+        results = tuple(
+            replace(r, path=shown_path(r.path), shared=tuple(shown_path(p) for p in r.shared)) for r in found.results
+        )
+        return replace(found, path=shown_path(found.path), results=results)
 
     # -- reading ------------------------------------------------------------------------
     def get_note(self, path: str) -> list[ChunkRow]:
-        """All chunks of a note, in order (raises QueryError if it is not indexed)."""
-        rows = self.store.chunks_of_file(path)
+        """All chunks of a note, in order (raises QueryError if it is not indexed). ``path``
+        may be the file's real path or its path as shown (see :mod:`.index.names`); the rows
+        carry the shown one."""
+        rows = self.store.chunks_of_file(self._real_path(path))
         if not rows:
             raise NotFoundError(f"{path} is not in the index", hint="check the path with `status`")
-        return rows
+        return [_shown_row(row) for row in rows]
 
     def get_chunk(self, chunk_id: int) -> ChunkRow:
         """One chunk by its id (ids are stable until the note is edited; raises QueryError)."""
@@ -440,7 +587,32 @@ class Index:
             raise NotFoundError(
                 f"no chunk with id {chunk_id}", hint="ids change when a note is edited; search again"
             )
-        return row
+        return _shown_row(row)
+
+    def _real_path(self, path: str) -> str:
+        """The indexed path ``path`` stands for: itself, unless it is a path as shown (it
+        holds a redaction marker and no indexed file has it), which stands for the one indexed
+        file shown that way. Raises QueryError when several are: a search result's chunk id
+        tells them apart."""
+        if MARKER not in path:
+            return path
+        with self._database_errors():
+            known = self.store.file_states()
+        if path in known:
+            return path
+        found = matching_paths(path, known)
+        if len(found) > 1:
+            raise QueryError(
+                f"{len(found)} files are shown as {path}",
+                hint="open the one you mean by the chunk id of a search result (get_chunk)",
+            )
+        return found[0] if found else path
+
+    def _real_scope(self, scope: SearchFilter | None) -> SearchFilter | None:
+        """``scope`` with each path it names as shown replaced by the file's real path."""
+        if scope is None or not scope.paths or not any(MARKER in p for p in scope.paths):
+            return scope
+        return replace(scope, paths=tuple(self._real_path(p) for p in scope.paths))
 
     def filter_misses(self, scope: SearchFilter | Mapping[str, Any] | None) -> list[str]:
         """What in ``scope`` no indexed file has — a folder, a tag, a kind — one message each,
@@ -449,6 +621,7 @@ class Index:
         from .search.filters import parse_filter
 
         parsed = scope if scope is None or isinstance(scope, SearchFilter) else parse_filter(scope)
+        parsed = self._real_scope(parsed)
         with self._database_errors():
             return filter_misses(self.store, parsed)
 
@@ -510,7 +683,8 @@ class Index:
 
     def files(self) -> list[dict[str, Any]]:
         """Every file the index knows (indexed or skipped): path, kind, status, size, chunks,
-        title, tags, error, indexed_at."""
+        title, tags, error, indexed_at. The paths are the real ones, the keys a caller looks
+        files up by; show them through :func:`~vaultseek.index.names.shown_path`."""
         with self._database_errors():
             return self.store.file_rows()
 
@@ -520,7 +694,7 @@ class Index:
         from .links.linking import relink
 
         with self._database_errors():
-            self.store.delete_file(path)
+            self.store.delete_file(self._real_path(path))
             relink(self.store)
         self._graph = None
 
@@ -529,12 +703,15 @@ class Index:
 
         counts = self.store.counts()
         ocr_pages, ocr_pending, ocr_over_limit = self.store.ocr_totals()
-        size = sum(
-            os.path.getsize(p)
-            for p in (self.db_path, Path(f"{self.db_path}-wal"))
-            if os.path.exists(p)
-        )
-        skipped = tuple(self.store.skipped_files())
+        if isinstance(self.store, PgStore):
+            size = sum(self.store.sizes().values())
+        else:
+            size = sum(
+                os.path.getsize(p)
+                for p in (self.db_path, Path(f"{self.db_path}-wal"))
+                if os.path.exists(p)
+            )
+        skipped = tuple(_shown_skip(item) for item in self.store.skipped_files())
         return IndexStatus(
             vault=str(self.vault),
             db_path=str(self.db_path),
@@ -548,7 +725,7 @@ class Index:
             skipped=skipped,
             schema_version=self.schema_version,
             documents=self.store.document_counts(),
-            failed_documents=tuple(self.store.skipped_files(documents_only=True)),
+            failed_documents=tuple(_shown_skip(item) for item in self.store.skipped_files(documents_only=True)),
             ocr_pages=ocr_pages,
             ocr_pending=ocr_pending,
             ocr_over_limit=ocr_over_limit,
@@ -557,6 +734,22 @@ class Index:
             external_symlinks=sum(1 for item in skipped if is_external_symlink(item.reason)),
             follow_external_symlinks=self.config.follow_external_symlinks,
         )
+
+
+def _shown_row(row: ChunkRow) -> ChunkRow:
+    """A chunk as surfaces show it: its file's path with any credential in it redacted."""
+    shown = shown_path(row.path)
+    return row if shown == row.path else replace(row, path=shown)
+
+
+def _shown_skip(item: SkippedFile) -> SkippedFile:
+    shown = shown_path(item.path)
+    return item if shown == item.path else SkippedFile(shown, item.reason)
+
+
+def _shown_link(link: ResolvedLink) -> ResolvedLink:
+    path = link.path if link.path is None else shown_path(link.path)
+    return replace(link, source=shown_path(link.source), path=path)
 
 
 def _cosines(index: VectorIndex, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:

@@ -151,6 +151,9 @@ class _Handler(BaseHTTPRequestHandler):
         path = self._route()
         if path is None:
             return
+        if path == "/api/show":  # what the model can do, as Ollama says it (no vision here)
+            self._json(200, {"details": {"family": "standin"}, "capabilities": ["completion", "tools", "thinking"]})
+            return
         self.standin.requests.append(body)
         openai = path.startswith("/v1/")
         plan = plan_reply(body, openai=openai)

@@ -22,13 +22,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import socket
 import stat
 
 from ..errors import VaultseekError
 
 TYPE_CHECKING = False  # typing itself is not imported: a hook starts on every prompt
 if TYPE_CHECKING:
+    import socket
     from pathlib import Path
     from typing import Any
 
@@ -156,6 +156,8 @@ def _exchange(db: str | os.PathLike[str], message: dict[str, Any], *, timeout: f
             return None
     except OSError:
         return None
+    import socket  # only with a daemon's socket there: a search without one never needs it
+
     client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     client.settimeout(timeout)
     try:
@@ -166,8 +168,14 @@ def _exchange(db: str | os.PathLike[str], message: dict[str, Any], *, timeout: f
         payload = json.dumps({"v": PROTOCOL_VERSION, **message}, ensure_ascii=False).encode("utf-8")
         if len(payload) > MAX_REQUEST_BYTES:
             return None  # the daemon would refuse it: the caller answers in its own process
-        client.sendall(payload + b"\n")
-        answer = read_line(client, limit=MAX_REPLY_BYTES)
+        try:
+            client.sendall(payload + b"\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # a busy daemon answers before it reads, and closes: its answer may be waiting
+        try:
+            answer = read_line(client, limit=MAX_REPLY_BYTES)
+        except ConnectionResetError:
+            return None  # closed without an answer we could read: treat as absent
     finally:
         client.close()
     if answer is None:

@@ -10,8 +10,8 @@ hook **fails open**: exit 0, nothing on stdout, one line in
 traceback.
 
 The last non-trivial prompt of each session is kept (``…/vaultseek/sessions/``, one small
-file per session, pruned after a day) so that PostToolUse can rank a tool's output against
-what the user asked, not only against the tool's input.
+file per session, 0600, pruned after a day), credentials scrubbed, so that PostToolUse can rank
+a tool's output against what the user asked, not only against the tool's input.
 
 The engine is imported only on the fallback path. With ``--db`` and a daemon running, even this
 module is skipped: :mod:`launcher` forwards the event to the daemon directly.
@@ -93,9 +93,14 @@ def _session_file(session_id: Any) -> Path | None:
 
 
 def remember_prompt(payload: dict[str, Any], prompt: str) -> None:
+    """Keep ``prompt`` as the session's last one, its credentials scrubbed first (the whole
+    prompt, before it is cut to 4,000 characters, so no piece of a key survives the cut)."""
     path = _session_file(payload.get("session_id"))
     if path is None:
         return
+    from ..index.credentials import scrub  # its patterns cost a hook only when a prompt is kept
+
+    prompt = scrub(prompt).text
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         scratch = path.with_suffix(".tmp")

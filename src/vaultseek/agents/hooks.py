@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import QueryError
+from ..index.names import MARKER
 from ..payload import load_json
 from ..text.lexical import STOPWORDS, WORD, make_snippet, parse_query
 
@@ -210,7 +211,9 @@ def user_prompt_context(index: Index, payload: dict[str, Any], settings: HookSet
         return ""
     query = prompt[:MAX_QUERY_CHARS]
     response = index.search(query, mode="hybrid", k=CANDIDATES)
-    results = [r for r in response.results if (index.vault / r.path).is_file()]  # deleted since
+    # A file deleted since it was indexed is left out; one whose name is shown redacted cannot
+    # be looked up by it, and stays.
+    results = [r for r in response.results if MARKER in r.path or (index.vault / r.path).is_file()]
     ids = [r.chunk_id for r in results]
     deep = index.deep_similarities(query, ids)  # judged by the deep model where it can
     relevance = index.similarities(query, [i for i in ids if i not in deep])

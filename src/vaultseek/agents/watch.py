@@ -22,16 +22,17 @@ full (the failed batch's events are lost); while no watch can be started it sync
 :data:`EVENTLESS_SYNC_SECONDS` instead, trying again each time. The sync itself lists such a
 name as skipped and indexes everything else.
 
-There is one writer per index: a watcher holds an exclusive lock file beside the daemon's
+There is one watcher per index: a watcher holds an exclusive lock file beside the daemon's
 socket for as long as it runs, so ``vaultseek watch`` and ``vaultseek daemon`` (which runs a
-watcher) never write concurrently. Readers — hooks, MCP, the CLI, the daemon's own searches —
-use their own connections; in WAL mode they never wait for the writer, and each search
-reloads the vector matrix when a commit happened since its last one.
+watcher) never both watch it. Each sync also holds the index's writer lock
+(``storage/writer_lock.py``), as every writer's does: a sync due while ``vaultseek index`` or
+``intake`` writes waits for it, and a stop ends that wait. Readers — hooks, MCP, the CLI,
+the daemon's own searches — use their own connections; in WAL mode they never wait for the
+writer, and each search reloads the vector matrix when a commit happened since its last one.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import threading
 import time
@@ -46,6 +47,7 @@ from ..engine import Index
 from ..errors import ConfigError, VaultseekError
 from ..index.sources import PathFilter
 from ..records import SyncReport
+from ..storage.writer_lock import try_lock
 from . import daemon_client
 
 QUIET_MS = 50
@@ -78,17 +80,14 @@ event, a network file system that sends none) is indexed within minutes. At ~0.7
 
 
 def acquire_writer_lock(db: Path) -> IO[bytes]:
-    """The exclusive lock of the index's single writer (released when the file is closed)."""
+    """The exclusive lock of the index's one watcher (released when the file is closed)."""
     folder = daemon_client.make_private_dir(daemon_client.socket_path(db).parent)
-    handle = (folder / f"{daemon_client.index_key(db)}.writer.lock").open("ab")
-    try:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        handle.close()
+    handle = try_lock(folder / f"{daemon_client.index_key(db)}.writer.lock")
+    if handle is None:
         raise ConfigError(
             f"another vaultseek is already watching the index {db}",
-            hint="`vaultseek daemon status` shows whether the daemon runs; one writer is enough",
-        ) from None
+            hint="`vaultseek daemon status` shows whether the daemon runs; one watcher is enough",
+        )
     return handle
 
 
@@ -138,6 +137,8 @@ class Watcher:
         self._full_due = True
         self._last_full = time.monotonic()
         self._inbox_waiting = True
+        self._stopping: Callable[[], bool] = lambda: False
+        """Whether :meth:`run` was asked to stop (a sync waiting for the writer lock stops too)."""
 
     def relevant(self, _change: watchfiles.Change, path: str) -> bool:
         """Could this path change the index? Files the vault indexes, folders (a renamed or
@@ -155,6 +156,7 @@ class Watcher:
         return self.filter.accepts_file(rel) or os.path.isdir(path) or not os.path.lexists(path)
 
     def run(self, stop: threading.Event) -> None:
+        self._stopping = stop.is_set
         lock = acquire_writer_lock(self.db)
         try:
             with Index(self.config, create=True) as index:
@@ -267,7 +269,7 @@ class Watcher:
         """Sync everything, or just ``paths``; False when it failed (then the next sync is a
         full one: the events of the failed batch are spent)."""
         try:
-            report = index.sync(paths=paths, remember=remember)
+            report = index.sync(paths=paths, remember=remember, should_stop=self._stopping)
         except VaultseekError as exc:
             self.on_error(exc)
             return False

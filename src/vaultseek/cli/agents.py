@@ -65,7 +65,7 @@ def _config(args: argparse.Namespace) -> Any:
     from ..config import load_config
     from .terminal import show_notices
 
-    config = load_config(vault=args.vault, db=args.db, config_file=args.config)
+    config = load_config(vault=args.vault, db=args.db, collection=args.collection, config_file=args.config)
     show_notices(config.notices)
     return config
 
@@ -83,8 +83,10 @@ def cmd_hook(args: argparse.Namespace, out: TextIO) -> int:
     if args.vault or args.db:
         # Name the index exactly (absolute vault and database): with --db in its command the
         # hook can go straight to a running daemon without loading any configuration.
+        from ..config import index_arguments
+
         config = _config(args)
-        extra = [f"--vault={config.vault}", f"--db={config.db}"]
+        extra = index_arguments(config)[:2]  # a hook takes --vault and --db only
     if args.config:
         extra.append(f"--config={Path(args.config).expanduser().absolute()}")
     change = install(path, extra, dry_run=args.dry_run) if args.action == "install" else uninstall(path, dry_run=args.dry_run)
@@ -191,8 +193,10 @@ def _spawn_daemon(args: argparse.Namespace, config: Any, out: TextIO) -> int:
         _refuse_beside_a_watcher(config.db)
     log = daemon_log_path()
     log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    from ..config import index_arguments
+
     command = [sys.executable, "-m", "vaultseek.cli", "daemon", "start", "--foreground",
-               "--vault", str(config.vault), "--db", str(config.db)]  # fmt: skip
+               *index_arguments(config)]  # fmt: skip
     if args.config:
         command += ["--config", args.config]
     if args.no_watch:
@@ -258,7 +262,7 @@ def cmd_mcp(args: argparse.Namespace, out: TextIO) -> int:
     from ..engine import Index
 
     config = _config(args)
-    if not Path(config.db).exists() and not args.watch:
+    if config.database_url is None and not Path(config.db).exists() and not args.watch:
         raise ConfigError(f"no index at {config.db}", hint="run `vaultseek index` first, or pass --watch")
     if args.http:  # one clear error for a port in use, before the SDK's own bind fails
         from ..web.ports import check_port

@@ -40,7 +40,7 @@ def cmd_deep(args: argparse.Namespace, out: TextIO) -> int:
     if args.background:
         os.nice(10)  # the user's own work comes first
     with GracefulStop("Finishing the current batch, then stopping", quiet=args.quiet) as stop, \
-            open_index(args.vault, db=args.db, config_file=args.config, create=False) as index:  # fmt: skip
+            open_index(args.vault, db=args.db, collection=args.collection, config_file=args.config, create=False) as index:  # fmt: skip
         bar = DeepBar(enabled=None if not args.quiet and not args.background else False)
         try:
             while True:

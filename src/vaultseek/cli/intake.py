@@ -42,11 +42,13 @@ def add_parsers(commands: Any, add_common: AddCommon) -> None:
 def _open_intake(args: argparse.Namespace) -> Any:
     from ..engine import open_index
     from ..intake import Intake
+    from .terminal import lock_waiter
 
-    index = open_index(args.vault, db=args.db, config_file=args.config, create=True)
+    index = open_index(args.vault, db=args.db, collection=args.collection, config_file=args.config, create=True)
     try:
         if index.store.get_meta("last_indexed") is None:
-            index.sync()  # intake routes by the vault's content: it must be indexed first
+            # intake routes by the vault's content: it must be indexed first
+            index.sync(on_wait=lock_waiter(index.db_path, timeout=None))
         return index, Intake(index)
     except BaseException:
         index.close()

@@ -27,7 +27,7 @@ def add_parsers(commands: Any, add_common: AddCommon, positive_int: Callable[[st
 def _open(args: argparse.Namespace) -> Any:
     from ..engine import open_index
 
-    return open_index(args.vault, db=args.db, config_file=args.config, create=False)
+    return open_index(args.vault, db=args.db, collection=args.collection, config_file=args.config, create=False)
 
 
 def cmd_links(args: argparse.Namespace, out: TextIO) -> int:

@@ -1,9 +1,12 @@
 """The ``vaultseek`` command: parse arguments, call the engine, render, map errors to exits.
 
 Exit codes: 0 success · 1 an unexpected failure · 2 bad usage or configuration · 3 no index ·
-4 index locked, or already watched by another vaultseek · 5 index damaged · 6 embedding model
-unusable · 7 index (or, for intake, the vault) not writable · 8 an optional extra not installed
-(the hint names it) · 9 a server's port unavailable (in use, privileged) · 130 stopped by Ctrl-C.
+4 index locked (another vaultseek wrote it past ``index --wait``), or already watched by another
+vaultseek · 5 index damaged · 6 embedding model unusable · 7 index (or, for intake, the vault)
+not writable · 8 an optional extra not installed (the hint names it) · 9 a server's port
+unavailable (in use, privileged) · 10 the PostgreSQL server unreachable, or the connection to it
+lost · 11 the PostgreSQL server lacks what vaultseek needs (version 14+, pgvector 0.7+ in the
+database) · 130 stopped by Ctrl-C.
 Every error a user can cause prints one line (``error: …``) and a hint; ``--debug`` shows the
 traceback instead.
 """
@@ -44,24 +47,53 @@ class UsageError(VaultseekError):
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--vault", metavar="PATH", help='the vault folder (default: see "Which vault, which index" in docs/configuration.md)')
-    parser.add_argument("--db", metavar="PATH", help="the index database file")
+    parser.add_argument("--db", metavar="PATH", help="the index database file, or a postgresql://user@host:port/database URL (docs/postgres.md)")
+    parser.add_argument("--collection", metavar="NAME", help="the vault's index inside a PostgreSQL database (default: the vault folder's name)")
     parser.add_argument("--config", metavar="FILE", help="a TOML config file to use")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Unbuilt:
+    """The parser of a command that is not being run: takes every call argparse's parsers
+    and groups take, and builds nothing."""
+
+    def __getattr__(self, _name: str) -> Callable[..., _Unbuilt]:
+        return self._accept
+
+    def _accept(self, *_args: Any, **_kwargs: Any) -> _Unbuilt:
+        return self
+
+
+class _OneCommand:
+    """``add_subparsers()``'s action, building the parser of one command only: the other 13
+    commands' parsers (and their subcommands') are ~85% of what building them all costs (~40
+    ms, much of it argparse asking gettext for translations), which every command paid."""
+
+    def __init__(self, commands: Any, name: str) -> None:
+        self.commands, self.name = commands, name
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        return self.commands.add_parser(name, **kwargs) if name == self.name else _Unbuilt()
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with ``only``, a command's name, one that parses that
+    command alone, as the whole parser would (``main`` runs a named command with it)."""
     parser = argparse.ArgumentParser(
         prog="vaultseek",
         description="Local hybrid (BM25 + vector) search over a folder of notes and documents, for you and your agents.",
     )
     parser.add_argument("--version", action="version", version=f"vaultseek {_version()}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    commands: Any = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    if only is not None:
+        commands = _OneCommand(commands, only)
 
     index = commands.add_parser("index", help="index a vault (incremental after the first run)")
     index.add_argument("folder", nargs="?", help="the vault folder (default: --vault or the last one)")
     index.add_argument("--json", action="store_true", help="print the run's report as JSON")
     index.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     index.add_argument("--deep", action=argparse.BooleanOptionalAction, default=None, help="continue the deep tier in the background afterwards (default: the configuration's deep_tier, on)")
+    index.add_argument("--wait", type=_seconds, metavar="SECONDS", help="while another vaultseek writes this index, wait at most this long, then exit 4 (default: wait until it is done; 0: do not wait)")
     index.add_argument("--make-default", action="store_true", help="make this --db the vault's default index (the one commands without --db open); without it, an index elsewhere leaves the default as it is")
     _add_common(index)
 
@@ -122,6 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
     token.add_argument("--token-file", metavar="PATH", type=Path,
                        help="read the token from this file (its first line; keep it mode 600)")  # fmt: skip
     serve.add_argument("--get", metavar="PATH", help="answer one in-process GET request (e.g. /api/status) and exit")
+    serve.add_argument("--demo", action="store_true",
+                       help="try the app with no model server: a built-in stand-in that quotes your notes, "
+                            "on a small bundled demo vault (a scratch copy, deleted on exit)")  # fmt: skip
     _add_common(serve)
     return parser
 
@@ -141,6 +176,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
+
+
 def _version() -> str:
     from .. import __version__
 
@@ -148,25 +193,27 @@ def _version() -> str:
 
 
 def _open(args: argparse.Namespace, *, create: bool, vault: str | None = None) -> Any:
+    from ..config import load_config
     from ..engine import open_index
     from .terminal import show_notices
 
-    index = open_index(
-        vault or args.vault,
+    config = load_config(
+        vault=vault or args.vault,
         db=args.db,
+        collection=args.collection,
         config_file=args.config,
-        create=create,
         prefer_cwd=create,  # `vaultseek index` with no folder means this folder
     )
-    show_notices(index.config.notices)
-    return index
+    show_notices(config.notices)  # before opening: they may say why it fails
+    return open_index(config=config, create=create)
 
 
 def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
     from dataclasses import replace
 
+    from ..config import index_label
     from .deep import continue_after_index, format_after_index
-    from .terminal import GracefulStop, ProgressBar, format_sync_report
+    from .terminal import GracefulStop, ProgressBar, format_sync_report, lock_waiter
 
     with GracefulStop("Finishing the current file, then stopping") as stop, \
             _open(args, create=True, vault=args.folder) as index:  # fmt: skip
@@ -174,7 +221,8 @@ def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
             index.config = replace(index.config, deep_tier=args.deep)
         bar = ProgressBar(enabled=None if not args.quiet else False)
         try:
-            report = index.sync(progress=bar, should_stop=stop)
+            waiter = None if args.quiet else lock_waiter(index_label(index.config), timeout=args.wait)
+            report = index.sync(progress=bar, should_stop=stop, wait=args.wait, on_wait=waiter)
         finally:
             bar.clear()
         if not report.interrupted:
@@ -183,7 +231,7 @@ def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
         if args.json:
             out.write(json.dumps({**report.to_dict(), **({"deep": deep} if deep else {})}, ensure_ascii=False) + "\n")
         elif not args.quiet:
-            out.write(format_sync_report(report, vault=str(index.vault), db=str(index.db_path)) + "\n")
+            out.write(format_sync_report(report, vault=str(index.vault), db=index_label(index.config)) + "\n")
             if deep is not None:
                 out.write(format_after_index(deep) + "\n")
     return EXIT_INTERRUPTED if report.interrupted else 0
@@ -194,18 +242,27 @@ def _settle_default(index: Any, *, make_default: bool) -> None:
     default is another index (the run left it where it was: see ``VaultRegistry.remember``)."""
     import shlex
 
-    from ..config import VaultRegistry
+    from ..config import VaultRegistry, index_arguments
 
+    config = index.config
     registry = VaultRegistry()
+    if make_default or config.database_url is not None:
+        # A PostgreSQL index is recorded here, with its URL (without the password): it becomes
+        # the vault's default when there is none yet, as a first index file does.
+        registry.remember(index.vault, index.db_path, make_default=make_default,
+                          database_url=config.database_url, collection=config.collection)  # fmt: skip
     if make_default:
-        registry.remember(index.vault, index.db_path, make_default=True)
         return
     default = registry.db_for(index.vault)
     if default != index.db_path:
-        command = shlex.join(["vaultseek", "index", str(index.vault), "--db", str(index.db_path), "--make-default"])
+        # --db … (and --collection … for PostgreSQL)
+        flags = [word for flag in index_arguments(config)[1:] for word in flag.split("=", 1)]
+        command = shlex.join(["vaultseek", "index", str(index.vault), *flags, "--make-default"])
+        remembered = registry.database_for(index.vault)
+        shown = f"{remembered[0]} (collection {remembered[1]})" if remembered else str(default)
         sys.stderr.write(
-            f"note: the vault's default index stays {default} (commands without --db open it); "
-            f"pass --db {shlex.quote(str(index.db_path))} to use this one, or make it the default: {command}\n"
+            f"note: the vault's default index stays {shown} (commands without --db open it); "
+            f"pass {shlex.join(flags)} to use this one, or make it the default: {command}\n"
         )
 
 
@@ -283,7 +340,7 @@ def _half_life(args: argparse.Namespace) -> float:
     if args.recent == "default":
         from ..config import load_config
 
-        configured = load_config(vault=args.vault, db=args.db, config_file=args.config).recency_half_life_days
+        configured = load_config(vault=args.vault, db=args.db, collection=args.collection, config_file=args.config).recency_half_life_days
         return configured or RECENT_DEFAULT_DAYS
     try:
         return float(args.recent)  # its range is the search contract's to check
@@ -298,7 +355,7 @@ def _search_by_daemon(args: argparse.Namespace, request: Any) -> dict[str, Any] 
     from ..agents import daemon_client
     from ..config import load_config
 
-    config = load_config(vault=args.vault, db=args.db, config_file=args.config)
+    config = load_config(vault=args.vault, db=args.db, collection=args.collection, config_file=args.config)
     assert config.db is not None
     settings = {
         "k": config.top_k, "title_match": config.title_match, "intent": config.intent,
@@ -349,15 +406,35 @@ def _run_batch(index: Any, source: str, fields: dict[str, Any], out: TextIO) -> 
 
 
 def cmd_status(args: argparse.Namespace, out: TextIO) -> int:
+    from dataclasses import replace
+
+    from ..config import index_label
+
     with _open(args, create=False) as index:
         status = index.status()
+        backend = _backend_info(index)
+        if index.config.database_url is not None:
+            status = replace(status, db_path=index_label(index.config))
     if args.json:
-        out.write(json.dumps(status.to_dict(), ensure_ascii=False) + "\n")
+        out.write(json.dumps({**status.to_dict(), "backend": backend}, ensure_ascii=False) + "\n")
     else:
-        from .terminal import format_status
+        from .terminal import format_backend, format_status
 
         out.write(format_status(status, show_all_skipped=args.all) + "\n")
+        if backend.get("backend", "sqlite") != "sqlite":  # the index line names database and collection
+            shown = {key: value for key, value in backend.items() if key not in ("database", "collection")}
+            out.write(format_backend(shown) + "\n")
     return 0
+
+
+def _backend_info(index: Any) -> dict[str, str]:
+    """Where the index lives, for ``status``: ``Index.backend_info()`` (the backend, and for
+    PostgreSQL the server and pgvector versions, the database, the collection and sizes), or
+    just the backend's name from an index that offers no more."""
+    info = getattr(index, "backend_info", None)
+    if callable(info):
+        return {str(key): str(value) for key, value in info().items()}
+    return {"backend": str(getattr(index, "backend", "sqlite"))}
 
 
 def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
@@ -432,7 +509,9 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 
     token = args.token if args.token_file is None else _read_token_file(args.token_file)
     settings = {"serve_host": args.host, "serve_port": args.port, "serve_token": token}
-    config = load_config(vault=args.vault, db=args.db, config_file=args.config,
+    if args.demo:
+        return _serve_demo(args, out, {k: v for k, v in settings.items() if v is not None})
+    config = load_config(vault=args.vault, db=args.db, collection=args.collection, config_file=args.config,
                          **{k: v for k, v in settings.items() if v is not None})  # fmt: skip
     show_notices(config.notices)
     if args.token is not None:
@@ -448,6 +527,38 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         out.write((json.dumps(body, ensure_ascii=False) if not isinstance(body, str) else body) + "\n")
         return 0 if status < 400 else 1
     serve(factory, config, out=out)
+    return 0
+
+
+def _serve_demo(args: argparse.Namespace, out: TextIO, settings: dict[str, Any]) -> int:
+    """``serve --demo``: the bundled demo vault, copied to a scratch folder with its index,
+    and the built-in stand-in model; the folder is deleted when the app stops."""
+    import shutil
+    import tempfile
+
+    from ..config import load_config
+    from ..engine import Index
+    from ..llm.demo import DemoClient
+    from ..study.hub import DEMO_VAULT
+    from ..web.server import fetch_once, serve
+
+    with tempfile.TemporaryDirectory(prefix="vaultseek-demo-") as scratch:
+        vault = Path(scratch) / "demo-vault"
+        shutil.copytree(DEMO_VAULT, vault)
+        config = load_config(vault=vault, db=Path(scratch) / "index.db", config_file=args.config, **settings)
+        client = DemoClient()
+
+        def factory() -> Index:
+            return Index(config, create=True)
+
+        with factory() as index:  # indexed before the first request (a few small notes)
+            index.sync(remember=False)
+        if args.get is not None:
+            status, body = fetch_once(factory, config, args.get, client=client)
+            out.write((json.dumps(body, ensure_ascii=False) if not isinstance(body, str) else body) + "\n")
+            return 0 if status < 400 else 1
+        out.write("DEMO MODE: a built-in stand-in answers by quoting the demo notes; no language model runs.\n")
+        serve(factory, config, out=out, client=client)
     return 0
 
 
@@ -497,7 +608,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = hook_options(words[2:]) if words[1] in HOOK_EVENTS else None
         if options is not None:  # on every prompt: skip building the parser
             return run_hook(words[1], options)
-    parser = build_parser()
+    parser = build_parser(only=words[0] if words and words[0] in COMMANDS else None)
     misplaced = _options_after_the_query(parser, words)
     if misplaced is not None:  # before argparse, whose own message would not say why
         sys.stderr.write(f"error: {misplaced.message}\nhint: {misplaced.hint}\n")

@@ -11,9 +11,13 @@ import shutil
 import signal
 import sys
 import time
-from typing import Any, TextIO
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..records import DeepProgress, DeepStatus, IndexStatus, Progress, SearchResponse, SyncReport
+
+if TYPE_CHECKING:
+    from ..storage.writer_lock import LockHolder
 
 _PHASE_LABEL = {
     "scan": "Scanning",
@@ -301,7 +305,29 @@ def format_status(status: IndexStatus, *, show_all_skipped: bool = False) -> str
     return "\n".join(lines)
 
 
+def format_backend(info: dict[str, str]) -> str:
+    """``status``'s lines about an index on a database server (``Index.backend_info()``), one
+    ``key: value`` each, aligned with :func:`format_status`'s."""
+    return "\n".join(f"{key.replace('_', ' ') + ':':<14}{clean(value)}" for key, value in info.items())
+
+
 _SHOWN_NOTICES: set[str] = set()
+
+
+def lock_waiter(db: Any, *, timeout: float | None, err: TextIO | None = None) -> Callable[[LockHolder], None]:
+    """The ``on_wait`` of a sync started from the terminal: one line on stderr saying who
+    writes the index and that this run waits for it (again if the writer changes)."""
+    sink = err if err is not None else sys.stderr
+    patience = "until it is done" if timeout is None else f"up to {timeout:g} s"
+
+    def on_wait(holder: LockHolder) -> None:
+        sink.write(
+            f"waiting: the index {db} is being written by {clean(holder.describe())}; "
+            f"this run waits {patience}, then starts (Ctrl-C to stop)\n"
+        )
+        sink.flush()
+
+    return on_wait
 
 
 def show_notices(notices: tuple[str, ...], err: TextIO | None = None) -> None:

@@ -110,8 +110,10 @@ class StaticEmbedder:
         self.tokenizer.no_padding()
         self.normalize = bool(self.config.get("normalize", True))
         self.dim = int(self.matrix.shape[1])
-        self.unk_id = _unknown_token_id(json.loads(tokenizer_text))
-        self._median_token_chars = _median_token_length(self.tokenizer)
+        self.unk_id = _unknown_token_id(self.tokenizer, tokenizer_text)
+        self._median_token_chars: int | None = None
+        """Characters per token (:func:`_median_token_length`), worked out on the first text
+        long enough to need it: ~40 ms of a fresh process that only embeds a query."""
         self.fingerprint = _fingerprint(tokenizer_text, self.config, self.matrix)
         self._table32: np.ndarray | None = None
         self._serial = False
@@ -150,7 +152,11 @@ class StaticEmbedder:
         return [self.tokenizer.encode(t, add_special_tokens=False).ids for t in texts]
 
     def _embed_batch(self, texts: Sequence[str]) -> np.ndarray:
-        if self.max_length is not None:
+        if self.max_length is not None and any(len(t) > self.max_length for t in texts):
+            # The limit is never below max_length characters (a token is at least one), so
+            # when no text is longer than that, cutting changes nothing.
+            if self._median_token_chars is None:
+                self._median_token_chars = _median_token_length(self.tokenizer)
             limit = self.max_length * self._median_token_chars
             texts = [t[:limit] for t in texts]
         id_lists = self._token_ids(texts)
@@ -187,7 +193,17 @@ def load_embedder(spec: str | None = None) -> StaticEmbedder:
     return StaticEmbedder(files)
 
 
-def _unknown_token_id(tokenizer_json: dict[str, Any]) -> int | None:
+def _unknown_token_id(tokenizer: Tokenizer, tokenizer_text: str) -> int | None:
+    """The id of the model's unknown token, or None. WordPiece, BPE and WordLevel models name
+    their unknown token, whose id the vocabulary gives; only for the others is the
+    tokenizer's JSON parsed again (~30 ms for the bundled model's)."""
+    if hasattr(tokenizer.model, "unk_token"):
+        unk: str | None = tokenizer.model.unk_token
+        return None if unk is None else tokenizer.token_to_id(unk)
+    return _unknown_token_id_in(json.loads(tokenizer_text))
+
+
+def _unknown_token_id_in(tokenizer_json: dict[str, Any]) -> int | None:
     model = tokenizer_json.get("model", {})
     unk = model.get("unk_token")
     vocab = model.get("vocab")

@@ -399,15 +399,25 @@ def _fingerprint(corpus: Path) -> str:
 
 
 def scratch_index(
-    collection: BeirSet, workdir: Path, *, progress: ProgressCallback | None = None, **settings: Any
+    collection: BeirSet,
+    workdir: Path,
+    *,
+    progress: ProgressCallback | None = None,
+    db: str | None = None,
+    **settings: Any,
 ) -> tuple[Index, dict[str, str], float]:
     """The collection's vault and index under ``workdir/<name>``: reused while the manifest
     matches the corpus, rewritten when not. A sync runs either way; on an unchanged vault it
     takes a fraction of a second, and it catches up an interrupted run or a changed model.
+    ``db``: a PostgreSQL database URL to index into instead (the collection named after the
+    BEIR set).
 
     Returns the open index, note path → document id, and the sync's seconds."""
     home = workdir / collection.name
-    vault, db, manifest = home / "vault", home / "index.db", home / "manifest.json"
+    vault, manifest = home / "vault", home / "manifest.json"
+    local = home / "index.db"
+    if db is not None:
+        settings = {"collection": collection.name.replace("-", "_"), **settings}
     corpus = collection.folder / "corpus.jsonl"
     fingerprint = _fingerprint(corpus)
     try:
@@ -419,11 +429,11 @@ def scratch_index(
     else:
         manifest.unlink(missing_ok=True)  # written last: it exists only beside a complete vault
         shutil.rmtree(vault, ignore_errors=True)
-        for stale in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+        for stale in (local, Path(f"{local}-wal"), Path(f"{local}-shm")):
             stale.unlink(missing_ok=True)
         doc_of_path = _write_vault(corpus, vault)
         manifest.write_text(json.dumps({"fingerprint": fingerprint, "notes": doc_of_path}), "utf-8")
-    index = open_index(vault, db=db, create=True, **settings)
+    index = open_index(vault, db=db or local, create=True, **settings)
     try:
         report = index.sync(progress=progress, remember=False)
     except BaseException:
@@ -499,6 +509,7 @@ def evaluate_beir(
     workdir: Path | str | None = None,
     chosen: Sequence[Configuration] | None = None,
     progress: ProgressCallback | None = None,
+    db: str | None = None,
     **settings: Any,
 ) -> EvalReport:
     """Index a BEIR folder's corpus under ``workdir`` (a temporary folder, removed afterwards,
@@ -508,7 +519,7 @@ def evaluate_beir(
     scratch = None if workdir else tempfile.TemporaryDirectory(prefix="vaultseek-eval-")
     root = Path(scratch.name) if scratch else Path(str(workdir)).expanduser()
     try:
-        index, doc_of_path, seconds = scratch_index(collection, root, progress=progress, **settings)
+        index, doc_of_path, seconds = scratch_index(collection, root, progress=progress, db=db, **settings)
         with index:
             results = run_configurations(
                 index, collection.queries, doc_of_path.__getitem__, chosen or configurations(), progress=progress

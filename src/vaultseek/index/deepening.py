@@ -21,7 +21,6 @@ the share of chunks it covers (``search.py``).
 
 from __future__ import annotations
 
-import fcntl
 import os
 import subprocess
 import sys
@@ -30,10 +29,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from ..config import Config
+from ..config import Config, index_arguments
 from ..embeddings.deep import DeepModel
 from ..records import DeepProgress, DeepReport
 from ..storage.store import Store
+from ..storage.writer_lock import is_locked, try_lock
 
 BATCH = 4
 """Texts per engine call and commit: ~1–3 s of work, so a stop request or a file event waits
@@ -64,30 +64,12 @@ def take_lock(db: Path) -> IO[bytes] | None:
     """The index's deep-job lock, or None when another process holds it (it is released when
     the returned file is closed, or the process ends). On an index folder nobody may write
     to, no job can run, so there is nothing to lock: None as well."""
-    try:
-        handle = lock_path(db).open("ab")
-    except OSError:
-        return None
-    try:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        handle.close()
-        return None
-    return handle
+    return try_lock(lock_path(db))
 
 
 def job_running(db: Path) -> bool:
     """Whether some process is running the deep job of this index now."""
-    try:
-        handle = lock_path(db).open("rb")
-    except OSError:  # no lock file: no job ever ran
-        return False
-    with handle:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            return True
-    return False
+    return is_locked(lock_path(db))
 
 
 def deepen(
@@ -159,8 +141,7 @@ def start_worker(config: Config, *, config_file: str | None = None) -> int | Non
     assert config.db is not None and config.vault is not None
     if job_running(config.db):
         return None
-    command = [sys.executable, "-m", "vaultseek", "deep", "--background", "--quiet",
-               "--vault", str(config.vault), "--db", str(config.db)]  # fmt: skip
+    command = [sys.executable, "-m", "vaultseek", "deep", "--background", "--quiet", *index_arguments(config)]
     if config_file is not None:
         command += ["--config", config_file]
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}

@@ -52,6 +52,7 @@ from ..text.keys import frontmatter_fields, note_names, tag_keys
 from ..text.lexical import index_text
 from .credentials import scrub
 from .deepening import embedding_text
+from .names import scrub_path, shown_path
 from .sources import (
     PathFilter,
     SourceError,
@@ -63,7 +64,7 @@ from .sources import (
     walks_into,
 )
 
-PIPELINE_VERSION = "7"
+PIPELINE_VERSION = "8"
 """Bump when reading, scrubbing or chunking changes what a file becomes: the next run then
 re-processes every file (vectors are reused wherever the embedded text is unchanged), so
 e.g. a new credential pattern reaches notes that have not been edited since. (3: frontmatter
@@ -77,7 +78,8 @@ keys, Azure AD client secrets, new-format Mailgun keys, Twilio ``SK`` keys witho
 7: documents are held to their limits — text past ``max_document_text_mb`` dropped, a slide
 or batch of rows over 8,000 characters cut like running text, headings over 200 characters
 shortened, workbook rows read past a sheet's stated size, Office files that would inflate past
-``max_inflated_mb`` skipped.)"""
+``max_inflated_mb`` skipped. 8: a credential in a file or folder name is redacted in the title,
+the names links resolve by and the heading context made from it.)"""
 REPROCESSING_META = "reprocessing"
 """Meta key: ``<pipeline version> <highest file id at its start>`` while every file is being
 brought to a new pipeline version (the first index included); removed when that run
@@ -429,7 +431,7 @@ class Syncer:
                     ocr_limit=self.config.ocr_max_pages_per_document if item.ocr_over_limit else 0,
                     fields=frontmatter_fields(item.note.frontmatter),
                     tags=tag_keys(item.note.tags),
-                    names=note_names(item.note.title, item.note.aliases, item.source.path),
+                    names=note_names(item.note.title, item.note.aliases, shown_path(item.source.path)),
                 )
                 self.counts["updated" if state else "added"] += 1
                 self.counts["chunks"] += len(chunks)
@@ -486,6 +488,15 @@ class Syncer:
         self.counts["touched"] += 1
         return True
 
+    def _shown(self, path: str) -> str:
+        """``path`` as the names and titles made from it see it: a credential in a file or
+        folder name redacted (and counted with the run's redactions); the index keeps the real
+        path, which leads back to the file (see :mod:`.names`)."""
+        shown = shown_path(path)
+        if shown != path:
+            self.redactions.update(scrub_path(path).counts)
+        return shown
+
     def _parse(self, source: SourceFile, state: FileState | None) -> _Parsed | None:
         """Read, scrub, parse and chunk one file; None if it needs no new rows."""
         kind = kind_of(source.path)
@@ -500,7 +511,7 @@ class Syncer:
             return None
         scrubbed = scrub(loaded.text)
         self.redactions.update(scrubbed.counts)
-        note = parse_note(scrubbed.text, path=source.path)
+        note = parse_note(scrubbed.text, path=self._shown(source.path))
         drafts = chunk_note(note)
         hashes = [embed_hash(embedding_text(d.heading_context, d.text)) for d in drafts]
         return _Parsed(source, loaded.content_hash, note, drafts, hashes)
@@ -551,7 +562,8 @@ class Syncer:
             scrubbed = scrub(segment.text)
             self.redactions.update(scrubbed.counts)
             segments.append(replace(segment, text=scrubbed.text))
-        title = short_heading(scrub(extracted.title or PurePosixPath(path).stem).text)
+        named = PurePosixPath(self._shown(path)).stem
+        title = short_heading(scrub(extracted.title or named).text)
         drafts = document_chunks(segments, title=title, kind=kind)
         hashes = [embed_hash(embedding_text(d.heading_context, d.text)) for d in drafts]
         return _Parsed(

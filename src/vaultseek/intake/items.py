@@ -19,6 +19,7 @@ from typing import Any
 from ..documents import DocumentError, ExtractContext, OcrSettings, extract, kind_of
 from ..documents.encoding import decode_text
 from ..errors import IntakeError, MissingExtraError
+from ..index.credentials import scrub
 from ..notes.markdown import split_frontmatter
 
 _H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
@@ -86,7 +87,7 @@ def read_item(path: Path, *, ocr: OcrSettings | None = None) -> Item:
     except MissingExtraError as exc:  # one item's error, so the rest of the inbox goes on
         raise IntakeError(f"cannot read {path.name}: {exc}; {exc.install}") from exc
     meta = _html_meta(data) if kind == "html" else {}
-    title = (extracted.title or path.stem).strip() or path.stem
+    title = _unsecret(extracted.title or "") or _unsecret(path.stem)
     return Item(
         name=safe_name(path.stem),
         title=title,
@@ -102,19 +103,29 @@ def item_from_text(text: str, *, name: str | None = None, source: str = "stdin")
     """A note or a pasted snippet: its frontmatter, its body, a title from the frontmatter,
     the first ``#`` heading or the first line."""
     meta, body = split_frontmatter(text)
-    title = str(meta.get("title") or "").strip()
+    title = _unsecret(str(meta.get("title") or ""))
     if not title:
         heading = _H1.search(body)
-        first_line = next((line.strip() for line in body.splitlines() if line.strip()), "")
-        title = heading.group(1).strip() if heading else first_line[:80] or (name or "snippet")
+        first_line = next((line for line in body.splitlines() if line.strip()), "")
+        title = _unsecret(heading.group(1)) if heading else _unsecret(first_line)[:80] or _unsecret(name or "snippet")
     stem = safe_name(name) if name else safe_name(title[:60]) or "snippet"
     return Item(name=stem, title=title, body=body, meta=meta, source=source)
 
 
 def safe_name(text: str) -> str:
-    """A file stem that is safe on every platform: no separators or odd characters."""
-    cleaned = _UNSAFE_NAME.sub(" ", text).strip(" .-")
+    """A file stem that is safe on every platform — no separators or odd characters — and
+    names no secret: each credential in ``text`` becomes its redaction marker before the stem
+    is cut to length (a paste opening with ``OPENAI_API_KEY=sk-…`` is filed as
+    ``OPENAI-API-KEY-REDACTED-openai-api-key.md``)."""
+    cleaned = _UNSAFE_NAME.sub(" ", _unsecret(text)).strip(" .-")
     return _DASHES.sub("-", cleaned)[:80].strip("-") or "item"
+
+
+def _unsecret(text: str) -> str:
+    """``text`` stripped, with every credential in it replaced by ``[REDACTED:<pattern>]``:
+    names and titles are scrubbed whole, before any cut, so no piece of a secret survives in
+    a file name, a title or the intake records."""
+    return scrub(text.strip()).text
 
 
 def _decode(data: bytes, path: Path) -> str:

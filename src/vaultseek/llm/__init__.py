@@ -6,7 +6,9 @@ speaks HTTP to an LLM server.
         ...   # Thinking | Text | ToolCall | Done
 
 Backends: Ollama's native API (:mod:`.ollama`) and any OpenAI-compatible server
-(:mod:`.openai`). Failures are typed (``errors.LLMUnavailableError``, ``ModelMissingError``,
+(:mod:`.openai`). A user message may carry ``images`` (bytes); each client sends them as its
+server expects, and refuses them before sending when the model cannot see. Speech to text is
+:mod:`.speech`. Failures are typed (``errors.LLMUnavailableError``, ``ModelMissingError``,
 ``ContextTooLongError``, ``LLMError``) with a hint the UI shows as it is. Stopping is
 closing: leave the ``async for`` (or cancel the task) and the upstream stream is closed.
 """
@@ -41,13 +43,19 @@ class ChatClient(Protocol):
         tools: list[ToolSpec] | None = None,
         think: bool = False,
         format: str | dict[str, Any] | None = None,
+        model: str | None = None,
     ) -> AsyncIterator[Event]: ...
 
     async def check(self) -> dict[str, Any]: ...
 
+    async def vision(self, model: str | None = None) -> bool | None: ...
+
+    async def models(self) -> list[dict[str, Any]]: ...
+
 
 def create_client(config: Config) -> ChatClient:
-    """The client the configuration names (``llm_backend``, ``llm_url``, ``llm_model``)."""
+    """The client the configuration names (``llm_backend``, ``llm_url``, ``llm_model``,
+    ``llm_vision``)."""
     if config.llm_backend == "openai":
-        return OpenAIClient(config.llm_model, url=config.llm_url)
+        return OpenAIClient(config.llm_model, url=config.llm_url, vision=config.llm_vision)
     return OllamaClient(config.llm_model, url=config.llm_url, context=config.llm_context)

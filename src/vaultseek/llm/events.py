@@ -46,13 +46,39 @@ Event = Thinking | Text | ToolCall | Done
 
 class Message(TypedDict, total=False):
     """One conversation turn. ``tool_calls`` on assistant turns that called tools; ``name``
-    and ``tool_call_id`` on the ``tool`` turn that answers one."""
+    and ``tool_call_id`` on the ``tool`` turn that answers one; ``images`` on a user turn
+    that shows the model pictures (the encoded bytes of PNG, JPEG, GIF or WebP files: each
+    client puts them on the wire as its server expects)."""
 
     role: Literal["system", "user", "assistant", "tool"]
     content: str
     tool_calls: list[ToolCall]
     tool_call_id: str
     name: str
+    images: list[bytes]
+
+
+IMAGE_SIGNATURES = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+def image_media_type(data: bytes) -> str:
+    """The media type of an image from its first bytes (``image/png`` when unknown: the
+    study app stores PNG or JPEG only)."""
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    for signature, media_type in IMAGE_SIGNATURES:
+        if data.startswith(signature):
+            return media_type
+    return "image/png"
+
+
+def has_images(messages: list[Message]) -> bool:
+    return any(m.get("images") for m in messages)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,16 +3,22 @@
 Each line is ``{"message": {"content", "thinking", "tool_calls"}, "done": false}``; the last
 has ``"done": true`` and the server's counts. Tool-call arguments arrive whole. Errors come
 as an HTTP status with ``{"error": "..."}``, or as an ``error`` line mid-stream.
+
+Images ride on a message as ``"images": [<base64>, ...]``. Whether a model can see them is
+the server's to say: ``POST /api/show`` answers ``"capabilities": ["completion", "vision",
+...]`` (Ollama 0.6.4 and later; an older server says nothing, and the images are sent).
 """
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ..errors import LLMError, LLMUnavailableError
-from .events import Done, Event, Message, Text, Thinking, ToolCall, ToolSpec
+from ..errors import LLMError, LLMUnavailableError, VisionUnsupportedError
+from .events import Done, Event, Message, Text, Thinking, ToolCall, ToolSpec, has_images
 from .problems import classify
 from .transport import ServerError, Transport
 
@@ -26,6 +32,7 @@ class OllamaClient:
         self.model = model
         self.transport = Transport(url or DEFAULT_URL)
         self.context = context
+        self._capabilities: dict[str, frozenset[str] | None] = {}
 
     @property
     def url(self) -> str:
@@ -38,9 +45,20 @@ class OllamaClient:
         tools: list[ToolSpec] | None = None,
         think: bool = False,
         format: str | dict[str, Any] | None = None,
+        model: str | None = None,
     ) -> AsyncIterator[Event]:
+        """The reply to ``messages``, streamed; ``model`` asks another model the server has
+        for this one request. Messages with images are refused before anything is sent when
+        the server says the model cannot see (:class:`VisionUnsupportedError`)."""
+        model = model or self.model
+        if has_images(messages) and await self.vision(model) is False:
+            raise VisionUnsupportedError(
+                f"the model {model} cannot see images (the Ollama server at {self.url} does not list "
+                "'vision' among its capabilities)",
+                hint="choose a vision model (e.g. `ollama pull gemma3` or `qwen2.5vl`), or remove the images",
+            )
         payload: dict[str, Any] = {
-            "model": self.model,
+            "model": model,
             "messages": [_wire(m) for m in messages],
             "stream": True,
         }
@@ -67,7 +85,7 @@ class OllamaClient:
                     if not isinstance(data, dict):
                         continue
                     if data.get("error"):
-                        raise classify(0, str(data["error"]), self)
+                        raise classify(0, str(data["error"]), _Named(self, model))
                     message = data.get("message") or {}
                     if message.get("thinking"):
                         yield Thinking(message["thinking"])
@@ -94,7 +112,7 @@ class OllamaClient:
                         )
                         return
         except ServerError as exc:
-            raise classify(exc.status, exc.message, self) from None
+            raise classify(exc.status, exc.message, _Named(self, model)) from None
         raise LLMUnavailableError(
             f"the LLM server at {self.url} ended the reply before it was done",
             hint="the server may have crashed or run out of memory; see its log",
@@ -114,9 +132,56 @@ class OllamaClient:
                     "hint": f"run `ollama pull {self.model}`"}  # fmt: skip
         return {"ok": True, "version": (version or {}).get("version")}
 
+    async def capabilities(self, model: str | None = None) -> frozenset[str] | None:
+        """What the server says ``model`` can do (``completion``, ``vision``, ``tools``,
+        ``thinking``, …) from ``POST /api/show``; None when it does not say (an older server,
+        an unknown model, or no server). Remembered per model once answered."""
+        model = model or self.model
+        if model in self._capabilities:
+            return self._capabilities[model]
+        try:
+            shown = await self.transport.post_json("/api/show", {"model": model})
+        except (LLMError, ServerError):
+            return None  # not remembered: the server may come up, the model may be pulled
+        listed = shown.get("capabilities") if isinstance(shown, dict) else None
+        found = frozenset(str(c) for c in listed) if isinstance(listed, list) else None
+        self._capabilities[model] = found
+        return found
+
+    async def vision(self, model: str | None = None) -> bool | None:
+        """Whether ``model`` can see images: True or False as the server says, None when it
+        does not say."""
+        capabilities = await self.capabilities(model)
+        return None if capabilities is None else "vision" in capabilities
+
+    async def models(self) -> list[dict[str, Any]]:
+        """The models the server has (``GET /api/tags``), each ``{"name", "vision"}``."""
+        tags = await self._tags()
+        names = [str(m["name"]) for m in (tags or {}).get("models", []) if isinstance(m, dict) and m.get("name")]
+        seen = await asyncio.gather(*(self.vision(name) for name in names))
+        return [{"name": name, "vision": vision} for name, vision in zip(names, seen, strict=True)]
+
+    async def _tags(self) -> Any:
+        try:
+            return await self.transport.get_json("/api/tags")
+        except ServerError as exc:
+            raise LLMError(f"the LLM server at {self.url} refused to list its models (HTTP {exc.status}): "
+                           f"{exc.message}", hint='check that llm_url points at an Ollama server') from None
+
+
+class _Named:
+    """The client as :func:`classify` names it, with the model this request asked."""
+
+    def __init__(self, client: OllamaClient, model: str) -> None:
+        self.backend = client.backend
+        self.model = model
+        self.url = client.url
+
 
 def _wire(message: Message) -> dict[str, Any]:
     out: dict[str, Any] = {"role": message["role"], "content": message.get("content", "")}
+    if message.get("images"):
+        out["images"] = [base64.b64encode(image).decode("ascii") for image in message["images"]]
     if message.get("tool_calls"):
         out["tool_calls"] = [{"function": {"name": c.name, "arguments": c.arguments}} for c in message["tool_calls"]]
     if message["role"] == "tool" and message.get("name"):

@@ -51,8 +51,10 @@ class Transport:
     """Requests to one base URL."""
 
     def __init__(self, base_url: str, *, connect_timeout: float = 3.0, read_timeout: float = 300.0,
-                 api_key: str | None = None) -> None:  # fmt: skip
+                 api_key: str | None = None, what: str = "the LLM server") -> None:  # fmt: skip
         self.base_url = base_url.rstrip("/")
+        self.what = what
+        """How errors name the server (``the LLM server``, ``the transcription server``)."""
         parts = urlsplit(self.base_url)
         self.host = parts.hostname or ""
         self.port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -75,7 +77,7 @@ class Transport:
             what = "refused the connection (is it running?)"
         else:
             what = f"broke off the connection ({exc.__class__.__name__})"
-        return LLMUnavailableError(f"the LLM server at {self.base_url} {what}")
+        return LLMUnavailableError(f"{self.what} at {self.base_url} {what}")
 
     @asynccontextmanager
     async def stream(self, path: str, payload: dict[str, Any]) -> AsyncIterator[AsyncIterator[str]]:
@@ -101,3 +103,30 @@ class Transport:
             return response.json()
         except ValueError:
             return None
+
+    async def post_json(self, path: str, payload: dict[str, Any], *, timeout: float = 10.0) -> Any:
+        """POST ``payload`` and return the JSON answer (None when it is not JSON)."""
+        try:
+            response = await self._client().post(self.base_url + path, json=payload, timeout=timeout)
+        except (httpx.TransportError, httpx.StreamError) as exc:
+            raise self._unavailable(exc) from exc
+        return _json_of(response)
+
+    async def post_form(self, path: str, *, fields: dict[str, str], files: dict[str, tuple[str, bytes, str]],
+                        timeout: float = 120.0) -> Any:  # fmt: skip
+        """POST a ``multipart/form-data`` body (``files``: field → (file name, bytes, media
+        type)) and return the JSON answer (None when it is not JSON)."""
+        try:
+            response = await self._client().post(self.base_url + path, data=fields, files=files, timeout=timeout)
+        except (httpx.TransportError, httpx.StreamError) as exc:
+            raise self._unavailable(exc) from exc
+        return _json_of(response)
+
+
+def _json_of(response: httpx.Response) -> Any:
+    if response.status_code >= 400:
+        raise ServerError(response.status_code, error_message(response.content))
+    try:
+        return response.json()
+    except ValueError:
+        return None

@@ -6,7 +6,6 @@ compare case-sensitively, as the files do on Linux: ``obsidian publish`` is not
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 from ..records import SearchFilter
@@ -34,6 +33,8 @@ def filter_misses(store: Store, scope: SearchFilter | None) -> list[str]:
 
 def _nearest(name: str, names: Iterable[str]) -> str:
     """``; did you mean 'A' or 'B'?`` for the names closest to ``name`` (case first), or ""."""
+    import difflib  # only for a filter that matched nothing, not on every search's start-up
+
     names = list(names)
     same_case = [n for n in names if n.casefold() == name.casefold()]
     by_folded = {n.casefold(): n for n in names}

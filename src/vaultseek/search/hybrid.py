@@ -19,6 +19,7 @@ from typing import Protocol
 import numpy as np
 
 from ..errors import QueryError
+from ..index.names import shown_path
 from ..records import SearchFilter, SearchMode, SearchResponse, SearchResult
 from ..storage.store import ChunkRow, Store
 from ..storage.vectors import Scan, VectorIndex
@@ -173,8 +174,17 @@ class QueryModel(Protocol):
     def embed_one(self, text: str) -> np.ndarray: ...
 
 
-VectorSide = Callable[[], tuple[VectorIndex, QueryModel]]
-"""Returns the vector index and the model, or raises :class:`VectorsUnavailable`."""
+class NearestVectors(Protocol):
+    """Vectors searched where they live — PostgreSQL's HNSW index — rather than in memory:
+    the ``limit`` chunks nearest a unit query vector inside ``scope``, best first."""
+
+    def __len__(self) -> int: ...
+
+    def nearest(self, query: np.ndarray, limit: int, scope: SearchFilter | None) -> Scored: ...
+
+
+VectorSide = Callable[[], tuple["VectorIndex | NearestVectors", QueryModel]]
+"""Returns the vectors and the model, or raises :class:`VectorsUnavailable`."""
 DeepSide = tuple[VectorIndex, QueryModel, float]
 """The deep vectors, the deep model, and the share of the index's chunks the vectors cover."""
 
@@ -218,7 +228,7 @@ def run_search(
             if params.mode == "deep":
                 raise QueryError(f"deep search is unavailable: {exc}") from exc
         else:  # started first: the deep model's query embedding is the slowest step
-            deep_scanning = _start(params.mode == "hybrid", _scan, deep_index, deep_model, text, pool if scope is None else None)
+            deep_scanning = _start(params.mode == "hybrid", _scan, deep_index, deep_model, text, pool, scope)
     if params.mode in ("hybrid", "vector") and text.strip():
         try:
             index, model = vector_side()
@@ -228,14 +238,14 @@ def run_search(
             notices.append(f"vector search unavailable ({exc}); showing BM25 results only")
         else:
             # In the background only when BM25 runs meanwhile: alone, the hop costs ~0.4 ms.
-            scanning = _start(params.mode == "hybrid", _scan, index, model, text, pool if scope is None else None)
+            scanning = _start(params.mode == "hybrid", _scan, index, model, text, pool, scope)
     if params.mode in ("hybrid", "bm25"):
         query, corrected = refine_query(store, query)
         notices.extend(corrected)
         bm25 = lexical_hits(store, query, pool, scope)
     if scanning is not None:
         scan, vec = scanning()
-        if scan is not None and scope is not None:  # the scope's rows are looked up here: SQL
+        if scan is not None and scope is not None and isinstance(index, VectorIndex):  # the scope's rows: SQL
             vec = scan_hits(store, index, scan, pool, scope)
     if deep_scanning is not None:
         deep_scan, deep = deep_scanning()
@@ -271,14 +281,19 @@ def run_search(
     return SearchResponse(text, params.mode, tuple(results), tuple(notices), intent=intent)
 
 
-def _scan(index: VectorIndex, model: QueryModel, text: str, limit: int | None) -> ScanResult:
+def _scan(
+    index: VectorIndex | NearestVectors, model: QueryModel, text: str, pool: int, scope: SearchFilter | None
+) -> ScanResult:
     """The query's embedding and scan (None for an all-zero query or an empty index), and,
-    when ``limit`` is given (no scope, so no SQL is needed), its ``limit`` best chunks."""
+    when there is no scope (so no SQL is needed), its ``pool`` best chunks. Vectors searched
+    where they live take the scope along and need no scan."""
     query = model.embed_one(text)
     if not np.any(query) or not len(index):
         return None, []
+    if not isinstance(index, VectorIndex):
+        return None, index.nearest(query, pool, scope)
     scan = index.scan(query)
-    return scan, (index.top(scan, limit) if limit is not None else [])
+    return scan, (index.top(scan, pool) if scope is None else [])
 
 
 @functools.cache
@@ -380,7 +395,7 @@ def _materialise(
             continue
         out.append(
             SearchResult(
-                path=row.path,
+                path=shown_path(row.path),  # a credential in a file or folder name is never shown
                 section=row.section,
                 heading_context=row.heading_context,
                 snippet=make_snippet(row.text, query.terms),

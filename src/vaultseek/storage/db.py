@@ -8,6 +8,7 @@ bundles its own SQLite. WAL mode gives one writer and any number of readers who 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 from urllib.parse import quote
@@ -28,6 +29,27 @@ Connection = apsw.Connection
 BusyError = apsw.BusyError
 FTS5_TOKENIZE_QUERY = apsw.FTS5_TOKENIZE_QUERY
 FTS5Tokenizer = apsw.FTS5Tokenizer
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+"""The index's FTS5 tokenizer: the SQLite index is built with it, and the PostgreSQL
+backend asks it for the terms it stores, so both index the same words."""
+_tokenizer: FTS5Tokenizer | None = None
+_tokenizer_lock = threading.Lock()
+
+
+def fts5_tokens(text: str, *, query: bool, prefix: bool = False) -> list[str]:
+    """``text``'s terms as the index's FTS5 tokenizer gives them (stemmed, folded), from an
+    in-memory SQLite connection kept for the process: for a document, or for a query (and
+    a prefix query's last token, as FTS5 treats it)."""
+    global _tokenizer
+    with _tokenizer_lock:
+        if _tokenizer is None:
+            name, *args = FTS_TOKENIZER.split()
+            _tokenizer = apsw.Connection(":memory:").fts5_tokenizer(name, args)
+        flags = (apsw.FTS5_TOKENIZE_QUERY | (apsw.FTS5_TOKENIZE_PREFIX if prefix else 0)) if query else apsw.FTS5_TOKENIZE_DOCUMENT
+        tokens = _tokenizer(text.encode("utf-8"), flags, None)
+    # With offsets (the default) each token is (start, end, text, *colocated); apsw's stub
+    # types the result for every flag combination, so it allows a 2-tuple.
+    return [t[2] for t in tokens]  # type: ignore[misc]
 
 
 def open_connection(path: Path, *, create: bool, read_only: bool = False) -> apsw.Connection:

@@ -16,9 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..errors import IndexAccessError, IndexCorruptError
-from .db import Connection
-
-FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+from .db import FTS_TOKENIZER, Connection
 
 
 def m001_initial(conn: Connection) -> None:

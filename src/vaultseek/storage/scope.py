@@ -9,7 +9,9 @@ matching rules themselves are ``filters``'; this module only says them in SQL.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Literal
 
 from ..errors import QueryError
 from ..records import FieldComparison, SearchFilter
@@ -41,7 +43,35 @@ and a local time that does not exist (inside a daylight-saving gap) lands an hou
 _ORDER = {"<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
-def scope_where(scope: SearchFilter, *, per_row: bool = True) -> tuple[str, tuple[object, ...]]:
+@dataclass(frozen=True, slots=True)
+class _Dialect:
+    """The few words the condition is said in differently by SQLite and PostgreSQL."""
+
+    true: str
+    false: str
+    hint: str
+    """Prefix that keeps SQLite's planner off an index (``+m.key``); PostgreSQL needs none."""
+    same: str
+    """Null-safe equality."""
+    any: str
+    """An aggregate: whether the test held for any row."""
+    row_id: str
+    number: str
+    time: str
+
+
+_DIALECTS = {
+    "sqlite": _Dialect("1", "0", "+", "IS", "max", "rowid", _AS_NUMBER, _AS_TIME),
+    "postgresql": _Dialect(
+        "true", "false", "", "IS NOT DISTINCT FROM", "bool_or", "id", "value_number(m.value)", "value_epoch(m.value)"
+    ),
+}
+Dialect = Literal["sqlite", "postgresql"]
+
+
+def scope_where(
+    scope: SearchFilter, *, per_row: bool = True, dialect: Dialect = "sqlite"
+) -> tuple[str, tuple[object, ...]]:
     """The condition on ``files f`` that holds for files inside ``scope``, and its
     parameters. Folders are path ranges rather than LIKE, so ``_`` and ``%`` in names are
     never wildcards; tags and frontmatter values are compared as ``filters`` normalises them
@@ -49,13 +79,17 @@ def scope_where(scope: SearchFilter, *, per_row: bool = True) -> tuple[str, tupl
 
     ``per_row``: the condition is tested on a few given files (a join per search hit), so a
     tag or frontmatter test looks up that file's rows; otherwise it lists every file in
-    scope, and the matching files of each such test are collected once instead."""
+    scope, and the matching files of each such test are collected once instead.
+
+    ``dialect`` says it for SQLite (``?`` parameters) or PostgreSQL (``%s`` parameters and the
+    ``value_number``/``value_epoch`` functions of ``postgres/schema.py``)."""
+    sql = _DIALECTS[dialect]
     conditions: list[str] = []
     params: list[object] = []
 
     def any_of(values: tuple[str, ...], test: Callable[[str], tuple[str, list[object]]]) -> None:
         parts = [test(value) for value in values]
-        conditions.append("(" + " OR ".join(p[0] for p in parts) + ")" if parts else "0")
+        conditions.append("(" + " OR ".join(p[0] for p in parts) + ")" if parts else sql.false)
         for _sql, values_ in parts:
             params.extend(values_)
 
@@ -63,7 +97,7 @@ def scope_where(scope: SearchFilter, *, per_row: bool = True) -> tuple[str, tupl
         # Per row, "+" keeps the planner on the by-file index: seeking by the key or tag
         # instead would scan every row of it for each file (measured: 100× slower).
         conditions.append(
-            f"EXISTS (SELECT 1 FROM {table} m WHERE m.file_id = f.id AND +m.{column} {test})"
+            f"EXISTS (SELECT 1 FROM {table} m WHERE m.file_id = f.id AND {sql.hint}m.{column} {test})"
             if per_row
             else f"f.id IN (SELECT m.file_id FROM {table} m WHERE m.{column} {test})"
         )
@@ -74,20 +108,20 @@ def scope_where(scope: SearchFilter, *, per_row: bool = True) -> tuple[str, tupl
     if scope.folders is not None:  # a range on the path index: "a/" ≤ path < "a0" ('0' follows '/')
         any_of(
             scope.folders,
-            lambda d: ("1", []) if not d else ("(f.path >= ? AND f.path < ?)", [d + "/", d + "0"]),
+            lambda d: (sql.true, []) if not d else ("(f.path >= ? AND f.path < ?)", [d + "/", d + "0"]),
         )
     if scope.tags is not None:
         keys = sorted({tag_key(t) for t in scope.tags})
         if keys:
             files_with("file_tags", "tag", f"IN ({','.join('?' * len(keys))})", list(keys))
         else:
-            conditions.append("0")
+            conditions.append(sql.false)
     if scope.kinds is not None:
-        conditions.append(f"f.kind IN ({','.join('?' * len(scope.kinds))})" if scope.kinds else "0")
+        conditions.append(f"f.kind IN ({','.join('?' * len(scope.kinds))})" if scope.kinds else sql.false)
         params.extend(scope.kinds)
     if scope.where is not None:
         if not scope.where:
-            conditions.append("0")
+            conditions.append(sql.false)
         wanted: dict[str, set[str | None]] = {}
         for key, value in scope.where:
             wanted.setdefault(field_key(key), set()).add(None if value is None else field_value(value))
@@ -100,14 +134,14 @@ def scope_where(scope: SearchFilter, *, per_row: bool = True) -> tuple[str, tupl
     ranges: dict[str, list[FieldComparison]] = {}
     for comparison in scope.comparisons or ():
         if comparison.op == "!=":
-            sql, bound = _differs(comparison, per_row=per_row)
-            conditions.append(sql)
+            test, bound = _differs(comparison, per_row=per_row, sql=sql)
+            conditions.append(test)
             params.extend(bound)
         else:
             ranges.setdefault(field_key(comparison.key), []).append(comparison)
     for key, comparisons in ranges.items():
-        sql, bound = _in_range(key, comparisons, per_row=per_row)
-        conditions.append(sql)
+        test, bound = _in_range(key, comparisons, per_row=per_row, sql=sql)
+        conditions.append(test)
         params.extend(bound)
     if scope.modified_after is not None:
         conditions.append("f.mtime_ns >= ?")
@@ -115,20 +149,21 @@ def scope_where(scope: SearchFilter, *, per_row: bool = True) -> tuple[str, tupl
     if scope.modified_before is not None:
         conditions.append("f.mtime_ns < ?")
         params.append(_epoch_ns(scope.modified_before))
-    return " AND ".join(conditions) or "1", tuple(params)
+    where = " AND ".join(conditions) or sql.true
+    return (where.replace("?", "%s") if dialect == "postgresql" else where), tuple(params)
 
 
-def _differs(comparison: FieldComparison, *, per_row: bool) -> tuple[str, list[object]]:
-    """``key!=value``: the key is there and none of its rows holds the value (``IS``: a NULL,
-    too long to compare, differs)."""
-    test = "count(*) > 0 AND max(m.value IS ?) = 0"
+def _differs(comparison: FieldComparison, *, per_row: bool, sql: _Dialect) -> tuple[str, list[object]]:
+    """``key!=value``: the key is there and none of its rows holds the value (null-safe: a
+    NULL, too long to compare, differs)."""
+    test = f"count(*) > 0 AND NOT {sql.any}(m.value {sql.same} ?)"
     key, value = field_key(comparison.key), field_value(comparison.value)
     if per_row:
-        return f"(SELECT {test} FROM frontmatter_fields m WHERE m.file_id = f.id AND +m.key = ?)", [value, key]
+        return f"(SELECT {test} FROM frontmatter_fields m WHERE m.file_id = f.id AND {sql.hint}m.key = ?)", [value, key]
     return f"f.id IN (SELECT m.file_id FROM frontmatter_fields m WHERE m.key = ? GROUP BY m.file_id HAVING {test})", [key, value]
 
 
-def _in_range(key: str, comparisons: list[FieldComparison], *, per_row: bool) -> tuple[str, list[object]]:
+def _in_range(key: str, comparisons: list[FieldComparison], *, per_row: bool, sql: _Dialect) -> tuple[str, list[object]]:
     """The condition for the ordering comparisons on one key, which must all hold for one
     value: a note matches only with exactly one row for the key — a list (several rows) has
     no one value to put in order, and a range must not be met by two different items. (A
@@ -150,10 +185,10 @@ def _in_range(key: str, comparisons: list[FieldComparison], *, per_row: bool) ->
             raise QueryError(f"unknown comparison {comparison.op!r}", hint="use one of < <= > >= !=")
         either: list[str] = []
         if comparison.number is not None:
-            either.append(f"{_AS_NUMBER} {op} ?")
+            either.append(f"{sql.number} {op} ?")
             values.append(float(comparison.number))
         if comparison.moment is not None:
-            either.append(f"{_AS_TIME} {op} ?")
+            either.append(f"{sql.time} {op} ?")
             values.append(comparison.moment.timestamp())
         if not either:
             raise QueryError(f"frontmatter comparison {comparison.key!r} has neither a number nor a time to compare with")
@@ -164,8 +199,8 @@ def _in_range(key: str, comparisons: list[FieldComparison], *, per_row: bool) ->
     test = " AND ".join([*(sql for sql, _ in bounds), *tests])  # the cheap text test first: AND stops early
     params = [*(bound for _, bound in bounds), *values]
     if per_row:  # one aggregate over the file's rows of the key (the by-file index)
-        return f"(SELECT count(*) = 1 AND max({test}) FROM frontmatter_fields m WHERE m.file_id = f.id AND +m.key = ?)", [*params, key]
-    alone = "NOT EXISTS (SELECT 1 FROM frontmatter_fields o WHERE o.file_id = m.file_id AND o.key = m.key AND o.rowid <> m.rowid)"
+        return f"(SELECT count(*) = 1 AND {sql.any}({test}) FROM frontmatter_fields m WHERE m.file_id = f.id AND {sql.hint}m.key = ?)", [*params, key]
+    alone = f"NOT EXISTS (SELECT 1 FROM frontmatter_fields o WHERE o.file_id = m.file_id AND o.key = m.key AND o.{sql.row_id} <> m.{sql.row_id})"
     return f"f.id IN (SELECT m.file_id FROM frontmatter_fields m WHERE m.key = ? AND {test} AND {alone})", [key, *params]
 
 

@@ -169,9 +169,10 @@ class Archive:
                                 (_iso(at), kind, material_id, _dumps(detail)))  # fmt: skip
 
     def activity(self) -> list[tuple[datetime, str, dict[str, Any]]]:
+        """Every event in time order; ``detail`` carries the event's ``material_id`` (if any)."""
         return [
-            (datetime.fromisoformat(at), kind, json.loads(detail))
-            for at, kind, detail in self._rows("SELECT at, kind, detail FROM activity ORDER BY at, id")
+            (datetime.fromisoformat(at), kind, {**json.loads(detail), **({"material_id": mid} if mid else {})})
+            for at, kind, mid, detail in self._rows("SELECT at, kind, material_id, detail FROM activity ORDER BY at, id")
         ]
 
 

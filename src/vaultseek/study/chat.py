@@ -1,27 +1,37 @@
 """One grounded answer, as a stream of envelopes ``{"type", "data"}``:
 
     thinking  the model's reasoning tokens, as they arrive (models that expose them)
-    metadata  the numbered citations (path, section, page/slide, snippet) — always before the
-              first answer token, and again when a tool adds sources or runs
+    metadata  the numbered citations (path, section, page/slide, snippet, relevance) and the
+              question as sent (``question``: its id, its text after the credential scrubber,
+              what was redacted) — first, as soon as retrieval is done, so the passages show
+              even when the model is down; again when a tool adds sources or runs
     text      answer tokens
-    error     something the UI can show as it is: a message, a hint, a code
-    done      timings, token counts, whether it was stopped, the ids to resume with
+    error     something the UI can show as it is: a message, a hint (never empty), a code
+    done      timings, token counts, whether it was stopped, the ids to resume with, and
+              suggested follow-up questions
 
+The question passes the credential scrubber before it is stored, searched or sent to the
+model. Only passages similar enough to the question become sources (``sources.relevant``).
 Retrieval runs under the request's own scope (never shared state), the model may call tools
 for a few rounds, and the turn is saved to the conversation whatever happens — answered,
-failed, stopped, or abandoned by a closed tab.
+failed, stopped, or abandoned by a closed tab — except a new conversation whose first
+question failed with nothing to show (no answer, no sources), which is not kept. A question
+may replace an earlier one (``replace_from``: edit, or ask again): that turn and everything
+after it are forgotten first.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
+import re
 import sys
 import time
 import traceback
 from collections.abc import AsyncIterator
 from contextlib import suppress
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar, cast
 
 from ..config import Config
 from ..errors import (
@@ -33,9 +43,11 @@ from ..errors import (
     QueryError,
     VaultseekError,
 )
-from ..llm import ChatClient, Done, Message, Text, Thinking, ToolCall
+from ..index.credentials import scrub
+from ..llm import ChatClient, Done, Message, Text, Thinking, ToolCall, create_client
+from ..records import SearchResult
 from .library import KnowledgeBase
-from .sources import CHARS_PER_TOKEN, SourceList, system_prompt
+from .sources import CHARS_PER_TOKEN, SOURCE_CHARS, Source, SourceList, relevant, system_prompt
 from .storage import StudyStore
 from .tools import SPECS, Toolbox
 
@@ -43,6 +55,11 @@ MAX_ROUNDS = 4
 """Model calls per answer: up to three rounds of tool calls, then a final answer."""
 HISTORY_MESSAGES = 6
 MAX_QUESTION_CHARS = 8_000
+MAX_ATTACHMENTS = 20
+MAX_CLIENTS = 8
+"""Clients kept for models chosen in the UI (each holds a connection pool)."""
+FOLLOWUPS = 3
+REDACTED = re.compile(r"\[REDACTED:[^\]]{1,80}\]")
 
 T = TypeVar("T")
 
@@ -55,6 +72,12 @@ class ChatRequest:
     think: bool | None = None
     tools: bool | None = None
     k: int = 6
+    attachments: tuple[str, ...] = ()
+    """Ids from ``POST /api/attachments``: images for the model, files cited as sources."""
+    model: str | None = None
+    """The model to ask, by its server's name; None: the configured ``llm_model``."""
+    replace_from: int | None = None
+    """The id of an earlier user message of the conversation this question replaces."""
 
     @classmethod
     def from_json(cls, data: Any) -> ChatRequest:
@@ -78,14 +101,30 @@ class ChatRequest:
         cid = data.get("conversation_id")
         if cid is not None and not isinstance(cid, str):
             raise QueryError('"conversation_id" must be a string')
-        return cls(question.strip(), cid, scope, flags["think"], flags["tools"], k)
+        attachments = data.get("attachments") or []
+        if not isinstance(attachments, list) or not all(isinstance(a, str) and 0 < len(a) <= 200 for a in attachments):
+            raise QueryError('"attachments" must be a list of the ids POST /api/attachments returned')
+        if len(attachments) > MAX_ATTACHMENTS:
+            raise QueryError(f"at most {MAX_ATTACHMENTS} attachments go with one question")
+        model = data.get("model")
+        if model is not None and (not isinstance(model, str) or not model.strip() or len(model) > 200):
+            raise QueryError('"model" must be a model name the LLM server knows', hint="GET /api/models lists them")
+        replacing = data.get("replace_from")
+        if replacing is not None and (not isinstance(replacing, int) or isinstance(replacing, bool) or replacing < 1):
+            raise QueryError('"replace_from" must be the id of a question of this conversation')
+        if replacing is not None and cid is None:
+            raise QueryError('"replace_from" needs the "conversation_id" it belongs to')
+        return cls(question.strip(), cid, scope, flags["think"], flags["tools"], k, tuple(attachments),
+                   model.strip() if model else None, replacing)  # fmt: skip
 
 
 def envelope(kind: str, data: dict[str, Any]) -> dict[str, Any]:
     return {"type": kind, "data": data}
 
 
-def error_data(exc: BaseException) -> dict[str, Any]:
+def error_data(exc: BaseException, client: ChatClient | None = None) -> dict[str, Any]:
+    """What the UI shows for a failure: a code, the message, and a hint that says what to do
+    (never empty: a model server that is not running gets the command that starts it)."""
     code = (
         "context_too_long" if isinstance(exc, ContextTooLongError)
         else "model_missing" if isinstance(exc, ModelMissingError)
@@ -95,10 +134,42 @@ def error_data(exc: BaseException) -> dict[str, Any]:
         else "error" if isinstance(exc, VaultseekError)
         else "internal"
     )  # fmt: skip
-    if isinstance(exc, VaultseekError):
-        return {"code": code, "message": exc.message, "hint": exc.hint}
-    return {"code": code, "message": f"unexpected {exc.__class__.__name__}: {exc}",
-            "hint": "this is a bug in vaultseek; the server log has the details"}  # fmt: skip
+    if not isinstance(exc, VaultseekError):
+        return {"code": code, "message": f"unexpected {exc.__class__.__name__}: {exc}",
+                "hint": "this is a bug in vaultseek; the server log has the details"}  # fmt: skip
+    hint = exc.hint
+    if not hint and isinstance(exc, LLMUnavailableError) and client is not None:
+        hint = start_hint(client)
+    return {"code": code, "message": exc.message, "hint": hint or "the server log has the details"}
+
+
+def start_hint(client: ChatClient) -> str:
+    """How to bring the model server the app asks back up."""
+    if client.backend == "ollama":
+        return (f"start Ollama: `ollama serve` (the app asks it at {client.url}; if it runs "
+                "elsewhere, set llm_url)")  # fmt: skip
+    return (f"start the OpenAI-compatible server the app asks at {client.url} (llama-server, "
+            "LM Studio, vLLM…), or set llm_url to where it runs")  # fmt: skip
+
+
+def followups(question: str, sources: list[Source]) -> list[str]:
+    """Questions worth asking next: the sections of this answer's sources the question did not
+    name (best source first), then a request to explain the answer more simply."""
+    asked = {w.strip("?.,!:;").lower() for w in question.split()}
+    out: list[str] = []
+    for source in sources:
+        topic = (source.section or "").split(" > ")[-1].strip()
+        words = {w.lower() for w in topic.split()}
+        if not topic or len(topic) > 80 or words <= asked:
+            continue
+        suggestion = f"What else do my notes say about {topic}?"
+        if suggestion not in out:
+            out.append(suggestion)
+        if len(out) == FOLLOWUPS - 1:
+            break
+    if sources:
+        out.append("Can you explain that more simply, with an example?")
+    return out
 
 
 async def stoppable(events: AsyncIterator[T], stop: asyncio.Event) -> AsyncIterator[T]:
@@ -136,18 +207,59 @@ class Chat:
         self.kb = kb
         self.store = store
         self.client = client
+        self.clients: dict[str, ChatClient] = {}
+
+    def client_for(self, model: str | None) -> ChatClient:
+        """The client that asks ``model`` (None or the configured one: the app's client)."""
+        if model is None or model == self.client.model:
+            return self.client
+        if model not in self.clients:
+            if len(self.clients) >= MAX_CLIENTS:
+                self.clients.pop(next(iter(self.clients)))
+            self.clients[model] = create_client(replace(self.config, llm_model=model))
+        return self.clients[model]
 
     def open_conversation(self, request: ChatRequest) -> str:
-        """The conversation to answer in: the one asked for, or a new one."""
+        """The conversation to answer in: the one asked for, or a new one (titled by the
+        scrubbed question). A question that replaces an earlier one forgets that turn and
+        everything after it here, before the answer starts."""
         if request.conversation_id:
             if self.store.find_conversation(request.conversation_id) is None:
                 raise NotFoundError(f"no conversation {request.conversation_id}",
                                  hint="leave conversation_id out to start a new one")  # fmt: skip
+            if request.replace_from is not None and not self.store.delete_messages_from(request.conversation_id, request.replace_from):
+                raise NotFoundError(f"no question {request.replace_from} in conversation {request.conversation_id}",
+                                    hint="reload the conversation: it changed in another tab")  # fmt: skip
             return request.conversation_id
-        return self.store.create_conversation(request.question.splitlines()[0][:80], request.scope)
+        title = scrub(request.question).text.splitlines()[0][:80]
+        return self.store.create_conversation(title, request.scope)
+
+    def retrieve(self, question: str, scope: Any, k: int) -> list[tuple[SearchResult, float | None]]:
+        """The passages for ``question`` under ``scope`` that pass the relevance threshold
+        (judged without the scrubber's ``[REDACTED:…]`` markers, which say nothing about the
+        topic)."""
+        question = " ".join(REDACTED.sub(" ", question).split()) or question
+        with self.kb.readers.borrow() as index:
+            results = index.search(question, filters=scope, k=k).results
+            return relevant(index, question, results)
+
+    def attached(self, request: ChatRequest, conversation_id: str, question: str) -> tuple[list[bytes], list[Any]]:
+        """The request's attachments: images for the model and passages to cite, resolved by
+        ``study.attachments`` (imported on first use: only questions with attachments need it)."""
+        if not request.attachments:
+            return [], []
+        try:
+            attaching = importlib.import_module("vaultseek.study.attachments")
+        except ImportError as exc:
+            raise QueryError("this server cannot take attachments", hint="send the question without them") from exc
+        resolved = attaching.resolve(self.store, conversation_id, list(request.attachments), question=question)
+        return list(resolved.images), list(resolved.sources)
 
     async def answer(self, request: ChatRequest, conversation_id: str, stop: asyncio.Event) -> AsyncIterator[dict[str, Any]]:
         started = time.perf_counter()
+        client = self.client_for(request.model)
+        scrubbed = scrub(request.question)
+        question = scrubbed.text
         sources = SourceList()
         answer: list[str] = []
         thinking: list[str] = []
@@ -156,7 +268,8 @@ class Chat:
         tokens = {"prompt": 0, "completion": 0}
         timings: dict[str, float] = {}
         failure: dict[str, Any] | None = None
-        saved_user = False
+        question_id: int | None = None
+        asked: dict[str, Any] = {"text": question, "redacted": scrubbed.counts}
 
         def ms() -> float:
             return round((time.perf_counter() - started) * 1000, 1)
@@ -167,17 +280,27 @@ class Chat:
             history: list[Message] = [
                 {"role": m["role"], "content": m["content"]} for m in previous["messages"][-HISTORY_MESSAGES:] if m["content"]
             ]
-            self.store.add_message(conversation_id, "user", request.question, scope=request.scope)
-            saved_user = True
-            response = await asyncio.to_thread(self.kb.search, request.question, scope, k=request.k)
-            sources.add_within(response.results, self.config.llm_context // 2)
+            user_meta = {"redacted": scrubbed.counts} if scrubbed.counts else None
+            question_id = self.store.add_message(conversation_id, "user", question, scope=request.scope, meta=user_meta)
+            asked["id"] = question_id
+            images, attached = await asyncio.to_thread(self.attached, request, conversation_id, question)
+            found = await asyncio.to_thread(self.retrieve, question, scope, request.k)
+            budget = self.config.llm_context // 2  # sources get at most half the context
+            taken = sources.add_within(attached, budget // 2)  # attached files: up to half of that
+            left = budget - sum(min(len(t.text), SOURCE_CHARS) // CHARS_PER_TOKEN + 20 for t in taken)
+            sources.add_within([r for r, _ in found], max(left, 0), {r.chunk_id: rel for r, rel in found})
             timings["retrieval_ms"] = ms()
+            sent = len(sources.items)
+            yield envelope("metadata", {"citations": sources.citations(), "question": asked})
             use_tools = self.config.llm_tools if request.tools is None else request.tools
             think = self.config.llm_think if request.think is None else request.think
+            user: dict[str, Any] = {"role": "user", "content": question}
+            if images:
+                user["images"] = images
             messages: list[Message] = [
                 {"role": "system", "content": system_prompt(sources.items, tools=use_tools)},
                 *history,
-                {"role": "user", "content": request.question},
+                cast(Message, user),
             ]
             estimate = sum(len(m.get("content", "")) for m in messages) // CHARS_PER_TOKEN + 8 * len(messages)
             if estimate > self.config.llm_context:
@@ -187,12 +310,12 @@ class Chat:
                     hint="ask a shorter question or start a new conversation; or raise llm_context "
                     "if the model's window is larger",
                 )
-            toolbox = Toolbox(self.kb, scope, sources, self.client)
+            toolbox = Toolbox(self.kb, scope, sources, client)
             for round_number in range(MAX_ROUNDS):
                 offer = SPECS if use_tools and round_number < MAX_ROUNDS - 1 else None
                 calls: list[ToolCall] = []
                 said: list[str] = []
-                async for event in stoppable(self.client.chat_stream(messages, tools=offer, think=think), stop):
+                async for event in stoppable(client.chat_stream(messages, tools=offer, think=think), stop):
                     if isinstance(event, Thinking):
                         timings.setdefault("first_token_ms", ms())
                         thinking.append(event.text)
@@ -225,17 +348,26 @@ class Chat:
         except (VaultseekError, Exception) as exc:  # noqa: BLE001 - every failure becomes an envelope
             if not isinstance(exc, VaultseekError):
                 traceback.print_exc(file=sys.stderr)
-            failure = error_data(exc)
+            failure = error_data(exc, client)
+            if sent < len(sources.items):  # the passages found, shown even though the model failed
+                sent = len(sources.items)
+                yield envelope("metadata", {"citations": sources.citations(), "question": asked})
             yield envelope("error", failure)
         finally:
             timings["total_ms"] = ms()
             meta = {"timings": timings, "tokens": tokens, "stopped": stop.is_set(), "tools": tool_log,
-                    "error": failure, "scope": request.scope}  # fmt: skip
+                    "error": failure, "scope": request.scope, "model": client.model,
+                    "followups": [] if failure else followups(question, sources.items)}  # fmt: skip
             message_id = None
-            if saved_user:
-                message_id = self.store.add_message(
-                    conversation_id, "assistant", "".join(answer), thinking="".join(thinking),
-                    citations=sources.citations(), meta=meta,
-                )  # fmt: skip
-        yield envelope("done", {"conversation_id": conversation_id, "message_id": message_id, **meta,
-                                "model": self.client.model, "backend": self.client.backend})  # fmt: skip
+            kept: str | None = conversation_id
+            if question_id is not None:
+                if failure and not answer and not sources.items and request.conversation_id is None:
+                    self.store.delete_conversation(conversation_id)  # nothing to come back to
+                    kept = None
+                else:
+                    message_id = self.store.add_message(
+                        conversation_id, "assistant", "".join(answer), thinking="".join(thinking),
+                        citations=sources.citations(), meta=meta,
+                    )  # fmt: skip
+        yield envelope("done", {"conversation_id": kept, "message_id": message_id, "question_id": question_id,
+                                "redacted": scrubbed.counts, **meta, "backend": client.backend})  # fmt: skip

@@ -6,10 +6,19 @@
 
 with exactly one retry, for the workshop outline only (a partial outline is useless). Lessons
 are plain Markdown, written only when opened, with the model's chat filler removed.
+
+Progress goes through a callback (``report``), as plain dicts the web adapter streams to the
+page: ``{"stage": "writing", "items": 3, "of": 5, "chars": 812}`` while the model writes
+(``items`` counts the entries begun so far in its JSON), ``{"stage": "checking"}`` when the
+reply is parsed. Stopping is cancelling: cancel the task that runs :meth:`Generator.generate`
+and the upstream model request is closed.
 """
 
 from __future__ import annotations
 
+import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +42,18 @@ COUNTS = {"quiz": (1, 30, 5), "flashcards": (1, 50, 10), "workshop": (2, 10, 4),
 """kind → (least, most, default) questions / cards / lessons / branches."""
 GENERIC_QUERY = "main ideas key facts definitions rules"
 SOURCES_K = 8
+Report = Callable[[dict[str, Any]], None]
+"""Where progress goes (see the module docstring)."""
+ITEM_KEY = {"quiz": re.compile(r'"question"\s*:'), "flashcards": re.compile(r'"front"\s*:'),
+            "workshop": re.compile(r'[\[,]\s*\{\s*"title"\s*:'), "mindmap": re.compile(r'"children"\s*:')}  # fmt: skip
+"""What begins one entry of each kind in the model's JSON (a lesson is an object in a list,
+holding a title; a branch holds children), for counting entries while they stream."""
+REPORT_EVERY = 0.15
+"""Seconds between two progress reports about the same entry (fewer, not every token)."""
+
+
+def _quiet(_item: dict[str, Any]) -> None:
+    pass
 
 
 @dataclass(frozen=True)
@@ -91,17 +112,33 @@ class Generator:
                              hint="pick other categories, folders or tags, or index some notes first")  # fmt: skip
         return sources.items
 
-    async def ask(self, prompt: str, schema: dict[str, Any] | None) -> str:
+    async def ask(self, prompt: str, schema: dict[str, Any] | None, *, report: Report = _quiet,
+                  kind: str = "", count: int = 0) -> str:  # fmt: skip
+        """The model's whole reply; while it streams, ``report`` hears how far it has got."""
         messages: list[Message] = [{"role": "user", "content": prompt}]
-        pieces = [event.text async for event in self.client.chat_stream(messages, format=schema) if isinstance(event, Text)]
-        return "".join(pieces)
+        text = ""
+        items = reported = 0
+        last = 0.0
+        key = ITEM_KEY.get(kind)
+        async for event in self.client.chat_stream(messages, format=schema):
+            if not isinstance(event, Text):
+                continue
+            before = len(text)
+            text += event.text
+            if key is not None:  # only matches that end in the new text: each is counted once
+                items += sum(1 for m in key.finditer(text, max(0, before - 24)) if m.end() > before)
+            now = time.monotonic()
+            if items != reported or now - last >= REPORT_EVERY:
+                reported, last = items, now
+                report({"stage": "writing", "items": min(items, count) if count else items, "of": count, "chars": len(text)})
+        return text
 
     def _prompt(self, name: str, order: Order, sources: list[Source], **extra: Any) -> str:
         blocks = "\n\n".join(s.prompt_block() for s in sources)
         focus = f"Focus on: {order.topic}\n" if order.topic else ""
         return prompting.render(name, self.prompt_folder, count=order.count, sources=blocks, focus=focus, **extra)
 
-    async def generate(self, order: Order, sources: list[Source]) -> Generated:
+    async def generate(self, order: Order, sources: list[Source], *, report: Report = _quiet) -> Generated:
         numbers = {s.number for s in sources}
         if order.kind in ("quiz", "flashcards"):
             wrapper, keys, schema, check = (
@@ -109,7 +146,8 @@ class Generator:
                 if order.kind == "quiz"
                 else ("cards", ("front", "back"), prompting.flashcards_schema(order.count), validate_card)
             )
-            reply = await self.ask(self._prompt(order.kind, order, sources), schema)
+            reply = await self.ask(self._prompt(order.kind, order, sources), schema, report=report, kind=order.kind, count=order.count)
+            report({"stage": "checking"})
             parsed = parse_items(reply, wrapper, keys)
             items, dropped = keep_valid(parsed.items, lambda raw: check(raw, numbers), order.count)
             problems = parsed.problems + dropped
@@ -121,18 +159,24 @@ class Generator:
             title = order.title or _title(order, sources, "Quiz" if order.kind == "quiz" else "Flashcards")
             return Generated(title, {wrapper: items}, sources, problems)
         if order.kind == "mindmap":
-            reply = await self.ask(self._prompt("mindmap", order, sources), prompting.mindmap_schema(order.count))
+            reply = await self.ask(self._prompt("mindmap", order, sources), prompting.mindmap_schema(order.count),
+                                   report=report, kind=order.kind, count=order.count)  # fmt: skip
+            report({"stage": "checking"})
             raw, problems = parse_object(reply, ("branches",))
             tree, problem = validate_mindmap(raw, numbers, order.count)
             if tree is None:
                 raise LLMError("the model's reply held no usable mind map", hint=problem or "; ".join(problems[:5]))
             return Generated(order.title or tree["topic"], tree, sources, problems)
-        return await self._outline(order, sources)
+        return await self._outline(order, sources, report)
 
-    async def _outline(self, order: Order, sources: list[Source]) -> Generated:
+    async def _outline(self, order: Order, sources: list[Source], report: Report) -> Generated:
         problems: list[str] = []
         for attempt, template in enumerate(("outline", "outline_retry")):
-            reply = await self.ask(self._prompt(template, order, sources), prompting.outline_schema(order.count))
+            if attempt:
+                report({"stage": "retrying", "reason": problems[-1] if problems else "the outline was unusable"})
+            reply = await self.ask(self._prompt(template, order, sources), prompting.outline_schema(order.count),
+                                   report=report, kind=order.kind, count=order.count)  # fmt: skip
+            report({"stage": "checking"})
             raw, found = parse_object(reply, ("title", "lessons"))
             outline, problem = validate_outline(raw, order.count)
             if outline is not None:

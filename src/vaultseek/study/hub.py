@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import dataclasses
+import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,12 +20,14 @@ from ..errors import NotFoundError, QueryError
 from ..llm import ChatClient
 from . import dashboard, exporting, scheduling
 from .archive import KINDS, Archive
-from .generators import Generator, Order
+from .generators import Generator, Order, Report
 from .library import KnowledgeBase
 from .sources import Source
 from .storage import StudyStore
 
 Clock = Callable[[], datetime]
+DEMO_VAULT = Path(__file__).parent / "demo_vault"
+"""The few short notes demo mode (``vaultseek serve --demo``) serves, copied to a scratch folder."""
 
 
 def system_clock() -> datetime:
@@ -40,11 +43,20 @@ class StudyHub:
         self.client = client
         self.clock = clock
         self._lesson_locks: dict[tuple[str, int], asyncio.Lock] = {}
+        self.jobs: dict[str, asyncio.Task[dict[str, Any]]] = {}
+        """Generations in progress, by job id (each leaves when it ends)."""
 
     # -- generating -----------------------------------------------------------------------
-    async def create(self, order: Order) -> dict[str, Any]:
+    async def create(self, order: Order, *, report: Report | None = None) -> dict[str, Any]:
+        """Generate and keep one piece of material. ``report`` hears the stages (retrieving,
+        the sources found, writing with entries begun, checking, saving); cancelling the task
+        that awaits this stops the model's request and keeps nothing."""
+        tell = report or (lambda _item: None)
+        tell({"stage": "retrieving"})
         sources = await asyncio.to_thread(self.generator.retrieve, order)
-        made = await self.generator.generate(order, sources)
+        tell({"stage": "sources", "sources": len(sources), "paths": list(dict.fromkeys(s.path for s in sources))[:8]})
+        made = await self.generator.generate(order, sources, report=tell)
+        tell({"stage": "saving"})
         now = self.clock()
         cards = []
         if order.kind == "flashcards":
@@ -56,6 +68,24 @@ class StudyHub:
         )  # fmt: skip
         self.archive.log(now, "generated", material_id, {"kind": order.kind})
         return self.get(material_id)
+
+    def start(self, order: Order, report: Report) -> tuple[str, asyncio.Task[dict[str, Any]]]:
+        """Begin :meth:`create` as a job that :meth:`cancel` can stop: ``(job id, task)``.
+        Call it on the event loop."""
+        job_id = secrets.token_urlsafe(9)
+        task = asyncio.ensure_future(self.create(order, report=report))
+        self.jobs[job_id] = task
+        task.add_done_callback(lambda _task: self.jobs.pop(job_id, None))
+        return job_id, task
+
+    def cancel(self, job_id: str) -> bool:
+        """Stop a generation in progress (its model request is closed, nothing is kept);
+        ``False`` when no such job is running."""
+        task = self.jobs.get(job_id)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        return True
 
     # -- the library of material ----------------------------------------------------------
     def list(self, kind: str | None = None) -> list[dict[str, Any]]:
@@ -148,7 +178,7 @@ class StudyHub:
                 sources = [Source(**s) for s in material["sources"]]
                 markdown = await self.generator.lesson(outline, position, sources)
                 self.archive.save_lesson(material_id, position, markdown, self.clock())
-        self.archive.log(self.clock(), "lesson", material_id, {"position": position})
+        self.archive.log(self.clock(), "lesson", material_id, {"position": position, "lessons": len(outline["lessons"])})
         return {"material_id": material_id, "position": position, "title": outline["lessons"][position],
                 "markdown": markdown}  # fmt: skip
 

@@ -9,20 +9,24 @@ on ONE writer thread with its own ``Index``, in the order asked, so two uploads 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import os
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..config import Config
 from ..contract import SearchRequest
 from ..engine import Index
 from ..errors import IndexClosedError, NotFoundError, QueryError
+from ..index.names import shown_path
 from ..records import Progress, SearchFilter, SearchResponse
 from ..search.filters import parse_filter
+from .catalogue import DocumentQuery, Listing, ListingRow, build_entries, skipped_on_purpose
 from .storage import StudyStore
 from .uploads import UploadError, UploadSink, is_upload, remove_stale_parts, upload_file
 
@@ -145,6 +149,8 @@ class Ingestor:
         behind it, such as the start-up sync, has no timeline to report on."""
         self.idle = threading.Event()
         self.idle.set()
+        self.generation = 0
+        """Runs and deletions done: the knowledge base's list is made again after each."""
         self.thread.start()
 
     # -- asking -------------------------------------------------------------------------
@@ -186,7 +192,7 @@ class Ingestor:
                 job["steps"].append(entry)
             if status is not None:
                 job["status"] = status
-            if step == "failed":
+            if step in ("failed", "skipped"):
                 job["error"] = detail
             event = dict(job, steps=list(job["steps"]))
         self.broadcast.publish(event)
@@ -227,6 +233,7 @@ class Ingestor:
                     index.close()
                     index = None
             finally:
+                self.generation += 1
                 for _k, _p, done in batch:
                     if done is not None:
                         done.set()
@@ -253,15 +260,18 @@ class Ingestor:
                     self._step(path, "embedding", detail=f"{event.done} of {event.total}", replace_last=True)
 
         index.sync(progress=progress, should_stop=lambda: self.stopping, remember=False)
-        rows = {row["path"]: row for row in index.files()}
+        states = index.store.file_states(paths)
         for path in paths:
-            row = rows.get(path)
-            if row is None:
+            state = states.get(path)
+            if state is None:
                 self._step(path, "failed", detail="the file is no longer in the vault", status="failed")
-            elif row["status"] == "skipped":
-                self._step(path, "failed", detail=row["error"] or "skipped", status="failed")
+            elif state.status == "skipped":
+                reason = state.error or "skipped"
+                verdict = "skipped" if skipped_on_purpose(reason) else "failed"
+                self._step(path, verdict, detail=reason, status=verdict)
             else:
-                self._step(path, "done", detail=f"{row['chunks']} chunks", status="indexed")
+                chunks = len(index.store.chunk_ids_of_files([path]))
+                self._step(path, "done", detail=f"{chunks} chunks", status="indexed")
 
     def _delete(self, index: Index, path: str) -> None:
         upload_file(index.config, path).unlink(missing_ok=True)  # a symlink: the link, not its target
@@ -287,6 +297,61 @@ def category_name(text: str | None) -> str | None:
     return name
 
 
+OCR_BLOCKED = "OCR cannot run, so pages without a text layer wait for it: "
+"""How the OCR check's explanation begins; a file's reason says the first half itself."""
+
+ON_CONFLICT = ("replace", "keep_both")
+"""What an upload may do when its name is taken: take the name, or be stored beside it."""
+
+
+class UploadConflictError(UploadError):
+    """An upload whose name is taken, sent without saying what to do (HTTP 409): ``conflict``
+    names it and the file it would meet."""
+
+    status = 409
+
+    def __init__(self, name: str, existing: str) -> None:
+        super().__init__(f"{name} is in the knowledge base already ({shown_path(existing)})",
+                         hint="send it again with on_conflict=replace or on_conflict=keep_both")  # fmt: skip
+        self.conflict = {"name": name, "existing": shown_path(existing)}
+
+
+@dataclass(frozen=True, slots=True)
+class StoredUpload:
+    """A file an upload stored: its path, the name it was sent as, the sha256 of its bytes,
+    and the path it is to replace (None: it keeps its own)."""
+
+    path: str
+    name: str
+    digest: str
+    replaces: str | None
+
+
+class HashedUpload:
+    """An :class:`UploadSink` that hashes the bytes as they pass and records what it stored."""
+
+    def __init__(self, sink: UploadSink, name: str, replaces: str | None, into: list[StoredUpload]) -> None:
+        self.sink = sink
+        self.name = name
+        self.replaces = replaces
+        self.into = into
+        self.hash = hashlib.sha256()
+        self.temp = sink.temp
+        """The hidden file the bytes go to until the upload is complete."""
+
+    def write(self, data: bytes) -> None:
+        self.sink.write(data)
+        self.hash.update(data)
+
+    def abort(self) -> None:
+        self.sink.abort()
+
+    def commit(self) -> str:
+        path = self.sink.commit()
+        self.into.append(StoredUpload(path, self.name, self.hash.hexdigest(), self.replaces))
+        return path
+
+
 class KnowledgeBase:
     """What the study app knows and can change about the vault's files."""
 
@@ -298,6 +363,21 @@ class KnowledgeBase:
         self.ingest = Ingestor(factory, store, self.broadcast)
         self.closing = threading.Event()
         self.warmer: threading.Thread | None = None
+        self._ocr_blocker: str | None = None
+        self.recent_uploads: dict[str, str] = {}
+        """sha256 of an upload's bytes → its path, until the index holds it (a second copy
+        sent before the first is indexed is a duplicate too)."""
+        self.uploads_lock = threading.Lock()
+        self._listing: tuple[Any, int, Listing] | None = None
+        self.filed = 0
+        """Changes of categories made through this object (files filed, uploads filed, files
+        deleted): the kept list is made again after one."""
+        self._checked: dict[int, tuple[tuple[int, int], int]] = {}
+        """Per reader connection: (its data version, the writer's runs) when it last found the
+        kept list current, and which list that was (by ``_builds``, the lists made so far)."""
+        self._builds = 0
+        self.listing_lock = threading.Lock()
+        self._upload_prefix = config.upload_folder.strip("/") + "/"
 
     def start(self) -> None:
         """Index the vault in the background, then warm a reader.
@@ -328,36 +408,94 @@ class KnowledgeBase:
         try:
             with self.readers.borrow() as index:
                 index.search("warm up", k=1)
+            self.listing()  # and the knowledge base's list, so its first page is quick too
         except Exception:  # noqa: BLE001 - a cold start is slower, not broken; the real call reports
             pass
 
     # -- reading ------------------------------------------------------------------------
-    def documents(self) -> list[dict[str, Any]]:
-        categories = self.store.categories()
-        jobs = {job["path"]: job for job in self.ingest.snapshot()}
+    def listing_rows(self) -> list[ListingRow]:
+        """Every file the index knows, one compact row each (see :class:`ListingRow`)."""
         with self.readers.borrow() as index:
-            rows = index.files()
-        out = []
-        for row in rows:
-            job = jobs.pop(row["path"], None)
-            status = row["status"]
-            if job and job["status"] in ("queued", "indexing", "deleting"):
-                status = job["status"]
-            out.append(dict(row, status=status, category=categories.get(row["path"]),
-                            deletable=is_upload(row["path"], self.config)))  # fmt: skip
-        for job in jobs.values():  # uploads not in the index yet
-            if job["status"] in ("queued", "indexing", "failed"):
-                out.append({"path": job["path"], "kind": None, "status": job["status"], "size": None,
-                            "chunks": 0, "title": None, "tags": [], "error": job["error"],
-                            "indexed_at": None, "category": categories.get(job["path"]),
-                            "deletable": is_upload(job["path"], self.config)})  # fmt: skip
-        return sorted(out, key=lambda r: r["path"])
+            return [ListingRow(*row) for row in index.store.file_listing()]
+
+    def listing(self) -> Listing:
+        """Every file the knowledge base shows, with its true status (see ``catalogue``), the
+        ingestion jobs in flight laid over it. The list is made again only when the index or
+        the categories changed since: each reader connection notes the index's data version
+        it last checked the list against, and only a new one costs a look at the files table."""
+        with self.readers.borrow() as index:
+            store = index.store
+            seen = (store.data_version(), self.ingest.generation)
+            with self.listing_lock:
+                cached = self._listing
+                checked = self._checked.get(id(store))
+                filed = self.filed
+            fresh = cached is not None and cached[1] == filed
+            if fresh and checked != (seen, self._builds):
+                assert cached is not None
+                fresh = cached[0] == (self.ingest.generation, store.file_listing_version())
+            if not fresh or cached is None:
+                version = (self.ingest.generation, store.file_listing_version())
+                categories = self.store.categories()
+                rows = [ListingRow(*row) for row in store.file_listing()]
+                built = Listing(build_entries(rows, categories=categories, deletable=self._deletable,
+                                              ocr_blocker=self.ocr_blocker, shown=shown_path))  # fmt: skip
+                cached = (version, filed, built)
+            with self.listing_lock:
+                if cached is not self._listing:
+                    self._listing = cached
+                    self._builds += 1
+                self._checked[id(store)] = (seen, self._builds)
+        assert cached is not None
+        jobs = {job["path"]: job for job in self.ingest.snapshot()}
+        read: list[dict[str, str]] = []
+
+        def category_of(path: str) -> str | None:  # asked only for an upload the index does not hold yet
+            if not read:
+                read.append(self.store.categories())
+            return read[0].get(path)
+
+        return cached[2].with_jobs(jobs, category_of, self._deletable)
+
+    def _deletable(self, path: str) -> bool:
+        return path.startswith(self._upload_prefix) and is_upload(path, self.config)
+
+    def list_documents(self, query: DocumentQuery) -> dict[str, Any]:
+        """One page of the list: ``{total, offset, limit, items}`` (``total`` counts every
+        file that matches, not only the page)."""
+        total, page = self.listing().select(query)
+        return {"total": total, "offset": query.offset, "limit": query.limit,
+                "items": [entry.to_dict() for entry in page]}  # fmt: skip
+
+    def tree(self) -> dict[str, Any]:
+        """Folders with their file counts, categories, and counts by status and kind."""
+        return self.listing().tree()
+
+    def documents(self) -> list[dict[str, Any]]:
+        """Every file of the list, unpaged (the chat's list-documents tool)."""
+        return [entry.to_dict() for entry in self.listing().entries]
 
     def category_counts(self) -> list[dict[str, Any]]:
         counts: dict[str, int] = {}
         for category in self.store.categories().values():
             counts[category] = counts.get(category, 0) + 1
         return [{"name": name, "documents": n} for name, n in sorted(counts.items())]
+
+    def ocr_blocker(self) -> str:
+        """Why pages wait for OCR, with the fix (worked out once: it asks the OCR engines)."""
+        if self._ocr_blocker is None:
+            if not self.config.ocr:
+                self._ocr_blocker = "OCR is switched off (set ocr = true to read them)"
+            else:
+                # the OCR check: only when a page waits for it
+                from ..documents.extraction import OcrSettings
+
+                settings = OcrSettings(enabled=True, languages=self.config.ocr_languages,
+                                       max_pages=self.config.ocr_max_pages_per_document,
+                                       engine=self.config.ocr_engine)  # fmt: skip
+                blocker = settings.blocker() or "OCR reads them at the next index run"
+                self._ocr_blocker = blocker.removeprefix(OCR_BLOCKED)
+        return self._ocr_blocker
 
     def chunks(self, path: str) -> list[dict[str, Any]]:
         with self.readers.borrow() as index:
@@ -368,6 +506,11 @@ class KnowledgeBase:
              "label": r.location.label() if r.location else r.section}
             for r in rows
         ]  # fmt: skip
+
+    def _knows(self, path: str) -> bool:
+        """Whether the index holds ``path`` (indexed or skipped)."""
+        with self.readers.borrow() as index:
+            return bool(index.store.file_states([path]))
 
     def known_paths(self) -> set[str]:
         with self.readers.borrow() as index:
@@ -419,8 +562,67 @@ class KnowledgeBase:
                 "indexing_error": self.ingest.last_error}  # fmt: skip
 
     # -- changing -----------------------------------------------------------------------
-    def open_upload(self, name: str) -> UploadSink:
-        return UploadSink(self.config, name)
+    def open_upload(self, name: str, *, on_conflict: str | None = None,
+                    into: list[StoredUpload] | None = None) -> HashedUpload:  # fmt: skip
+        """A sink for one uploaded file. A name already in the upload folder raises
+        :class:`UploadConflictError` unless ``on_conflict`` says what to do: ``replace`` (the
+        new bytes take the name once complete) or ``keep_both`` (stored as ``name (2).ext``).
+        Each file stored is appended to ``into``, for :meth:`settle_uploads`."""
+        if on_conflict not in (None, *ON_CONFLICT):
+            raise QueryError(f"unknown on_conflict {str(on_conflict)[:40]!r}", hint="on_conflict is replace or keep_both")
+        sink = UploadSink(self.config, name)
+        existing = sink.folder / sink.name
+        replaces = None
+        if os.path.lexists(existing):
+            assert self.config.vault is not None
+            taken = existing.relative_to(self.config.vault.resolve()).as_posix()
+            if on_conflict is None:
+                sink.abort()
+                raise UploadConflictError(sink.name, taken)
+            if on_conflict == "replace":
+                if not os.path.isfile(existing) or os.path.islink(existing):
+                    sink.abort()
+                    raise UploadError(f"{taken} is not a plain file; it cannot be replaced",
+                                      hint="upload it with on_conflict=keep_both")  # fmt: skip
+                replaces = taken
+        return HashedUpload(sink, sink.name, replaces, into if into is not None else [])
+
+    def settle_uploads(self, stored: list[StoredUpload]) -> tuple[list[str], list[dict[str, str]]]:
+        """Check the files an upload stored, in order: one whose bytes the knowledge base holds
+        already (indexed, or uploaded moments ago) is removed again and reported as a duplicate
+        (``{name, duplicate_of}``) rather than indexed twice; one sent to replace a file takes
+        its name now. Returns (the paths to index, the duplicates)."""
+        assert self.config.vault is not None
+        vault = self.config.vault.resolve()
+        kept: list[str] = []
+        duplicates: list[dict[str, str]] = []
+        for upload in stored:
+            original = self._duplicate_of(upload.digest)
+            if original is not None:
+                upload_file(self.config, upload.path).unlink(missing_ok=True)
+                duplicates.append({"name": upload.name, "duplicate_of": shown_path(original)})
+                continue
+            path = upload.path
+            if upload.replaces is not None:
+                os.replace(vault / upload.path, vault / upload.replaces)
+                path = upload.replaces
+            with self.uploads_lock:
+                for digest in [d for d, p in self.recent_uploads.items() if p == path]:
+                    del self.recent_uploads[digest]
+                self.recent_uploads[upload.digest] = path
+            kept.append(path)
+        return kept, duplicates
+
+    def _duplicate_of(self, digest: str) -> str | None:
+        """An indexed file, or an upload not indexed yet, with these bytes (None if none)."""
+        assert self.config.vault is not None
+        with self.uploads_lock:
+            recent = self.recent_uploads.get(digest)
+        if recent is not None and (self.config.vault / recent).is_file():
+            return recent
+        with self.readers.borrow() as index:
+            same = index.store.paths_with_hash(digest)
+        return same[0] if same else None
 
     def add_uploads(self, paths: list[str], category: str | None = "") -> None:
         """File stored uploads under ``category`` (if any) and queue them for indexing. The
@@ -433,14 +635,22 @@ class KnowledgeBase:
         if name is not None:
             for path in paths:
                 self.store.set_category(path, name)
+            with self.listing_lock:
+                self.filed += 1
 
     def set_category(self, path: str, category: str | None) -> str | None:
         """File ``path`` under ``category`` (None or blank: under none); returns the name as
         stored."""
         name = category_name(category)
-        if path not in self.known_paths():
+        if not self._knows(path):
             raise NotFoundError(f"{path} is not in the knowledge base")
         self.store.set_category(path, name)
+        with self.listing_lock:
+            cached = self._listing
+            self.filed += 1
+            if cached is not None and cached[1] == self.filed - 1:  # the kept list was current: file it there too
+                refiled = cached[2].refiled(shown_path(path), name)
+                self._listing = None if refiled is None else (cached[0], self.filed, refiled)
         return name
 
     def delete(self, path: str) -> threading.Event:
@@ -451,7 +661,7 @@ class KnowledgeBase:
                 f"{path} is not an upload; the app only deletes files it was given",
                 hint="remove it from the vault folder yourself; the next index run drops it",
             )
-        if path not in self.known_paths() and path not in {j["path"] for j in self.ingest.snapshot()}:
+        if not self._knows(path) and path not in {j["path"] for j in self.ingest.snapshot()}:
             raise NotFoundError(f"{path} is not in the knowledge base")
         upload_file(self.config, path)  # refused now rather than failing on the writer thread
         return self.ingest.delete(path)

@@ -1,7 +1,9 @@
 """What this process is connected to, read live from ``/proc`` (Linux): every TCP socket
-the process holds, classified as a local client of the app, the LLM host, a listening
-socket, or *other* — which should never appear. No dependency: ``/proc/self/fd`` names the
-process's socket inodes, ``/proc/self/net/tcp{,6}`` says where each one goes."""
+the process holds, classified as a local client of the app, the LLM host, the transcription
+server, a listening socket, or *other* — which should never appear. No dependency:
+``/proc/self/fd`` names the process's socket inodes, ``/proc/self/net/tcp{,6}`` says where
+each one goes. And where the chat's images, files and recorded speech go
+(:func:`media_report`)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,10 @@ import os
 import socket
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+
+from ..config import Config
+from ..llm.speech import SETUP_HINT, create_transcriber
 
 _STATES = {"01": "established", "02": "syn-sent", "03": "syn-received", "04": "fin-wait",
            "05": "fin-wait", "06": "time-wait", "07": "closed", "08": "close-wait",
@@ -78,9 +84,12 @@ def _loopback(ip: str) -> bool:
         return False
 
 
-def connection_report(*, llm_host: str, llm_port: int, app_ports: set[int]) -> dict[str, Any]:
-    """Every socket classified; ``ok`` is False when any is ``other``."""
+def connection_report(*, llm_host: str, llm_port: int, app_ports: set[int],
+                      peers: dict[str, tuple[str, int]] | None = None) -> dict[str, Any]:  # fmt: skip
+    """Every socket classified; ``ok`` is False when any is ``other``. ``peers`` names other
+    servers the configuration sends to (``{"transcription": (host, port)}``)."""
     llm_ips = host_addresses(llm_host) | ({llm_host} if llm_host else set())
+    named = {kind: (host_addresses(host) | {host}, port) for kind, (host, port) in (peers or {}).items()}
     supported = Path("/proc/self/net/tcp").exists()
     rows = []
     for sock in tcp_sockets():
@@ -89,6 +98,8 @@ def connection_report(*, llm_host: str, llm_port: int, app_ports: set[int]) -> d
             kind = "listening"
         elif (rip in llm_ips and rport == llm_port) or (lip in llm_ips and lport == llm_port and _loopback(lip)):
             kind = "llm"
+        elif any(rip in ips and rport == port for ips, port in named.values()):
+            kind = next(k for k, (ips, port) in named.items() if rip in ips and rport == port)
         elif (lport in app_ports and _loopback(rip)) or (rport in app_ports and _loopback(rip)):
             kind = "local client"  # a browser (or an in-process client) on this machine
         elif lport in app_ports:
@@ -103,3 +114,33 @@ def connection_report(*, llm_host: str, llm_port: int, app_ports: set[int]) -> d
         "ok": supported and not any(r["kind"] == "other" for r in rows),
         "connections": rows,
     }
+
+
+def _host_port(url: str) -> tuple[str, int]:
+    parts = urlsplit(url)
+    return parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
+
+
+def peers(config: Config) -> dict[str, tuple[str, int]]:
+    """The servers besides the LLM that the configuration sends data to, by kind."""
+    return {"transcription": _host_port(config.transcription_url)} if config.transcription_url else {}
+
+
+def media_report(config: Config, *, llm_url: str) -> dict[str, Any]:
+    """Where the chat's images, attached files and recorded speech go, for the privacy panel."""
+    transcriber = create_transcriber(config)
+    speech = transcriber.describe() if transcriber is not None else {
+        "engine": None, "url": None, "model": None,
+        "where": "nowhere: voice input is off until a transcription server is configured",
+        "hint": SETUP_HINT,
+    }  # fmt: skip
+    return {
+        "images": f"kept in the study database beside the index (readable by your user only), with "
+                  f"their metadata (EXIF, GPS position, camera) removed; sent only to the LLM server at {llm_url}",
+        "files": "read on this machine by the same readers as indexing (OCR included) and kept with "
+                 "their conversation; a source of that conversation only, until you add one to the "
+                 "knowledge base",
+        "audio": "recorded in the browser and sent to this app only when you stop recording; "
+                 "never kept, never sent to the browser's own speech service",
+        "transcription": speech,
+    }  # fmt: skip

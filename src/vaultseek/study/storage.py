@@ -120,7 +120,39 @@ def m002_study_hub(conn: db.Connection) -> None:
     )
 
 
-MIGRATIONS = (m001_study, m002_study_hub)
+def m003_attachments(conn: db.Connection) -> None:
+    """Files attached to chat messages (see :mod:`.attachments`): images, stripped of their
+    metadata, and documents with the chunks read from them. An attachment belongs to the
+    conversation it was first sent in (NULL until then) and goes with it."""
+    conn.execute(
+        """
+        CREATE TABLE attachments (
+            id              TEXT PRIMARY KEY,
+            conversation_id TEXT REFERENCES conversations(id) ON DELETE CASCADE,
+            kind            TEXT NOT NULL CHECK (kind IN ('image', 'document')),
+            name            TEXT NOT NULL,
+            media_type      TEXT NOT NULL,
+            size            INTEGER NOT NULL,
+            data            BLOB NOT NULL,                -- the image as sent, or the file as given
+            meta            TEXT NOT NULL DEFAULT '{}',   -- JSON: width/height, pages, notices
+            created_at      TEXT NOT NULL
+        );
+        CREATE INDEX attachments_by_conversation ON attachments(conversation_id);
+        CREATE TABLE attachment_chunks (
+            id              INTEGER PRIMARY KEY,
+            attachment_id   TEXT NOT NULL REFERENCES attachments(id) ON DELETE CASCADE,
+            position        INTEGER NOT NULL,
+            section         TEXT NOT NULL,
+            heading_context TEXT NOT NULL,
+            text            TEXT NOT NULL,
+            location        TEXT                          -- JSON: page / slide / sheet rows
+        );
+        CREATE INDEX attachment_chunks_by_attachment ON attachment_chunks(attachment_id, position);
+        """
+    )
+
+
+MIGRATIONS = (m001_study, m002_study_hub, m003_attachments)
 
 
 def study_db_path(index_db: Path) -> Path:
@@ -219,6 +251,21 @@ class StudyStore:
                 (now, json.dumps(scope) if scope is not None else None, conversation_id),
             )
         return int(message_id)
+
+    def delete_messages_from(self, conversation_id: str, message_id: int) -> int:
+        """Forget user message ``message_id`` of the conversation and every message after it
+        (a question edited or asked again replaces its turn and what followed); returns how
+        many went. An id that is not a user message of this conversation deletes nothing."""
+        deleted = 0
+        with self.lock, self.conn:
+            found = self.conn.execute(
+                "SELECT 1 FROM messages WHERE id = ? AND conversation_id = ? AND role = 'user'",
+                (message_id, conversation_id),
+            ).fetchall()
+            if found:
+                self.conn.execute("DELETE FROM messages WHERE conversation_id = ? AND id >= ?", (conversation_id, message_id))
+                deleted = int(self.conn.changes())
+        return deleted
 
     # -- categories ---------------------------------------------------------------------
     def set_category(self, path: str, category: str | None) -> None:

@@ -5,15 +5,17 @@ answering JSON; every error leaves as ``{"error": {"code", "message", "hint"}}``
 (``error_handling.py``).
 
     GET  /                          the app (static, no CDN)
-    GET  /study                     the study hub page
+    GET  /study                     redirects to /#hub (the study hub is a page of the app)
     /api/status, /api/documents…, /api/ingest/events, /api/privacy   routes/library.py
     /api/chat…, /api/conversations…                                  routes/chat.py
     /api/search, /api/links, /api/related                            routes/search.py
     /api/study/…                                                     routes/hub.py
+    /api/attachments…, /api/transcribe, /api/models                  routes/attachments.py
 """
 
 from __future__ import annotations
 
+import mimetypes
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -22,22 +24,28 @@ from typing import Any
 from ..config import Config
 from ..engine import Index
 from ..errors import MissingExtraError
+from ..llm import ChatClient
 from ..study import Notebook
 from .error_handling import HANDLERS
 from .params import off_loop
-from .routes import chat, hub, library, search
+from .routes import attachments, chat, hub, library, search
 from .security import Guard
 
 try:
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import FileResponse, Response
+    from starlette.responses import FileResponse, RedirectResponse, Response
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 except ImportError as exc:  # installed without the study extra
     raise MissingExtraError.from_import(exc, "study", feature="the study app (vaultseek serve)") from exc
 
 STATIC = Path(__file__).parent / "static"
+ASSET_TYPES = {".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml",
+               ".json": "application/json", ".md": "text/markdown", ".txt": "text/plain"}  # fmt: skip
+"""The static files' types, set here rather than read from the system's mime.types: module
+scripts are refused unless served as JavaScript (the app sends ``nosniff``), and a system table
+may map ``.js`` to something else or lack ``.mjs``."""
 
 
 class GuardedApp(Guard):
@@ -54,13 +62,17 @@ async def page(_request: Request) -> Response:
 
 
 async def study_page(_request: Request) -> Response:
-    return FileResponse(STATIC / "study.html", headers={"Cache-Control": "no-cache"})
+    return RedirectResponse("/#hub", status_code=308)
 
 
-def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_start: bool = True) -> Any:
+def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_start: bool = True,
+               client: ChatClient | None = None) -> Any:  # fmt: skip
     """The study app for one vault. ``index_factory`` opens a fresh ``Index`` (called per
-    reader and once for the writer); ``settings`` is the vault's configuration."""
-    notebook = Notebook(settings, index_factory)
+    reader and once for the writer); ``settings`` is the vault's configuration; ``client``
+    replaces the chat model the settings name (demo mode's built-in stand-in)."""
+    for suffix, kind in ASSET_TYPES.items():
+        mimetypes.add_type(kind, suffix)
+    notebook = Notebook(settings, index_factory, client=client)
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -74,6 +86,7 @@ def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_
         *chat.ROUTES,
         *search.ROUTES,
         *hub.ROUTES,
+        *attachments.ROUTES,
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=dict(HANDLERS))

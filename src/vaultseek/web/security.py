@@ -13,7 +13,9 @@
   (answered 429 with ``Retry-After`` meanwhile), so guessing runs at a few tries a minute
   instead of thousands a second;
 * headers — a Content-Security-Policy that only allows this origin (no CDN could load even
-  if a page asked), no referrers, no sniffing, no framing.
+  if a page asked): scripts only from files of this server (no inline script, no event-handler
+  attributes, no ``eval``), styles only from its style sheets, images from it, ``data:`` and
+  ``blob:`` (an attachment's preview made in the page); no referrers, no sniffing, no framing.
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ LOCAL_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 """The names of this machine that no DNS answer can move elsewhere."""
 COOKIE = "vaultseek_token"
 SECURITY_HEADERS = [
-    (b"content-security-policy", (b"default-src 'self'; img-src 'self' data:; object-src 'none'; "
-                                  b"base-uri 'none'; frame-ancestors 'none'; form-action 'self'")),
+    (b"content-security-policy", (b"default-src 'self'; script-src 'self'; style-src 'self'; "
+                                  b"img-src 'self' data: blob:; media-src 'self' blob:; connect-src 'self'; "
+                                  b"object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")),
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"no-referrer"),
     (b"x-frame-options", b"DENY"),

@@ -10,6 +10,7 @@ from typing import Any, TextIO
 from ..config import Config
 from ..engine import Index
 from ..errors import ConfigError, MissingExtraError, VaultseekError
+from ..llm import ChatClient
 from .app import create_app
 from .ports import bind_port
 from .security import is_loopback
@@ -28,7 +29,9 @@ def check_binding(config: Config) -> None:
                           hint="e.g. python -c 'import secrets; print(secrets.token_urlsafe())'")  # fmt: skip
 
 
-def serve(index_factory: Callable[[], Index], config: Config, *, out: TextIO = sys.stdout) -> None:
+def serve(index_factory: Callable[[], Index], config: Config, *, out: TextIO = sys.stdout,
+          client: ChatClient | None = None) -> None:  # fmt: skip
+    """Serve the app until Ctrl-C; ``client`` replaces the configured chat model (demo mode)."""
     try:
         import uvicorn
     except ImportError as exc:  # installed without the study extra
@@ -40,10 +43,11 @@ def serve(index_factory: Callable[[], Index], config: Config, *, out: TextIO = s
     # followed by uvicorn's own message and exit.
     sockets = bind_port(config.serve_host, config.serve_port, what="the study app")
     try:
-        app = create_app(index_factory, config)
+        app = create_app(index_factory, config, client=client)
         shown = f"[{config.serve_host}]" if ":" in config.serve_host else config.serve_host
+        llm = f"{client.backend} {client.model}" if client is not None else f"{config.llm_backend} {config.llm_model}"
         out.write(f"vaultseek study app: http://{shown}:{config.serve_port}/  (vault {config.vault}; "
-                  f"LLM {config.llm_backend} {config.llm_model}; Ctrl-C stops)\n")  # fmt: skip
+                  f"LLM {llm}; Ctrl-C stops)\n")  # fmt: skip
         out.flush()
         server = uvicorn.Server(uvicorn.Config(app, host=config.serve_host, port=config.serve_port, log_level="warning",
                                                access_log=False, timeout_graceful_shutdown=3))  # fmt: skip
@@ -58,17 +62,18 @@ def serve(index_factory: Callable[[], Index], config: Config, *, out: TextIO = s
         raise VaultseekError("the study app stopped before it started serving (see the message above)")
 
 
-def fetch_once(index_factory: Callable[[], Index], config: Config, path: str) -> tuple[int, Any]:
+def fetch_once(index_factory: Callable[[], Index], config: Config, path: str, *,
+               client: ChatClient | None = None) -> tuple[int, Any]:  # fmt: skip
     """One in-process request (``vaultseek serve --get /api/status``), for smoke tests."""
     try:
         from starlette.testclient import TestClient  # drives the app through httpx
     except ImportError as exc:  # installed without the study extra
         raise MissingExtraError.from_import(exc, "study", feature="the study app (vaultseek serve)") from exc
 
-    app = create_app(index_factory, config, sync_on_start=False)
+    app = create_app(index_factory, config, sync_on_start=False, client=client)
     token = {"Authorization": f"Bearer {config.serve_token}"} if config.serve_token else {}
-    with TestClient(app, base_url="http://localhost") as client:  # served on every loopback binding
-        response = client.get(path, headers=token)
+    with TestClient(app, base_url="http://localhost") as http:  # served on every loopback binding
+        response = http.get(path, headers=token)
     try:
         return response.status_code, response.json()
     except ValueError:

@@ -1,6 +1,8 @@
 """The chat over HTTP: answers streamed as NDJSON envelopes, and saved conversations.
 
-    POST /api/chat                  NDJSON envelopes: thinking, metadata, text, error, done
+    POST /api/chat                  NDJSON envelopes: metadata, thinking, text, error, done
+                                    ({"question", "conversation_id", "scope", "think", "tools",
+                                    "k", "attachments", "model", "replace_from"}: ChatRequest)
     POST /api/chat/{id}/stop        stop the answer being written in that conversation
     GET  /api/conversations[/{id}]  saved conversations (DELETE one to forget it)
 """

@@ -2,8 +2,14 @@
 the privacy panel.
 
     GET  /api/status                index and model status
-    GET  /api/documents             knowledge base: files, categories, ingestion state
-    POST /api/documents             multipart upload (streamed into the upload folder)
+    GET  /api/documents             one page of the knowledge base's files: ?q= (path and
+                                    title), folder, category, status, kind, sort, order,
+                                    offset, limit (50, at most 200) → {total, offset, limit, items}
+    GET  /api/documents/tree        folders with file counts, categories, counts by status and kind
+    POST /api/documents             multipart upload (streamed into the upload folder);
+                                    ?on_conflict=replace|keep_both for a name already there
+                                    (without it: 409 {conflict: {name, existing}}); a file whose
+                                    bytes are there already is not stored: {duplicate_of}
     DELETE /api/documents/{path}    delete an upload and its chunks
     PUT  /api/documents/{path}/category   {"category": "law" | null}
     GET  /api/documents/{path}/chunks     the text of a document, to open a citation
@@ -15,9 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator
+from typing import Any
 
 from ...errors import MissingExtraError, QueryError
+from ...study.catalogue import DocumentQuery
+from ...study.library import HashedUpload, StoredUpload, UploadConflictError
 from ...study.uploads import UploadError
 from ..error_handling import error_response
 from ..params import json_body, notebook_of, off_loop, path_param
@@ -44,23 +54,62 @@ async def status(request: Request) -> Response:
 
 
 async def documents(request: Request) -> Response:
-    kb = notebook_of(request).kb
-    rows, categories = await asyncio.gather(off_loop(kb.documents), off_loop(kb.category_counts))
-    return JSONResponse({"documents": rows, "categories": categories})
+    started = time.perf_counter()
+    query = DocumentQuery.parse(request.query_params)
+    body = await off_loop(notebook_of(request).kb.list_documents, query)
+    elapsed = round((time.perf_counter() - started) * 1000, 2)
+    return JSONResponse(body, headers={"Server-Timing": f"documents;dur={elapsed}"})
+
+
+async def document_tree(request: Request) -> Response:
+    started = time.perf_counter()
+    body = await off_loop(notebook_of(request).kb.tree)
+    elapsed = round((time.perf_counter() - started) * 1000, 2)
+    return JSONResponse(body, headers={"Server-Timing": f"tree;dur={elapsed}"})
 
 
 async def upload(request: Request) -> Response:
+    """Store the files of a multipart body, then index them. The upload stops at the first
+    file that is refused or whose name is taken (409 unless ``on_conflict`` says what to do);
+    the files stored before it are kept and indexed, and said in the answer. A file whose
+    bytes the knowledge base holds already is removed again and reported as a duplicate."""
     kb = notebook_of(request).kb
     received = Received()
+    stored: list[StoredUpload] = []
+    asked = request.query_params.get("on_conflict") or None
+
+    def open_sink(name: str) -> HashedUpload:  # a form field before the file may say it too
+        return kb.open_upload(name, on_conflict=asked or received.fields.get("on_conflict") or None, into=stored)
+
+    taken: UploadConflictError | None = None
     try:
-        await receive_files(request.headers.get("content-type", ""), request.stream(), kb.open_upload, received)
+        await receive_files(request.headers.get("content-type", ""), request.stream(), open_sink, received)
     except ClientDisconnect:
         return error_response(400, "upload_refused", "the upload was interrupted")
+    except UploadConflictError as exc:
+        taken = exc
     finally:  # files stored whole before a later one failed stay in the vault: index them too
-        await off_loop(kb.add_uploads, received.stored, received.fields.get("category", ""))
-    if not received.stored:
+        kept, duplicates = await off_loop(kb.settle_uploads, stored)
+        await off_loop(kb.add_uploads, kept, received.fields.get("category", ""))
+    uploaded = [{"path": p, "status": "queued"} for p in kept]
+    if taken is not None:
+        return _refused(409, "name_taken", taken.message, taken.hint, conflict=taken.conflict,
+                        uploaded=uploaded, duplicates=duplicates)  # fmt: skip
+    if duplicates and not kept:
+        first = duplicates[0]
+        return _refused(409, "duplicate", f"{first['name']} has the same content as {first['duplicate_of']}",
+                        "nothing was stored: the knowledge base holds these bytes already",
+                        duplicate_of=first["duplicate_of"], uploaded=uploaded, duplicates=duplicates)  # fmt: skip
+    if not kept:
         raise UploadError('no file in the upload', hint='send the file in a form field named "file"')
-    return JSONResponse({"uploaded": [{"path": p, "status": "queued"} for p in received.stored]}, status_code=201)
+    return JSONResponse({"uploaded": uploaded, "duplicates": duplicates}, status_code=201)
+
+
+def _refused(status: int, code: str, message: str, hint: str | None, **details: Any) -> Response:
+    """The app's error body with what the client needs to ask the user (the conflict, the
+    duplicate) and what was stored all the same."""
+    body = {"error": {"code": code, "message": message, "hint": hint}, **details}
+    return JSONResponse(body, status_code=status)
 
 
 async def delete_document(request: Request) -> Response:
@@ -119,6 +168,7 @@ async def privacy(request: Request) -> Response:
 ROUTES = [
     Route("/api/status", status),
     Route("/api/documents", documents, methods=["GET"]),
+    Route("/api/documents/tree", document_tree, methods=["GET"]),
     Route("/api/documents", upload, methods=["POST"]),
     Route("/api/documents/{path:path}/category", set_category, methods=["PUT"]),
     Route("/api/documents/{path:path}/chunks", chunks, methods=["GET"]),

@@ -1,0 +1,1 @@
+"""The PostgreSQL + pgvector backend: connections and errors, schema, and the store."""

@@ -1,0 +1,102 @@
+// Search: the same search as `vaultseek search` (GET /api/search), with its filters; each
+// result opens its passage in the side panel with the query's words marked. The query is
+// part of the address (#search/<query>), so a search can be bookmarked or reloaded.
+
+import { api, el, highlightTerms, openPassage, plainText, plural, recall, remember } from "../ui.js";
+
+export const title = "Search";
+
+const KINDS = ["note", "pdf", "docx", "pptx", "xlsx", "csv", "html", "txt", "json", "yaml"];
+const parts = {};
+let lastQuery = null;
+
+export async function mount(root, ctx) {
+  parts.ctx = ctx;
+  parts.q = el("input", { type: "search", name: "q", placeholder: "Search your documents and notes", "aria-label": "Search", autocomplete: "off", enterkeyhint: "search" });
+  parts.mode = el("select", { name: "mode" }, ...["hybrid", "bm25", "vector"].map((m) => el("option", { value: m }, { hybrid: "words + meaning", bm25: "words only", vector: "meaning only" }[m])));
+  parts.kind = el("select", { name: "kind" }, el("option", { value: "" }, "any type"), ...KINDS.map((k) => el("option", { value: k }, k)));
+  parts.folder = el("input", { name: "folder", placeholder: "e.g. uploads", autocomplete: "off" });
+  parts.tag = el("input", { name: "tag", placeholder: "e.g. law", autocomplete: "off" });
+  parts.category = el("input", { name: "category", placeholder: "a knowledge-base category", autocomplete: "off" });
+  parts.meta = el("p", { class: "search-meta muted", role: "status", "aria-live": "polite" });
+  parts.results = el("ol", { class: "search-results", "aria-label": "Results" });
+  const filters = el("details", { class: "search-filters" },
+    el("summary", {}, "Filters"),
+    el("div", { class: "filter-grid" },
+      el("label", { class: "field" }, "Match", parts.mode),
+      el("label", { class: "field" }, "Type", parts.kind),
+      el("label", { class: "field" }, "Folder", parts.folder),
+      el("label", { class: "field" }, "Tag", parts.tag),
+      el("label", { class: "field" }, "Category", parts.category)));
+  const form = el("form", { class: "search-form", role: "search" },
+    el("div", { class: "search-row" }, parts.q, el("button", { type: "submit" }, "Search")), filters);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const query = parts.q.value.trim();
+    if (!query) { parts.q.focus(); return; }
+    const target = `#search/${encodeURIComponent(query)}`;
+    if (location.hash === target) run(query, true); else location.hash = target;
+  });
+  root.append(el("div", { class: "page-header" }, el("h1", {}, "Search")), form, parts.meta, parts.results);
+  const saved = recall("search.filters", {});
+  for (const name of ["mode", "kind", "folder", "tag", "category"]) if (saved[name]) parts[name].value = saved[name];
+}
+
+export function show(route) {
+  const query = route ? route : "";
+  if (query) {
+    parts.q.value = query;
+    run(query, false);
+  } else if (!parts.q.value) {
+    parts.meta.textContent = "";
+    parts.results.replaceChildren(el("li", { class: "empty" }, "Search by words or by meaning. Results open the passage they come from."));
+  }
+  if (!matchMedia("(max-width: 720px)").matches) parts.q.focus({ preventScroll: true });
+}
+
+async function run(query, force) {
+  const filters = { mode: parts.mode.value, kind: parts.kind.value, folder: parts.folder.value.trim(), tag: parts.tag.value.trim(), category: parts.category.value.trim() };
+  const key = JSON.stringify([query, filters]);
+  if (!force && key === lastQuery) return;
+  lastQuery = key;
+  remember("search.filters", filters);
+  const params = new URLSearchParams({ q: query, mode: filters.mode, k: "20" });
+  if (filters.kind) params.append("kinds", filters.kind);
+  if (filters.folder) params.append("folders", filters.folder);
+  if (filters.tag) params.append("tags", filters.tag);
+  if (filters.category) params.append("categories", filters.category);
+  parts.meta.textContent = "Searching…";
+  const started = performance.now();
+  try {
+    const body = await api(`/api/search?${params}`);
+    const took = Math.round(performance.now() - started);
+    const notices = (body.notices || []).join("; ");
+    parts.meta.textContent = `${plural(body.results.length, "result", "results")} in ${took} ms${notices ? " — " + notices : ""}`;
+    if (!body.results.length) {
+      parts.results.replaceChildren(el("li", { class: "empty" }, "Nothing found. Try other words, or fewer filters."));
+      return;
+    }
+    parts.results.replaceChildren(...body.results.map((r) => result(r, query)));
+  } catch (error) {
+    parts.meta.textContent = "";
+    parts.results.replaceChildren(el("li", { class: "notice error", role: "alert" }, error.message, el("small", {}, error.hint)));
+  }
+}
+
+function result(r, query) {
+  const name = r.path.split("/").pop();
+  const folder = r.path.includes("/") ? r.path.slice(0, r.path.lastIndexOf("/")) : "";
+  const snippet = el("p", { class: "result-snippet" }, plainText(r.snippet));
+  highlightTerms(snippet, query);
+  const why = [`score ${Number(r.score).toFixed(3)}`];
+  if (r.bm25_rank != null) why.push(`words #${r.bm25_rank}`);
+  if (r.vec_rank != null) why.push(`meaning #${r.vec_rank}`);
+  return el("li", {},
+    el("button", { type: "button", class: "result", on: { click: () => openPassage({ path: r.path, chunkId: r.chunk_id, label: r.label, highlight: query }) } },
+      el("span", { class: "result-head" },
+        el("span", { class: "result-name" }, name),
+        r.label ? el("span", { class: "badge" }, r.label) : null),
+      folder ? el("span", { class: "result-folder muted" }, folder) : null,
+      snippet,
+      el("span", { class: "result-why muted" }, why.join(" · "))));
+}

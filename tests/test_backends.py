@@ -1,0 +1,379 @@
+"""The same behaviour on both backends: one SQLite file, and a collection in a real PostgreSQL
+18 + pgvector server (``tests/support/postgres.py``) — indexing, incremental changes, every
+search mode, filters, links, related notes, the CLI — plus what only a server has: the
+PostgreSQL store's parity with SQLite's BM25, its HNSW path, two writers at once, a writer
+killed mid-run, and a read-only role."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import wait_for
+from vaultseek import open_index
+from vaultseek.engine import Index
+from vaultseek.records import SearchFilter
+from vaultseek.search.filters import parse_filter
+from vaultseek.storage.postgres.store import PgStore
+from vaultseek.storage.store import Store
+
+OpenIndex = Callable[..., Index]
+
+NOTES = {
+    "security/oauth.md": """\
+        ---
+        tags: [security, auth]
+        priority: 3
+        due: 2024-03-05
+        ---
+        # OAuth token rotation
+
+        Rotate refresh tokens every 30 days. The `rotate_tokens` job revokes the old pair.
+        See [[incident-review]] for what went wrong last time.
+        """,
+    "security/incident-review.md": """\
+        ---
+        tags: [security]
+        priority: 1
+        due: 2024-06-01
+        ---
+        # Incident review
+
+        A leaked token was used from an unknown host; we now alert on it.
+        """,
+    "cooking/bread.md": """\
+        ---
+        tags: [food]
+        ---
+        # Sourdough bread
+
+        Feed the starter with flour and water, then let the dough rise overnight.
+        """,
+    "code/fusion.md": """\
+        # Rank fusion
+
+        ## The _rrf_fuse helper
+
+        Reciprocal rank fusion adds 1/(k + rank) for each list a document appears in.
+        """,
+    "zh/网络.md": """\
+        # 网络配置
+
+        如何查看哪个程序占用了端口。使用 lsof 或者 netstat 命令查看端口占用情况。
+        """,
+    "ja/鍵.md": """\
+        # 鍵の管理
+
+        秘密鍵を安全に保管する方法と、鍵を定期的に交換する手順について説明します。
+        """,
+}
+
+
+def write_notes(vault: Path, notes: dict[str, str] = NOTES) -> None:
+    for rel, text in notes.items():
+        path = vault / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OpenIndex]:
+    """Opens an index of a vault on the parametrised backend (a fresh database each test)."""
+    db: str
+    if request.param == "postgresql":
+        db = request.getfixturevalue("pg_url")
+    else:
+        db = str(tmp_path / "index.db")
+
+    def open_(vault: Path, **options: object) -> Index:
+        return open_index(vault, db=db, create=True, **options)
+
+    yield open_
+
+
+def indexed(open_: OpenIndex, vault: Path) -> Index:
+    index = open_(vault)
+    index.sync(remember=False)
+    return index
+
+
+def test_the_postgresql_store_overrides_every_method_of_the_store() -> None:
+    public = {name for name, value in vars(Store).items() if callable(value) and not name.startswith("_")}
+    inherited = sorted(public - set(vars(PgStore)))
+    assert inherited == []
+
+
+def test_index_and_search_every_mode(backend: OpenIndex, vault: Path) -> None:
+    write_notes(vault)
+    with indexed(backend, vault) as index:
+        status = index.status()
+        assert status.files == len(NOTES)
+        assert status.chunks == status.vectors > 0
+        assert index.store.integrity_problems() == []
+        assert index.search("how do I rotate oauth tokens").results[0].path == "security/oauth.md"
+        exact = index.search("_rrf_fuse", mode="bm25").results
+        assert [h.path for h in exact] == ["code/fusion.md"]
+        assert exact[0].section == "The _rrf_fuse helper"
+        assert index.search("baking with yeast and flour", mode="vector").results[0].path == "cooking/bread.md"
+        assert index.search("rotat*", mode="bm25").results[0].path == "security/oauth.md"
+
+
+def test_chinese_and_japanese_words_are_found(backend: OpenIndex, vault: Path) -> None:
+    write_notes(vault)
+    with indexed(backend, vault) as index:
+        assert index.search("端口占用", mode="bm25").results[0].path == "zh/网络.md"
+        assert index.search("秘密鍵", mode="bm25").results[0].path == "ja/鍵.md"
+
+
+def test_filters(backend: OpenIndex, vault: Path) -> None:
+    write_notes(vault)
+    with indexed(backend, vault) as index:
+
+        def paths(query: str, **scope: object) -> set[str]:
+            return {h.path for h in index.search(query, k=20, filters=parse_filter(scope)).results}
+
+        assert paths("token", folders=["security"]) == {"security/oauth.md", "security/incident-review.md"}
+        assert paths("token", tags=["auth"]) == {"security/oauth.md"}
+        assert paths("token", where=["priority>2"]) == {"security/oauth.md"}
+        assert paths("token", where=["due<2024-04-01"]) == {"security/oauth.md"}
+        assert paths("token", where=["due>=2024-04", "due<2024-07"]) == {"security/incident-review.md"}
+        assert paths("token", where=["priority!=3"]) == {"security/incident-review.md"}
+        assert paths("token", where=["priority:1"]) == {"security/incident-review.md"}
+        assert paths("token", kinds=["pdf"]) == set()
+
+
+def test_incremental_edit_delete_and_rename(backend: OpenIndex, vault: Path) -> None:
+    write_notes(vault)
+    with indexed(backend, vault) as index:
+        (vault / "cooking/bread.md").write_text("# Sourdough bread\n\nUse rye flour for a darker crumb.\n")
+        report = index.sync(remember=False)
+        assert (report.added, report.updated, report.deleted) == (0, 1, 0)
+        assert index.search("rye", mode="bm25").results[0].path == "cooking/bread.md"
+        assert index.search("overnight", mode="bm25").results == ()
+        (vault / "archive").mkdir()
+        (vault / "security/incident-review.md").rename(vault / "archive/incident-review.md")
+        (vault / "code/fusion.md").unlink()
+        report = index.sync(remember=False)
+        assert report.deleted >= 1
+        assert index.search("_rrf_fuse", mode="bm25").results == ()
+        links = index.links("security/oauth.md")
+        assert [link.path for link in links.outgoing] == ["archive/incident-review.md"]
+        assert index.store.integrity_problems() == []
+
+
+def test_related_notes(backend: OpenIndex, vault: Path) -> None:
+    write_notes(vault)
+    with indexed(backend, vault) as index:
+        related = index.related("security/oauth.md", k=3)
+        assert related.results and related.results[0].path == "security/incident-review.md"
+
+
+@pytest.fixture
+def both(vault: Path, tmp_path: Path, pg_url: str) -> Iterator[tuple[Index, Index]]:
+    write_notes(vault)
+    tldr = Path(__file__).resolve().parents[2] / "shared" / "data" / "tldr" / "pages" / "common"
+    for source in sorted(tldr.glob("c*.md"))[:150] if tldr.is_dir() else []:
+        (vault / "tldr").mkdir(exist_ok=True)
+        (vault / "tldr" / source.name).write_bytes(source.read_bytes())
+    with (
+        indexed(lambda v: open_index(v, db=tmp_path / "i.db", create=True), vault) as lite,
+        indexed(lambda v: open_index(v, db=pg_url, create=True), vault) as pg,
+    ):
+        yield lite, pg
+
+
+QUERIES = ["token", "rotate tokens", "copy files to a remote host", "compress*", "curl post json",
+           "container image build", "端口", "dough rise", "rank fusion list", "change file owner"]  # fmt: skip
+
+
+def test_bm25_on_postgresql_scores_exactly_as_sqlite(both: tuple[Index, Index]) -> None:
+    lite, pg = both
+    for query in QUERIES:
+        a = [(h.path, h.chunk_id and round(h.score, 6)) for h in lite.search(query, mode="bm25", k=15).results]
+        b = [(h.path, h.chunk_id and round(h.score, 6)) for h in pg.search(query, mode="bm25", k=15).results]
+        assert [p for p, _ in a] == [p for p, _ in b], query
+    from vaultseek.text.lexical import parse_query
+
+    for query in QUERIES:
+        expression = parse_query(query).match_all()
+        left = [round(score, 9) for _id, score in lite.store.bm25(expression, 20)]
+        right = [round(score, 9) for _id, score in pg.store.bm25(expression, 20)]
+        assert left == right, query
+
+
+def test_hybrid_on_postgresql_ranks_as_sqlite(both: tuple[Index, Index]) -> None:
+    lite, pg = both
+    for query in QUERIES:
+        a = [h.path for h in lite.search(query, k=10).results]
+        b = [h.path for h in pg.search(query, k=10).results]
+        assert a[:5] == b[:5], query
+
+
+def test_hnsw_search_finds_what_exact_search_finds(both: tuple[Index, Index]) -> None:
+    lite, pg = both
+    store = pg.store
+    assert isinstance(store, PgStore)
+    assert store.ensure_hnsw(force=True) and store.vector_index_exists()
+    for query in QUERIES:
+        exact = [h.path for h in lite.search(query, mode="vector", k=10).results]
+        approximate = [h.path for h in pg.search(query, mode="vector", k=10).results]
+        assert len(set(exact) & set(approximate)) >= 8, query
+    scoped = pg.search("token", mode="vector", k=5, filters=SearchFilter(folders=("security",))).results
+    assert {h.path for h in scoped} == {"security/oauth.md", "security/incident-review.md"}
+
+
+def run_cli(*args: str, check: bool = True, **options: object) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        [sys.executable, "-m", "vaultseek.cli", *args], check=False, capture_output=True, text=True, timeout=300, **options
+    )  # type: ignore[call-overload]
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result  # type: ignore[no-any-return]
+
+
+def test_the_cli_on_postgresql(vault: Path, pg_url: str) -> None:
+    write_notes(vault)
+    common = ["--vault", str(vault), "--db", pg_url]
+    run_cli("index", *common, "--quiet")
+    found = json.loads(run_cli("search", *common, "--json", "rotate oauth tokens").stdout)
+    assert found["results"][0]["path"] == "security/oauth.md"
+    batch = run_cli("search", *common, "--batch", "-", input='{"query": "_rrf_fuse", "mode": "bm25"}\n').stdout
+    assert json.loads(batch.splitlines()[0])["results"][0]["path"] == "code/fusion.md"
+    status = json.loads(run_cli("status", *common, "--json").stdout)
+    assert status["backend"]["backend"] == "postgresql"
+    assert status["backend"]["pgvector"].startswith("0.8")
+    assert "secret" not in json.dumps(status) and os.environ["PGPASSWORD"] not in json.dumps(status)
+    outgoing = run_cli("links", *common, "security/oauth.md").stdout
+    assert "incident-review.md" in outgoing
+
+
+def bigger_vault(vault: Path, files: int) -> None:
+    tldr = Path(__file__).resolve().parents[2] / "shared" / "data" / "tldr" / "pages" / "common"
+    sources = sorted(tldr.glob("*.md"))
+    if len(sources) < files:
+        pytest.skip("the shared tldr pages are not beside the repository")
+    for source in sources[:files]:
+        (vault / source.name).write_bytes(source.read_bytes())
+
+
+def test_two_writers_at_once_leave_one_consistent_collection(vault: Path, pg_url: str) -> None:
+    bigger_vault(vault, 300)
+    common = ["index", "--vault", str(vault), "--db", pg_url, "--quiet"]
+    first = subprocess.Popen([sys.executable, "-m", "vaultseek.cli", *common], stderr=subprocess.PIPE, text=True)
+    second = subprocess.Popen([sys.executable, "-m", "vaultseek.cli", *common], stderr=subprocess.PIPE, text=True)
+    assert first.wait(timeout=600) == 0, first.stderr.read() if first.stderr else ""
+    assert second.wait(timeout=600) == 0, second.stderr.read() if second.stderr else ""
+    with open_index(vault, db=pg_url) as index:
+        assert index.status().files == 300
+        assert index.store.integrity_problems() == []
+        rows = index.store.pg.execute(  # type: ignore[attr-defined]
+            "SELECT count(*), count(DISTINCT (file_id, position)) FROM chunks"
+        ).fetchone()
+        assert rows[0] == rows[1]
+
+
+def test_a_writer_killed_mid_run_loses_nothing_committed(vault: Path, pg_url: str) -> None:
+    bigger_vault(vault, 600)
+    common = ["index", "--vault", str(vault), "--db", pg_url, "--quiet"]
+    writer = subprocess.Popen([sys.executable, "-m", "vaultseek.cli", *common])
+    deadline = time.monotonic() + 120
+    indexed_before = 0
+    while time.monotonic() < deadline and writer.poll() is None:
+        time.sleep(0.5)
+        with open_index(vault, db=pg_url) as index:
+            indexed_before = index.status().files
+        if indexed_before >= 64:
+            break
+    os.kill(writer.pid, signal.SIGKILL)
+    writer.wait()
+    with open_index(vault, db=pg_url) as index:
+        assert index.store.integrity_problems() == []
+        assert index.status().files >= indexed_before
+    run_cli(*common)
+    with open_index(vault, db=pg_url) as index:
+        assert index.status().files == 600
+        assert index.store.integrity_problems() == []
+
+
+def test_a_read_only_role_can_search(vault: Path, pg_url: str, postgres) -> None:  # type: ignore[no-untyped-def]
+    write_notes(vault)
+    run_cli("index", "--vault", str(vault), "--db", pg_url, "--quiet")
+    database = pg_url.rsplit("/", 1)[1]
+    postgres.create_role("reader", "reader-password-1", read_only=True, database=database)
+    reader_url = postgres.url(user="reader", database=database)
+    env = {**os.environ, "PGPASSWORD": "reader-password-1"}
+    found = run_cli("search", "--vault", str(vault), "--db", reader_url, "--json", "oauth", env=env)
+    assert json.loads(found.stdout)["results"][0]["path"] == "security/oauth.md"
+    refused = run_cli("index", "--vault", str(vault), "--db", reader_url, check=False, env=env)
+    assert refused.returncode != 0
+    assert "Traceback" not in refused.stderr and "reader-password-1" not in refused.stderr
+
+
+def test_a_connection_dropped_mid_session_is_one_clear_error(vault: Path, pg_url: str, postgres) -> None:  # type: ignore[no-untyped-def]
+    from vaultseek.errors import DatabaseUnavailableError
+
+    write_notes(vault)
+    with indexed(lambda v: open_index(v, db=pg_url, create=True), vault) as index:
+        assert index.search("oauth", mode="bm25").results
+        postgres.terminate_sessions(pg_url.rsplit("/", 1)[1])
+        with pytest.raises(DatabaseUnavailableError) as raised:
+            index.search("oauth", mode="bm25")
+        message = str(raised.value) + str(raised.value.hint)
+        assert "127.0.0.1" in message and postgres.password not in message
+
+
+def test_mcp_searches_a_postgresql_collection(vault: Path, pg_url: str) -> None:
+    import asyncio
+
+    write_notes(vault)
+    run_cli("index", "--vault", str(vault), "--db", pg_url, "--quiet")
+
+    async def search() -> Any:
+        from mcp import Client
+        from mcp.client.stdio import StdioServerParameters
+
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "vaultseek.cli", "mcp", "--vault", str(vault), "--db", pg_url],
+            env={k: v for k, v in os.environ.items() if k.startswith(("XDG_", "VAULTSEEK_", "PG")) or k == "PYTHONPATH"},
+        )
+        async with Client(params) as client:
+            return await client.call_tool("search", {"query": "rotate refresh tokens", "k": 3})
+
+    found = asyncio.run(search())
+    assert not found.is_error
+    assert found.structured_content["results"][0]["path"] == "security/oauth.md"
+
+
+def test_watch_keeps_a_postgresql_collection_current(vault: Path, pg_url: str) -> None:
+    write_notes(vault)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "vaultseek.cli", "watch", "--vault", str(vault), "--db", pg_url],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+    def found(query: str) -> list[str]:
+        try:
+            with open_index(vault, db=pg_url) as index:
+                return [h.path for h in index.search(query, mode="bm25").results]
+        except Exception:  # noqa: BLE001 - the collection may not exist yet
+            return []
+
+    try:
+        assert wait_for(lambda: found("oauth") == ["security/oauth.md"], 60)
+        (vault / "live.md").write_text("# Capybara\n\nCapybaras enjoy hot springs.\n", "utf-8")
+        assert wait_for(lambda: found("capybara") == ["live.md"], 60)
+    finally:
+        process.send_signal(signal.SIGINT)
+        _out, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
