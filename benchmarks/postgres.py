@@ -76,10 +76,12 @@ def database(url: str | None, workdir: Path) -> Iterator[str]:
 
 
 # -- parity ---------------------------------------------------------------------------------
-def parity(data: Path, workdir: Path, url: str) -> list[dict[str, Any]]:
+def parity(data: Path, workdir: Path, url: str, only: list[str] | None = None) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     chosen = configurations(MODES, ())
     for folder in collections(data):
+        if only and folder.name not in only:
+            continue
         split = SPLITS.get(folder.name)
         reports: dict[str, EvalReport] = {}
         for backend, db in (("sqlite", None), ("postgresql", url)):
@@ -374,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--writers", type=int, default=2, help="concurrency: writer processes (default: %(default)s)")
     parser.add_argument("--readers", type=int, default=8, help="concurrency: reader threads (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="parity: just these collections")
     parser.add_argument("--json", help="also write the raw numbers here")
     args = parser.parse_args(argv)
     data, workdir = Path(args.data), Path(args.workdir)
@@ -382,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
         return writer(workdir / "concurrency-vault", args.db, args.seconds, args.seed)
     with database(args.db, workdir) as url:
         if args.what == "parity":
-            rows = parity(data, workdir, url)
+            rows = parity(data, workdir, url, args.only)
             print(parity_table(rows))
             raw: Any = rows
         elif args.what == "concurrency":

@@ -193,7 +193,8 @@ def both(vault: Path, tmp_path: Path, pg_url: str) -> Iterator[tuple[Index, Inde
 
 
 QUERIES = ["token", "rotate tokens", "copy files to a remote host", "compress*", "curl post json",
-           "container image build", "端口", "dough rise", "rank fusion list", "change file owner"]  # fmt: skip
+           "container image build", "端口", "dough rise", "rank fusion list", "change file owner",
+           "command-line options", "user-agent header", "build a docker-image"]  # fmt: skip
 
 
 def test_bm25_on_postgresql_scores_exactly_as_sqlite(both: tuple[Index, Index]) -> None:

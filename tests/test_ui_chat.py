@@ -8,9 +8,7 @@ missing browser fails instead of skipping."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,12 +16,12 @@ from typing import Any
 
 import httpx
 import pytest
+from tests.support.browser import chromium
 from tests.support.standin_llm import StandinLLM
 
 from study_fixtures import envelopes, make_app, make_study_vault
 
 SHOTS = Path(__file__).resolve().parent.parent / "docs" / "images" / "study"
-CHROMIUM = os.environ.get("VAULTSEEK_CHROMIUM", "/usr/bin/chromium")
 WIDTHS = {"phone": (390, 844), "desktop": (1280, 860)}
 KEY = "sk-proj-" + "Q3x9Lm2Vb7Nc4Zr8Tw1Ks6Hd0Fg5Jy" + "Pa2Ue7Ro4Iw9Mq3Xt8Bv1Cn6Dz0El5"
 HOSTILE = '<img src=x onerror="window.__xss=1"><script>window.__xss=1</script>'
@@ -184,23 +182,8 @@ def test_unknown_attachment_is_an_error_not_a_crash(client: Any) -> None:
 # ---- the pages in Chromium -------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("playwright is missing in CI: it is in the test extra")
-        pytest.skip("playwright is not installed")
-    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
-        if os.environ.get("CI"):
-            pytest.fail("chromium is missing in CI: .ci/run should have installed it")
-        pytest.skip("chromium is not installed (apt-get install chromium)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )  # fmt: skip
-        yield browser
-        browser.close()
+    with chromium() as launched:
+        yield launched
 
 
 class Site:

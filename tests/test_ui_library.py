@@ -9,20 +9,18 @@ text. No horizontal scroll at 390 px. Screenshots go to ``tests/artifacts/``."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.browser import chromium
 from tests.support.standin_llm import StandinLLM
 
 from study_fixtures import make_app
 from test_library_paging import FILES, _write_vault
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
-CHROMIUM = os.environ.get("VAULTSEEK_CHROMIUM", "/usr/bin/chromium")
 HOSTILE_NAME = "<img src=x onerror=window.__xss=1>.md"
 HOSTILE_TITLE = "<script>window.__xss=2</script> Title"
 HOSTILE_CATEGORY = "<b onmouseover=window.__xss=3>cat</b>"
@@ -31,23 +29,8 @@ TOTAL = FILES + 6  # the paging vault, the hostile note and one upload
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("playwright is missing in CI: it is in the test extra")
-        pytest.skip("playwright is not installed")
-    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
-        if os.environ.get("CI"):
-            pytest.fail("chromium is missing in CI: .ci/run should have installed it")
-        pytest.skip("chromium is not installed (apt-get install chromium)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )  # fmt: skip
-        yield browser
-        browser.close()
+    with chromium() as launched:
+        yield launched
 
 
 @pytest.fixture(scope="module")

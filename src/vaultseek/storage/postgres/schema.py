@@ -13,10 +13,11 @@ What differs from SQLite, and why:
   FTS5 tokenizer (``porter unicode61 remove_diacritics 2``), never PostgreSQL's text search
   configurations, so both backends index and query exactly the same terms — CJK pairs
   included. The column a term comes from is its position's weight (A text, B section, C
-  heading context). A GIN index finds the rows a query matches; the BM25 score is computed
-  by :data:`BM25_FUNCTIONS` with FTS5's formula and column weights. ``chunks.length`` is the
-  row's token count, ``terms_df`` how many chunks hold each term, and ``stats`` the totals
-  BM25 needs (chunks, tokens) — all kept by the store in the same transaction as the rows.
+  heading context). A GIN index finds the rows a query matches; the store computes the
+  BM25 score from the matching rows' positions with FTS5's formula and column weights.
+  ``chunks.length`` is the row's token count, ``terms_df`` how many chunks hold each term,
+  and ``stats`` the totals BM25 needs (chunks, tokens) — all kept by the store in the same
+  transaction as the rows.
 * Vectors: ``halfvec`` (16-bit floats, half of ``vector``'s bytes, far more precise than
   the int8 codes the SQLite index keeps). The HNSW index is built by the store when a
   collection grows past a size (``store.HNSW_MIN_CHUNKS``); below that, search is exact.
@@ -187,73 +188,8 @@ def p001_initial(conn: Any) -> None:
             FOR EACH ROW EXECUTE FUNCTION files_link_change();
         """
     )
-    conn.execute(BM25_FUNCTIONS)
     conn.execute(SCOPE_FUNCTIONS)
 
-
-BM25_FUNCTIONS = """
-CREATE FUNCTION phrase_frequency(doc tsvector, tokens text[], prefix boolean,
-                                 wa float8, wb float8, wc float8)
-RETURNS float8 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
--- How often the phrase ``tokens`` (the last one a prefix when ``prefix``) occurs in ``doc``,
--- each occurrence counted by its column's weight (A text, B section, C heading context):
--- what FTS5's bm25() sums for a phrase.
-DECLARE
-    n integer := array_length(tokens, 1);
-    total float8 := 0;
-    first record;
-    found boolean;
-    i integer;
-BEGIN
-    IF n = 1 AND NOT prefix THEN
-        SELECT coalesce(sum(CASE w WHEN 'A' THEN wa WHEN 'B' THEN wb WHEN 'C' THEN wc ELSE 0 END), 0)
-          INTO total
-          FROM unnest(doc) u, unnest(u.weights) w
-         WHERE u.lexeme = tokens[1];
-        RETURN total;
-    END IF;
-    FOR first IN
-        SELECT p, w FROM unnest(doc) u, unnest(u.positions, u.weights) AS x(p, w)
-         WHERE CASE WHEN n = 1 AND prefix THEN starts_with(u.lexeme, tokens[1])
-                    ELSE u.lexeme = tokens[1] END
-    LOOP
-        found := true;
-        FOR i IN 2 .. n LOOP
-            PERFORM 1 FROM unnest(doc) u, unnest(u.positions) p
-             WHERE (CASE WHEN i = n AND prefix THEN starts_with(u.lexeme, tokens[i])
-                         ELSE u.lexeme = tokens[i] END)
-               AND p = first.p + i - 1;
-            IF NOT FOUND THEN
-                found := false;
-                EXIT;
-            END IF;
-        END LOOP;
-        IF found THEN
-            total := total + CASE first.w WHEN 'A' THEN wa WHEN 'B' THEN wb WHEN 'C' THEN wc ELSE 0 END;
-        END IF;
-    END LOOP;
-    RETURN total;
-END $$;
-
-CREATE FUNCTION bm25(doc tsvector, length integer, phrases text[], prefixes boolean[],
-                     idfs float8[], average float8, wa float8, wb float8, wc float8)
-RETURNS float8 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
--- FTS5's bm25() (k1 = 1.2, b = 0.75) of one row: ``phrases`` are the query's phrases, each a
--- space-joined token list, with their prefix flags and idf values.
-DECLARE
-    score float8 := 0;
-    f float8;
-    i integer;
-BEGIN
-    FOR i IN 1 .. coalesce(array_length(phrases, 1), 0) LOOP
-        f := phrase_frequency(doc, string_to_array(phrases[i], ' '), prefixes[i], wa, wb, wc);
-        IF f > 0 THEN
-            score := score + idfs[i] * (f * 2.2) / (f + 1.2 * (0.25 + 0.75 * length / average));
-        END IF;
-    END LOOP;
-    RETURN score;
-END $$;
-"""
 
 SCOPE_FUNCTIONS = """
 CREATE FUNCTION value_number(value text) RETURNS float8 LANGUAGE plpgsql IMMUTABLE AS $$

@@ -504,21 +504,31 @@ class PgStore(Store):
         if not chunks:
             return []
         idfs = [_idf(n, chunks) for n in self._phrase_counts(query.phrases)]
-        phrases = [p.joined for p in query.phrases]
-        if all(len(p.tokens) == 1 and not p.prefix for p in query.phrases):
-            # Single words only (most queries): the frequencies come from one pass over the
-            # row's terms inside the plan, which is several times faster than the general
-            # function's query per phrase.
-            score = (
-                "(SELECT coalesce(sum(t.idf * t.f * 2.2 / (t.f + 1.2 * (0.25 + 0.75 * c.length / %s))), 0) FROM "
-                "(SELECT q.idf, sum(CASE w WHEN 'A' THEN %s WHEN 'B' THEN %s WHEN 'C' THEN %s ELSE 0 END) AS f "
-                "FROM unnest(c.terms) u JOIN unnest(%s::text[], %s::float8[]) WITH ORDINALITY q(tok, idf, i) "
-                "ON u.lexeme = q.tok CROSS JOIN unnest(u.weights) w GROUP BY q.i, q.idf) t)"
-            )
-            params: list[object] = [tokens / chunks, *BM25_WEIGHTS, phrases, idfs]
-        else:
-            score = "bm25(c.terms, c.length, %s::text[], %s::boolean[], %s::float8[], %s, %s, %s, %s)"
-            params = [phrases, [p.prefix for p in query.phrases], idfs, tokens / chunks, *BM25_WEIGHTS]
+        # Every phrase's tokens, one row each: (phrase, offset in it, token, a prefix?).
+        parts = [
+            (i, k, token, phrase.prefix and k == len(phrase.tokens) - 1)
+            for i, phrase in enumerate(query.phrases, start=1)
+            for k, token in enumerate(phrase.tokens)
+        ]
+        # Per matching row, inside the plan: the positions of the query's tokens in the row's
+        # terms; a phrase occurs at a start where all its offsets are present, and counts with
+        # the weight of its first token's column; then FTS5's BM25 over the phrases.
+        score = (
+            "(SELECT coalesce(sum(l.idf * f.f * 2.2 / (f.f + 1.2 * (0.25 + 0.75 * c.length / %s))), 0) FROM ("
+            " SELECT s.i, sum(CASE s.w WHEN 'A' THEN %s WHEN 'B' THEN %s WHEN 'C' THEN %s ELSE 0 END) AS f FROM ("
+            "  SELECT h.i, h.start, max(h.w) FILTER (WHERE h.k = 0) AS w, count(DISTINCT h.k) AS n FROM ("
+            "   SELECT q.i, q.k, pw.p - q.k AS start, pw.w FROM unnest(c.terms) u"
+            "   JOIN unnest(%s::int[], %s::int[], %s::text[], %s::boolean[]) q(i, k, tok, pre)"
+            "   ON CASE WHEN q.pre THEN starts_with(u.lexeme, q.tok) ELSE u.lexeme = q.tok END"
+            "   CROSS JOIN unnest(u.positions, u.weights) pw(p, w)) h GROUP BY h.i, h.start) s"
+            " JOIN unnest(%s::int[]) WITH ORDINALITY l(len, i) ON l.i = s.i"
+            " WHERE s.n = l.len GROUP BY s.i) f JOIN unnest(%s::float8[]) WITH ORDINALITY l(idf, i) ON l.i = f.i)"
+        )
+        params: list[object] = [
+            tokens / chunks, *BM25_WEIGHTS,
+            [r[0] for r in parts], [r[1] for r in parts], [r[2] for r in parts], [r[3] for r in parts],
+            [len(p.tokens) for p in query.phrases], idfs,
+        ]  # fmt: skip
         params.append(query.tsquery)
         join, where = "", ""
         if scope is not None and not scope.unrestricted:
