@@ -99,8 +99,12 @@ class VectorIndex:
         return self.codes[rows].astype(np.float32) * self.inverse_norms[rows][:, None]
 
     def scores(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """The exact cosine of ``query`` (unit length) to each of ``rows`` (row positions)."""
-        return (self.codes[rows].astype(np.float32) @ np.asarray(query, dtype=np.float32)) * self.inverse_norms[rows]
+        """The exact cosine of ``query`` (unit length) to each of ``rows`` (row positions).
+        Summed in float64, so a row's score does not depend on which other rows are scored
+        with it (a float32 product's rounding follows the matrix's shape, and crowded
+        cosines differ in their last bits)."""
+        dots = self.codes[rows].astype(np.float64) @ np.asarray(query, dtype=np.float64)
+        return (dots * self.inverse_norms[rows]).astype(np.float32)
 
     def scan(self, query: np.ndarray) -> Scan:
         """Every row's cosine to ``query`` (unit length, not all zero) to within
