@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -23,13 +22,13 @@ from typing import Any
 
 import httpx
 import pytest
+from tests.support.browser import chromium
 
-from study_fixtures import missing, wait_until_serving
+from study_fixtures import wait_until_serving
 
 ROOT = Path(__file__).parent.parent
 DOC_IMAGES = ROOT / "docs" / "images" / "study"
 ARTIFACTS = Path(__file__).parent / "artifacts"
-CHROMIUM = os.environ.get("VAULTSEEK_CHROMIUM", "/usr/bin/chromium")
 
 
 @pytest.fixture(scope="module")
@@ -133,17 +132,8 @@ def test_every_kind_of_study_material_is_made_and_studied(demo: tuple[str, int])
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        missing("playwright is not installed")
-    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
-        missing("chromium is not installed (apt-get install chromium)")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                              args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])  # fmt: skip
+    with chromium() as launched:
         yield launched
-        launched.close()
 
 
 def save_shot(page: Any, name: str) -> None:

@@ -8,19 +8,15 @@ after a reload, the labelled heatmap, the badges, and no sideways scrolling. Scr
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.browser import chromium
 from tests.support.standin_llm import StandinLLM
 
-from study_fixtures import missing
-
 ARTIFACTS = Path(__file__).parent / "artifacts"
-CHROMIUM = os.environ.get("VAULTSEEK_CHROMIUM", "/usr/bin/chromium")
 WIDTHS = (1280, 390)
 QUESTIONS = [
     {"type": "multiple_choice", "question": "How long is the notice period?",
@@ -33,17 +29,8 @@ QUESTIONS = [
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        missing("playwright is not installed")
-    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
-        missing("chromium is not installed (apt-get install chromium)")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                              args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])  # fmt: skip
+    with chromium() as launched:
         yield launched
-        launched.close()
 
 
 def open_page(browser: Any, width: int) -> tuple[Any, list[str]]:

@@ -221,8 +221,8 @@ def translate(exc: BaseException, where: str | Connection) -> BaseException:
     if isinstance(exc, pg_errors.ReadOnlySqlTransaction):
         return DatabasePermissionError(
             f"cannot write to {place}: the connection is read-only",
-            hint="this session or server (a replica) only reads: index through the primary server with a "
-            "role that may write; searching works as it is",
+            hint="a read-only role or a replica can search but not index: index through the primary "
+            "server with a role that may write",
         )
     if isinstance(exc, pg_errors.InsufficientPrivilege):
         return DatabasePermissionError(

@@ -44,9 +44,9 @@ from .schema import migrate, schema_name
 HNSW_MIN_CHUNKS = 100_000
 """A collection this large gets an HNSW index on its vectors, and searches them in
 PostgreSQL; below it the vectors are loaded and searched exactly in memory, as the SQLite
-index does. (At 100k × 256 an exact scan costs ~2 ms in memory; the matrix of a million
-chunks would be ~260 MB per searching process and seconds to load, where HNSW answers in a
-few ms with recall ≥ 0.95 — see docs/postgres.md.)"""
+index does. (Every searching process loads the matrix: 256 bytes a chunk, ~260 MB at a
+million chunks, where HNSW reads a small part of its graph; ``benchmarks/postgres.py scale``
+measures both.)"""
 SYNC_LOCK_CLASS = 7_405_339
 """First key of the advisory lock a sync holds (the second is the hash of the schema)."""
 LOCK_POLL_SECONDS = 0.2
