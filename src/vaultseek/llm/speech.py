@@ -108,9 +108,8 @@ class PocketsphinxTranscriber:
         return await asyncio.to_thread(self._decode, samples, rate)
 
     def _decode(self, samples: bytes, rate: int) -> str:
-        # Only when speech arrives (it loads a ~40 MB model). The package ships no types, and is
-        # an optional install: mypy may find it or not.
-        import pocketsphinx  # type: ignore[import-not-found,unused-ignore]
+        # Only when speech arrives: it loads a ~40 MB model.
+        import pocketsphinx
 
         if self._decoder is None or self._decoder.config["samprate"] != rate:
             self._decoder = pocketsphinx.Decoder(samprate=rate, loglevel="FATAL")
