@@ -7,7 +7,8 @@ the real engine into ``<workdir>/<lang>.db`` — a rerun finds the index there a
 which on unchanged pages takes seconds — and evaluated
 with :func:`vaultseek.evaluation.harness.evaluate_golden` on one split of the file. The table
 has a row per set and mode: Recall@10 over all the set's queries and per query kind
-(paraphrase, topic, identifier), and nDCG@10.
+(paraphrase, topic, identifier), Answer@10 (the question's best-graded page in the first ten)
+overall and for paraphrase questions, and nDCG@10.
 
     python -m benchmarks.golden --data ../shared/data --split tune [--sets en,de] \\
         [--workdir /tmp/vaultseek-golden] [--json FILE] [--out FILE]
@@ -106,9 +107,14 @@ def kinds_of(reports: dict[str, EvalReport]) -> list[str]:
 
 
 def table_rows(reports: dict[str, EvalReport]) -> list[list[str]]:
-    """A header, then a row per set and mode: queries, Recall@10, per-kind Recall@10, nDCG@10."""
+    """A header, then a row per set and mode: queries, Recall@10, per-kind Recall@10, Answer@10
+    overall and for paraphrase questions (when there are any), nDCG@10."""
     kinds = kinds_of(reports)
-    head = ["set", "mode", "pages", "queries", "Recall@10", *(f"R@10 {k}" for k in kinds), "nDCG@10"]
+    answer_kinds = [k for k in kinds if k == "paraphrase"]
+    head = [
+        "set", "mode", "pages", "queries", "Recall@10", *(f"R@10 {k}" for k in kinds),
+        "Answer@10", *(f"A@10 {k}" for k in answer_kinds), "nDCG@10",
+    ]  # fmt: skip
     rows = [head]
     for lang, report in reports.items():
         for result in report.results:
@@ -116,9 +122,14 @@ def table_rows(reports: dict[str, EvalReport]) -> list[list[str]]:
             for kind in kinds:
                 scores = result.by_kind.get(kind)
                 per_kind.append(f"{scores.scores['Recall@10']:.3f} ({scores.queries})" if scores else "—")
+            answers = []
+            for kind in answer_kinds:
+                scores = result.by_kind.get(kind)
+                answers.append(f"{scores.scores['Answer@10']:.3f}" if scores else "—")
             rows.append([
                 lang, result.configuration.label, f"{report.documents:,}", str(report.queries),
-                f"{result.scores['Recall@10']:.3f}", *per_kind, f"{result.scores['nDCG@10']:.3f}",
+                f"{result.scores['Recall@10']:.3f}", *per_kind, f"{result.scores['Answer@10']:.3f}", *answers,
+                f"{result.scores['nDCG@10']:.3f}",
             ])  # fmt: skip
     return rows
 
@@ -154,7 +165,8 @@ def render_markdown(
             f"Each set is `benchmarks/golden/{PREFIX}<lang>.jsonl` ({which}), judged against the tldr "
             "pages of its language (`tldr/pages.<lang>`; English: `tldr/pages`) indexed as a vault. "
             f"k = candidates = {DEPTH}; Recall@10 and nDCG@10 as in \"How it is measured\"; the "
-            "per-kind columns are Recall@10 over that kind's queries (how many in brackets)."
+            "R@10 columns by kind are Recall@10 over that kind's queries (how many in brackets); "
+            "Answer@10 is the share of questions whose best-graded page is in the first ten."
         ),
         "",
         "| " + " | ".join(rows[0]) + " |",

@@ -76,7 +76,7 @@ def test_beir_folder_end_to_end(beir: Path, tmp_path: Path) -> None:
     assert bm25.per_query_ndcg["q3"] == 1.0
     # q2: both "sourdough" documents are found; the grade-2 one (title and text) ranks first.
     assert bm25.per_query_ndcg["q2"] == 1.0
-    assert bm25.scores == {"nDCG@10": 1.0, "Recall@10": 1.0, "Recall@100": 1.0, "MRR@10": 1.0}
+    assert bm25.scores == {"nDCG@10": 1.0, "Recall@10": 1.0, "Recall@100": 1.0, "Answer@10": 1.0, "MRR@10": 1.0}
     for result in report.results:
         assert result.scores["Recall@100"] == 1.0  # 8 documents, 100 asked for: everything
         assert 0.0 <= result.scores["nDCG@10"] <= 1.0
@@ -296,8 +296,8 @@ def test_golden_scores_by_kind(kind_vault: Path, tmp_path: Path) -> None:
     bm25 = by_label(report, "bm25")
     assert list(bm25.by_kind) == ["(none)", "identifier", "paraphrase"]  # t1 is in the test split
     assert {k: s.queries for k, s in bm25.by_kind.items()} == {"(none)": 1, "identifier": 2, "paraphrase": 2}
-    assert bm25.by_kind["identifier"].scores == {"nDCG@10": 1.0, "Recall@10": 1.0, "MRR@10": 1.0}
-    assert bm25.by_kind["paraphrase"].scores == {"nDCG@10": 0.5, "Recall@10": 0.5, "MRR@10": 0.5}
+    assert bm25.by_kind["identifier"].scores == {"nDCG@10": 1.0, "Recall@10": 1.0, "Answer@10": 1.0, "MRR@10": 1.0}
+    assert bm25.by_kind["paraphrase"].scores == {"nDCG@10": 0.5, "Recall@10": 0.5, "Answer@10": 0.5, "MRR@10": 0.5}
     assert bm25.scores["Recall@10"] == pytest.approx(0.8)
     for result in report.results:  # every kind's nDCG@10 is the mean over that kind's queries
         ids = {"identifier": ["i1", "i2"], "paraphrase": ["p1", "p2"], "(none)": ["n1"]}
@@ -306,12 +306,12 @@ def test_golden_scores_by_kind(kind_vault: Path, tmp_path: Path) -> None:
             assert result.by_kind[kind].scores["nDCG@10"] == pytest.approx(expected)
     data = report.to_dict()
     assert data["split"] == "tune"
-    assert data["results"][0]["by_kind"]["paraphrase"] == {"queries": 2, "ndcg@10": 0.5, "recall@10": 0.5, "mrr@10": 0.5}
+    assert data["results"][0]["by_kind"]["paraphrase"] == {"queries": 2, "ndcg@10": 0.5, "recall@10": 0.5, "answer@10": 0.5, "mrr@10": 0.5}
     lines = render_table(report).splitlines()
     assert lines[0].startswith("g.jsonl (tune split): 5 queries")
     at = lines.index(next(line for line in lines if line.startswith("configuration") and "kind" in line))
-    assert lines[at].split() == ["configuration", "kind", "queries", "nDCG@10", "Recall@10", "MRR@10"]
-    assert lines[at + 3].split() == ["bm25", "paraphrase", "2", "0.500", "0.500", "0.500"]
+    assert lines[at].split() == ["configuration", "kind", "queries", "nDCG@10", "Recall@10", "Answer@10", "MRR@10"]
+    assert lines[at + 3].split() == ["bm25", "paraphrase", "2", "0.500", "0.500", "0.500", "0.500"]
     assert len(lines) == at + 7  # three kinds for each of the two configurations
 
 
@@ -321,7 +321,7 @@ def test_golden_without_kinds_reports_as_before(kind_vault: Path, tmp_path: Path
     with open_index(kind_vault) as index:
         report = evaluate_golden(index, golden, chosen=configurations(["bm25", "hybrid"], []))
     assert report.split is None and all(r.by_kind == {} for r in report.results)
-    result_keys = {"configuration", "mode", "fusion", "ndcg@10", "recall@10", "recall@100", "mrr@10", "latency_ms"}
+    result_keys = {"configuration", "mode", "fusion", "ndcg@10", "recall@10", "recall@100", "answer@10", "mrr@10", "latency_ms"}
     assert all(set(r) == result_keys for r in report.to_dict()["results"])
     lines = render_table(report).splitlines()
     assert lines[0] == (
@@ -372,6 +372,8 @@ def test_bench_golden_on_a_tiny_tldr_layout(tmp_path: Path, capsys: pytest.Captu
     assert "R@10" in rows[0] and "paraphrase" in rows[0] and "identifier" in rows[0]
     assert [row[:4] for row in rows[1:]] == [["xx", m, "4", "5"] for m in ("bm25", "vector", "hybrid")]
     assert rows[1][4] == "0.800"  # bm25 over the tune split, as in test_golden_scores_by_kind
+    assert "Answer@10" in rows[0] and rows[0][-3:] == ["A@10", "paraphrase", "nDCG@10"]
+    assert rows[1][-2] == "0.500"  # one of the two paraphrase questions finds its page
     assert (work / "xx.db").is_file() and "indexed in" in first.err
     text = out.read_text("utf-8")
     assert text.startswith("## Multilingual judged sets (tune split)\n\n```\npython -m benchmarks.golden --data ")

@@ -8,6 +8,7 @@ import math
 import pytest
 
 from vaultseek.evaluation.metrics import (
+    answer_at_k,
     first_occurrences,
     has_relevant,
     mean,
@@ -43,6 +44,21 @@ def test_cranfield_grades_one_to_four() -> None:
     assert ndcg_at_k(ranking, judged, 10) == pytest.approx(0.604998, abs=1e-6)
     assert recall_at_k(ranking, judged, 10) == 0.75
     assert reciprocal_rank_at_k(ranking, judged, 10) == 1.0  # grade 2 is relevant too
+
+
+def test_answer_counts_only_the_best_graded_documents() -> None:
+    # A question with one page that answers it (grade 2) and two that touch on it (grade 1).
+    judged = {"lsof.md": 2, "ss.md": 1, "netstat.md": 1}
+    assert answer_at_k(["ss.md", "netstat.md", "x", "lsof.md"], judged, 10) == 1.0
+    assert answer_at_k(["ss.md", "netstat.md", "x", "lsof.md"], judged, 3) == 0.0  # related pages alone
+    assert recall_at_k(["ss.md", "netstat.md", "x"], judged, 3) == pytest.approx(2 / 3)
+    assert answer_at_k(["lsof.md"], judged, 1) == 1.0 and recall_at_k(["lsof.md"], judged, 1) == pytest.approx(1 / 3)
+    # Equal best grades: any one of them answers; binary judgments make it success@k.
+    assert answer_at_k(["x", "b"], {"a": 3, "b": 3, "c": 1}, 10) == 1.0
+    assert answer_at_k(["x", "c"], {"a": 1, "c": 1}, 10) == 1.0
+    assert answer_at_k(["a", "x"], {"a": 0, "b": 1}, 10) == 0.0  # grade 0 is not an answer
+    with pytest.raises(ValueError, match="no relevant document"):
+        answer_at_k(["a"], {"a": 0}, 10)
 
 
 def test_gain_is_the_grade_not_two_to_the_grade() -> None:

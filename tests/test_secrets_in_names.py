@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -122,6 +123,23 @@ def test_nothing_derived_from_a_name_is_stored_with_its_secret(planted: Any, tmp
         assert len(index.files()) == len(paths) - 1
 
 
+def test_progress_and_skipped_files_show_names_redacted(planted: Any, tmp_path: Path) -> None:
+    """What `vaultseek index` prints while it works and what it says it skipped come from the
+    progress callback and the report: neither carries a secret from a name."""
+    vault, secrets, paths = planted
+    sample = named_samples()[0]
+    (vault / f"{sample.line}.pdf").write_bytes(b"%PDF-1.7 not really a PDF")  # skipped as damaged
+    details: list[str] = []
+    with open_index(vault, db=tmp_path / "index.db", create=True) as index:
+        report = index.sync(progress=lambda p: details.append(p.path))
+        (vault / paths[2]).unlink()
+        index.sync(progress=lambda p: details.append(p.path))
+    assert any("[REDACTED:" in d for d in details)  # the paths are there, redacted
+    assert leaked("\n".join(details), secrets) == []
+    assert [s.path for s in report.skipped] == [names.shown_path(f"{sample.line}.pdf")]
+    assert leaked(report.skipped[0].path, secrets) == [] and "[REDACTED:" in report.skipped[0].path
+
+
 def test_the_hook_shows_names_redacted_and_keeps_no_secret_of_the_prompt(planted: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     vault, secrets, _paths = planted
     monkeypatch.setenv("VAULTSEEK_HOOK_TIMEOUT", "30")  # a cold hook on a loaded machine
@@ -197,6 +215,52 @@ def test_http_search_and_file_list_show_names_redacted(tmp_path: Path) -> None:
                 chunks = client.get(f"/api/documents/{quote(one, safe='/')}/chunks")
                 assert chunks.status_code == 200, chunks.text
                 assert chunks.json()["chunks"][0]["text"].startswith("The walrus")
+        finally:
+            app.notebook.close()
+
+
+def test_every_credential_in_an_upload_name_is_cleaned_to_a_stable_name() -> None:
+    from vaultseek.config import Config
+    from vaultseek.study.uploads import clean_upload_name
+
+    config = Config()
+    # Names as a file can have them: no leading space or dot, room for the marker.
+    samples = [s for s in named_samples() if len(s.line.encode()) < 150 and s.line == s.line.strip(" .")]
+    assert len({s.pattern for s in samples}) >= 25
+    for sample in samples:
+        clean = clean_upload_name(f"{sample.line}.pdf", config)
+        assert sample.secret not in clean and "[REDACTED-" in clean and clean.endswith(".pdf")
+        assert names.shown_path(clean) == clean  # nothing left that reads as a credential
+
+
+def test_an_upload_named_after_a_key_is_stored_under_a_clean_name_and_deletes(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+    from tests.support.standin_llm import StandinLLM
+
+    study = make_study_vault(tmp_path)
+    sample = next(s for s in named_samples() if s.pattern == "openai-api-key")
+    with StandinLLM() as llm:
+        app = make_app(study, tmp_path / "index.db", llm.url)
+        try:
+            with TestClient(app, base_url="http://127.0.0.1") as client:
+                sent = client.post("/api/documents", files={"file": (f"{sample.line}.txt", b"Walrus tusks grow all their lives.")})
+                assert sent.status_code == 201, sent.text
+                stored = sent.json()["uploaded"][0]["path"]
+                assert leaked(sent.text, [sample.secret]) == [] and "[REDACTED-openai-api-key]" in stored
+                on_disk = [p.name for p in (study / "uploads").iterdir()]
+                assert on_disk == [stored.removeprefix("uploads/")]  # the disk holds the clean name only
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:
+                    rows = client.get("/api/documents", params={"q": "REDACTED"}).json()["items"]
+                    if rows and rows[0]["status"] == "indexed":
+                        break
+                    time.sleep(0.05)
+                assert [r["path"] for r in rows] == [stored] and rows[0]["deletable"] is True
+                # The name the list shows is the name Delete takes.
+                assert client.delete(f"/api/documents/{quote(stored, safe='/')}").status_code == 202
+                while time.monotonic() < deadline and (study / stored).exists():
+                    time.sleep(0.05)
+                assert not (study / stored).exists()
         finally:
             app.notebook.close()
 

@@ -190,6 +190,7 @@ def run(
     *,
     vault: str | None = None,
     db: str | None = None,
+    collection: str | None = None,
     config_file: str | None = None,
     stdin: BinaryIO | None = None,
     stdout: TextIO | None = None,
@@ -203,7 +204,7 @@ def run(
     try:
         limit = daemon_client.MAX_REQUEST_BYTES
         raw = source.read(limit + 1)  # a larger event is refused unread, not held in memory
-        config = load_config(vault=vault, db=db, config_file=config_file)
+        config = load_config(vault=vault, db=db, collection=collection, config_file=config_file)
         timeout = config.hook_timeout
         with deadline(timeout):
             payload = parse_hook_input(raw, max_bytes=limit)

@@ -75,18 +75,20 @@ def cmd_hook(args: argparse.Namespace, out: TextIO) -> int:
     if args.action in ("user-prompt-submit", "post-tool-use"):
         from ..agents import hook_runner
 
-        return hook_runner.run(args.action, vault=args.vault, db=args.db, config_file=args.config, stdout=out)
+        return hook_runner.run(args.action, vault=args.vault, db=args.db, collection=args.collection,
+                               config_file=args.config, stdout=out)  # fmt: skip
     from ..agents.claude_settings import install, settings_path, uninstall
 
     path = settings_path(user=args.user, project_dir=Path.cwd())
     extra: list[str] = []
     if args.vault or args.db:
-        # Name the index exactly (absolute vault and database): with --db in its command the
-        # hook can go straight to a running daemon without loading any configuration.
+        # Name the index exactly (absolute vault and database, and a PostgreSQL index's
+        # collection): with an index file's --db in its command the hook can go straight to a
+        # running daemon without loading any configuration.
         from ..config import index_arguments
 
         config = _config(args)
-        extra = index_arguments(config)[:2]  # a hook takes --vault and --db only
+        extra = index_arguments(config)
     if args.config:
         extra.append(f"--config={Path(args.config).expanduser().absolute()}")
     change = install(path, extra, dry_run=args.dry_run) if args.action == "install" else uninstall(path, dry_run=args.dry_run)

@@ -21,11 +21,12 @@ import os
 import sys
 
 HOOK_EVENTS = ("user-prompt-submit", "post-tool-use")
-_HOOK_OPTIONS = ("--vault", "--db", "--config")
+_HOOK_OPTIONS = ("--vault", "--db", "--collection", "--config")
 
 
 def hook_options(words: list[str]) -> dict[str, str] | None:
-    """``--vault``/``--db``/``--config`` (``--x V`` or ``--x=V``) and ``--debug``; None if the
+    """``--vault``/``--db``/``--collection``/``--config`` (``--x V`` or ``--x=V``) and
+    ``--debug``; None if the
     words hold anything else (the full parser then reports it)."""
     options: dict[str, str] = {}
     at = 0
@@ -83,7 +84,10 @@ def run_hook(event: str, options: dict[str, str], stdin: io.BufferedIOBase | Non
         raw = b""
     try:
         fits = len(raw) <= daemon_client.MAX_REQUEST_BYTES
-        output = _fast_lane(event, options["db"], raw) if "db" in options and fits else None
+        # The daemon of an index file listens on a socket named after the file; a PostgreSQL
+        # index's is named after its server and collection, which needs the configuration.
+        local = "db" in options and "://" not in options["db"]
+        output = _fast_lane(event, options["db"], raw) if local and fits else None
         if output is not None:
             if output:
                 sys.stdout.write(output if output.endswith("\n") else output + "\n")
@@ -95,6 +99,7 @@ def run_hook(event: str, options: dict[str, str], stdin: io.BufferedIOBase | Non
             event,
             vault=options.get("vault"),
             db=options.get("db"),
+            collection=options.get("collection"),
             config_file=options.get("config"),
             stdin=io.BytesIO(raw),
         )

@@ -49,10 +49,11 @@ METRICS: dict[str, Scorer] = {
     "nDCG@10": lambda ranking, judged: metrics.ndcg_at_k(ranking, judged, 10),
     "Recall@10": lambda ranking, judged: metrics.recall_at_k(ranking, judged, 10),
     "Recall@100": lambda ranking, judged: metrics.recall_at_k(ranking, judged, 100),
+    "Answer@10": lambda ranking, judged: metrics.answer_at_k(ranking, judged, 10),
     "MRR@10": lambda ranking, judged: metrics.reciprocal_rank_at_k(ranking, judged, 10),
 }
 """What every configuration is scored on, by name (the table's columns, in order)."""
-KIND_METRICS = ("nDCG@10", "Recall@10", "MRR@10")
+KIND_METRICS = ("nDCG@10", "Recall@10", "Answer@10", "MRR@10")
 """The metrics broken down by query kind (names in :data:`METRICS`): the top-10 figures a reader
 compares kinds on; Recall@100 stays in the overall row only."""
 NO_KIND = "(none)"

@@ -7,6 +7,8 @@ The definitions follow trec_eval as BEIR runs it (through pytrec_eval), so the f
   with 1-based ranks; the ideal DCG sorts *all* the query's relevant documents by grade, not
   only the retrieved ones, so a relevant document that is never found costs score.
 - **Recall@k**: relevant documents in the first k / all relevant documents of the query.
+- **Answer@k**: 1 when a document of the query's highest grade is in the first k (success@k
+  over the best-graded documents); with binary judgments, success@k.
 - **MRR@k** (reciprocal rank): ``1 / rank`` of the first relevant document within k, else 0.
 
 A document is relevant when its grade is above 0; grades of 0 or below are judged
@@ -31,6 +33,7 @@ from typing import TypeVar
 
 __all__ = [
     "Judgments",
+    "answer_at_k",
     "first_occurrences",
     "has_relevant",
     "mean",
@@ -95,6 +98,18 @@ def recall_at_k(ranking: Sequence[str], judgments: Judgments, k: int) -> float:
     relevant = {doc for doc, grade in judgments.items() if grade > 0}
     found = sum(1 for doc in _top(ranking, k) if doc in relevant)
     return found / len(relevant)
+
+
+def answer_at_k(ranking: Sequence[str], judgments: Judgments, k: int) -> float:
+    """1.0 when a document of the query's highest grade is in the first k, else 0.0.
+
+    Averaged over queries this is the share of questions whose answer a reader sees on the
+    first page — "did I find the note I meant" — where Recall@k also asks for every other
+    document judged relevant. With one relevant document per query the two are equal."""
+    _check(judgments, k)
+    best = max(grade for grade in judgments.values() if grade > 0)
+    answers = {doc for doc, grade in judgments.items() if grade == best}
+    return 1.0 if any(doc in answers for doc in _top(ranking, k)) else 0.0
 
 
 def reciprocal_rank_at_k(ranking: Sequence[str], judgments: Judgments, k: int) -> float:

@@ -251,7 +251,7 @@ class Syncer:
             gone = sorted(set(known) - present)
             for done, path in enumerate(gone, start=1):
                 self.store.delete_file(path)
-                self.progress(Progress("delete", done, len(gone), path))
+                self.progress(Progress("delete", done, len(gone), shown_path(path)))
             self.counts["deleted"] = len(gone)
             if self.counts["added"] + self.counts["updated"] + len(gone) > 500:
                 self.store.optimize()
@@ -313,7 +313,7 @@ class Syncer:
                 reason=reason,
                 kind=kind_of(source.path) or "note",
             )
-        self.skipped.append(SkippedFile(source.path, reason))
+        self.skipped.append(SkippedFile(shown_path(source.path), reason))
 
     def _missing_extra_notices(self) -> list[str]:
         """One notice per missing extra, however many documents needed it."""
@@ -391,7 +391,7 @@ class Syncer:
             if not self._write(parsed):
                 return True
             done += len(batch)
-            self.progress(Progress("index", done, len(todo), batch[-1][0].path))
+            self.progress(Progress("index", done, len(todo), shown_path(batch[-1][0].path)))
             if self.should_stop() and done < len(todo):
                 return True
         return False
@@ -533,7 +533,7 @@ class Syncer:
             path=path,
             ocr=self._ocr_settings(),
             pages=_Checkpoints(self, path, loaded.content_hash),
-            progress=lambda phase, done, total: self.progress(Progress(phase, done, total, path)),
+            progress=lambda phase, done, total: self.progress(Progress(phase, done, total, shown_path(path))),
             should_stop=self.should_stop,
             limits=Limits(
                 max_inflated_bytes=self.config.max_inflated_bytes,

@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 
 from ..config import Config
 from ..errors import VaultseekError
+from ..index.names import shown_path
 
 
 class UploadError(VaultseekError):
@@ -28,6 +29,7 @@ class UploadTooLargeError(UploadError):
     status = 413
 
 
+_REDACTION = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
 _PART = re.compile(r"\.[0-9a-f]{32}\.part")
 """The name of an upload's temporary file: ``.<uuid4 hex>.part``."""
 
@@ -40,25 +42,33 @@ def accepted_suffixes(config: Config) -> tuple[str, ...]:
 def clean_upload_name(name: str, config: Config) -> str:
     """The name to store an upload under, or :class:`UploadError`. Rejects anything that could
     leave the upload folder or hide in it: separators, ``..``, leading dots, NUL and control
-    characters, absolute and drive paths, over-long names, unreadable types."""
+    characters, absolute and drive paths, over-long names, unreadable types. A credential in
+    the name is replaced by ``[REDACTED-<kind>]`` (``OPENAI_API_KEY=sk-….pdf`` is stored as
+    ``OPENAI_API_KEY=[REDACTED-openai-api-key].pdf``, without the marker's colon, which some
+    systems refuse): the disk, the index and every list then hold the same clean name, and
+    no error message repeats the secret."""
     if not isinstance(name, str) or not name.strip():
         raise UploadError("the upload has no file name")
     name = unicodedata.normalize("NFC", name)
+    shown = repr(shown_path(name))
     if any(ch in name for ch in "/\\") or (len(name) > 1 and name[1] == ":"):
-        raise UploadError(f"{name!r}: a file name cannot contain folders or a drive",
+        raise UploadError(f"{shown}: a file name cannot contain folders or a drive",
                           hint="upload the file itself, not a path")  # fmt: skip
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
         raise UploadError("the file name contains control characters")
     if name.startswith(".") or name != name.strip() or name.endswith("."):
-        raise UploadError(f"{name!r}: hidden names, '..' and names ending in a dot or space are refused")
-    if len(name.encode("utf-8")) > 180:
-        raise UploadError("the file name is too long (over 180 bytes)")
+        raise UploadError(f"{shown}: hidden names, '..' and names ending in a dot or space are refused")
     suffix = PurePosixPath(name).suffix.lower()
     allowed = accepted_suffixes(config)
     if suffix not in allowed:
-        raise UploadError(f"{name!r} is not a type vaultseek reads",
+        raise UploadError(f"{shown} is not a type vaultseek reads",
                           hint=f"supported: {', '.join(allowed)}")  # fmt: skip
-    return name
+    clean = _REDACTION.sub(r"[REDACTED-\1]", shown_path(name))
+    if shown_path(clean) != clean:  # the cleaned name must not read as a credential again
+        raise UploadError("the file name contains a credential", hint="rename the file and upload it again")
+    if len(clean.encode("utf-8")) > 180:
+        raise UploadError("the file name is too long (over 180 bytes)")
+    return clean
 
 
 class UploadSink:

@@ -23,6 +23,7 @@ psycopg installed, importing this module raises :class:`MissingExtraError` namin
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from dataclasses import dataclass
@@ -48,6 +49,12 @@ try:
     from psycopg import sql
 except ImportError as exc:
     raise MissingExtraError.from_import(exc, "postgres", feature="an index in PostgreSQL (--db postgresql://…)") from exc
+
+# psycopg logs a warning when a pipeline that already failed is closed ("error ignored
+# terminating <Pipeline …>"); the failure itself reaches the caller as an exception, which
+# :func:`translate` turns into one clear message. Without a handler of its own, Python's
+# last-resort handler would print that warning above the message.
+logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
 __all__ = [
     "MIN_PGVECTOR",
