@@ -10,9 +10,12 @@ the study app. Then, each beside a baseline measured in the same run:
 * the server time of a page — first page, a search, a sort by size, the last page, a folder
   and a category filter — and of the folder tree (``GET /api/documents/tree``), against a page
   made right after the list changed (read again from every row of the index);
+* the round trip of one of the app's static files, against a bare HTML page answered by the
+  same server in front of the app;
 * the knowledge-base page's first render in headless Chromium (Debian's ``chromium`` through
-  Playwright): from navigating to ``/#kb`` until the first page of rows is on screen, against
-  a navigation to the same app's page that renders nothing of the list.
+  Playwright): from navigating to ``/#kb`` until the first page of rows is on screen, and the
+  app's shell to its load event, each with a cold cache and reloaded, against a bare HTML page
+  served by the same server (:func:`first_render`).
 
 Prints a Markdown table (docs/benchmarks.md's); ``--json FILE`` writes the raw numbers.
 """
@@ -117,11 +120,61 @@ def api_figures(url: str, runs: int) -> dict[str, Any]:
     return out
 
 
+BARE_PAGE = "/bench/bare.html"
+BARE_HTML = (b"<!doctype html><html lang=en><head><meta charset=utf-8><title>bare</title></head>"
+             b"<body><h1>A bare page</h1><p>One request, no style sheet, no script.</p></body></html>")  # fmt: skip
+
+
+class WithBarePage:
+    """The app, plus :data:`BARE_PAGE` answered by the same server: the baseline of the
+    browser figures (what Chromium, uvicorn and this machine cost for a page that does
+    nothing)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["path"] != BARE_PAGE:
+            await self.app(scope, receive, send)
+            return
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/html; charset=utf-8"), (b"cache-control", b"no-cache"),
+                                (b"content-length", str(len(BARE_HTML)).encode())]})  # fmt: skip
+        await send({"type": "http.response.body", "body": BARE_HTML})
+
+
+def static_figures(url: str, runs: int) -> dict[str, list[float]]:
+    """Round trips at the client of one of the app's files (``js/ui.js``, through the app's
+    guard and router) and of :data:`BARE_PAGE` (answered before them), on one connection."""
+    out: dict[str, list[float]] = {"static_ms": [], "bare_ms": []}
+    with httpx.Client(base_url=url, timeout=60) as http:
+        for _ in range(runs):
+            for key, path in (("static_ms", "/static/js/ui.js"), ("bare_ms", BARE_PAGE)):
+                started = time.perf_counter()
+                http.get(path).raise_for_status()
+                out[key].append(round((time.perf_counter() - started) * 1000, 2))
+    return out
+
+
+LOAD_EVENT = "performance.getEntriesByType('navigation')[0].loadEventEnd"
+FIRST_ROWS = "performance.getEntriesByName('kb-first-rows')[0].startTime"
+FETCHED = ("[performance.getEntriesByType('navigation')[0], ...performance.getEntriesByType('resource')]"
+           ".filter((r) => r.transferSize > 0).length")  # fmt: skip
+"""Requests the page sent to the server (a response taken from the browser's cache has no
+transfer; a 304 has its headers')."""
+
+
 def first_render(url: str, runs: int) -> dict[str, list[float]] | None:
-    """Milliseconds from the start of the navigation to ``/#kb`` until the page has put its
-    first rows on screen (its ``kb-first-rows`` performance mark), and, as the baseline, to the
-    load event of the same app opened on ``/#privacy`` (the shell and its modules, no list);
-    both read from the page's own performance timeline, a cold cache each time."""
+    """Headless Chromium, each figure read from the page's own performance timeline, cold (a
+    new browser context: empty cache) and warm (the same page reloaded):
+
+    * ``kb``: from the start of the navigation to ``/#kb`` until the page has put its first
+      rows on screen (its ``kb-first-rows`` performance mark);
+    * ``shell``: to the load event of the app opened on ``/#privacy`` (the shell and its
+      modules, no list);
+    * ``bare``: to the load event of :data:`BARE_PAGE`, the baseline;
+
+    and how many requests a warm reload of ``/#kb`` sends."""
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
     try:
         from playwright.sync_api import sync_playwright
@@ -129,24 +182,30 @@ def first_render(url: str, runs: int) -> dict[str, list[float]] | None:
         return None
     if not Path(chromium).exists():
         return None
-    kb, shell = [], []
+    out: dict[str, list[float]] = {f"{name}_{state}_ms": [] for name in ("kb", "shell", "bare") for state in ("cold", "warm")}
+    out["kb_warm_requests"] = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True,
                                              args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])  # fmt: skip
         for _ in range(runs):
-            context = browser.new_context(viewport={"width": 1280, "height": 900})
-            page = context.new_page()
-            page.goto(url + "/#kb", wait_until="commit")
-            page.locator(".kb-row").nth(49).wait_for(timeout=60_000)
-            kb.append(page.evaluate("performance.getEntriesByName('kb-first-rows')[0].startTime"))
-            context.close()
-            context = browser.new_context(viewport={"width": 1280, "height": 900})
-            page = context.new_page()
-            page.goto(url + "/#privacy", wait_until="load")
-            shell.append(page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd"))
-            context.close()
+            for name, path, figure in (("bare", BARE_PAGE, LOAD_EVENT), ("kb", "/#kb", FIRST_ROWS), ("shell", "/#privacy", LOAD_EVENT)):
+                context = browser.new_context(viewport={"width": 1280, "height": 900})
+                page = context.new_page()
+                for state in ("cold", "warm"):
+                    if state == "cold":
+                        page.goto(url + path, wait_until="load")
+                    else:
+                        page.reload(wait_until="load")
+                    if name == "kb":
+                        page.locator(".kb-row").nth(49).wait_for(timeout=60_000)
+                        if state == "warm":
+                            out["kb_warm_requests"].append(page.evaluate(FETCHED))
+                    else:
+                        page.wait_for_function(f"{LOAD_EVENT} > 0")
+                    out[f"{name}_{state}_ms"].append(round(page.evaluate(figure), 1))
+                context.close()
         browser.close()
-    return {"kb_render_ms": kb, "shell_load_ms": shell}
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -198,12 +257,13 @@ def main(argv: list[str] | None = None) -> int:
                 started = time.perf_counter()
                 kb.list_documents(DocumentQuery(category="reading"))
                 refiled.append((time.perf_counter() - started) * 1000)
-            with BackgroundServer(app) as server:
+            with BackgroundServer(WithBarePage(app)) as server:
                 results: dict[str, Any] = {"files": len(paths), "chunks": chunks, "index_seconds": index_seconds,
                                            "load_before": round(os.getloadavg()[0], 1)}  # fmt: skip
                 results["rebuilt_ms"] = rebuilt
                 results["refiled_ms"] = refiled
                 results.update(api_figures(server.url, args.runs))
+                results.update(static_figures(server.url, args.runs * 5))
                 results["browser"] = first_render(server.url, args.browser_runs)
                 results["load_after"] = round(os.getloadavg()[0], 1)
         finally:
@@ -222,10 +282,18 @@ def main(argv: list[str] | None = None) -> int:
     rows.append(("first page after a change (the list made again from every row), in process",
                  f"{p50(results['rebuilt_ms'])} ms", "—", f"a page from the kept list: {p50(results['first_page_ms'])} ms"))
     rows.append(("a category's page right after a file was re-filed, in process", f"{p50(results['refiled_ms'])} ms", "—", "—"))
+    rows.append(("round trip of one of the app's files (`js/ui.js`, 14 KB), at the client", f"{p50(results['static_ms'])} ms",
+                 "—", f"the bare page through the same server: {p50(results['bare_ms'])} ms"))  # fmt: skip
     if results["browser"]:
         browser = results["browser"]
-        rows.append(("first render of the page in Chromium (50 rows on screen)", f"{p50(browser['kb_render_ms'])} ms",
-                     "≤ 300 ms", f"the app's privacy page to its load event: {p50(browser['shell_load_ms'])} ms"))  # fmt: skip
+        for state, label in (("cold", "a cold cache"), ("warm", "reloaded")):
+            bare = p50(browser[f"bare_{state}_ms"])
+            kb, shell = p50(browser[f"kb_{state}_ms"]), p50(browser[f"shell_{state}_ms"])
+            rows.append((f"first render of the page in Chromium (50 rows on screen), {label}", f"{kb} ms", "≤ 300 ms",
+                         f"a bare HTML page to its load event: {bare} ms ({kb / bare:.1f}×)"))
+            rows.append((f"the app's shell (privacy page) to its load event, {label}", f"{shell} ms", "—",
+                         f"the bare page: {bare} ms ({shell / bare:.1f}×)"))  # fmt: skip
+        rows.append(("requests a reload of the page sends", f"{p50(browser['kb_warm_requests']):.0f}", "—", "—"))
     print(f"Generated vault: {results['files']:,} files, {results['chunks']:,} chunks (index run: "
           f"{results['index_seconds']} s); p50 of {args.runs} API runs, {args.browser_runs} browser runs; "
           f"load average {results['load_before']} before, {results['load_after']} after.\n")  # fmt: skip

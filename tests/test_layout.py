@@ -143,7 +143,7 @@ THIRD_PARTY_OWNERS = {
     "pocketsphinx": {"llm.speech"},
     "httpx": {"llm.transport"},
     "starlette": {
-        "web.app", "web.server", "web.error_handling", "web.params", "web.streams",
+        "web.app", "web.assets", "web.server", "web.error_handling", "web.params", "web.streams",
         "web.routes.library", "web.routes.chat", "web.routes.search", "web.routes.hub", "web.routes.attachments",
     },
     "uvicorn": {"web.server"},

@@ -139,6 +139,8 @@ def test_server_down_is_an_actionable_error(study_vault: Path, tmp_path: Path) -
     error = next(i["data"] for i in items if i["type"] == "error")
     assert error["code"] == "llm_unavailable" and "refused" in error["message"]
     assert status["llm"]["ok"] is False
+    # The header's model status says how to bring the server back, at the address the app asks.
+    assert "`ollama serve`" in status["llm"]["hint"] and f"127.0.0.1:{port}" in status["llm"]["hint"], status
 
 
 def test_bad_requests_are_json_errors(client: Any) -> None:

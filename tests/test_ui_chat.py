@@ -243,6 +243,15 @@ def no_sideways_scroll(page: Any) -> None:
         "[document.documentElement.scrollWidth, window.innerWidth]")
 
 
+def wrapped_buttons(page: Any, selector: str) -> list[str]:
+    """The labels of the visible buttons under ``selector`` that run onto a second line."""
+    return list(page.evaluate("""(selector) => [...document.querySelectorAll(selector)]
+      .filter((b) => b.offsetParent && b.textContent.trim())
+      .filter((b) => { const r = document.createRange(); r.selectNodeContents(b);
+                       return new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size > 1; })
+      .map((b) => b.textContent.trim())""", selector))
+
+
 def shot(page: Any, name: str, *, full: bool = False) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=full)
@@ -274,6 +283,7 @@ def test_chat_renders_markdown_and_opens_cited_passages(browser: Any, site: Site
     site.standin.scripted.append(MARKDOWN_ANSWER)
     question.press("Enter")
     assert ask_button.is_disabled()  # while the answer runs
+    assert wrapped_buttons(page, ".composer-actions button") == []  # Ask (and Stop) on one line each
     answer = wait_answer(page)
     assert answer.locator(".answer h3").inner_text() == "Notice"
     assert answer.locator(".answer strong").first.inner_text() == "three months"
@@ -311,6 +321,7 @@ def test_edit_a_question_and_resume_after_reload(browser: Any, site: Site) -> No
     page.locator(".msg.user").hover()
     page.locator(".msg.user").get_by_role("button", name="Edit").click()
     page.locator(".edit-form textarea").fill("How do I feed the sourdough starter?")
+    assert wrapped_buttons(page, ".composer-actions button") == []  # Cancel, Ask again and Ask
     page.get_by_role("button", name="Ask again").click()
     answer = wait_answer(page)
     assert "cooking/bread.md" in answer.locator(".source").first.get_attribute("aria-label")
@@ -466,9 +477,12 @@ def test_scope_chips_and_a_redacted_question(browser: Any, site: Site) -> None:
 
 
 def test_a_section_that_fails_to_load_says_so_and_the_rest_works(browser: Any, site: Site) -> None:
-    page = open_page(browser, site, "desktop", "#dashboard")
-    page.route("**/static/js/pages/dashboard.js", lambda route: route.abort())
-    page.reload()
+    # Opened on another section, so the dashboard's module is fetched only when it is chosen
+    # (a reload would take it from the browser's cache: the app's files are kept for good).
+    page = open_page(browser, site, "desktop", "#chat")
+    page.locator("textarea[name=question]").wait_for()
+    page.route("**/static/**/js/pages/dashboard.js", lambda route: route.abort())
+    page.locator('.app-nav a[data-route="dashboard"]').click()
     failed = page.locator("#page-dashboard .page-failed")
     failed.wait_for()
     assert "could not be loaded" in failed.inner_text() and "other sections still work" in failed.inner_text()

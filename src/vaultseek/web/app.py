@@ -11,11 +11,12 @@ answering JSON; every error leaves as ``{"error": {"code", "message", "hint"}}``
     /api/search, /api/links, /api/related                            routes/search.py
     /api/study/…                                                     routes/hub.py
     /api/attachments…, /api/transcribe, /api/models                  routes/attachments.py
+    GET  /static/{path}             the front end's files, revalidated on each use (ETag → 304)
+    GET  /static/{version}/{path}   the same files under their build's version, cached for good
 """
 
 from __future__ import annotations
 
-import mimetypes
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -26,6 +27,7 @@ from ..engine import Index
 from ..errors import MissingExtraError
 from ..llm import ChatClient
 from ..study import Notebook
+from .assets import Assets
 from .error_handling import HANDLERS
 from .params import off_loop
 from .routes import attachments, chat, hub, library, search
@@ -34,18 +36,12 @@ from .security import Guard
 try:
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import FileResponse, RedirectResponse, Response
-    from starlette.routing import Mount, Route
-    from starlette.staticfiles import StaticFiles
+    from starlette.responses import RedirectResponse, Response
+    from starlette.routing import Route
 except ImportError as exc:  # installed without the study extra
     raise MissingExtraError.from_import(exc, "study", feature="the study app (vaultseek serve)") from exc
 
 STATIC = Path(__file__).parent / "static"
-ASSET_TYPES = {".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml",
-               ".json": "application/json", ".md": "text/markdown", ".txt": "text/plain"}  # fmt: skip
-"""The static files' types, set here rather than read from the system's mime.types: module
-scripts are refused unless served as JavaScript (the app sends ``nosniff``), and a system table
-may map ``.js`` to something else or lack ``.mjs``."""
 
 
 class GuardedApp(Guard):
@@ -57,10 +53,6 @@ class GuardedApp(Guard):
         self.notebook = notebook
 
 
-async def page(_request: Request) -> Response:
-    return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
-
-
 async def study_page(_request: Request) -> Response:
     return RedirectResponse("/#hub", status_code=308)
 
@@ -70,8 +62,7 @@ def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_
     """The study app for one vault. ``index_factory`` opens a fresh ``Index`` (called per
     reader and once for the writer); ``settings`` is the vault's configuration; ``client``
     replaces the chat model the settings name (demo mode's built-in stand-in)."""
-    for suffix, kind in ASSET_TYPES.items():
-        mimetypes.add_type(kind, suffix)
+    assets = Assets(STATIC)
     notebook = Notebook(settings, index_factory, client=client)
 
     @asynccontextmanager
@@ -80,14 +71,14 @@ def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_
         await off_loop(notebook.close)
 
     routes = [
-        Route("/", page),
+        Route("/", assets.page, methods=["GET", "HEAD"]),
         Route("/study", study_page),
         *library.ROUTES,
         *chat.ROUTES,
         *search.ROUTES,
         *hub.ROUTES,
         *attachments.ROUTES,
-        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        Route("/static/{path:path}", assets.static, methods=["GET", "HEAD"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=dict(HANDLERS))
     app.state.notebook = notebook

@@ -27,6 +27,7 @@ from typing import Any
 
 from ...errors import MissingExtraError, QueryError
 from ...study.catalogue import DocumentQuery
+from ...study.chat import start_hint
 from ...study.library import HashedUpload, StoredUpload, UploadConflictError
 from ...study.uploads import UploadError
 from ..error_handling import error_response
@@ -43,9 +44,13 @@ except ImportError as exc:  # installed without the study extra
 
 
 async def status(request: Request) -> Response:
+    """The index's counts and the model server's state; a model server that does not answer
+    comes with the fix (start it, at the address the app asks), as the chat's own error does."""
     notebook = notebook_of(request)
     settings = notebook.config
     kb, llm = await asyncio.gather(off_loop(notebook.kb.status), notebook.client.check())
+    if not llm.get("ok") and not llm.get("hint"):
+        llm["hint"] = start_hint(notebook.client)
     return JSONResponse({"index": kb, "llm": {"backend": notebook.client.backend, "url": notebook.client.url,
                                               "model": notebook.client.model, **llm},
                          "settings": {"think": settings.llm_think, "tools": settings.llm_tools,

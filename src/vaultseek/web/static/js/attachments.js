@@ -12,7 +12,6 @@
 // transcription server on this machine; the text lands in the question box. The browser's own
 // speech recognition is never used: it sends the audio to a cloud service.
 
-const STYLESHEET = "/static/css/attachments.css";
 const MAX_RECORDING_SECONDS = 120;
 const RATE = 16000;
 
@@ -53,13 +52,7 @@ function size(bytes) {
 
 function plural(n, one, many) { return `${n} ${n === 1 ? one : many}`; }
 
-function linkStylesheet() {
-  if (document.querySelector(`link[href="${STYLESHEET}"]`)) return;
-  document.head.append(el("link", { rel: "stylesheet", href: STYLESHEET }));
-}
-
 export function mountAttachments(composer, { api, toast = () => {} } = {}) {
-  linkStylesheet();
   const listeners = [];
   const items = [];  // {key, file, kind, status: "uploading"|"ready"|"failed", record, chip, preview}
   let accepted = { images: [".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp"], documents: [], max_image_bytes: 20 * 1024 * 1024, max_document_bytes: 100 * 1024 * 1024 };

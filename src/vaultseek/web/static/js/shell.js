@@ -2,8 +2,9 @@
 // imported the first time it is shown and kept mounted (hidden) when another is shown, so its
 // state survives. The hash names the section (#chat, #kb, #search, #hub, #dashboard,
 // #privacy), with an optional sub-route after a slash (#hub/material/12); the last one is
-// remembered and reopened on the next visit. The header also shows the model's state and
-// switches the theme.
+// remembered and reopened on the next visit (head.js, run before the page is drawn, has already
+// asked for the opening section's module: keep its MODULES in step with ROUTES). The header
+// also shows the model's state and switches the theme.
 
 import { api, closePanel, el, recall, remember, toast } from "./ui.js";
 
@@ -17,6 +18,7 @@ const ROUTES = {
 };
 const DEFAULT_ROUTE = "chat";
 const STATUS_EVERY_MS = 30_000;
+const FIRST_STATUS_WITHIN_MS = 1_000;
 
 const pages = new Map(); // route name → {root, module (once loaded), loading (promise)}
 let current = null;
@@ -100,11 +102,9 @@ async function route() {
 }
 
 // ---- the model's state ----------------------------------------------------------------
+// The server says how to fix a model server that does not answer (/api/status's llm.hint).
 function statusHint(llm) {
-  if (llm.hint) return llm.hint;
-  return llm.backend === "ollama"
-    ? `start Ollama: \`ollama serve\` (the app asks it at ${llm.url})`
-    : `start the OpenAI-compatible server the app asks at ${llm.url}`;
+  return llm.hint || `check the model server the app asks at ${llm.url}`;
 }
 
 async function loadStatus() {
@@ -170,8 +170,10 @@ function start() {
     if (event.key === "Escape" && !document.getElementById("panel").hidden) { event.preventDefault(); closePanel(); }
   });
   labelThemeToggle();
-  route();
-  loadStatus();
+  // The model's state is asked for once the opening section has drawn (a second at most):
+  // asked at once, it would compete with the section's own first requests.
+  const opened = route();
+  Promise.race([opened, new Promise((resolve) => setTimeout(resolve, FIRST_STATUS_WITHIN_MS))]).finally(loadStatus);
   setInterval(() => { if (document.visibilityState === "visible") loadStatus(); }, STATUS_EVERY_MS);
   document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") loadStatus(); });
 }

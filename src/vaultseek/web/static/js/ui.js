@@ -1,10 +1,9 @@
 // Helpers every page of the app uses: building elements, calling the API, reading streams,
-// rendering Markdown, remembered state, toasts and the side panel that shows a passage. Text
-// from the server is inserted as text (el's children, textContent); the one way HTML reaches
-// the page is renderMarkdown, through the vendored Markdown renderer and sanitiser.
-
-import { Marked } from "../vendor/marked.esm.js";
-import DOMPurify from "../vendor/purify.es.js";
+// remembered state, toasts and the side panel that shows a passage. Text from the server is
+// inserted as text (el's children, textContent); the one way HTML reaches the page is
+// markdown.js's renderMarkdown, through the vendored Markdown renderer and sanitiser, which
+// this module loads only when the side panel first shows a passage (so a page that renders no
+// Markdown never loads them).
 
 // ---- elements ---------------------------------------------------------------------------
 // el("button", {class: "x", text: "Go", on: {click: fn}, dataset: {id: 3}, "aria-label": "…"}, child…)
@@ -112,50 +111,6 @@ export async function readNdjson(response, onItem) {
   flush(true);
 }
 
-// ---- Markdown -----------------------------------------------------------------------------
-const escapeHtml = (text) => String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
-
-const markdown = new Marked({ gfm: true, breaks: false, async: false });
-markdown.use({
-  renderer: {
-    // Raw HTML in the Markdown is shown as the text it is, never parsed.
-    html(token) { return escapeHtml(token.text || token.raw || ""); },
-    // Images are not loaded (they could come from anywhere): shown as a link with their alt text.
-    image(token) {
-      const label = escapeHtml(token.text || token.href || "image");
-      return /^https?:/i.test(token.href || "") ? `<a href="${escapeHtml(token.href)}">[image: ${label}]</a>` : `[image: ${label}]`;
-    },
-  },
-});
-
-const SANITISE = {
-  USE_PROFILES: { html: true },
-  FORBID_TAGS: ["style", "img", "svg", "math", "form", "input", "button", "textarea", "select", "option", "iframe", "video", "audio", "source", "picture", "link", "meta", "base"],
-  FORBID_ATTR: ["style", "class", "id", "name", "srcset", "action", "formaction"],
-  ALLOWED_URI_REGEXP: /^(?:https?:|mailto:|#)/i,
-  RETURN_DOM_FRAGMENT: true,
-};
-DOMPurify.addHook("afterSanitizeAttributes", (node) => {
-  if (node.tagName === "A") {
-    if (node.getAttribute("href")?.startsWith("#")) { node.removeAttribute("href"); return; }
-    node.setAttribute("target", "_blank");
-    node.setAttribute("rel", "noopener noreferrer");
-  }
-});
-
-// Markdown (GFM: tables, code, lists) → a <div class="markdown"> safe to insert.
-export function renderMarkdown(text) {
-  const html = markdown.parse(String(text ?? ""));
-  const box = el("div", { class: "markdown" });
-  box.append(DOMPurify.sanitize(html, SANITISE));
-  for (const table of box.querySelectorAll("table")) {
-    const wrap = el("div", { class: "table-wrap" });
-    table.replaceWith(wrap);
-    wrap.append(table);
-  }
-  return box;
-}
-
 // Text with any HTML tags taken out (a snippet of a note with inline HTML), for textContent.
 export function plainText(text) {
   return String(text ?? "").replace(/<\/?[A-Za-z][^<>]{0,400}>/g, " ").replace(/\s+/g, " ").trim();
@@ -190,14 +145,21 @@ export function highlightTerms(root, query) {
 }
 
 // ---- words and numbers ---------------------------------------------------------------------
-// One formatter each, made once: toLocaleString() builds a new Intl formatter per call, which
-// cost 100–190 ms over a page of rows in a fresh page.
-const NUMBER = new Intl.NumberFormat();
-const TIME = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
-const DAY = new Intl.DateTimeFormat(undefined, { year: "numeric", month: "short", day: "numeric" });
+// One formatter each, made once (toLocaleString() builds a new Intl formatter per call, which
+// cost 100–190 ms over a page of rows in a fresh page), and made on first use: the first Intl
+// formatter of a fresh page loads the browser's locale data (80–170 ms measured), which a page
+// that formats nothing, or formats without Intl as the knowledge base does, should not wait for.
+const formatters = new Map();
+function formatter(name, make) {
+  if (!formatters.has(name)) formatters.set(name, make());
+  return formatters.get(name);
+}
+const NUMBER = () => formatter("number", () => new Intl.NumberFormat());
+const TIME = () => formatter("time", () => new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" }));
+const DAY = () => formatter("day", () => new Intl.DateTimeFormat(undefined, { year: "numeric", month: "short", day: "numeric" }));
 
 export function plural(n, one, many) {
-  return `${NUMBER.format(Number(n))} ${Number(n) === 1 ? one : many}`;
+  return `${NUMBER().format(Number(n))} ${Number(n) === 1 ? one : many}`;
 }
 
 export function formatSize(bytes) {
@@ -214,7 +176,7 @@ export function formatDate(iso) {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return String(iso);
   const sameDay = date.toDateString() === new Date().toDateString();
-  return sameDay ? TIME.format(date) : DAY.format(date);
+  return sameDay ? TIME().format(date) : DAY().format(date);
 }
 
 // ---- remembered state ----------------------------------------------------------------------
@@ -279,7 +241,7 @@ export async function openPassage({ path, chunkId = null, label = "", highlight 
   document.body.classList.add("panel-open");
   panel.focus();
   try {
-    const { chunks } = await api(passagesUrl(path));
+    const [{ chunks }, { renderMarkdown }] = await Promise.all([api(passagesUrl(path)), import("./markdown.js")]);
     if (request !== panelRequest) return;
     let cited = null;
     const sections = chunks.map((chunk) => {

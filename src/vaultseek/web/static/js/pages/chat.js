@@ -5,7 +5,8 @@
 // follow-ups picked; when the model is down the conversation says how to start it and still
 // shows the passages found.
 
-import { api, ApiError, el, formatDate, openPassage, plainText, plural, readNdjson, recall, remember, renderMarkdown, shownPath, toast } from "../ui.js";
+import { api, ApiError, el, formatDate, openPassage, plainText, plural, readNdjson, recall, remember, shownPath, toast } from "../ui.js";
+import { renderMarkdown } from "../markdown.js";
 
 export const title = "Chat";
 

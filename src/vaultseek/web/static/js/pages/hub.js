@@ -3,7 +3,8 @@
 // workshops whose lessons are written when opened, mind maps (a small SVG renderer: drag to
 // pan, wheel or buttons to zoom, click a branch to fold it, a node to see its source).
 // Routes: "#hub" (generate + list) and "#hub/material/<id>" (one piece of material).
-import { api, el, openPassage, plural, readNdjson, recall, remember, renderMarkdown, toast } from "../ui.js";
+import { api, el, openPassage, plural, readNdjson, recall, remember, toast } from "../ui.js";
+import { renderMarkdown } from "../markdown.js";
 
 export const title = "Study hub";
 

@@ -348,7 +348,7 @@ function renderTree(tree) {
     return item;
   }));
   const statuses = Object.entries(tree.statuses);
-  parts.tree.replaceChildren(
+  parts.tree.replaceChildren(...[ // the parts not shown are null: left out (replaceChildren would write "null")
     el("ul", { class: "kb-folders kb-root" }, el("li", {}, filterButton("all", "", "All files", tree.total))),
     tree.folders.length ? el("h2", { class: "kb-tree-head" }, "Folders") : null,
     tree.folders.length ? branch("") : null,
@@ -357,7 +357,8 @@ function renderTree(tree) {
       ? el("ul", { class: "kb-folders" }, ...tree.categories.map((c) => el("li", {}, filterButton("category", c.name, c.name, c.documents))))
       : el("p", { class: "muted small" }, "None yet: re-file a file, or choose one for uploads."),
     statuses.length > 1 ? el("h2", { class: "kb-tree-head" }, "Status") : null,
-    statuses.length > 1 ? el("ul", { class: "kb-folders" }, ...statuses.map(([s, n]) => el("li", {}, filterButton("status", s, (STATUS[s] || {}).label?.replace("…", "") || s, n)))) : null);
+    statuses.length > 1 ? el("ul", { class: "kb-folders" }, ...statuses.map(([s, n]) => el("li", {}, filterButton("status", s, (STATUS[s] || {}).label?.replace("…", "") || s, n)))) : null,
+  ].filter(Boolean));
   renderFilters();
 }
 

@@ -2,7 +2,8 @@
 // transcription server, if one is set), and the server process's live network connections,
 // checked on demand.
 
-import { api, el, plural, renderMarkdown } from "../ui.js";
+import { api, el, plural } from "../ui.js";
+import { renderMarkdown } from "../markdown.js";
 
 export const title = "Privacy";
 
