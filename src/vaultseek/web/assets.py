@@ -31,8 +31,10 @@ _CSS_IMPORT = re.compile(rb'^@import url\("([^"]+)"\);[ \t]*\r?\n?', re.MULTILIN
 _VERSION = re.compile(r"[0-9a-f]{12}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Asset:
+    """One file as it is served: its bytes, its ``Content-Type`` and its ETag."""
+
     body: bytes
     media_type: str
     etag: str
