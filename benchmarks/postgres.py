@@ -2,7 +2,8 @@
 
 ``parity``: every BEIR collection in ``../shared/data/ir`` indexed into both backends by the
 real engine, every judged query answered by bm25, vector and hybrid on each; nDCG@10 side by
-side (the bar: within 0.005) with warm p50 latency.
+side (the bar: within 0.005) with warm p50 latency, and each PostgreSQL collection's postings
+and chunks on disk.
 
     python -m benchmarks.postgres parity --data ../shared/data/ir --workdir /tmp/vs-pg
 
@@ -88,6 +89,7 @@ def parity(data: Path, workdir: Path, url: str, only: list[str] | None = None) -
             started = time.perf_counter()
             reports[backend] = evaluate_beir(folder, split=split, workdir=workdir / backend, chosen=chosen, db=db)
             print(f"{folder.name} on {backend}: {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+        on_disk = table_sizes(url, folder.name.replace("-", "_"))
         for lite, pg in zip(reports["sqlite"].results, reports["postgresql"].results, strict=True):
             rows.append({
                 "collection": folder.name + (f" ({split})" if split else ""),
@@ -95,8 +97,22 @@ def parity(data: Path, workdir: Path, url: str, only: list[str] | None = None) -
                 "sqlite": lite.scores["nDCG@10"], "postgresql": pg.scores["nDCG@10"],
                 "sqlite_p50_ms": lite.latency_p50_ms, "postgresql_p50_ms": pg.latency_p50_ms,
                 "sqlite_index_s": reports["sqlite"].index_seconds, "postgresql_index_s": reports["postgresql"].index_seconds,
+                "postgresql_bytes": on_disk,
             })  # fmt: skip
     return rows
+
+
+def table_sizes(url: str, collection: str) -> dict[str, int]:
+    """Bytes on disk (with indexes and TOAST) of each table of the collection's schema."""
+    from vaultseek.storage.postgres.connection import connect
+
+    with connect(url) as conn:
+        rows = conn.execute(
+            "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = %s AND c.relkind = 'r'",
+            (f"vs_{collection}",),
+        ).fetchall()
+    return {str(name): int(size) for name, size in rows}
 
 
 def parity_table(rows: list[dict[str, Any]]) -> str:
@@ -111,7 +127,12 @@ def parity_table(rows: list[dict[str, Any]]) -> str:
             f"| {r['sqlite_p50_ms']:.1f} ms | {r['postgresql_p50_ms']:.1f} ms |"
         )
     worst = max(abs(r["postgresql"] - r["sqlite"]) for r in rows)
-    return "\n".join(lines) + f"\n\nLargest |Δ|: {worst:.4f} (the bar: 0.005)."
+    sizes = {r["collection"]: r.get("postgresql_bytes", {}) for r in rows}
+    disk = "; ".join(
+        f"{name}: postings {size.get('postings', 0) / 1e6:.0f} MB, chunks {size.get('chunks', 0) / 1e6:.0f} MB"
+        for name, size in sizes.items()
+    )
+    return "\n".join(lines) + f"\n\nLargest |Δ|: {worst:.4f} (the bar: 0.005).\n\nPostgreSQL on disk: {disk}."
 
 
 # -- scale ----------------------------------------------------------------------------------

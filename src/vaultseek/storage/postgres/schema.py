@@ -9,15 +9,15 @@ store's SQL names its tables without a schema.
 
 What differs from SQLite, and why:
 
-* Full text: ``chunks.terms`` is a ``tsvector`` built by vaultseek itself from SQLite's own
-  FTS5 tokenizer (``porter unicode61 remove_diacritics 2``), never PostgreSQL's text search
-  configurations, so both backends index and query exactly the same terms — CJK pairs
-  included. The column a term comes from is its position's weight (A text, B section, C
-  heading context). A GIN index finds the rows a query matches; the store computes the
-  BM25 score from the matching rows' positions with FTS5's formula and column weights.
-  ``chunks.length`` is the row's token count, ``terms_df`` how many chunks hold each term,
-  and ``stats`` the totals BM25 needs (chunks, tokens) — all kept by the store in the same
-  transaction as the rows.
+* Full text: a ``postings`` table (``postings.py``), one row per term of each chunk, built by
+  vaultseek itself from SQLite's own FTS5 tokenizer (``porter unicode61 remove_diacritics
+  2``), never PostgreSQL's text search configurations, so both backends index and query
+  exactly the same terms — CJK pairs included. A posting holds the term's count in each
+  column (text, section, heading context), its positions, and the chunk's token count, so
+  BM25 is computed from a query's postings alone with FTS5's formula and column weights.
+  ``chunks.length`` is the row's token count, ``terms_df`` how many chunks hold each term
+  (the term dictionary prefixes are expanded against), and ``stats`` the totals BM25 needs
+  (chunks, tokens) — all kept by the store in the same transaction as the rows.
 * Vectors: ``halfvec`` (16-bit floats, half of ``vector``'s bytes, far more precise than
   the int8 codes the SQLite index keeps). The HNSW index is built by the store when a
   collection grows past a size (``store.HNSW_MIN_CHUNKS``); below that, search is exact.
@@ -219,7 +219,36 @@ EXCEPTION WHEN others THEN
 END $$;
 """
 
-MIGRATIONS: tuple[Callable[[Any], None], ...] = (p001_initial,)
+def p002_postings(conn: Any) -> None:
+    """The full-text index as a postings table, built from each chunk's ``tsvector`` (its
+    lexemes, their positions, and the column each position's weight names), which it
+    replaces along with its GIN index."""
+    conn.execute(
+        """
+        CREATE TABLE postings (
+            chunk_id      bigint NOT NULL,
+            length        integer NOT NULL,
+            text_count    integer NOT NULL,
+            section_count integer NOT NULL,
+            heading_count integer NOT NULL,
+            term          text COLLATE "C" NOT NULL,
+            positions     integer[] NOT NULL
+        );
+        INSERT INTO postings(chunk_id, length, text_count, section_count, heading_count, term, positions)
+        SELECT c.id, c.length, n.a, n.b, n.c, u.lexeme, u.positions::integer[]
+        FROM chunks c CROSS JOIN LATERAL unnest(c.terms) u CROSS JOIN LATERAL (
+            SELECT count(*) FILTER (WHERE pw.w = 'A') AS a, count(*) FILTER (WHERE pw.w = 'B') AS b,
+                   count(*) FILTER (WHERE pw.w NOT IN ('A', 'B')) AS c
+            FROM unnest(u.positions, u.weights) pw(p, w)) n;
+        ALTER TABLE postings ADD PRIMARY KEY (term, chunk_id);
+        CREATE INDEX postings_by_chunk ON postings (chunk_id);
+        ALTER TABLE chunks DROP COLUMN terms;
+        ANALYZE postings;
+        """
+    )
+
+
+MIGRATIONS: tuple[Callable[[Any], None], ...] = (p001_initial, p002_postings)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -13,7 +13,6 @@ transaction only; the next run indexes those files again.
 from __future__ import annotations
 
 import json
-import math
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
@@ -27,7 +26,6 @@ from ...records import Location, Note, SearchFilter, SkippedFile
 from ..db import fts5_tokens
 from ..scope import scope_where
 from ..store import (
-    BM25_WEIGHTS,
     FREQUENCY_CACHE_LIMIT,
     ChunkRow,
     FileState,
@@ -38,7 +36,7 @@ from ..store import (
 )
 from ..vectors import quantize
 from ..writer_lock import LockHolder
-from . import fulltext
+from . import fulltext, postings
 from .schema import migrate, schema_name
 
 HNSW_MIN_CHUNKS = 100_000
@@ -250,7 +248,13 @@ class PgStore(Store):
     ) -> None:
         """Store a file's new rows in place of its old ones, in one transaction, with the
         BM25 totals and term counts moved by the rows that went and came."""
-        documents = [fulltext.document(chunk.searched) for chunk in chunks]
+        new_chunks = [
+            postings.NewChunk(
+                c.draft.position, c.draft.section, c.draft.heading_context, c.draft.text, c.embed_hash,
+                _location_json(c.draft), _vector_text(c.vector), fulltext.document(c.searched),
+            )
+            for c in chunks
+        ]  # fmt: skip
         # One pipeline: every statement names the file by its path (unique), so none waits
         # for an answer before the next is sent — a round trip a statement made indexing
         # several times slower than SQLite's.
@@ -269,20 +273,8 @@ class PgStore(Store):
                     utc_now(), kind, ocr_pages, ocr_pending, ocr_over_limit, ocr_limit,
                 ),
             )  # fmt: skip
-            if chunks:
-                cur.executemany(
-                    "INSERT INTO chunks(file_id, position, section, heading_context, text, embed_hash, "
-                    f"location, terms, length, embedding) VALUES ({file_id}, %s, %s, %s, %s, %s, %s, "
-                    "%s::tsvector, %s, %s::halfvec)",
-                    [
-                        (
-                            path, c.draft.position, c.draft.section, c.draft.heading_context, c.draft.text,
-                            c.embed_hash, _location_json(c.draft), doc.terms, doc.length, _vector_text(c.vector),
-                        )
-                        for c, doc in zip(chunks, documents, strict=True)
-                    ],
-                )  # fmt: skip
-                self._count(path, +1)
+            if new_chunks:
+                postings.add_chunks(cur, path, new_chunks)
             rows: list[tuple[str, list[tuple[object, ...]]]] = [
                 (
                     f"INSERT INTO links(file_id, target, heading, alias, embed, syntax) VALUES ({file_id}, %s, %s, %s, %s, %s)",
@@ -299,24 +291,10 @@ class PgStore(Store):
                 if values:
                     cur.executemany(sql, values)
 
-    def _count(self, path: str, sign: int) -> None:
-        """Add (``sign`` +1) or take away (-1) the chunks of the file at ``path`` from the BM25
-        totals and the term counts, in one statement. Terms are touched in their sort order,
-        which the writer lock makes moot but keeps any future concurrent writer free of
-        deadlocks."""
-        self.pg.execute(
-            "WITH gone AS (SELECT c.terms, c.length FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = %s), "
-            "counted AS (INSERT INTO terms_df(term, df) SELECT u.lexeme, %s * count(*) FROM gone, unnest(gone.terms) u "
-            "GROUP BY u.lexeme ORDER BY u.lexeme ON CONFLICT (term) DO UPDATE SET df = terms_df.df + excluded.df) "
-            "UPDATE stats SET chunks = chunks + %s * s.n, tokens = tokens + %s * s.t "
-            "FROM (SELECT count(*) AS n, coalesce(sum(length), 0) AS t FROM gone) s",
-            (path, sign, sign, sign),
-        )
-
     def _forget(self, path: str) -> None:
-        """Delete the file at ``path`` (if indexed) and, by cascade, its rows, after taking
-        its chunks out of the totals."""
-        self._count(path, -1)
+        """Delete the file at ``path`` (if indexed) and its rows — its postings first, the rest
+        by cascade — after taking its chunks out of the totals."""
+        postings.forget(self.pg, path)
         self.pg.execute("DELETE FROM files WHERE path = %s", (path,))
 
     def touch_file(self, file_id: int, *, size: int, mtime_ns: int) -> None:
@@ -495,66 +473,10 @@ class PgStore(Store):
     # -- search -------------------------------------------------------------------------
     def bm25(self, fts_query: str, limit: int, scope: SearchFilter | None = None) -> list[tuple[int, float]]:
         """(chunk id, BM25 score) best first, scored as FTS5 scores them (same terms, same
-        column weights, same formula); ties broken by id. ``scope`` restricts the rows
-        before the limit."""
-        query = fulltext.parse(fts_query)
-        if query.empty:
-            return []
-        chunks, tokens = self.pg.execute("SELECT chunks, tokens FROM stats").fetchone() or (0, 0)
-        if not chunks:
-            return []
-        idfs = [_idf(n, chunks) for n in self._phrase_counts(query.phrases)]
-        # Every phrase's tokens, one row each: (phrase, offset in it, token, a prefix?).
-        parts = [
-            (i, k, token, phrase.prefix and k == len(phrase.tokens) - 1)
-            for i, phrase in enumerate(query.phrases, start=1)
-            for k, token in enumerate(phrase.tokens)
-        ]
-        # Per matching row, inside the plan: the positions of the query's tokens in the row's
-        # terms; a phrase occurs at a start where all its offsets are present, and counts with
-        # the weight of its first token's column; then FTS5's BM25 over the phrases.
-        score = (
-            "(SELECT coalesce(sum(l.idf * f.f * 2.2 / (f.f + 1.2 * (0.25 + 0.75 * c.length / %s))), 0) FROM ("
-            " SELECT s.i, sum(CASE s.w WHEN 'A' THEN %s WHEN 'B' THEN %s WHEN 'C' THEN %s ELSE 0 END) AS f FROM ("
-            "  SELECT h.i, h.start, max(h.w) FILTER (WHERE h.k = 0) AS w, count(DISTINCT h.k) AS n FROM ("
-            "   SELECT q.i, q.k, pw.p - q.k AS start, pw.w FROM unnest(c.terms) u"
-            "   JOIN unnest(%s::int[], %s::int[], %s::text[], %s::boolean[]) q(i, k, tok, pre)"
-            "   ON CASE WHEN q.pre THEN starts_with(u.lexeme, q.tok) ELSE u.lexeme = q.tok END"
-            "   CROSS JOIN unnest(u.positions, u.weights) pw(p, w)) h GROUP BY h.i, h.start) s"
-            " JOIN unnest(%s::int[]) WITH ORDINALITY l(len, i) ON l.i = s.i"
-            " WHERE s.n = l.len GROUP BY s.i) f JOIN unnest(%s::float8[]) WITH ORDINALITY l(idf, i) ON l.i = f.i)"
-        )
-        params: list[object] = [
-            tokens / chunks, *BM25_WEIGHTS,
-            [r[0] for r in parts], [r[1] for r in parts], [r[2] for r in parts], [r[3] for r in parts],
-            [len(p.tokens) for p in query.phrases], idfs,
-        ]  # fmt: skip
-        params.append(query.tsquery)
-        join, where = "", ""
-        if scope is not None and not scope.unrestricted:
-            condition, scoped = scope_where(scope, dialect="postgresql")
-            join, where = " JOIN files f ON f.id = c.file_id", f" AND {condition}"
-            params.extend(scoped)
-        params.append(limit)
-        rows = self.pg.execute(
-            f"SELECT c.id, {score} AS score FROM chunks c{join} WHERE c.terms @@ %s::tsquery{where} "
-            "ORDER BY score DESC, c.id LIMIT %s",
-            params,
-        ).fetchall()
-        return [(int(cid), float(score)) for cid, score in rows]
-
-    def _phrase_counts(self, phrases: Sequence[fulltext.Phrase]) -> list[int]:
-        """How many chunks hold each phrase (FTS5's idf counts rows): a single term from the
-        term counts, a longer phrase or a prefix by asking the full-text index."""
-        singles = [p.tokens[0] for p in phrases if len(p.tokens) == 1 and not p.prefix]
-        known = self._term_frequencies(set(singles))
-        out: list[int] = []
-        for phrase in phrases:
-            if len(phrase.tokens) == 1 and not phrase.prefix:
-                out.append(known[phrase.tokens[0]])
-            else:
-                out.append(int(self._one("SELECT count(*) FROM chunks WHERE terms @@ %s::tsquery", (phrase.tsquery,))))
-        return out
+        column weights, same formula) from the postings of the query's terms
+        (``postings.bm25``); ties broken by id. ``scope`` restricts the rows before the
+        limit."""
+        return postings.bm25(self.pg, fulltext.parse(fts_query), limit, scope, self._term_frequencies)
 
     def file_ids_in(self, scope: SearchFilter) -> np.ndarray:
         where, params = scope_where(scope, per_row=False, dialect="postgresql")
@@ -826,14 +748,7 @@ class PgStore(Store):
             problems.append(f"stats count {row[0]} chunks but the table holds {row[2]}")
         if row[1] != row[3]:
             problems.append(f"stats count {row[1]} tokens but the chunks hold {row[3]}")
-        wrong = self._one(
-            "SELECT count(*) FROM (SELECT u.lexeme, count(*) AS n FROM chunks c, unnest(c.terms) u GROUP BY 1) a "
-            "FULL JOIN (SELECT term, df FROM terms_df WHERE df != 0) t ON t.term = a.lexeme "
-            "WHERE a.n IS DISTINCT FROM t.df"
-        )
-        if wrong:
-            problems.append(f"{wrong} term counts disagree with the chunks")
-        return problems
+        return problems + postings.problems(self.pg)
 
     def optimize(self) -> None:
         """Drop term counts that reached zero, refresh planner statistics, and give a large
@@ -937,12 +852,6 @@ class HnswVectors:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
-
-
-def _idf(hits: int, rows: int) -> float:
-    """FTS5's idf: ``log((N - n + 0.5) / (n + 0.5))``, at least 1e-6."""
-    value = math.log((rows - hits + 0.5) / (hits + 0.5))
-    return value if value > 0 else 1e-6
 
 
 def _vector_text(vector: np.ndarray) -> str:
