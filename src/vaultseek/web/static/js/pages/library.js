@@ -439,6 +439,7 @@ function send(file, category, onConflict, line, bar, said) {
         finish(line, bar, said, "ok", `stored as ${stored}; indexing…`);
         line.dataset.path = stored;
         refreshSoon(300);
+        catchUp(line, stored);
       } else if (xhr.status === 409 && body.conflict) {
         resolve(await ask(file, category, body.conflict, line, bar, said));
         return;
@@ -472,6 +473,30 @@ function ask(file, category, conflict, line, bar, said) {
   });
 }
 
+// A small file can be indexed before the browser has read the upload's answer, so its
+// "indexed" event went by while the line did not yet know its path: ask for the file's state
+// once. The answer is at least as new as the upload (the server queued the job before it
+// answered), so a state left from an earlier file of the same name cannot show.
+async function catchUp(line, path) {
+  try {
+    const body = await api(`/api/documents?q=${encodeURIComponent(path)}`);
+    const row = (body.items || []).find((item) => item.path === path);
+    if (row && ["indexed", "failed", "skipped"].includes(row.status)) showJob(line, { ...row, error: row.reason });
+  } catch { /* the event stream still reports it */ }
+}
+
+function showJob(line, job) {
+  const said = line.querySelector(".kb-upload-state");
+  const last = job.steps?.[job.steps.length - 1];
+  if (job.status === "indexed") { said.className = "kb-upload-state tone-ok"; said.textContent = `${job.path}: indexed`; line.querySelector("progress").hidden = true; }
+  else if (job.status === "failed" || job.status === "skipped") {
+    said.className = `kb-upload-state tone-${job.status === "failed" ? "error" : "warn"}`;
+    said.textContent = `${job.path}: ${job.status} — ${job.error || ""}`;
+    line.querySelector("progress").hidden = true;
+  }
+  else if (last) said.textContent = `${job.path}: ${[last.step, last.detail].filter(Boolean).join(" ")}`;
+}
+
 function finish(line, bar, said, tone, text) {
   bar.hidden = tone !== "ok";
   said.className = `kb-upload-state ${tone ? `tone-${tone}` : "muted"}`;
@@ -497,16 +522,7 @@ async function watch() {
       const job = event.data;
       const settled = ["indexed", "failed", "skipped", "deleted"].includes(job.status);
       for (const line of parts.uploads.querySelectorAll("li.kb-upload")) {
-        if (line.dataset.path !== job.path) continue;
-        const said = line.querySelector(".kb-upload-state");
-        const last = job.steps?.[job.steps.length - 1];
-        if (job.status === "indexed") { said.className = "kb-upload-state tone-ok"; said.textContent = `${job.path}: indexed`; line.querySelector("progress").hidden = true; }
-        else if (job.status === "failed" || job.status === "skipped") {
-          said.className = `kb-upload-state tone-${job.status === "failed" ? "error" : "warn"}`;
-          said.textContent = `${job.path}: ${job.status} — ${job.error || ""}`;
-          line.querySelector("progress").hidden = true;
-        }
-        else if (last) said.textContent = `${job.path}: ${[last.step, last.detail].filter(Boolean).join(" ")}`;
+        if (line.dataset.path === job.path) showJob(line, job);
       }
       const shown = [...parts.list.querySelectorAll("li.kb-row")].find((r) => r.dataset.path === job.path);
       if (settled) refreshSoon();
