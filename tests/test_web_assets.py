@@ -6,6 +6,7 @@ module up front (no import waterfall)."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -96,3 +97,36 @@ def test_a_reload_asks_only_for_the_page_and_its_data(live: Any) -> None:
         assert "/" in warm and "/api/documents" in warm
         assert errors == []
         context.close()
+
+
+def test_head_preloads_exactly_what_each_section_imports() -> None:
+    """head.js names each section's modules by hand (it runs before any module): they must be
+    the page module's imports, followed through every file (static and dynamic ``import``),
+    without ``ui.js``, which the shell itself imports (its own on-demand import of the
+    Markdown modules, for the passage panel, is not the section's)."""
+    js = Path(__file__).resolve().parents[1] / "src" / "vaultseek" / "web" / "static" / "js"
+    found = re.compile(r"""(?:from\s+|import\s*\(\s*)["']([^"'`]+)["']""")
+
+    def closure(relative: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [relative]
+        while todo:
+            name = todo.pop()
+            if name in seen or name == "ui.js":
+                continue
+            seen.add(name)
+            folder = (js / name).parent
+            for target in found.findall((js / name).read_text("utf-8")):
+                todo.append(Path(os.path.relpath(folder / target, js)).as_posix())
+        return seen
+
+    head = (js / "head.js").read_text("utf-8")
+    markdown = re.findall(r'"([^"]+)"', re.search(r"var MARKDOWN = \[(.*?)\];", head, re.S)[1])  # type: ignore[index]
+    table = re.search(r"var MODULES = \{(.*?)\};", head, re.S)[1]  # type: ignore[index]
+    sections = dict(re.findall(r"(\w+): (\[[^\]]*\](?:\.concat\(MARKDOWN\))?)", table))
+    shell = (js / "shell.js").read_text("utf-8")
+    routes = dict(re.findall(r'(\w+): \{ module: "(\w+)"', shell))
+    assert set(sections) == set(routes)
+    for section, listed in sections.items():
+        named = set(re.findall(r'"([^"]+)"', listed)) | (set(markdown) if "MARKDOWN" in listed else set())
+        assert named == closure(f"pages/{routes[section]}.js"), section

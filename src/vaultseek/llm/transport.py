@@ -97,12 +97,7 @@ class Transport:
             response = await self._client().get(self.base_url + path, timeout=timeout)
         except (httpx.TransportError, httpx.StreamError) as exc:
             raise self._unavailable(exc) from exc
-        if response.status_code >= 400:
-            raise ServerError(response.status_code, error_message(response.content))
-        try:
-            return response.json()
-        except ValueError:
-            return None
+        return _json_of(response)
 
     async def post_json(self, path: str, payload: dict[str, Any], *, timeout: float = 10.0) -> Any:
         """POST ``payload`` and return the JSON answer (None when it is not JSON)."""
