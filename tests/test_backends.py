@@ -233,6 +233,30 @@ def test_hnsw_search_finds_what_exact_search_finds(both: tuple[Index, Index]) ->
     assert {h.path for h in scoped} == {"security/oauth.md", "security/incident-review.md"}
 
 
+def test_hnsw_search_width_follows_the_pool_unless_set(both: tuple[Index, Index]) -> None:
+    """A search's pool of 100 reads 200 candidates of the graph (``hnsw.ef_search``); a width
+    set on the vectors replaces that, and the nearest are found either way."""
+    from vaultseek.storage.postgres.connection import connect
+
+    _lite, pg = both
+    store = pg.store
+    assert isinstance(store, PgStore) and store.ensure_hnsw(force=True)
+    url = pg.database_url or ""
+    hnsw = store.hnsw_vectors(lambda: connect(url, read_only=True))
+    assert hnsw is not None
+    query = pg.embedder().embed_one("rotate oauth tokens")
+    widths = []
+    try:
+        for width in (None, 400, 1):
+            hnsw.ef_search = width
+            hits = hnsw.nearest(query, 100, None)
+            widths.append(hnsw._conn.execute("SHOW hnsw.ef_search").fetchone()[0])
+            assert len(hits) == min(100, len(hnsw)) and hits[0][1] >= hits[-1][1]
+    finally:
+        hnsw.close()
+    assert widths == ["200", "400", "1"]
+
+
 def run_cli(*args: str, check: bool = True, **options: object) -> subprocess.CompletedProcess[str]:
     result = subprocess.run(
         [sys.executable, "-m", "vaultseek.cli", *args], check=False, capture_output=True, text=True, timeout=300, **options

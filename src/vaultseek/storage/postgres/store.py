@@ -815,8 +815,10 @@ class HnswVectors:
     """A collection's vectors searched by pgvector's HNSW index
     (:class:`~vaultseek.search.hybrid.NearestVectors`)."""
 
-    def __init__(self, connect: Callable[[], Any], schema: str, dim: int, chunks: int) -> None:
+    def __init__(self, connect: Callable[[], Any], schema: str, dim: int, chunks: int, *, ef_search: int | None = None) -> None:
         self._connect = connect
+        self.ef_search = ef_search
+        """pgvector's search width; None: twice the limit, at least 40 (:meth:`nearest`)."""
         self._conn: Any = None
         self._lock = threading.Lock()
         self.schema = schema
@@ -828,8 +830,10 @@ class HnswVectors:
 
     def nearest(self, query: np.ndarray, limit: int, scope: SearchFilter | None) -> list[tuple[int, float]]:
         """(chunk id, cosine) of the ``limit`` chunks nearest ``query`` (a unit vector), best
-        first. ``ef_search`` is twice the limit (at least 40); pgvector's iterative scan
-        keeps reading the graph until ``limit`` rows inside ``scope`` are found."""
+        first. The search width (``hnsw.ef_search``) is :attr:`ef_search` when set, else twice
+        the limit, at least 40 and at most 1,000 (a search's pool of 100 reads 200 candidates);
+        pgvector's iterative scan keeps reading the graph until ``limit`` rows inside
+        ``scope`` are found."""
         join, where, params = "", "", []
         if scope is not None and not scope.unrestricted:
             condition, scoped = scope_where(scope, dialect="postgresql")
@@ -839,7 +843,8 @@ class HnswVectors:
                 self._conn = self._connect()
                 self._conn.execute(f'SET search_path = "{self.schema}", public')
                 self._conn.execute("SET hnsw.iterative_scan = relaxed_order")
-            self._conn.execute(f"SET hnsw.ef_search = {max(40, min(limit * 2, 1000))}")
+            width = self.ef_search or max(40, min(limit * 2, 1000))
+            self._conn.execute(f"SET hnsw.ef_search = {int(width)}")
             rows = self._conn.execute(
                 f"SELECT c.id, (c.embedding::halfvec({self.dim})) <#> %s::halfvec({self.dim}) AS distance "
                 f"FROM chunks c{join}{where} ORDER BY distance LIMIT %s",
