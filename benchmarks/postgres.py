@@ -33,6 +33,7 @@ import argparse
 import contextlib
 import hashlib
 import json
+import os
 import random
 import re
 import statistics
@@ -64,8 +65,6 @@ def database(url: str | None, workdir: Path) -> Iterator[str]:
     if url:
         yield url
         return
-    import os
-
     from tests.support.postgres import LocalPostgres
 
     with LocalPostgres(workdir / "server") as server:
@@ -259,36 +258,59 @@ def hnsw_recall(index: Index, texts: list[str], pool: int = 100) -> dict[str, di
     return out
 
 
-def scale(data: Path, workdir: Path, url: str, chunks: int, count: int) -> dict[str, Any]:
+def scale(data: Path, workdir: Path, url: str, chunks: int, count: int, *, reuse: bool = False) -> dict[str, Any]:
+    """Write ``chunks`` synthetic chunks through each backend and measure it. ``reuse``: a
+    backend whose collection a run before wrote to this size (its figures kept in
+    ``workdir/scale-<backend>.json``) is measured as it is, not written again — with ``--db``
+    the PostgreSQL collection outlives the run, so the searches can be measured again later."""
     pool = sentences(data)
     texts = queries(data, count)
     vault = workdir / "vault"
     vault.mkdir(parents=True, exist_ok=True)
     out: dict[str, Any] = {"chunks": chunks, "queries": len(texts), "sentences": len(pool)}
     for backend, db in (("sqlite", str(workdir / "scale.db")), ("postgresql", url)):
-        print(f"{backend}: writing {chunks:,} chunks", file=sys.stderr, flush=True)
+        kept = workdir / f"scale-{backend}.json"
         with open_index(vault, db=db, create=True, collection="scale") as index:
-            seconds = write_collection(index, pool, chunks)
-            figures: dict[str, Any] = {"write_s": seconds, "chunks_per_s": chunks / seconds}
+            written = json.loads(kept.read_text("utf-8")) if reuse and kept.exists() else None
+            if written is not None and (written.get("chunks") != chunks or index.store.chunk_count() != chunks):
+                written = None
+            figures: dict[str, Any] = written or write_and_build(index, backend, pool, chunks)
+            kept.write_text(json.dumps({**figures, "chunks": chunks}), "utf-8")
+            figures["load_before"] = round(os.getloadavg()[0], 1)
             if backend == "postgresql":
-                from vaultseek.storage.postgres.store import PgStore
-
-                store = index.store
-                assert isinstance(store, PgStore)
-                started = time.perf_counter()
-                store.optimize()
-                store.ensure_hnsw(force=True)
-                figures["hnsw_build_s"] = time.perf_counter() - started
-                figures["bytes"] = sum(store.sizes().values())
                 figures["widths"] = hnsw_recall(index, texts[:100])
-            else:
-                index.store.optimize()
-                figures["bytes"] = Path(db).stat().st_size
             for mode in ("hybrid", "vector", "bm25"):
                 figures[f"{mode}_p50_ms"], figures[f"{mode}_p99_ms"] = latencies(index, texts, mode)
+            figures["load_after"] = round(os.getloadavg()[0], 1)
             out[backend] = figures
             print(f"{backend}: {figures}", file=sys.stderr, flush=True)
     return out
+
+
+def write_and_build(index: Index, backend: str, pool: list[str], chunks: int) -> dict[str, Any]:
+    """Write the synthetic collection, then what a finished ``vaultseek index`` leaves: the
+    store optimised and, on PostgreSQL, the HNSW index. Its figures: write time and
+    throughput, the build's time, the bytes on disk."""
+    print(f"{backend}: writing {chunks:,} chunks", file=sys.stderr, flush=True)
+    load = round(os.getloadavg()[0], 1)
+    seconds = write_collection(index, pool, chunks)
+    figures: dict[str, Any] = {"write_s": seconds, "chunks_per_s": chunks / seconds, "write_load_before": load,
+                               "write_load_after": round(os.getloadavg()[0], 1)}  # fmt: skip
+    started = time.perf_counter()
+    if backend == "postgresql":
+        from vaultseek.storage.postgres.store import PgStore
+
+        store = index.store
+        assert isinstance(store, PgStore)
+        store.optimize()
+        store.ensure_hnsw(force=True)
+        figures["hnsw_build_s"] = time.perf_counter() - started
+        figures["bytes"] = sum(store.sizes().values())
+    else:
+        index.store.optimize()
+        figures["optimize_s"] = time.perf_counter() - started
+        figures["bytes"] = index.db_path.stat().st_size
+    return figures
 
 
 def scale_table(result: dict[str, Any]) -> str:
@@ -304,7 +326,8 @@ def scale_table(result: dict[str, Any]) -> str:
         default = " (a search's default)" if int(width) == 200 else ""
         rows.append((f"vector recall@10 vs exact, `hnsw.ef_search` {width}{default}; its p50", "1 (exact)",
                      f"{measured['recall_at_10']:.3f}; {measured['p50_ms']:.1f} ms"))  # fmt: skip
-    lines = [f"{result['chunks']:,} chunks, {result['queries']} queries.", "", "| | SQLite | PostgreSQL |", "|---|---:|---:|"]
+    loads = ", ".join(f"{name} {result[name].get('load_before', '?')}" for name in ("sqlite", "postgresql"))
+    lines = [f"{result['chunks']:,} chunks, {result['queries']} queries; load average before the searches: {loads}.", "", "| | SQLite | PostgreSQL |", "|---|---:|---:|"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
     return "\n".join(lines)
 
@@ -413,6 +436,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", required=True, help="scratch vaults, indexes and the server's data")
     parser.add_argument("--db", help="a PostgreSQL URL to use instead of starting a server")
     parser.add_argument("--chunks", type=int, default=1_000_000, help="scale: chunks to write (default: %(default)s)")
+    parser.add_argument("--reuse", action="store_true", help="scale: measure a collection an earlier run wrote to this size again")
     parser.add_argument("--queries", type=int, default=300, help="scale: queries to time (default: %(default)s)")
     parser.add_argument("--seconds", type=float, default=60, help="concurrency: how long (default: %(default)s)")
     parser.add_argument("--writers", type=int, default=2, help="concurrency: writer processes (default: %(default)s)")
@@ -434,7 +458,7 @@ def main(argv: list[str] | None = None) -> int:
             raw = concurrency(data, workdir, url, args.seconds, args.writers, args.readers)
             print(concurrency_table(raw))
         else:
-            raw = scale(data, workdir, url, args.chunks, args.queries)
+            raw = scale(data, workdir, url, args.chunks, args.queries, reuse=args.reuse)
             print(scale_table(raw))
     if args.json:
         Path(args.json).write_text(json.dumps(raw, indent=2), "utf-8")

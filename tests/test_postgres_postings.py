@@ -306,7 +306,7 @@ def test_the_migration_builds_postings_for_a_collection_of_the_previous_schema(v
         assert conn.execute("SELECT count(*) FROM vs_old.chunks").fetchone()[0] == len(chunks) > 6
         with open_index(vault, db=pg_url, collection="old") as old:
             store = pg_store(old)
-            assert store.schema_version == schema.SCHEMA_VERSION == 2
+            assert store.schema_version == schema.SCHEMA_VERSION == 3
             assert store.integrity_problems() == []
             assert dump(old) == dump(fresh)
             assert store.pg.execute(
@@ -335,3 +335,20 @@ def test_ranking_reads_postings_and_no_chunk_row(both: tuple[Index, Index]) -> N
         store.bm25(expression, 10)
     assert table_scans(store, "chunks") == chunks
     assert table_scans(store, "postings") > posting_reads
+
+
+def test_a_terms_postings_are_read_from_the_index_alone(both: tuple[Index, Index]) -> None:
+    """After ``optimize`` (its vacuum), a term's and a prefix's postings come from the primary
+    key's entries, never the table's pages; the planner is steered to the index so a
+    collection this small, which it would simply scan, shows the path a large one takes."""
+    _lite, pg = both
+    store = pg_store(pg)
+    store.optimize()
+    for expression in ('"token"', '"auth" *'):
+        sql = postings._phrase_rows(1, parse(expression).phrases[0], anchor=False)
+        with store.pg.transaction():
+            store.pg.execute("SET LOCAL enable_seqscan = off")
+            store.pg.execute("SET LOCAL enable_bitmapscan = off")
+            plan = "\n".join(row[0] for row in store.pg.execute("EXPLAIN (ANALYZE, COSTS OFF) " + sql.sql, sql.params))
+        assert "Index Only Scan using postings_pkey" in plan, plan
+        assert "Heap Fetches: 0" in plan, plan

@@ -219,8 +219,6 @@ def bm25(
     if all_and and singles and min(known[t] for t in singles) == 0:
         return []  # a term no chunk holds: nothing has every phrase
     anchor = min(singles, key=lambda t: (known[t], t)) if all_and and singles else None
-    counts = _phrase_counts(conn, query.phrases, known)
-    idfs = [_idf(n, chunks) for n in counts]
     hits = _Sql()
     if anchor is not None:
         hits.add("anchor AS MATERIALIZED (SELECT chunk_id FROM postings WHERE term = %s), ", anchor)
@@ -230,20 +228,35 @@ def bm25(
             hits.add(" UNION ALL ")
         hits.extend(_phrase_rows(i, phrase, anchor=anchor is not None))
     hits.add(")")
-    score = (
-        f"sum((%s::float8[])[h.i] * ((h.f * ({K1!r}::float8 + 1.0)) / "
-        f"(h.f + {K1!r}::float8 * (1 - {B!r}::float8 + {B!r}::float8 * h.length / %s::float8))))"
-    )
-    having = _having(query)
+    # Each chunk's score, FTS5's BM25 summed over the phrases it holds. A single term's idf
+    # comes from its count; a longer phrase's or a prefix's must be counted from its
+    # postings, which is done in the statement, and only once some chunk fits the query
+    # (an all-AND query often has none): those phrases are summed apart, per chunk, and
+    # weighted by their idf after the grouping.
+    weight = (f"((h.f * ({K1!r}::float8 + 1.0)) / "
+              f"(h.f + {K1!r}::float8 * (1 - {B!r}::float8 + {B!r}::float8 * h.length / %s::float8)))")  # fmt: skip
+    average = tokens / chunks
+    counted = [i for i, phrase in enumerate(query.phrases, start=1) if not _single(phrase)]
+    idfs = [_idf(known[p.tokens[0]], chunks) if _single(p) else 0.0 for p in query.phrases]
+    grouped = _Sql()
+    grouped.add(f"SELECT h.chunk_id, sum((%s::float8[])[h.i] * {weight}) AS score", idfs, average)
+    for i in counted:
+        grouped.add(f", sum({weight}) FILTER (WHERE h.i = {i}) AS w{i}", average)
+    grouped.add(f" FROM h GROUP BY h.chunk_id{_having(query)}")
     out = _Sql()
     out.add("WITH ")
     out.extend(hits)
+    out.add(", grouped AS (")
+    out.extend(grouped)
+    out.add("), scored AS (SELECT g.chunk_id, g.score")
+    for i in counted:
+        out.add(f" + coalesce(g.w{i}, 0) * ")
+        out.extend(_counted_idf(i, query.phrases[i - 1], chunks))
+    out.add(" AS score FROM grouped g) ")
     if scope is None or scope.unrestricted:
-        out.add(f" SELECT h.chunk_id, {score} AS score FROM h GROUP BY h.chunk_id{having} ", idfs, tokens / chunks)
-        out.add("ORDER BY score DESC, h.chunk_id LIMIT %s", limit)
+        out.add("SELECT s.chunk_id, s.score FROM scored s ORDER BY s.score DESC, s.chunk_id LIMIT %s", limit)
     else:
         condition, scoped = scope_where(scope, dialect="postgresql")
-        out.add(f", scored AS (SELECT h.chunk_id, {score} AS score FROM h GROUP BY h.chunk_id{having}) ", idfs, tokens / chunks)
         out.add(
             "SELECT s.chunk_id, s.score FROM scored s JOIN chunks c ON c.id = s.chunk_id JOIN files f ON f.id = c.file_id "
             f"WHERE {condition} ORDER BY s.score DESC, s.chunk_id LIMIT %s",
@@ -258,22 +271,15 @@ def _single(phrase: fulltext.Phrase) -> bool:
     return len(phrase.tokens) == 1 and not phrase.prefix
 
 
-def _phrase_counts(conn: Any, phrases: Sequence[fulltext.Phrase], known: dict[str, int]) -> list[int]:
-    """How many chunks hold each phrase (FTS5's idf counts rows): a single term from the term
-    counts, a longer phrase or a prefix counted from its postings (one statement for all)."""
-    complex_ = [(i, p) for i, p in enumerate(phrases, start=1) if not _single(p)]
-    counted: dict[int, int] = {}
-    if complex_:
-        sql = _Sql()
-        sql.add("SELECT ")
-        for n, (i, phrase) in enumerate(complex_):
-            sql.add(", " if n else "")
-            sql.add("(SELECT count(*) FROM (")
-            sql.extend(_phrase_rows(i, phrase, anchor=False))
-            sql.add(") x)")
-        row = conn.execute(sql.sql, sql.params, prepare=False).fetchone()
-        counted = {i: int(value) for (i, _p), value in zip(complex_, row, strict=True)}
-    return [known[p.tokens[0]] if _single(p) else counted[i] for i, p in enumerate(phrases, start=1)]
+def _counted_idf(i: int, phrase: fulltext.Phrase, rows: int) -> _Sql:
+    """FTS5's idf (:func:`_idf`, the same float operations) of a phrase or prefix counted
+    from its postings: a scalar subquery, which PostgreSQL runs once, when first needed."""
+    sql = _Sql()
+    sql.add("(SELECT CASE WHEN v > 0 THEN v ELSE 1e-6::float8 END FROM (SELECT ln((%s::float8 - n + 0.5) / (n + 0.5)) AS v "
+            "FROM (SELECT count(*)::float8 AS n FROM (", rows)  # fmt: skip
+    sql.extend(_phrase_rows(i, phrase, anchor=False))
+    sql.add(") x) c) d)")
+    return sql
 
 
 def _frequency(alias: str) -> str:
@@ -325,6 +331,13 @@ def _phrase_rows(i: int, phrase: fulltext.Phrase, *, anchor: bool) -> _Sql:
     sql.add(" CROSS JOIN LATERAL unnest(p0.positions) WITH ORDINALITY s(pos, j) WHERE p0.term = %s", phrase.tokens[0])
     for k in range(1, last + 1):
         sql.add(f" AND s.pos + {k} = ANY(p{k}.positions)")
+    # The chunks holding every token, found from the key alone (no positions), first: only
+    # their postings are read from the table for the positions.
+    exact = [token for k, token in enumerate(phrase.tokens) if not (k == last and phrase.prefix)]
+    sql.add(" AND p0.chunk_id IN (SELECT q0.chunk_id FROM postings q0")
+    for k, token in enumerate(exact[1:], start=1):
+        sql.add(f" JOIN postings q{k} ON q{k}.chunk_id = q0.chunk_id AND q{k}.term = %s", token)
+    sql.add(" WHERE q0.term = %s)", exact[0])
     sql.add(f"{within} GROUP BY p0.chunk_id, p0.length")
     return sql
 

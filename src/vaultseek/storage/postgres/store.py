@@ -751,10 +751,16 @@ class PgStore(Store):
         return problems + postings.problems(self.pg)
 
     def optimize(self) -> None:
-        """Drop term counts that reached zero, refresh planner statistics, and give a large
-        collection its HNSW index."""
+        """Drop term counts that reached zero, vacuum the postings and chunks (so a term's
+        postings are read from the index alone: ``schema.p003_covering_postings``), refresh
+        planner statistics, and give a large collection its HNSW index. A role that does not
+        own the tables skips the vacuum with a server warning; autovacuum does it later."""
         with self._write():
+            # A durable commit flushes the writes committed before it without waiting (the
+            # writer's default): vacuum marks a page visible to all only once they are.
+            self.pg.execute("SET LOCAL synchronous_commit = on")
             self.pg.execute("DELETE FROM terms_df WHERE df <= 0")
+        self.pg.execute("VACUUM (ANALYZE) postings, chunks")
         self.pg.execute("ANALYZE")
         self.ensure_hnsw()
 
