@@ -40,6 +40,12 @@ K1 = 1.2
 B = 0.75
 """FTS5's BM25 constants (``bm25()`` in ``fts5_aux.c``)."""
 
+ANCHOR_TERMS = 3
+"""An all-AND query's candidates: the chunks holding its rarest this many single terms. Two
+common words' intersection is usually a small part of either, and each further term is then
+looked up per candidate instead of read whole (a million-chunk collection has terms in
+hundreds of thousands of chunks)."""
+
 _WEIGHTS = tuple(f"{w!r}::float8" for w in BM25_WEIGHTS)
 """The column weights as SQL literals (``repr`` round-trips a float exactly)."""
 
@@ -218,15 +224,21 @@ def bm25(
     all_and = query.operators <= {"AND"}
     if all_and and singles and min(known[t] for t in singles) == 0:
         return []  # a term no chunk holds: nothing has every phrase
-    anchor = min(singles, key=lambda t: (known[t], t)) if all_and and singles else None
+    # An all-AND query ranks only the chunks that hold its rarest terms (up to ANCHOR_TERMS
+    # of them, intersected from the key alone): every other term is then looked up in those.
+    rarest = sorted(singles, key=lambda t: (known[t], t))[:ANCHOR_TERMS] if all_and else []
+    anchor = bool(rarest)
     hits = _Sql()
-    if anchor is not None:
-        hits.add("anchor AS MATERIALIZED (SELECT chunk_id FROM postings WHERE term = %s), ", anchor)
+    if anchor:
+        hits.add("anchor AS MATERIALIZED (SELECT a0.chunk_id FROM postings a0")
+        for k, term in enumerate(rarest[1:], start=1):
+            hits.add(f" JOIN postings a{k} ON a{k}.chunk_id = a0.chunk_id AND a{k}.term = %s", term)
+        hits.add(" WHERE a0.term = %s), ", rarest[0])
     hits.add("h(i, chunk_id, length, f) AS (")
     for i, phrase in enumerate(query.phrases, start=1):
         if i > 1:
             hits.add(" UNION ALL ")
-        hits.extend(_phrase_rows(i, phrase, anchor=anchor is not None))
+        hits.extend(_phrase_rows(i, phrase, anchor=anchor))
     hits.add(")")
     # Each chunk's score, FTS5's BM25 summed over the phrases it holds. A single term's idf
     # comes from its count; a longer phrase's or a prefix's must be counted from its
