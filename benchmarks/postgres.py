@@ -214,7 +214,7 @@ def latencies(index: Index, texts: list[str], mode: str) -> tuple[float, float]:
 
 
 WIDTHS = (40, 100, 200, 400, 800)
-"""``hnsw.ef_search`` values the scale run measures; a search's own (its pool of 100 → 400) is
+"""``hnsw.ef_search`` values the scale run measures; a search's own (its pool of 100 → 200) is
 among them."""
 
 
@@ -323,7 +323,7 @@ def scale_table(result: dict[str, Any]) -> str:
            f"{pg[f'{m}_p50_ms']:.0f} / {pg[f'{m}_p99_ms']:.0f} ms") for m in ("hybrid", "vector", "bm25")),
     ]  # fmt: skip
     for width, measured in pg["widths"].items():
-        default = " (a search's default)" if int(width) == 400 else ""
+        default = " (a search's default)" if int(width) == 200 else ""
         rows.append((f"vector recall@10 vs exact, `hnsw.ef_search` {width}{default}; its p50", "1 (exact)",
                      f"{measured['recall_at_10']:.3f}; {measured['p50_ms']:.1f} ms"))  # fmt: skip
     loads = ", ".join(f"{name} {result[name].get('load_before', '?')}" for name in ("sqlite", "postgresql"))

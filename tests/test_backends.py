@@ -234,7 +234,7 @@ def test_hnsw_search_finds_what_exact_search_finds(both: tuple[Index, Index]) ->
 
 
 def test_hnsw_search_width_follows_the_pool_unless_set(both: tuple[Index, Index]) -> None:
-    """A search's pool of 100 reads 400 candidates of the graph (``hnsw.ef_search``); a width
+    """A search's pool of 100 reads 200 candidates of the graph (``hnsw.ef_search``); a width
     set on the vectors replaces that, and the nearest are found either way."""
     from vaultseek.storage.postgres.connection import connect
 
@@ -254,7 +254,7 @@ def test_hnsw_search_width_follows_the_pool_unless_set(both: tuple[Index, Index]
             assert len(hits) == min(100, len(hnsw)) and hits[0][1] >= hits[-1][1]
     finally:
         hnsw.close()
-    assert widths == ["400", "800", "1"]
+    assert widths == ["200", "800", "1"]
 
 
 def run_cli(*args: str, check: bool = True, **options: object) -> subprocess.CompletedProcess[str]:

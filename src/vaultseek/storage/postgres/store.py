@@ -830,7 +830,7 @@ class HnswVectors:
     def __init__(self, connect: Callable[[], Any], schema: str, dim: int, chunks: int, *, ef_search: int | None = None) -> None:
         self._connect = connect
         self.ef_search = ef_search
-        """pgvector's search width; None: four times the limit, at least 40 (:meth:`nearest`)."""
+        """pgvector's search width; None: twice the limit, at least 40 (:meth:`nearest`)."""
         self._conn: Any = None
         self._lock = threading.Lock()
         self.schema = schema
@@ -842,10 +842,10 @@ class HnswVectors:
 
     def nearest(self, query: np.ndarray, limit: int, scope: SearchFilter | None) -> list[tuple[int, float]]:
         """(chunk id, cosine) of the ``limit`` chunks nearest ``query`` (a unit vector), best
-        first. The search width (``hnsw.ef_search``) is :attr:`ef_search` when set, else four
-        times the limit, at least 40 and at most 1,000 (a search's pool of 100 reads 400
-        candidates: at 100,000 synthetic chunks 99% of the exact nearest ten, against 97% at
-        200, for ~8 ms more; a hybrid search runs it beside BM25, which takes longer);
+        first. The search width (``hnsw.ef_search``) is :attr:`ef_search` when set, else twice
+        the limit, at least 40 and at most 1,000: a search's pool of 100 reads 200 candidates,
+        which found 96% of the exact nearest ten at a million synthetic chunks (97% at 400, for
+        ~14 ms more: docs/postgres.md#measured);
         pgvector's iterative scan keeps reading the graph until ``limit`` rows inside
         ``scope`` are found."""
         join, where, params = "", "", []
@@ -857,7 +857,7 @@ class HnswVectors:
                 self._conn = self._connect()
                 self._conn.execute(f'SET search_path = "{self.schema}", public')
                 self._conn.execute("SET hnsw.iterative_scan = relaxed_order")
-            width = self.ef_search or max(40, min(limit * 4, 1000))
+            width = self.ef_search or max(40, min(limit * 2, 1000))
             self._conn.execute(f"SET hnsw.ef_search = {int(width)}")
             rows = self._conn.execute(
                 f"SELECT c.id, (c.embedding::halfvec({self.dim})) <#> %s::halfvec({self.dim}) AS distance "
