@@ -202,6 +202,8 @@ async function load({ quiet = false } = {}) {
   try {
     const body = await api(`/api/documents?${query()}`);
     if (mine !== request) return;
+    // A re-file opened while this refresh was on its way: keep it, refresh later.
+    if (quiet && parts.list.querySelector(".kb-refile")) { refreshSoon(1500); return; }
     if (body.total && body.offset >= body.total) { view.offset = Math.max(0, Math.floor((body.total - 1) / view.limit) * view.limit); return load(); }
     renderRows(body);
   } catch (error) {
