@@ -229,11 +229,11 @@ def hnsw_recall(index: Index, texts: list[str], pool: int = 100) -> dict[str, di
     assert isinstance(store, PgStore)
     embedder = index.embedder()
     vectors = [embedder.embed_one(text) for text in texts]
+    dim = int(store.get_meta("hnsw_dim") or len(vectors[0]))
     exact: list[set[int]] = []
     for vector in vectors:
         with store.pg.transaction():
             store.pg.execute("SET LOCAL enable_indexscan = off")
-            dim = int(store.get_meta("hnsw_dim") or len(vector))
             exact.append({
                 int(row[0])
                 for row in store.pg.execute(

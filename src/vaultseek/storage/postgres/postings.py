@@ -15,8 +15,8 @@ postings of its own terms only — never a chunk row — and ranks them in one s
   and the average length from ``stats`` and each term's document count from ``terms_df`` (a
   phrase's or a prefix's is counted from its postings);
 * the query's AND/OR shape is checked per chunk on which phrases it holds, and the top k
-  are chosen in SQL. An all-AND query first takes the chunks of its rarest term and looks
-  the other terms up in those only.
+  are chosen in SQL. An all-AND query first takes the chunks holding its three rarest terms
+  and looks the other terms up in those only.
 
 Postings are inserted in the statement that inserts their chunks, and deleted with them,
 inside the writer's transaction (``store.PgStore._write``), so a reader never sees a chunk
@@ -346,10 +346,11 @@ def _phrase_rows(i: int, phrase: fulltext.Phrase, *, anchor: bool) -> _Sql:
     # The chunks holding every token, found from the key alone (no positions), first: only
     # their postings are read from the table for the positions.
     exact = [token for k, token in enumerate(phrase.tokens) if not (k == last and phrase.prefix)]
-    sql.add(" AND p0.chunk_id IN (SELECT q0.chunk_id FROM postings q0")
-    for k, token in enumerate(exact[1:], start=1):
-        sql.add(f" JOIN postings q{k} ON q{k}.chunk_id = q0.chunk_id AND q{k}.term = %s", token)
-    sql.add(" WHERE q0.term = %s)", exact[0])
+    if len(exact) > 1:
+        sql.add(" AND p0.chunk_id IN (SELECT q0.chunk_id FROM postings q0")
+        for k, token in enumerate(exact[1:], start=1):
+            sql.add(f" JOIN postings q{k} ON q{k}.chunk_id = q0.chunk_id AND q{k}.term = %s", token)
+        sql.add(" WHERE q0.term = %s)", exact[0])
     sql.add(f"{within} GROUP BY p0.chunk_id, p0.length")
     return sql
 

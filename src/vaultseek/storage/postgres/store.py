@@ -757,17 +757,17 @@ class PgStore(Store):
         return problems + postings.problems(self.pg)
 
     def optimize(self) -> None:
-        """Drop term counts that reached zero, vacuum the postings and chunks (so a term's
-        postings are read from the index alone: ``schema.p003_covering_postings``), refresh
-        planner statistics, and give a large collection its HNSW index. A role that does not
-        own the tables skips the vacuum with a server warning; autovacuum does it later."""
+        """Drop term counts that reached zero, vacuum and analyse the collection's tables (the
+        vacuum lets a term's postings be read from the index alone:
+        ``schema.p003_covering_postings``), and give a large collection its HNSW index. A role
+        that does not own the tables skips them with a server warning; autovacuum does it later."""
         with self._write():
             # A durable commit flushes the writes committed before it without waiting (the
             # writer's default): vacuum marks a page visible to all only once they are.
             self.pg.execute("SET LOCAL synchronous_commit = on")
             self.pg.execute("DELETE FROM terms_df WHERE df <= 0")
-        self.pg.execute("VACUUM (ANALYZE) postings, chunks")
-        self.pg.execute("ANALYZE")
+        tables = ", ".join(f'"{self.schema}"."{name}"' for name in self._tables())
+        self.pg.execute(f"VACUUM (ANALYZE) {tables}")
         self.ensure_hnsw()
 
     def ensure_hnsw(self, *, force: bool = False) -> bool:
@@ -819,6 +819,10 @@ class PgStore(Store):
             )
         }
 
+    def _tables(self) -> list[str]:
+        """The names of the collection's tables."""
+        return list(self.sizes())
+
     def close(self) -> None:
         self.pg.close()
 
@@ -827,9 +831,9 @@ class HnswVectors:
     """A collection's vectors searched by pgvector's HNSW index
     (:class:`~vaultseek.search.hybrid.NearestVectors`)."""
 
-    def __init__(self, connect: Callable[[], Any], schema: str, dim: int, chunks: int, *, ef_search: int | None = None) -> None:
+    def __init__(self, connect: Callable[[], Any], schema: str, dim: int, chunks: int) -> None:
         self._connect = connect
-        self.ef_search = ef_search
+        self.ef_search: int | None = None
         """pgvector's search width; None: twice the limit, at least 40 (:meth:`nearest`)."""
         self._conn: Any = None
         self._lock = threading.Lock()
