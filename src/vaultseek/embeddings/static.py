@@ -135,6 +135,20 @@ class StaticEmbedder:
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
 
+    def legible_share(self, text: str) -> float:
+        """The share of ``text``'s known tokens that carry a learned meaning (1.0 when it
+        has none): tokens other than the unknown one (dropped before the mean, so they do not
+        count) that are not a letter of a Hangul syllable. An English WordPiece vocabulary
+        (the bundled model's) takes each Korean syllable apart into letters and has vectors
+        for those letters only, so a Korean query's vector is close to noise; search weighs
+        the vector list by this share (``hybrid.list_weights``)."""
+        ids = self.tokenizer.encode(text, add_special_tokens=False).ids
+        known = [i for i in ids if i != self.unk_id]
+        if not known:
+            return 1.0
+        legible = sum(1 for i in known if not _hangul_letters(self.tokenizer.id_to_token(i) or ""))
+        return legible / len(known)
+
     def _token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids per text: batch-encoded on the tokenizer's thread pool, or one text at a
         time in this thread once that pool has failed. The pool starts on first use; when it
@@ -180,6 +194,15 @@ class StaticEmbedder:
             norms = np.linalg.norm(out, axis=1, keepdims=True)
             out /= norms + 1e-32
         return out
+
+
+def _hangul_letters(token: str) -> bool:
+    """True for a piece made only of Hangul jamo (a syllable taken apart), ``##`` aside."""
+    letters = token.removeprefix("##")
+    return bool(letters) and all(
+        "\u1100" <= ch <= "\u11ff" or "\u3130" <= ch <= "\u318f" or "\ua960" <= ch <= "\ua97f" or "\ud7b0" <= ch <= "\ud7ff"
+        for ch in letters
+    )
 
 
 def load_embedder(spec: str | None = None) -> StaticEmbedder:

@@ -174,6 +174,12 @@ class QueryModel(Protocol):
     def embed_one(self, text: str) -> np.ndarray: ...
 
 
+class StaticQueryModel(QueryModel, Protocol):
+    """The fast tier's model, which also says how much of a query it can read."""
+
+    def legible_share(self, text: str) -> float: ...
+
+
 class NearestVectors(Protocol):
     """Vectors searched where they live — PostgreSQL's HNSW index — rather than in memory:
     the ``limit`` chunks nearest a unit query vector inside ``scope``, best first."""
@@ -183,7 +189,7 @@ class NearestVectors(Protocol):
     def nearest(self, query: np.ndarray, limit: int, scope: SearchFilter | None) -> Scored: ...
 
 
-VectorSide = Callable[[], tuple["VectorIndex | NearestVectors", QueryModel]]
+VectorSide = Callable[[], tuple["VectorIndex | NearestVectors", StaticQueryModel]]
 """Returns the vectors and the model, or raises :class:`VectorsUnavailable`."""
 DeepSide = tuple[VectorIndex, QueryModel, float]
 """The deep vectors, the deep model, and the share of the index's chunks the vectors cover."""
@@ -213,7 +219,8 @@ def run_search(
     notices: list[str] = []
     bm25: Scored = []
     vec: Scored = []
-    model: QueryModel | None = None
+    model: StaticQueryModel | None = None
+    legible = 1.0
     scanning: Callable[[], ScanResult] | None = None
     deep: Scored = []
     deep_scanning: Callable[[], ScanResult] | None = None
@@ -239,6 +246,7 @@ def run_search(
         else:
             # In the background only when BM25 runs meanwhile: alone, the hop costs ~0.4 ms.
             scanning = _start(params.mode == "hybrid", _scan, index, model, text, pool, scope)
+            legible = model.legible_share(text) if params.mode == "hybrid" else 1.0
     if params.mode in ("hybrid", "bm25"):
         query, corrected = refine_query(store, query)
         notices.extend(corrected)
@@ -258,9 +266,9 @@ def run_search(
         notices.append(f"term matching re-scores convex fusion only; not applied with {params.fusion}")
     lists = {"bm25": bm25, "vector": vec, "deep": deep}
     if model is not None and bm25 and vec and params.term_match > 0 and params.mode == "hybrid" and params.fusion == "convex":
-        fused, rows = fuse_with_terms(store, lists, query, len(index), params, lean, coverage)
+        fused, rows = fuse_with_terms(store, lists, query, len(index), params, lean, coverage, legible)
     else:
-        fused = fuse(lists, params, lean=lean, coverage=coverage)
+        fused = fuse(lists, params, lean=lean, coverage=coverage, legible=legible)
     if params.link_boost and link_graph is not None and fused:
         # Only the head that can still reach the top k is re-scored — unless recency follows:
         # it can lower the head's scores, so everything stays a contender.
@@ -324,12 +332,18 @@ def _start(background: bool, fn: Callable[..., ScanResult], *args: object) -> Ca
 
 
 def fuse(
-    lists: dict[str, Scored], params: SearchParams, *, lean: Mapping[str, float] | None = None, coverage: float = 1.0
+    lists: dict[str, Scored],
+    params: SearchParams,
+    *,
+    lean: Mapping[str, float] | None = None,
+    coverage: float = 1.0,
+    legible: float = 1.0,
 ) -> list[Fused]:
     """Combine the lists with the configured method. A single-mode search is a one-list
     fusion, so every mode's results carry the same score and rank data. ``lean`` multiplies
-    the list weights (query intent); ``coverage`` scales the deep list's."""
-    weights = list_weights(params, lean, coverage)
+    the list weights (query intent); ``coverage`` scales the deep list's, ``legible`` the
+    vector list's (:func:`list_weights`)."""
+    weights = list_weights(params, lean, coverage, legible)
     if params.fusion == "convex":
         return convex(lists, weights=weights)
     return rrf({name: [i for i, _s in hits] for name, hits in lists.items()}, k=params.rrf_k, weights=weights)
@@ -343,6 +357,7 @@ def fuse_with_terms(
     params: SearchParams,
     lean: Mapping[str, float] | None,
     coverage: float = 1.0,
+    legible: float = 1.0,
 ) -> tuple[list[Fused], dict[int, ChunkRow]]:
     """Convex fusion with the head's lexical scores re-scored by term matching
     (:mod:`termmatch`): the plain fusion's :data:`~termmatch.RERANK_DEPTH` best chunks are
@@ -350,7 +365,7 @@ def fuse_with_terms(
     in. Results keep their ranks in the original BM25 and vector lists: the ranks explain
     the lists, the score includes the match. Returns the head's rows too: the results are
     mostly among them, so they are not read twice."""
-    weights = list_weights(params, lean, coverage)
+    weights = list_weights(params, lean, coverage, legible)
     words = content_words(" ".join(query.terms))
     if not words:
         return convex(lists, weights=weights), {}
@@ -363,11 +378,13 @@ def fuse_with_terms(
 
 
 def list_weights(
-    params: SearchParams, lean: Mapping[str, float] | None = None, coverage: float = 1.0
+    params: SearchParams, lean: Mapping[str, float] | None = None, coverage: float = 1.0, legible: float = 1.0
 ) -> dict[str, float]:
     """The fusion's list weights: the method's defaults, then the configured ones, times the
     intent's lean (the deep list leans as the vector list does: both are meaning); the deep
-    list's times ``coverage``, the share of chunks that have a deep vector."""
+    list's times ``coverage``, the share of chunks that have a deep vector; the vector list's
+    times ``legible``, the share of the query the fast tier's model can read (a Korean
+    question has next to none with the bundled English model: its vector is noise)."""
     weights = dict(DEFAULT_WEIGHTS[params.fusion])
     if params.bm25_weight is not None:
         weights["bm25"] = params.bm25_weight
@@ -380,6 +397,7 @@ def list_weights(
         if name == "vector":
             weights["deep"] *= factor
     weights["deep"] *= coverage
+    weights["vector"] *= legible
     return weights
 
 
