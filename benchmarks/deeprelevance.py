@@ -57,7 +57,8 @@ def measure(lang: str, data: Path, workdir: Path, *, deepen: bool) -> tuple[int,
             hits = index.search(question["query"], k=CANDIDATES).results
             ids = [hit.chunk_id for hit in hits]
             deep, static = index.deep_similarities(question["query"], ids), index.similarities(question["query"], ids)
-            related += [(deep[h.chunk_id], static[h.chunk_id]) for h in hits if question["relevant"].get(h.path, 0) > 0]
+            # A question the static model cannot read gets no static cosines: not kept by them.
+            related += [(deep[h.chunk_id], static.get(h.chunk_id, -1.0)) for h in hits if question["relevant"].get(h.path, 0) > 0]
         noise: list[tuple[float, float]] = []
         for prompt in UNRELATED:
             ids = [hit.chunk_id for hit in index.search(prompt, k=CANDIDATES).results]

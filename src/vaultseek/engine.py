@@ -25,7 +25,7 @@ import numpy as np
 
 from .config import Config, VaultRegistry, load_config
 from .contract import SearchRequest
-from .embeddings.static import StaticEmbedder, load_embedder
+from .embeddings.static import MIN_LEGIBLE_SHARE, StaticEmbedder, load_embedder
 from .errors import (
     ConfigError,
     IndexAccessError,
@@ -628,10 +628,14 @@ class Index:
     def similarities(self, text: str, chunk_ids: list[int]) -> dict[int, float]:
         """The cosine similarity of ``text`` to each stored chunk (an absolute relevance
         measure, unlike the per-query normalised fused score). Empty when the vector side
-        cannot serve this index; chunks without a vector are left out."""
+        cannot serve this index, or when its model cannot read most of ``text`` (below
+        :data:`MIN_LEGIBLE_SHARE`: the bundled model sees any two Korean texts as alike, at
+        cosines of 0.8–0.95); chunks without a vector are left out."""
         try:
             index, model = self._vector_side()
         except VectorsUnavailable:
+            return {}
+        if model.legible_share(text) < MIN_LEGIBLE_SHARE:
             return {}
         return _cosines(index, model.embed_one(text), chunk_ids)
 
