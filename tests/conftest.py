@@ -177,3 +177,13 @@ def wait_for(check, seconds: float = 2.0) -> bool:  # type: ignore[no-untyped-de
             return True
         time.sleep(0.05)
     return bool(check())
+
+
+def copy_tldr_pages(vault: Path, language: str, count: int = 60) -> None:
+    """The first ``count`` tldr pages of ``language`` (``pages.<language>/common``) copied into
+    ``vault``; skips the test where ``../shared/data`` is missing (CI has it)."""
+    pages = sorted((SHARED_DATA / "tldr" / f"pages.{language}" / "common").glob("*.md"))[:count]
+    if not pages:
+        pytest.skip("../shared/data/tldr is not available")
+    for page in pages:
+        (vault / page.name).write_bytes(page.read_bytes())

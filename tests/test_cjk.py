@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHARED_DATA
+from conftest import SHARED_DATA, copy_tldr_pages
 from vaultseek import open_index
 from vaultseek.text.lexical import index_text, parse_query
 
@@ -114,20 +114,11 @@ def test_cjk_known_item_recall_on_real_pages() -> None:
     assert result["bm25"] > result["bm25_plain_fts5"] + 0.1  # the rewriting is what helps
 
 
-def korean_pages(vault: Path, count: int = 60) -> None:
-    """The first ``count`` Korean tldr pages (common/), copied into ``vault``."""
-    pages = sorted((SHARED_DATA / "tldr" / "pages.ko" / "common").glob("*.md"))[:count]
-    if not pages:
-        pytest.skip("../shared/data/tldr is not available")
-    for page in pages:
-        (vault / page.name).write_bytes(page.read_bytes())
-
-
 @pytest.mark.parametrize("query", ["압축 파일을 풀고 싶어", "두 파일의 차이를 비교하는 방법", "원격 서버에 파일 복사"])
 def test_a_korean_question_is_not_reordered_by_vectors_that_cannot_read_it(vault: Path, query: str) -> None:
     """The bundled English model reads a Korean question as the letters of its syllables, so
     its vector list is noise: the hybrid ranks such a question as one without that list."""
-    korean_pages(vault)
+    copy_tldr_pages(vault, "ko")
     with open_index(vault, create=True) as index, open_index(vault, vector_weight=0.0) as without_vectors:
         index.sync()
         hybrid = [h.path for h in index.search(query, k=10).results]
@@ -137,7 +128,7 @@ def test_a_korean_question_is_not_reordered_by_vectors_that_cannot_read_it(vault
 
 
 def test_a_command_name_in_a_korean_vault_keeps_the_vector_list(vault: Path) -> None:
-    korean_pages(vault)
+    copy_tldr_pages(vault, "ko")
     with open_index(vault, create=True) as index:
         index.sync()
         model = index.embedder()

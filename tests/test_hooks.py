@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import copy_tldr_pages, run_cli
 from vaultseek import open_index
 from vaultseek.agents.hooks import (
     HEADER,
@@ -323,21 +323,11 @@ def test_the_daemon_frames_hook_answers_the_same_way(indexed: Path) -> None:
     assert tool_served == tool_alone and INJECTION in tool_served
 
 
-def korean_vault(vault: Path, count: int = 60) -> None:
-    from conftest import SHARED_DATA
-
-    pages = sorted((SHARED_DATA / "tldr" / "pages.ko" / "common").glob("*.md"))[:count]
-    if not pages:
-        pytest.skip("../shared/data/tldr is not available")
-    for page in pages:
-        (vault / page.name).write_bytes(page.read_bytes())
-
-
 def test_a_korean_prompt_is_not_judged_by_vectors_that_cannot_read_it(vault: Path) -> None:
     """The bundled English model sees any two Korean texts as alike (cosines 0.8–0.95), so an
     unrelated Korean prompt would pass its threshold with every hit. Such a prompt is judged as
     when there are no vectors: only its direct lexical hits."""
-    korean_vault(vault)
+    copy_tldr_pages(vault, "ko")
     with open_index(vault, create=True, deep_tier=False) as index:
         index.sync()
         unrelated = "최고의 김치찌개 레시피를 알려줘"
