@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,6 +146,8 @@ class StaticEmbedder:
         (the bundled model's) takes each Korean syllable apart into letters and has vectors
         for those letters only, so a Korean query's vector is close to noise; search weighs
         the vector list by this share (``hybrid.list_weights``)."""
+        if not _HANGUL.search(text):  # only Hangul gives Hangul letters: 1.0, without tokenizing
+            return 1.0
         ids = self.tokenizer.encode(text, add_special_tokens=False).ids
         known = [i for i in ids if i != self.unk_id]
         if not known:
@@ -199,13 +202,15 @@ class StaticEmbedder:
         return out
 
 
+_JAMO = "\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\ud7b0-\ud7ff"
+"""The Unicode blocks of Hangul letters (jamo): what a syllable is taken apart into."""
+_HANGUL = re.compile(f"[{_JAMO}\uac00-\ud7a3]")
+_ONLY_JAMO = re.compile(f"(?:##)?[{_JAMO}]+")
+
+
 def _hangul_letters(token: str) -> bool:
     """True for a piece made only of Hangul jamo (a syllable taken apart), ``##`` aside."""
-    letters = token.removeprefix("##")
-    return bool(letters) and all(
-        "\u1100" <= ch <= "\u11ff" or "\u3130" <= ch <= "\u318f" or "\ua960" <= ch <= "\ua97f" or "\ud7b0" <= ch <= "\ud7ff"
-        for ch in letters
-    )
+    return _ONLY_JAMO.fullmatch(token) is not None
 
 
 def load_embedder(spec: str | None = None) -> StaticEmbedder:
