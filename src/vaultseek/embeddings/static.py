@@ -34,6 +34,8 @@ _BATCH = 256
 MIN_LEGIBLE_SHARE = 0.5
 """Below this :meth:`StaticEmbedder.legible_share` a text's cosines say nothing about it: the
 agent hook and the study chat do not judge relevance by them (``Index.similarities``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ModelFiles:
     """Where a model lives on disk and the name the index records for it."""
