@@ -12,12 +12,14 @@ from hypothesis import strategies as st
 
 from vaultseek import QueryError, open_index
 from vaultseek.search.vocabulary import (
+    _without_function_words,
     allowed_edits,
     fold,
     osa_distance,
     vault_languages,
     word_forms,
 )
+from vaultseek.text.lexical import parse_query
 
 GERMAN = {
     "tar.md": "# tar\n\nPackt Dateien in ein Archiv und entpackt sie wieder. Das Archiv wird mit gzip "
@@ -95,6 +97,25 @@ def test_languages_come_from_the_vault(vault: Path, write: Callable[..., Path]) 
         assert vault_languages(index.store) == ("german",)
         response = index.search("listing", mode="bm25")  # English: Porter's stemming, as before
         assert response.results[0].path == "ls.md" and response.notices == ()
+
+
+def test_function_words_of_the_vaults_language_leave_a_question() -> None:
+    question = parse_query("¿Cuál es la forma de comprimir un archivo?")
+    assert _without_function_words(question, ("spanish",)).phrases == ('"forma"', '"comprimir"', '"archivo"')
+    assert _without_function_words(question, ()) == question
+    only = parse_query("es la")  # nothing else: the function words are the query
+    assert _without_function_words(only, ("spanish",)) == only
+
+
+def test_a_spanish_question_is_not_answered_by_its_function_words(vault: Path, write: Callable[..., Path]) -> None:
+    """``es`` is Spanish for "is" and the name of a Windows search tool: in a Spanish vault a
+    question's ``es`` is not searched (nor ``la``, ``de``, …), so the tool's page does not win."""
+    _index(vault, write, {**SPANISH, "es.md": "# es\n\nBusca archivos por nombre en el disco: es la búsqueda de Everything."})
+    with open_index(vault) as index:
+        assert vault_languages(index.store) == ("spanish",)
+        hits = index.search("¿es posible comprimir los archivos?", mode="bm25").results
+        assert hits and hits[0].path == "gzip.md"
+        assert index.search("es", mode="bm25").results[0].path == "es.md"  # alone, it is the query
 
 
 def test_an_english_vault_has_no_snowball_language(vault: Path, write: Callable[..., Path]) -> None:

@@ -9,7 +9,8 @@ side, against the index's own vocabulary (an ``fts5vocab`` view), so the index s
   function words are in at least :data:`LANGUAGE_SHARE` of the chunks), each longer query word
   also matches every indexed word that starts with its stem in that language —
   ``komprimieren`` → ``komprimi*`` (``komprimiert``, ``komprimierung``), ``archivos`` →
-  ``archiv*``. An English vault has none of the markers, so its queries are unchanged.
+  ``archiv*``. An English vault has none of the markers, so its queries are unchanged. The
+  language's :data:`FUNCTION_WORDS` are left out of a query that has other words.
 * **typos**: a query word that no chunk holds is replaced by the nearest indexed word
   (:func:`nearest_term`: a letter dropped, added, changed or two swapped; the commonest such
   word wins), and the response says what was searched instead (``Obsidain snyc`` →
@@ -38,6 +39,26 @@ LANGUAGE_MARKERS: dict[str, tuple[str, ...]] = {
     "dutch": ("het", "een", "niet"),
 }
 """Words common in running text of a language and rare elsewhere, per Snowball algorithm."""
+FUNCTION_WORDS: dict[str, frozenset[str]] = {
+    language: frozenset(words.split())
+    for language, words in {
+        "german": "dem des im am auf aus fur wie was wo wann warum ich mein meine es sich auch kann man",
+        "spanish": """el la los las lo un una unos unas de del al en y o u que es son ser esta estan he ha han por para
+            con sin se me mi mis te tu tus su sus le les nos como cual cuando donde hay muy mas ya pero si""",
+        "french": """le la les un une des du de au aux et ou que qui quoi est sont etre pour par avec sans dans
+            sur ce cette ces mon ma mes je il elle nous vous ils ne pas plus comment quel quelle quand en""",
+        "italian": """il lo la gli le un uno una di del della dei delle da con su per tra fra che sono essere
+            come quale dove quando non piu mi ti si ci vi""",
+        "portuguese": """os as um uma uns umas de do da dos das em no na nos nas por para com sem que sao ser
+            esta estao como qual onde quando nao mais meu minha se me""",
+        "dutch": """de het een en of van op te met voor aan bij zijn niet dat die dit wat hoe waar wanneer ik
+            je jij we wij ze er""",
+    }.items()
+}
+"""Per language (folded as the index stores words): articles, prepositions, pronouns, question
+words. In a vault written in that language they are left out of a query that has other words,
+as :data:`~vaultseek.text.lexical.STOPWORDS` are everywhere: a natural question is mostly
+such words, which match half the vault (and Spanish ``es`` names a command's page)."""
 LANGUAGE_SHARE = 0.05
 """A vault is taken to be (partly) in a language when its most frequent marker is in at least
 this share of its chunks; in English collections (SciFact, the tldr pages) each is under 1%."""
@@ -153,7 +174,11 @@ def nearest_term(store: Store, word: str) -> str | None:
 
 def refine_query(store: Store, query: LexicalQuery) -> tuple[LexicalQuery, tuple[str, ...]]:
     """``query`` with its misspelt words corrected and its words' other forms added, and the
-    notices a response shows about it (the corrected query)."""
+    notices a response shows about it (the corrected query). In a vault written in another
+    language its :data:`FUNCTION_WORDS` are left out first, unless nothing else is left."""
+    languages = vault_languages(store)
+    if languages:
+        query = _without_function_words(query, languages)
     words = {i: m.group(1) for i, p in enumerate(query.phrases) if (m := _WORD.match(p))}
     words = {i: w for i, w in words.items() if w.lower() not in STOPWORDS and not has_cjk(w)}
     if not words:
@@ -163,7 +188,6 @@ def refine_query(store: Store, query: LexicalQuery) -> tuple[LexicalQuery, tuple
     terms = list(query.terms)
     shown = [p.replace('"', "").replace(" *", "*") for p in phrases]
     fixed: list[tuple[str, str]] = []
-    languages = vault_languages(store)
     for i, word in words.items():
         if frequencies[i]:
             continue
@@ -182,3 +206,19 @@ def refine_query(store: Store, query: LexicalQuery) -> tuple[LexicalQuery, tuple
         missing = ", ".join(f'"{word}"' for word, _term in fixed)
         notices = (f'searched for "{searched}": no chunk has {missing}',)
     return LexicalQuery(tuple(phrases), tuple(dict.fromkeys(terms))), notices
+
+
+def _without_function_words(query: LexicalQuery, languages: tuple[str, ...]) -> LexicalQuery:
+    """``query`` without the one-word phrases that are function words in ``languages``; as it
+    is when that would leave nothing."""
+    function = frozenset().union(*(FUNCTION_WORDS[language] for language in languages))
+
+    def dropped(phrase: str) -> bool:
+        match = _WORD.match(phrase)
+        return match is not None and fold(match.group(1)) in function
+
+    kept = tuple(p for p in query.phrases if not dropped(p))
+    if not kept or len(kept) == len(query.phrases):
+        return query
+    gone = {fold(p.strip('"')) for p in query.phrases if dropped(p)}
+    return LexicalQuery(kept, tuple(t for t in query.terms if fold(t) not in gone))
