@@ -112,7 +112,7 @@ def _filtered_latencies(index: Any, queries: list[str]) -> dict[str, Any]:
     variants: dict[str, dict[str, Any]] = {"unfiltered": {}}
     shares: dict[str, float] = {}
     for name, chosen in _filters(index).items():
-        variants[name], shares[name] = {"scope": chosen["scope"]}, chosen["share"]
+        variants[name], shares[name] = {"filters": chosen["scope"]}, chosen["share"]
     variants["signals"] = {"title_match": True, "recency_half_life_days": 30, "intent": True}
     variants["term_match_off"] = {"term_match": 0.0}
     times: dict[str, list[float]] = {name: [] for name in variants}

@@ -1,0 +1,27 @@
+"""The benchmark commands the docs cite still run (their figures are not asserted: speed lives
+in the benchmarks, not in timed tests). A small vault keeps each to a few seconds."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import REPO
+
+
+def test_the_core_benchmark_runs_every_variant(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--files", "300", "--queries", "5", "--runs", "1", "--json", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    figures = json.loads(out.read_text("utf-8"))
+    assert figures["files"] == 300 and figures["chunks"] > 300
+    for name in ("hybrid", "bm25", "vector", "interleaved_unfiltered", "signals", "term_match_off"):
+        assert figures[name]["n"] == 5, name
+    assert len(figures["filtered"]) >= 5
+    assert all(variant["n"] == 5 for variant in figures["filtered"].values())
+    assert "warm hybrid query p50" in result.stdout
