@@ -25,3 +25,16 @@ def test_the_core_benchmark_runs_every_variant(tmp_path: Path) -> None:
     assert len(figures["filtered"]) >= 5
     assert all(variant["n"] == 5 for variant in figures["filtered"].values())
     assert "warm hybrid query p50" in result.stdout
+
+
+def test_the_study_benchmark_runs(tmp_path: Path) -> None:
+    out = tmp_path / "study.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.study", "--files", "50", "--runs", "2", "--json", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    figures = json.loads(out.read_text("utf-8"))
+    for name in ("chat_ttfb_ms", "page_http_ms", "search_server_ms", "engine_search_ms"):
+        assert len(figures[name]) == 2, name
+    assert "time to first byte of /api/chat" in result.stdout
