@@ -140,12 +140,14 @@ def render(result: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.intake", description=__doc__.split("\n\n")[0])
     parser.add_argument("--workdir", default="/tmp/vaultseek-intake-bench")
-    parser.add_argument("--holdout", type=float, default=0.1)
+    parser.add_argument("--holdout", type=float, default=0.1, help="the share of each folder's notes held out (0–1)")
     parser.add_argument("--offtopic", type=int, default=300)
     parser.add_argument("--data", default=str(DATA))
     parser.add_argument("--out", help="also write the tables to this file")
     parser.add_argument("--json", help="write the raw rows to this file")
     args = parser.parse_args(argv)
+    if not 0 < args.holdout < 1:
+        parser.error("--holdout is the share of each folder's notes held out, between 0 and 1 (e.g. 0.1)")
     data, work = Path(args.data), Path(args.workdir)
     if not (data / "tldr" / "pages").is_dir():
         print(f"no data at {data}", file=sys.stderr)
