@@ -92,7 +92,7 @@ def _ndcg(report: EvalReport, label: str) -> float | None:
 
 def summary(reports: list[EvalReport], floors: dict[str, float]) -> str:
     """nDCG@10 for every collection × configuration, the BM25 floor, and the default hybrid's
-    margin over its best single mode (the issue's bar: never below it by more than 0.005)."""
+    margin over its best single mode (the project's bar: never below it by more than 0.005)."""
     labels = [r.configuration.label for r in reports[0].results]
     head = ["collection", "docs", "queries", "BM25 floor", *labels, "hybrid − best single"]
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]

@@ -15,7 +15,7 @@ Two kinds of judged queries:
 Every signal is measured against the default hybrid search with everything else unchanged; the
 difference in nDCG@10 (and MRR@10, which is what a known-item query feels) is paired per query
 and shown with its standard error. A signal is turned on by default only where it helps the
-vault sets beyond noise and costs no BEIR collection more than 0.005 (the issue's rule); the
+vault sets beyond noise and costs no BEIR collection more than 0.005 (the project's rule); the
 document this writes says which are on.
 """
 

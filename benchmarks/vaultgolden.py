@@ -1,4 +1,4 @@
-"""Judged queries taken from a real vault's own structure (issue 8's measurement).
+"""Judged queries taken from a real vault's own structure (the signals and links benchmarks' sets).
 
 The vault is the PowerShell documentation in ``../shared/data/powershell-docs/reference``: the
 7.5 cmdlet reference and the conceptual articles, 1,110 notes with YAML frontmatter (``title``,
