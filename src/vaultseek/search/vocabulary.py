@@ -212,13 +212,9 @@ def _without_function_words(query: LexicalQuery, languages: tuple[str, ...]) -> 
     """``query`` without the one-word phrases that are function words in ``languages``; as it
     is when that would leave nothing."""
     function = frozenset().union(*(FUNCTION_WORDS[language] for language in languages))
-
-    def dropped(phrase: str) -> bool:
-        match = _WORD.match(phrase)
-        return match is not None and fold(match.group(1)) in function
-
-    kept = tuple(p for p in query.phrases if not dropped(p))
-    if not kept or len(kept) == len(query.phrases):
+    words = {p: fold(m.group(1)) for p in query.phrases if (m := _WORD.match(p))}
+    gone = {word for word in words.values() if word in function}
+    kept = tuple(p for p in query.phrases if words.get(p) not in gone)
+    if not gone or not kept:
         return query
-    gone = {fold(p.strip('"')) for p in query.phrases if dropped(p)}
     return LexicalQuery(kept, tuple(t for t in query.terms if fold(t) not in gone))
