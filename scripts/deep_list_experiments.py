@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from vaultseek import open_index
+from vaultseek.errors import VaultseekError
 from vaultseek.evaluation import metrics
 from vaultseek.search import hybrid
 
@@ -134,13 +135,22 @@ def main() -> None:
     parser.add_argument("--golden", required=True)
     parser.add_argument("--split", default="tune")
     args = parser.parse_args()
-    lines = [json.loads(line) for line in Path(args.golden).read_text("utf-8").splitlines() if line.strip()]
+    try:
+        text = Path(args.golden).read_text("utf-8")
+    except OSError as exc:
+        parser.error(f"cannot read --golden: {exc}")
+    lines = [json.loads(line) for line in text.splitlines() if line.strip()]
     lines = [line for line in lines if line.get("split") == args.split]
-    with open_index(args.vault, db=args.db) as index:
-        status = index.deep_status()
-        if status is None or status.pending:
-            raise SystemExit(f"{args.db}: the deep vectors are not complete (run `vaultseek deep` first)")
-        (feedback if args.experiment == "feedback" else opening)(index, lines)
+    if not lines:
+        parser.error(f"{args.golden} has no questions whose split is {args.split!r}")
+    try:
+        with open_index(args.vault, db=args.db) as index:
+            status = index.deep_status()
+            if status is None or status.pending:
+                raise SystemExit(f"{args.db}: the deep vectors are not complete (run `vaultseek deep` first)")
+            (feedback if args.experiment == "feedback" else opening)(index, lines)
+    except VaultseekError as exc:
+        raise SystemExit(f"error: {exc}") from None
 
 
 if __name__ == "__main__":
