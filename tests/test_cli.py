@@ -27,7 +27,7 @@ def test_search_json_shape(sample_vault: Path) -> None:
     data = json.loads(done.stdout)
     assert data["query"] == "_rrf_fuse" and data["mode"] == "bm25"
     first = data["results"][0]
-    assert list(data) == ["query", "mode", "results", "notices", "intent"]
+    assert list(data) == ["query", "mode", "results", "notices", "intent", "parsed"]
     assert list(first) == ["path", "section", "heading_context", "label", "snippet", "score", "bm25_rank", "vec_rank",
                            "deep_rank", "signals", "location", "chunk_id"]  # fmt: skip
     assert first["location"] is None and first["label"] == first["section"]  # notes have no page or slide

@@ -33,23 +33,29 @@ REQUESTS: list[dict[str, Any]] = [
     {"query": "how do we rotate refresh tokens", "k": 3, "filters": {"tags": ["security"], "where": ["type:howto"]},
      "title_match": True, "intent": True, "term_match": 0.5},
     {"query": "widget-33", "mode": "bm25", "k": 2, "max_tokens": 200},  # a document hit: location, label
+    {"query": '"refresh token" -bread tag:security rotat*', "k": 3},  # the query syntax: the answer's "parsed"
 ]  # fmt: skip
 CLI_FLAGS = [
     [],
     ["-k", "3", "--tag", "security", "--where", "type:howto", "--title-match", "--intent", "--term-match", "0.5"],
     ["--mode", "bm25", "-k", "2", "--max-tokens", "200"],
+    ["-k", "3"],
 ]
 QUERY_STRINGS = [  # GET /api/search: q, flat filters, numbers and flags as text
     {"q": "rotate refresh tokens"},
     {"q": "how do we rotate refresh tokens", "k": "3", "tags": "security", "where": "type:howto",
      "title_match": "1", "intent": "true", "term_match": "0.5"},
     {"q": "widget-33", "mode": "bm25", "k": "2", "max_tokens": "200"},
+    {"q": '"refresh token" -bread tag:security rotat*', "k": "3"},
 ]  # fmt: skip
 REFUSED: list[tuple[dict[str, Any], list[str], dict[str, str]]] = [  # request, CLI flags, GET parameters
     ({"query": "x", "k": MAX_K + 1}, ["x", "-k", str(MAX_K + 1)], {"q": "x", "k": str(MAX_K + 1)}),
     ({"query": ""}, [""], {"q": ""}),
     ({"query": "x", "colour": "red"}, [], {"q": "x", "colour": "red"}),
     ({"query": "x", "k": "ten"}, [], {"q": "x", "k": "ten"}),
+    ({"query": "x kind:zzz"}, ["x kind:zzz"], {"q": "x kind:zzz"}),  # the query syntax's errors
+    ({"query": "x -tag:a"}, ["x -tag:a"], {"q": "x -tag:a"}),
+    ({"query": "-bread"}, [], {"q": "-bread"}),
 ]
 
 
@@ -130,6 +136,7 @@ def test_one_search_is_one_json_on_every_surface(served: Path) -> None:
             assert local.returncode == 0, local.stderr
             expected = json.loads(local.stdout)
             assert expected["results"], request  # a real answer, not two empty ones
+            assert (expected["parsed"] is not None) == ("-bread" in request["query"]), expected["parsed"]
             via_daemon = run_cli("search", request["query"], *CLI_FLAGS[n], "--json", *vault)
             assert via_daemon.stdout == local.stdout
             assert daemon_client.request(db, {"op": "search", **request}) == expected
@@ -172,7 +179,7 @@ def test_a_bad_request_is_refused_in_the_same_words_everywhere(served: Path) -> 
 def test_the_request_reads_back_what_it_writes() -> None:
     request = SearchRequest.from_mapping({
         "query": "tokens", "mode": "bm25", "k": MAX_K, "max_tokens": 50, "filters": {"folders": ["work"], "modified_after": "7d"},
-        "title_match": False, "recency_half_life_days": 0, "intent": True, "term_match": 1, "link_boost": 0.5,
+        "syntax": False, "title_match": False, "recency_half_life_days": 0, "intent": True, "term_match": 1, "link_boost": 0.5,
         "link_signal": "neighbours", "fusion": "rrf", "candidates": 200, "deep_weight": 0,
     })  # fmt: skip
     assert set(request.to_mapping()) == set(REQUEST_FIELDS)

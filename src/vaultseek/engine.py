@@ -392,7 +392,9 @@ class Index:
         and deep list weight (the evaluation harness compares them; ``deep_weight=0`` is the
         hybrid without the deep tier). ``link_boost`` (0: off) and ``link_signal`` re-rank the
         fused list by the link graph (``linkgraph.py``); ``term_match`` (0: off) is term
-        matching's share of the lexical score of the head of a hybrid list (``termmatch.py``)."""
+        matching's share of the lexical score of the head of a hybrid list (``termmatch.py``).
+        ``syntax=False`` reads the query as plain words: no ``"phrase"``, ``-word`` or ``tag:x``
+        operators (``search/syntax.py``), for text that is not a typed query."""
         if isinstance(request, SearchRequest):
             if options:
                 raise TypeError("pass the options inside the SearchRequest")
@@ -425,6 +427,7 @@ class Index:
             now=now,
             link_boost=request.link_boost if request.link_boost is not None else config.link_boost,
             link_signal=request.link_signal if request.link_signal is not None else config.link_signal,
+            syntax=request.syntax is not False,
         )
         with self._database_errors():
             return run_search(

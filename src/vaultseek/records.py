@@ -7,7 +7,7 @@ any surface (CLI, MCP, hooks, HTTP) can render them without knowing how they wer
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -223,16 +223,33 @@ class SearchFilter:
     """Files modified at or after this time."""
     modified_before: datetime | None = None
     """Files modified before this time."""
+    path_contains: tuple[str, ...] | None = None
+    """Text the vault-relative path holds (``path:`` in a query), ASCII letters compared
+    without case."""
+    name_contains: tuple[str, ...] | None = None
+    """Text the file name holds (``file:`` in a query), ASCII letters compared without case."""
+    inside: SearchFilter | None = None
+    """A further filter every file must be inside as well: how the filter a query's own
+    operators ask for (``tag:x``) narrows a request's ``filters``, field by field as the two
+    would alone (``search.syntax``). Made while searching, never part of the JSON shape."""
 
     @property
     def unrestricted(self) -> bool:
         return all(getattr(self, f.name) is None for f in fields(self))
 
+    def within(self, other: SearchFilter | None) -> SearchFilter:
+        """The files inside both this filter and ``other`` (None: this filter)."""
+        if other is None or other.unrestricted:
+            return self
+        if self.unrestricted:
+            return other
+        return replace(self, inside=other if self.inside is None else self.inside.within(other))
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape :func:`~vaultseek.search.filters.parse_filter` reads (fields that are
-        set)."""
+        set; :attr:`inside` is not written)."""
         out: dict[str, Any] = {}
-        for name in ("paths", "folders", "tags", "kinds"):
+        for name in ("paths", "folders", "tags", "kinds", "path_contains", "name_contains"):
             values = getattr(self, name)
             if values is not None:
                 out[name] = list(values)
@@ -247,6 +264,45 @@ class SearchFilter:
 
 
 @dataclass(frozen=True, slots=True)
+class QueryParse:
+    """What a search read from the operators in its query (``search.syntax``), shown by every
+    surface so that what was searched is never a guess."""
+
+    text: str
+    """The words searched: the query without its operators, phrases unquoted, each
+    ``prefix*`` as the index words it was embedded as."""
+    required: tuple[str, ...] = ()
+    """The quoted phrases every result's chunk holds."""
+    excluded: tuple[str, ...] = ()
+    """What no result's note holds: words, phrases, ``prefix*``."""
+    prefixes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Each ``prefix*`` and the commonest index words starting with it (empty: none)."""
+    fields: tuple[str, ...] = ()
+    """The field operators as typed (``tag:work``, ``after:2w``, ``[status:done]``)."""
+    filters: Mapping[str, Any] = field(default_factory=dict)
+    """The filter those fields make, in the JSON shape of a request's ``filters`` (relative
+    dates as the moments they were read as); it narrows the request's own filters."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "required": list(self.required),
+            "excluded": list(self.excluded),
+            "prefixes": {prefix: list(words) for prefix, words in self.prefixes.items()},
+            "fields": list(self.fields),
+            "filters": dict(self.filters),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> QueryParse:
+        return cls(
+            data["text"], tuple(data.get("required") or ()), tuple(data.get("excluded") or ()),
+            {prefix: tuple(words) for prefix, words in (data.get("prefixes") or {}).items()},
+            tuple(data.get("fields") or ()), dict(data.get("filters") or {}),
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
 class SearchResponse:
     """Results of one query plus anything the user should be told about how they were made."""
 
@@ -257,6 +313,8 @@ class SearchResponse:
     """E.g. "vector search unavailable (…); showing BM25 results"."""
     intent: str | None = None
     """``identifier`` or ``question`` when the intent option shifted the list weights."""
+    parsed: QueryParse | None = None
+    """What the query's operators asked for; None when it used none (or syntax was off)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The response as the search contract's JSON, the one every surface answers with
@@ -267,14 +325,17 @@ class SearchResponse:
             "results": [r.to_dict() for r in self.results],
             "notices": list(self.notices),
             "intent": self.intent,
+            "parsed": self.parsed.to_dict() if self.parsed is not None else None,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SearchResponse:
         """The response :meth:`to_dict` wrote (e.g. a daemon's answer, to render it)."""
+        parsed = data.get("parsed")
         return cls(
             data["query"], data["mode"], tuple(SearchResult.from_dict(r) for r in data["results"]),
             tuple(data.get("notices") or ()), intent=data.get("intent"),
+            parsed=QueryParse.from_dict(parsed) if parsed else None,
         )  # fmt: skip
 
 

@@ -14,7 +14,15 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..records import DeepProgress, DeepStatus, IndexStatus, Progress, SearchResponse, SyncReport
+from ..records import (
+    DeepProgress,
+    DeepStatus,
+    IndexStatus,
+    Progress,
+    QueryParse,
+    SearchResponse,
+    SyncReport,
+)
 
 if TYPE_CHECKING:
     from ..storage.writer_lock import LockHolder
@@ -231,7 +239,8 @@ def format_sync_report(report: SyncReport, *, vault: str, db: str) -> str:
 
 def format_results(response: SearchResponse, *, color: bool) -> str:
     bold, dim, reset = ("\033[1m", "\033[2m", "\033[0m") if color else ("", "", "")
-    lines: list[str] = [f"note: {n}" for n in response.notices]
+    lines: list[str] = [f"{dim}{format_parse(response.parsed)}{reset}"] if response.parsed is not None else []
+    lines += [f"note: {n}" for n in response.notices]
     if response.intent is not None:
         lines.append(f"intent: {response.intent} ({'exact words' if response.intent == 'identifier' else 'meaning'} weighted up)")
     if not response.results:
@@ -257,6 +266,20 @@ def format_results(response: SearchResponse, *, color: bool) -> str:
         lines.append(f"    {dim}{clean(hit.heading_context)}{reset}")
         lines.append(f"    {clean(hit.snippet)}")
     return "\n".join(lines)
+
+
+def format_parse(parsed: QueryParse) -> str:
+    """One line saying what a query's operators asked for: ``searched: sync · excluded
+    "android" · filters tag:work``."""
+    parts = [f"searched: {clean(parsed.text)}"]
+    parts += [f'required "{clean(phrase)}"' for phrase in parsed.required]
+    if parsed.excluded:
+        parts.append("excluded " + ", ".join(f'"{clean(item)}"' for item in parsed.excluded))
+    if parsed.fields:
+        parts.append("filters " + " ".join(clean(typed) for typed in parsed.fields))
+    for prefix, words in parsed.prefixes.items():
+        parts.append(f"{clean(prefix)} as {', '.join(words)}" if words else f"no word starts with {clean(prefix.rstrip('*'))}")
+    return " · ".join(parts)
 
 
 def format_status(status: IndexStatus, *, show_all_skipped: bool = False) -> str:

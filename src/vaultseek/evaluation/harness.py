@@ -459,7 +459,9 @@ def run_configurations(
     total, done = len(chosen) * len(queries), 0
     results = []
     for config in chosen:
-        options: dict[str, Any] = {"mode": config.mode, "fusion": config.fusion, "k": DEPTH, "candidates": DEPTH}
+        # Judged queries are questions and descriptions in prose ("-dash", "… (e.g. …)"):
+        # the ranking is measured on their words, not on operators read into them.
+        options: dict[str, Any] = {"mode": config.mode, "fusion": config.fusion, "k": DEPTH, "candidates": DEPTH, "syntax": False}
         options.update(config.options)
         index.search(queries[0].text, **options)
         scores: dict[str, list[float]] = {name: [] for name in METRICS}

@@ -23,14 +23,16 @@ from ..index.names import shown_path
 from ..records import SearchFilter, SearchMode, SearchResponse, SearchResult
 from ..storage.store import ChunkRow, Store
 from ..storage.vectors import Scan, VectorIndex
-from ..text.lexical import LexicalQuery, make_snippet, parse_query
+from ..text.lexical import LexicalQuery, make_snippet
 from .filter_hints import filter_misses
 from .fusion import DEFAULT_WEIGHTS, Fused, convex, convex_head, rrf
 from .intent import LEANS, detect_intent
 from .linkgraph import LinkGraph, boost, contenders
+from .restriction import Restriction, restrict
 from .signals import apply_signals
+from .syntax import parse_syntax, plain_query
 from .termmatch import RERANK_DEPTH, blend, content_words, idf, match_scores
-from .vocabulary import refine_query
+from .vocabulary import prefix_completions, refine_query
 
 CHARS_PER_TOKEN = 4
 
@@ -71,6 +73,9 @@ class SearchParams:
     term_match: float = 0.0
     """Hybrid convex search: the term match's share of the head's lexical score (0: off;
     ``termmatch.DEFAULT_WEIGHT`` is the measured best); see :mod:`termmatch`."""
+    syntax: bool = True
+    """Read the query's operators (``"phrase"``, ``-word``, ``tag:x``, …; :mod:`syntax`);
+    off, every word is text."""
 
 
 ANY_TERM_POSTINGS = 8_000
@@ -87,14 +92,17 @@ ScanResult = tuple[Scan | None, Scored]
 
 
 def lexical_hits(
-    store: Store, query: LexicalQuery, limit: int, scope: SearchFilter | None = None
-) -> Scored:
+    store: Store, query: LexicalQuery, limit: int, scope: SearchFilter | None = None,
+    restriction: Restriction | None = None,
+) -> Scored:  # fmt: skip
     """BM25 hits: all terms first (precise), topped up from any-term matches when that
     finds fewer than ``limit`` (a long question rarely has every word in one chunk). Top-up
-    scores are capped at the last all-terms score, so the list stays in score order."""
+    scores are capped at the last all-terms score, so the list stays in score order. The
+    query's required phrases hold in both; the ``restriction``'s excluded chunks are left out."""
     if query.empty:
         return []
-    hits = store.bm25(query.match_all(), limit, scope)
+    excluded = restriction.excluded_chunks if restriction is not None else None
+    hits = store.bm25(query.match_all(), limit, scope, excluded_chunks=excluded)
     if len(hits) >= limit or len(query.phrases) < 2:
         return hits
     phrases = affordable_phrases(store, query.phrases)
@@ -102,7 +110,7 @@ def lexical_hits(
         return hits
     seen = {i for i, _s in hits}
     ceiling = hits[-1][1] if hits else float("inf")
-    for item, score in store.bm25(" OR ".join(phrases), limit, scope):
+    for item, score in store.bm25(replace(query, phrases=phrases).match_any(), limit, scope, excluded_chunks=excluded):
         if len(hits) >= limit:
             break
         if item not in seen:
@@ -129,8 +137,14 @@ def vector_hits(
     return scan_hits(store, index, index.scan(query), limit, scope)
 
 
-def scan_hits(store: Store, index: VectorIndex, scan: Scan, limit: int, scope: SearchFilter | None) -> Scored:
-    """:func:`vector_hits` from a query's scan."""
+def scan_hits(
+    store: Store, index: VectorIndex, scan: Scan, limit: int, scope: SearchFilter | None,
+    restriction: Restriction | None = None,
+) -> Scored:  # fmt: skip
+    """:func:`vector_hits` from a query's scan; with a ``restriction``, the best of the rows
+    it allows (inside ``scope``), however few."""
+    if restriction is not None:
+        return index.top(scan, limit, rows=restriction.rows(store, index, scope))
     if scope is None:
         return index.top(scan, limit)
     if index.files is None:  # once per matrix
@@ -186,7 +200,10 @@ class NearestVectors(Protocol):
 
     def __len__(self) -> int: ...
 
-    def nearest(self, query: np.ndarray, limit: int, scope: SearchFilter | None) -> Scored: ...
+    def nearest(
+        self, query: np.ndarray, limit: int, scope: SearchFilter | None, *,
+        chunks: np.ndarray | None = None, excluded_chunks: np.ndarray | None = None,
+    ) -> Scored: ...  # fmt: skip
 
 
 VectorSide = Callable[[], tuple["VectorIndex | NearestVectors", StaticQueryModel]]
@@ -213,8 +230,14 @@ def run_search(
     third list in a hybrid search, whose fusion weight is scaled by the share of chunks that
     have a deep vector, so a half-done deep index counts half as much and an empty one not
     at all. The parameters were checked where they were asked for (``contract.SearchRequest``,
-    the configuration)."""
-    query = parse_query(text)
+    the configuration).
+
+    The query's operators (:mod:`syntax`) are read first: its fields narrow ``params.scope``,
+    its required phrases, exclusions and prefixes narrow what every list may rank
+    (:mod:`restriction`), and the vector lists embed its free text with each prefix as its
+    commonest completions in the index."""
+    parsed = parse_syntax(text, now=params.now) if params.syntax else plain_query(text)
+    query = parsed.lexical
     pool = max(params.candidates, params.k)
     notices: list[str] = []
     bm25: Scored = []
@@ -226,7 +249,12 @@ def run_search(
     deep_scanning: Callable[[], ScanResult] | None = None
     coverage = 0.0
     scope = params.scope if params.scope is not None and not params.scope.unrestricted else None
-    if params.mode in ("hybrid", "deep") and text.strip():
+    if parsed.filter is not None:
+        scope = parsed.filter.within(scope)
+    restriction = restrict(store, parsed) if parsed.operators else None
+    completions = {prefix: prefix_completions(store, prefix) for prefix in parsed.prefixes}
+    wanted = parsed.embedded(completions)
+    if params.mode in ("hybrid", "deep") and wanted.strip():
         try:
             if deep_side is None:
                 raise VectorsUnavailable("the deep tier is off (deep_tier = false)")
@@ -235,8 +263,8 @@ def run_search(
             if params.mode == "deep":
                 raise QueryError(f"deep search is unavailable: {exc}") from exc
         else:  # started first: the deep model's query embedding is the slowest step
-            deep_scanning = _start(params.mode == "hybrid", _scan, deep_index, deep_model, text, pool, scope)
-    if params.mode in ("hybrid", "vector") and text.strip():
+            deep_scanning = _start(params.mode == "hybrid", _scan, deep_index, deep_model, wanted, pool, scope, restriction)
+    if params.mode in ("hybrid", "vector") and wanted.strip():
         try:
             index, model = vector_side()
         except VectorsUnavailable as exc:
@@ -245,21 +273,23 @@ def run_search(
             notices.append(f"vector search unavailable ({exc}); showing BM25 results only")
         else:
             # In the background only when BM25 runs meanwhile: alone, the hop costs ~0.4 ms.
-            scanning = _start(params.mode == "hybrid", _scan, index, model, text, pool, scope)
-            legible = model.legible_share(text) if params.mode == "hybrid" else 1.0
+            scanning = _start(params.mode == "hybrid", _scan, index, model, wanted, pool, scope, restriction)
+            legible = model.legible_share(wanted) if params.mode == "hybrid" else 1.0
     if params.mode in ("hybrid", "bm25"):
         query, corrected = refine_query(store, query)
         notices.extend(corrected)
-        bm25 = lexical_hits(store, query, pool, scope)
+        bm25 = lexical_hits(store, query, pool, scope, restriction)
+    narrowed = scope is not None or restriction is not None
     if scanning is not None:
         scan, vec = scanning()
-        if scan is not None and scope is not None and isinstance(index, VectorIndex):  # the scope's rows: SQL
-            vec = scan_hits(store, index, scan, pool, scope)
+        if scan is not None and narrowed and isinstance(index, VectorIndex):  # the scope's rows: SQL
+            vec = scan_hits(store, index, scan, pool, scope, restriction)
     if deep_scanning is not None:
         deep_scan, deep = deep_scanning()
-        if deep_scan is not None and scope is not None:
-            deep = scan_hits(store, deep_index, deep_scan, pool, scope)
-    intent = detect_intent(text) if params.intent else None
+        if deep_scan is not None and narrowed:
+            deep = scan_hits(store, deep_index, deep_scan, pool, scope, restriction)
+    words = parsed.text  # intent and the title match read the words, not the operators
+    intent = detect_intent(words) if params.intent else None
     lean = LEANS.get(intent or "")
     rows: dict[int, ChunkRow] = {}
     if params.term_match > 0 and params.mode == "hybrid" and params.fusion != "convex":
@@ -277,31 +307,40 @@ def run_search(
     # Title match last: a note the query names goes first whatever the other signals did.
     if params.title_match or params.recency_half_life_days:
         fused = apply_signals(
-            store, fused, text, scope=scope, title_match=params.title_match,
+            store, fused, words, scope=scope, title_match=params.title_match,
             half_life_days=params.recency_half_life_days, recency_weight=params.recency_weight,
             now=time.time() if params.now is None else params.now,
         )  # fmt: skip
+        if restriction is not None and params.title_match:  # a named note obeys the operators too
+            allowed = restriction.admitted([f.item for f in fused])
+            fused = [f for f in fused if f.item in allowed]
     results = _materialise(store, fused[: params.k], query, rows)
     if params.max_tokens is not None:
         results = fit_budget(results, params.max_tokens)
     if scope is not None:
         notices.extend(filter_misses(store, scope))
-    return SearchResponse(text, params.mode, tuple(results), tuple(notices), intent=intent)
+    if restriction is not None and not results:
+        notices.extend(restriction.empty_notices())
+    return SearchResponse(text, params.mode, tuple(results), tuple(notices), intent=intent, parsed=parsed.shown(completions))
 
 
 def _scan(
-    index: VectorIndex | NearestVectors, model: QueryModel, text: str, pool: int, scope: SearchFilter | None
-) -> ScanResult:
+    index: VectorIndex | NearestVectors, model: QueryModel, text: str, pool: int, scope: SearchFilter | None,
+    restriction: Restriction | None = None,
+) -> ScanResult:  # fmt: skip
     """The query's embedding and scan (None for an all-zero query or an empty index), and,
-    when there is no scope (so no SQL is needed), its ``pool`` best chunks. Vectors searched
-    where they live take the scope along and need no scan."""
+    when there is no scope or restriction (so no SQL is needed), its ``pool`` best chunks.
+    Vectors searched where they live take the scope and the restriction along and need no
+    scan."""
     query = model.embed_one(text)
     if not np.any(query) or not len(index):
         return None, []
     if not isinstance(index, VectorIndex):
-        return None, index.nearest(query, pool, scope)
+        if restriction is None:
+            return None, index.nearest(query, pool, scope)
+        return None, index.nearest(query, pool, scope, chunks=restriction.chunks, excluded_chunks=restriction.excluded_chunks)
     scan = index.scan(query)
-    return scan, (index.top(scan, pool) if scope is None else [])
+    return scan, (index.top(scan, pool) if scope is None and restriction is None else [])
 
 
 @functools.cache

@@ -477,12 +477,22 @@ class PgStore(Store):
             self.set_meta({"deep_model_fingerprint": fingerprint, "deep_model_name": name})
 
     # -- search -------------------------------------------------------------------------
-    def bm25(self, fts_query: str, limit: int, scope: SearchFilter | None = None) -> list[tuple[int, float]]:
+    def bm25(
+        self, fts_query: str, limit: int, scope: SearchFilter | None = None, *, excluded_chunks: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
         """(chunk id, BM25 score) best first, scored as FTS5 scores them (same terms, same
         column weights, same formula) from the postings of the query's terms
-        (``postings.bm25``); ties broken by id. ``scope`` restricts the rows before the
-        limit."""
-        return postings.bm25(self.pg, fulltext.parse(fts_query), limit, scope, self._term_frequencies)
+        (``postings.bm25``); ties broken by id. ``scope`` and ``excluded_chunks`` restrict
+        the rows before the limit."""
+        excluded = [] if excluded_chunks is None else excluded_chunks.tolist()
+        return postings.bm25(self.pg, fulltext.parse(fts_query), limit, scope, self._term_frequencies, excluded)
+
+    def chunks_matching(self, fts_query: str, limit: int = -1) -> np.ndarray:
+        return np.asarray(postings.matching(self.pg, fulltext.parse(fts_query), limit), dtype=np.int64)
+
+    def note_chunks_matching(self, fts_query: str) -> tuple[np.ndarray, int]:
+        ids, notes = postings.note_chunks(self.pg, fulltext.parse(fts_query))
+        return np.asarray(ids, dtype=np.int64), notes
 
     def file_ids_in(self, scope: SearchFilter) -> np.ndarray:
         where, params = scope_where(scope, per_row=False, dialect="postgresql")
@@ -844,18 +854,29 @@ class HnswVectors:
     def __len__(self) -> int:
         return self.chunks
 
-    def nearest(self, query: np.ndarray, limit: int, scope: SearchFilter | None) -> list[tuple[int, float]]:
+    def nearest(
+        self, query: np.ndarray, limit: int, scope: SearchFilter | None, *,
+        chunks: np.ndarray | None = None, excluded_chunks: np.ndarray | None = None,
+    ) -> list[tuple[int, float]]:  # fmt: skip
         """(chunk id, cosine) of the ``limit`` chunks nearest ``query`` (a unit vector), best
         first. The search width (``hnsw.ef_search``) is :attr:`ef_search` when set, else twice
         the limit, at least 40 and at most 1,000: a search's pool of 100 reads 200 candidates,
         which found 96% of the exact nearest ten at a million synthetic chunks (97% at 400, for
         ~14 ms more: docs/postgres.md#measured);
         pgvector's iterative scan keeps reading the graph until ``limit`` rows inside
-        ``scope`` are found."""
-        join, where, params = "", "", []
+        ``scope`` are found. ``chunks`` and ``excluded_chunks`` (ids) narrow the rows further:
+        a query's required phrases and exclusions (``search.restriction``)."""
+        join, conditions, params = "", [], []
         if scope is not None and not scope.unrestricted:
             condition, scoped = scope_where(scope, dialect="postgresql")
-            join, where, params = " JOIN files f ON f.id = c.file_id", f" WHERE {condition}", list(scoped)
+            join, conditions, params = " JOIN files f ON f.id = c.file_id", [condition], list(scoped)
+        if chunks is not None:
+            conditions.append("c.id = ANY(%s::bigint[])")
+            params.append(chunks.tolist())
+        if excluded_chunks is not None and len(excluded_chunks):
+            conditions.append("c.id NOT IN (SELECT unnest(%s::bigint[]))")
+            params.append(excluded_chunks.tolist())
+        where = " WHERE " + " AND ".join(conditions) if conditions else ""
         with self._lock:
             if self._conn is None:
                 self._conn = self._connect()

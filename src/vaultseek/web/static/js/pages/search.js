@@ -1,12 +1,23 @@
-// Search: the same search as `vaultseek search` (GET /api/search), with its filters; each
-// result opens its passage in the side panel with the query's words marked. The query is
-// part of the address (#search/<query>), so a search can be bookmarked or reloaded.
+// Search: the same search as `vaultseek search` (GET /api/search), with its filters and its
+// query syntax ("phrase", -word, prefix*, tag:x, …: the line under the results says what was
+// read); each result opens its passage in the side panel with the query's words marked. The
+// query is part of the address (#search/<query>), so a search can be bookmarked or reloaded.
 
 import { api, el, highlightTerms, openPassage, plainText, plural, recall, remember } from "../ui.js";
 
 export const title = "Search";
 
 const KINDS = ["note", "pdf", "docx", "pptx", "xlsx", "csv", "html", "txt", "json", "yaml"];
+const SYNTAX = [
+  ['"exact phrase"', "every result holds it"],
+  ["-word", "no result from a note with it"],
+  ["prefix*", "words starting with it"],
+  ["tag:x  #x", "tagged"],
+  ["path:x  file:x", "text in the path, the file name"],
+  ["kind:pdf", "a file type"],
+  ["after:2w  before:2026-01", "modified"],
+  ["[status:done]  [priority>3]", "frontmatter"],
+];
 const parts = {};
 let lastQuery = null;
 
@@ -49,7 +60,7 @@ export function show(route) {
     run(query, false);
   } else if (!parts.q.value) {
     parts.meta.textContent = "";
-    parts.results.replaceChildren(el("li", { class: "empty" }, "Search by words or by meaning. Results open the passage they come from."));
+    parts.results.replaceChildren(el("li", { class: "empty" }, "Search by words or by meaning. Results open the passage they come from.", syntaxHint()));
   }
   if (!matchMedia("(max-width: 720px)").matches) parts.q.focus({ preventScroll: true });
 }
@@ -71,16 +82,33 @@ async function run(query, force) {
     const body = await api(`/api/search?${params}`);
     const took = Math.round(performance.now() - started);
     const notices = (body.notices || []).join("; ");
-    parts.meta.textContent = `${plural(body.results.length, "result", "results")} in ${took} ms${notices ? " — " + notices : ""}`;
+    parts.meta.replaceChildren(`${plural(body.results.length, "result", "results")} in ${took} ms${notices ? " — " + notices : ""}`,
+      body.parsed ? el("span", { class: "search-parsed" }, understood(body.parsed)) : null);
     if (!body.results.length) {
       parts.results.replaceChildren(el("li", { class: "empty" }, "Nothing found. Try other words, or fewer filters."));
       return;
     }
-    parts.results.replaceChildren(...body.results.map((r) => result(r, query)));
+    const words = body.parsed ? body.parsed.text : query;
+    parts.results.replaceChildren(...body.results.map((r) => result(r, words)));
   } catch (error) {
     parts.meta.textContent = "";
     parts.results.replaceChildren(el("li", { class: "notice error", role: "alert" }, error.message, el("small", {}, error.hint)));
   }
+}
+
+// What the query's operators asked for, in words (the response's `parsed`).
+function understood(parsed) {
+  const said = [`Searched: ${parsed.text}`];
+  for (const phrase of parsed.required) said.push(`must contain "${phrase}"`);
+  if (parsed.excluded.length) said.push(`excluding notes with ${parsed.excluded.map((e) => `"${e}"`).join(", ")}`);
+  if (parsed.fields.length) said.push(`only ${parsed.fields.join(" ")}`);
+  for (const [prefix, words] of Object.entries(parsed.prefixes)) said.push(words.length ? `${prefix} as ${words.join(", ")}` : `no word starts with ${prefix.slice(0, -1)}`);
+  return said.join(" · ");
+}
+
+function syntaxHint() {
+  return el("dl", { class: "search-syntax", "aria-label": "Query syntax" },
+    SYNTAX.map(([example, meaning]) => [el("dt", {}, el("code", {}, example)), el("dd", {}, meaning)]));
 }
 
 function result(r, query) {
