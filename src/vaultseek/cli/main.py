@@ -98,7 +98,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     _add_common(index)
 
     search = commands.add_parser("search", help="search the index")
-    search.add_argument("query", nargs="?", help="what to look for")
+    search.add_argument("query", nargs="?", help='what to look for; reads "exact phrase", -word, prefix*, tag:x, path:x, file:x, kind:pdf, after:2w, [key:value] (docs/search.md)')
     search.add_argument("--mode", choices=("hybrid", "bm25", "vector", "deep"), default="hybrid", help="hybrid fuses BM25, the fast vectors and the deep tier's; the others are one list each")
     search.add_argument("-k", type=int, default=None, help="how many results, 1 to 100 (default: top_k, 10)")
     search.add_argument("--json", action="store_true", help="machine-readable output")

@@ -98,11 +98,11 @@ def lexical_hits(
     """BM25 hits: all terms first (precise), topped up from any-term matches when that
     finds fewer than ``limit`` (a long question rarely has every word in one chunk). Top-up
     scores are capped at the last all-terms score, so the list stays in score order. The
-    query's required phrases hold in both; the ``restriction``'s excluded chunks are left out."""
+    query's required phrases hold in both; the ``restriction``'s excluded notes are left out."""
     if query.empty:
         return []
-    excluded = restriction.excluded_chunks if restriction is not None else None
-    hits = store.bm25(query.match_all(), limit, scope, excluded_chunks=excluded)
+    excluding = restriction.excluding if restriction is not None else None
+    hits = store.bm25(query.match_all(), limit, scope, excluding=excluding)
     if len(hits) >= limit or len(query.phrases) < 2:
         return hits
     phrases = affordable_phrases(store, query.phrases)
@@ -110,7 +110,7 @@ def lexical_hits(
         return hits
     seen = {i for i, _s in hits}
     ceiling = hits[-1][1] if hits else float("inf")
-    for item, score in store.bm25(replace(query, phrases=phrases).match_any(), limit, scope, excluded_chunks=excluded):
+    for item, score in store.bm25(replace(query, phrases=phrases).match_any(), limit, scope, excluding=excluding):
         if len(hits) >= limit:
             break
         if item not in seen:

@@ -3,14 +3,13 @@
 A required phrase narrows the chunks every list may rank to those that hold it, and so does a
 query made only of prefixes (``termin*``: the chunks with a word that starts with one); an
 exclusion (``-android``) narrows the notes: every chunk of a file with any chunk that holds it
-is left out. BM25 gets the phrases in its FTS5 query and the excluded chunks in its SQL; a
+is left out. BM25 gets the phrases in its FTS5 query and the exclusions in its SQL; a
 vector list is masked to the rows left before it ranks (:meth:`Restriction.rows`), so it
 returns its best ``k`` of those however few they are — a fixed pool filtered afterwards could
 come back empty.
 
 The sets are read once a search, from the full-text index, as chunk ids (what every list
-ranks): a word in a fifth of 50k chunks costs about 5 ms to exclude. A query without such
-operators has no restriction and pays nothing.
+ranks). A query without such operators has no restriction and pays nothing.
 """
 
 from __future__ import annotations
@@ -38,6 +37,8 @@ class Restriction:
     (None: none)."""
     excluded_notes: int = 0
     """How many notes the exclusions leave out."""
+    excluding: str | None = None
+    """The exclusions as one FTS5 expression (BM25 leaves out its notes in SQL)."""
     excluded: tuple[str, ...] = ()
     """The exclusions as typed, for the notices."""
     notices: tuple[str, ...] = ()
@@ -90,7 +91,7 @@ def restrict(store: Store, parsed: ParsedQuery) -> Restriction | None:
     notices: tuple[str, ...] = ()
     if chunks is not None and not len(chunks):
         notices = tuple(_why_nothing(store, parsed))
-    return Restriction(chunks, excluded, notes, parsed.excluded, notices)
+    return Restriction(chunks, excluded, notes, parsed.excluded_match, parsed.excluded, notices)
 
 
 def _why_nothing(store: Store, parsed: ParsedQuery) -> list[str]:

@@ -113,6 +113,10 @@ class Store:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
         self._tokenize: FTS5Tokenizer | None = None
+        self._temp_changes = 0
+        self._excluding: tuple[tuple[str, int, int] | None, int] = (None, 0)
+        """What ``temp.excluded_chunks`` holds: (expression, data version, changes) and the
+        number of files (:meth:`_exclude`)."""
         self._frequencies: dict[str, int] = {}
         self._frequencies_as_of: tuple[int, int] | None = None
 
@@ -182,8 +186,9 @@ class Store:
 
     def total_changes(self) -> int:
         """Rows this connection has written since it opened: equal before and after a step
-        means the step wrote nothing (and committed nothing readers would reload for)."""
-        return int(self.conn.total_changes())
+        means the step wrote nothing (and committed nothing readers would reload for). The
+        rows of its own temporary tables (:meth:`_exclude`) are not counted."""
+        return int(self.conn.total_changes()) - self._temp_changes
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -492,38 +497,36 @@ class Store:
 
     # -- search -------------------------------------------------------------------------
     def bm25(
-        self, fts_query: str, limit: int, scope: SearchFilter | None = None, *, excluded_chunks: np.ndarray | None = None
+        self, fts_query: str, limit: int, scope: SearchFilter | None = None, *, excluding: str | None = None
     ) -> list[tuple[int, float]]:
         """(chunk id, BM25 score) best first, by FTS5 BM25 with column weights text 1.0,
         section 0.5, heading context 0.3; higher is better (FTS5's own sign is flipped);
         ties broken by id so the order is stable. ``scope`` restricts the rows before the
-        limit, so every hit is inside it, and so do ``excluded_chunks`` (ids no hit may have).
+        limit, so every hit is inside it, and so does ``excluding``, an FTS5 expression: no
+        hit comes from a file with a chunk that matches it (:meth:`note_chunks_matching`).
 
         A scoped query joins each full-text match to its chunk and file (``CROSS JOIN`` keeps
         the full-text index the outer loop): the scope costs a lookup per match, whatever
         its size. (``rowid IN (chunks in scope)`` was measured at seconds on 50k chunks: FTS5
-        ran the match once per listed rowid. ``rowid NOT IN`` is no constraint FTS5 can use,
-        so it is a test per match against a set built once: excluding a fifth of 50k chunks
-        from a 10k-match query cost nothing measurable, where testing each match's file cost
-        3–4 ms.)"""
+        ran the match once per listed rowid. ``rowid NOT IN`` a table keyed by chunk id is no
+        constraint FTS5 can use, so it is one lookup per match: nothing measurable.)"""
         params: tuple[object, ...]
-        excluded: tuple[object, ...] = ()
         without = ""
-        if excluded_chunks is not None and len(excluded_chunks):
-            without = " AND chunks_fts.rowid NOT IN (SELECT value FROM json_each(?))"
-            excluded = (json.dumps(excluded_chunks.tolist()),)
+        if excluding is not None:
+            self._exclude(excluding)
+            without = " AND chunks_fts.rowid NOT IN temp.excluded_chunks"
         if scope is None or scope.unrestricted:
             sql, params = (
                 "SELECT rowid, bm25(chunks_fts, ?, ?, ?) AS score FROM chunks_fts "
                 f"WHERE chunks_fts MATCH ?{without} ORDER BY score, rowid LIMIT ?"
-            ), (*BM25_WEIGHTS, fts_query, *excluded, limit)
+            ), (*BM25_WEIGHTS, fts_query, limit)
         else:
             where, scoped = scope_where(scope)
             sql, params = (
                 "SELECT chunks_fts.rowid, bm25(chunks_fts, ?, ?, ?) AS score FROM chunks_fts "
                 "CROSS JOIN chunks c ON c.id = chunks_fts.rowid CROSS JOIN files f ON f.id = c.file_id "
                 f"WHERE chunks_fts MATCH ?{without} AND {where} ORDER BY score, chunks_fts.rowid LIMIT ?"
-            ), (*BM25_WEIGHTS, fts_query, *excluded, *scoped, limit)
+            ), (*BM25_WEIGHTS, fts_query, *scoped, limit)
         return [(row[0], -row[1]) for row in self.conn.execute(sql, params)]
 
     def chunks_matching(self, fts_query: str, limit: int = -1) -> np.ndarray:
@@ -537,14 +540,30 @@ class Store:
 
     def note_chunks_matching(self, fts_query: str) -> tuple[np.ndarray, int]:
         """The ids of every chunk of the files (notes) with a chunk that matches
-        ``fts_query``, ascending, and how many such files there are."""
-        notes, found = next(iter(self.conn.execute(
-            "WITH hit AS MATERIALIZED (SELECT DISTINCT c.file_id FROM chunks_fts CROSS JOIN chunks c "
-            "ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ?) SELECT (SELECT count(*) FROM hit), "
-            "(SELECT json_group_array(c.id) FROM hit CROSS JOIN chunks c ON c.file_id = hit.file_id)",
+        ``fts_query``, ascending, and how many such files there are — the chunks
+        ``bm25(excluding=fts_query)`` leaves out."""
+        self._exclude(fts_query)
+        found = self.conn.execute("SELECT json_group_array(id) FROM temp.excluded_chunks").get
+        return np.asarray(json.loads(found), dtype=np.int64), self._excluding[1]
+
+    def _exclude(self, fts_query: str) -> None:
+        """Fill ``temp.excluded_chunks`` with :meth:`note_chunks_matching`'s chunks, unless it
+        holds them for this expression and no connection wrote since: a search asks for the
+        set once for its vector lists and once or twice for BM25, and SQL reads it in place.
+        (Passed to each statement as JSON instead, 25k ids cost ~5 ms a statement.)"""
+        if self._excluding[0] == (fts_query, self.data_version(), self.total_changes()):
+            return
+        before = int(self.conn.total_changes())
+        self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS excluded_chunks (id INTEGER PRIMARY KEY)")
+        self.conn.execute("DELETE FROM temp.excluded_chunks")
+        self.conn.execute(
+            "INSERT INTO temp.excluded_chunks SELECT c.id FROM chunks c WHERE c.file_id IN "
+            "(SELECT m.file_id FROM chunks_fts CROSS JOIN chunks m ON m.id = chunks_fts.rowid WHERE chunks_fts MATCH ?)",
             (fts_query,),
-        )))  # fmt: skip
-        return np.sort(np.asarray(json.loads(found), dtype=np.int64)), int(notes)  # sorted here: half the time of SQL's
+        )
+        self._temp_changes += int(self.conn.total_changes()) - before
+        notes = int(self.conn.execute("SELECT count(DISTINCT c.file_id) FROM temp.excluded_chunks x JOIN chunks c ON c.id = x.id").get)
+        self._excluding = ((fts_query, self.data_version(), self.total_changes()), notes)
 
     def file_ids_in(self, scope: SearchFilter) -> np.ndarray:
         """The ids of every file inside ``scope``, ascending. (Collected as one JSON array in

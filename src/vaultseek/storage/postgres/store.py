@@ -92,6 +92,7 @@ class PgStore(Store):
         self._changes = 0
         self._frequencies: dict[str, int] = {}
         self._pg_frequencies_as_of: int | None = None
+        self._note_chunks: tuple[tuple[str, int] | None, np.ndarray, int] = (None, np.zeros(0, dtype=np.int64), 0)
 
     # -- transactions -------------------------------------------------------------------
     @contextmanager
@@ -478,21 +479,26 @@ class PgStore(Store):
 
     # -- search -------------------------------------------------------------------------
     def bm25(
-        self, fts_query: str, limit: int, scope: SearchFilter | None = None, *, excluded_chunks: np.ndarray | None = None
+        self, fts_query: str, limit: int, scope: SearchFilter | None = None, *, excluding: str | None = None
     ) -> list[tuple[int, float]]:
         """(chunk id, BM25 score) best first, scored as FTS5 scores them (same terms, same
         column weights, same formula) from the postings of the query's terms
-        (``postings.bm25``); ties broken by id. ``scope`` and ``excluded_chunks`` restrict
-        the rows before the limit."""
-        excluded = [] if excluded_chunks is None else excluded_chunks.tolist()
+        (``postings.bm25``); ties broken by id. ``scope`` and ``excluding`` (the notes with a
+        chunk that matches it) restrict the rows before the limit."""
+        excluded = [] if excluding is None else self.note_chunks_matching(excluding)[0].tolist()
         return postings.bm25(self.pg, fulltext.parse(fts_query), limit, scope, self._term_frequencies, excluded)
 
     def chunks_matching(self, fts_query: str, limit: int = -1) -> np.ndarray:
         return np.asarray(postings.matching(self.pg, fulltext.parse(fts_query), limit), dtype=np.int64)
 
     def note_chunks_matching(self, fts_query: str) -> tuple[np.ndarray, int]:
-        ids, notes = postings.note_chunks(self.pg, fulltext.parse(fts_query))
-        return np.asarray(ids, dtype=np.int64), notes
+        """As SQLite's; kept for the expression until any writer commits (a search asks for
+        the set for its vector lists and again for BM25)."""
+        as_of = (fts_query, self.data_version())
+        if self._note_chunks[0] != as_of:
+            ids, notes = postings.note_chunks(self.pg, fulltext.parse(fts_query))
+            self._note_chunks = (as_of, np.asarray(ids, dtype=np.int64), notes)
+        return self._note_chunks[1], self._note_chunks[2]
 
     def file_ids_in(self, scope: SearchFilter) -> np.ndarray:
         where, params = scope_where(scope, per_row=False, dialect="postgresql")
