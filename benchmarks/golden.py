@@ -11,13 +11,15 @@ has a row per set and mode: Recall@10 over all the set's queries and per query k
 overall and for paraphrase questions, and nDCG@10.
 
     python -m benchmarks.golden --data ../shared/data --split tune [--sets en,de] \\
-        [--workdir /tmp/vaultseek-golden] [--json FILE] [--out FILE]
+        [--workdir /tmp/vaultseek-golden] [--syntax] [--json FILE] [--out FILE]
 
 The split defaults to ``tune``: settings are chosen on it, and the ``test`` split is measured
 once, on purpose, by naming it. ``--out`` writes a Markdown section (the command at its top)
 for ``docs/quality.md``; ``--json`` writes every report in full, per-query nDCG@10 included.
 ``--golden-dir`` reads the sets from another folder (the tests use it); ``--modes`` picks the
-modes, by default every mode :func:`vaultseek.evaluation.harness.configurations` knows.
+modes, by default every mode :func:`vaultseek.evaluation.harness.configurations` knows;
+``--syntax`` adds the hybrid row with the query syntax read (the others read the questions as
+prose: :data:`vaultseek.evaluation.harness.SYNTAX`).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from vaultseek.evaluation.harness import (
     DEPTH,
     MODES,
     NO_DEEP,
+    SYNTAX,
     EvalReport,
     configurations,
     evaluate_golden,
@@ -82,8 +85,9 @@ def vault_of(data: Path, lang: str) -> Path:
 
 
 def measure(
-    lang: str, golden: Path, vault: Path, workdir: Path, *, split: str | None, modes: list[str], bar: ProgressBar
-) -> tuple[EvalReport, float, bool]:
+    lang: str, golden: Path, vault: Path, workdir: Path, *, split: str | None, modes: list[str], bar: ProgressBar,
+    syntax: bool = False,
+) -> tuple[EvalReport, float, bool]:  # fmt: skip
     """Index (or catch up) the set's vault in ``workdir`` and evaluate it; returns the report,
     the sync's seconds and whether an index was already there."""
     db = workdir / f"{lang}.db"
@@ -95,6 +99,8 @@ def measure(
             deep = index.deep_status()
             if deep is not None and deep.embedded and "hybrid" in modes:  # what the deep tier adds
                 chosen = (*chosen[:-1], DEEP, chosen[-1], NO_DEEP)
+            if syntax and "hybrid" in modes:
+                chosen = (*chosen, SYNTAX)
             report = evaluate_golden(index, golden, split=split, chosen=chosen, progress=bar)
         finally:
             bar.clear()
@@ -185,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modes", metavar="LIST", help=f"default: {','.join(MODES)}")
     parser.add_argument("--workdir", metavar="DIR", help="keep the indexes here (<lang>.db), reused by later runs")
     parser.add_argument("--golden-dir", metavar="DIR", default=str(GOLDEN_DIR), help="where the tldr-<lang>.jsonl sets are")
+    parser.add_argument("--syntax", action="store_true", help="also the hybrid row with the query syntax read")
     parser.add_argument("--json", metavar="FILE", help="also write every report in full, per query included")
     parser.add_argument("--out", metavar="FILE", help="also write the table as a Markdown section")
     args = parser.parse_args(argv)
@@ -202,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         for lang, golden in sets.items():
             t = time.perf_counter()
             vault = vault_of(Path(args.data), lang)
-            report, synced, reused = measure(lang, golden, vault, workdir, split=args.split, modes=modes, bar=bar)
+            report, synced, reused = measure(lang, golden, vault, workdir, split=args.split, modes=modes, bar=bar, syntax=args.syntax)
             reports[lang] = report
             built = f"index reused, synced in {synced:.1f} s" if reused else f"indexed in {synced:.1f} s"
             sys.stderr.write(

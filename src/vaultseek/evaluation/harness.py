@@ -112,6 +112,10 @@ NO_TERM_MATCH = Configuration("hybrid-terms", "hybrid", None, (("term_match", 0.
 adds this one (its default hybrid has term matching on)."""
 
 
+SYNTAX = Configuration("hybrid+syntax", "hybrid", None, (("syntax", True),))
+"""The default hybrid with the query syntax read. Judged queries are measured as prose, with
+the syntax off; this row shows what reading them as typed queries changes (a command's flag
+such as ``netstat -tulpn`` reads as an exclusion)."""
 DEEP = Configuration("deep", "deep")
 """The deep tier's list alone (only for an index with deep vectors: ``deepening.py``)."""
 NO_DEEP = Configuration("hybrid-deep", "hybrid", None, (("deep_weight", 0.0),))
