@@ -29,8 +29,8 @@ PUBLIC_SURFACE = {
 purpose, with the docs (docs/python-api.md) in the same commit."""
 
 INDEX_METHODS = {
-    "close", "deep_similarities", "deep_status", "deepen", "embed", "extract", "files", "forget",
-    "get_chunk", "get_note", "links", "related", "search", "similarities", "status", "sync",
+    "close", "deep_status", "deepen", "embed", "evidence", "extract", "files", "forget",
+    "get_chunk", "get_note", "links", "related", "search", "status", "sync",
 }  # fmt: skip
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from .config import Config, VaultRegistry, load_config
 from .contract import SearchRequest
-from .embeddings.static import MIN_LEGIBLE_SHARE, StaticEmbedder, load_embedder
+from .embeddings.static import StaticEmbedder, load_embedder
 from .errors import (
     ConfigError,
     IndexAccessError,
@@ -44,6 +44,7 @@ from .records import (
     ResolvedLink,
     SearchFilter,
     SearchResponse,
+    SearchResult,
     SkippedFile,
     SyncReport,
 )
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from .index.deepening import DeepProgressCallback
     from .index.sync import ProgressCallback, StopCheck
     from .links.extract import Extract
+    from .search.relevance import Evidence
 
 # Indexing (sync: markdown, chunking, credential scrubbing, document readers), links, related
 # notes and extracts are imported where they are used: a fresh `vaultseek search` or hook
@@ -625,31 +627,29 @@ class Index:
         with self._database_errors():
             return filter_misses(self.store, parsed)
 
-    def similarities(self, text: str, chunk_ids: list[int]) -> dict[int, float]:
-        """The cosine similarity of ``text`` to each stored chunk (an absolute relevance
-        measure, unlike the per-query normalised fused score). Empty when the vector side
-        cannot serve this index, or when its model cannot read most of ``text`` (below
-        :data:`MIN_LEGIBLE_SHARE`: the bundled model sees any two Korean texts as alike, at
-        cosines of 0.8–0.95); chunks without a vector are left out."""
-        try:
-            index, model = self._vector_side()
-        except VectorsUnavailable:
-            return {}
-        if model.legible_share(text) < MIN_LEGIBLE_SHARE:
-            return {}
-        return _cosines(index, model.embed_one(text), chunk_ids)
+    def evidence(self, query: str, results: Sequence[SearchResult]) -> list[Evidence]:
+        """What the relevance judgment reads of each of ``query``'s ``results`` (see
+        ``search/relevance.py``): the calibration of the judgment fits its weights to these."""
+        from .search.relevance import MIN_LEGIBLE, QueryWords, gather_evidence
+        from .search.vocabulary import refine_query
+        from .text.lexical import parse_query
 
-    def deep_similarities(self, text: str, chunk_ids: list[int]) -> dict[int, float]:
-        """:meth:`similarities` by the deep model, for the chunks that have a deep vector
-        (empty when the deep tier cannot serve this index). Its cosines sit on another scale
-        than the static model's, so a threshold is per model (``hook_min_deep_relevance``)."""
-        if not self.config.deep_tier:
-            return {}
+        static = deep = None
         try:
-            index, model, _coverage = self._deep_side()
+            vectors, model = self._vector_side()
+            if model.legible_share(query) >= MIN_LEGIBLE:
+                static = (vectors, model.embed_one(query), model.name)
         except VectorsUnavailable:
-            return {}
-        return _cosines(index, model.embed_one(text), chunk_ids)
+            pass
+        if self.config.deep_tier:
+            try:
+                deep_vectors, deep_model, _coverage = self._deep_side()
+                deep = (deep_vectors, deep_model.embed_one(query), deep_model.name)
+            except VectorsUnavailable:
+                pass
+        with self._database_errors():
+            lexical, _notices = refine_query(self.store, parse_query(query))
+            return gather_evidence(results, QueryWords(self.store, lexical), static, deep)
 
     def embed(self, text: str) -> np.ndarray:
         """``text`` as a unit vector of the index's model (raises :class:`ModelError`)."""
@@ -754,15 +754,6 @@ def _shown_skip(item: SkippedFile) -> SkippedFile:
 def _shown_link(link: ResolvedLink) -> ResolvedLink:
     path = link.path if link.path is None else shown_path(link.path)
     return replace(link, source=shown_path(link.source), path=path)
-
-
-def _cosines(index: VectorIndex, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
-    """The cosine of ``query`` to each of ``chunk_ids`` that ``index`` holds."""
-    wanted = np.asarray(chunk_ids, dtype=np.int64)
-    positions = np.minimum(np.searchsorted(index.ids, wanted), max(len(index.ids) - 1, 0))
-    found = np.flatnonzero(index.ids[positions] == wanted) if len(index.ids) else np.zeros(0, np.int64)
-    scores = index.scores(query, positions[found])
-    return {int(wanted[i]): float(s) for i, s in zip(found, scores, strict=True)}
 
 
 def open_index(

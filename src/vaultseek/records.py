@@ -129,6 +129,9 @@ class SearchResult:
     deep_rank: int | None = None
     """1-based rank in the deep tier's list; None when the chunk was not in it or the search
     had no deep list."""
+    relevance: float | None = None
+    """The probability that the hit answers the query (``search/relevance.py``), calibrated
+    on judged prompts: 0.5 and above counts as relevant; None when it was not judged."""
 
     @property
     def label(self) -> str:
@@ -149,6 +152,7 @@ class SearchResult:
             "bm25_rank": self.bm25_rank,
             "vec_rank": self.vec_rank,
             "deep_rank": self.deep_rank,
+            "relevance": None if self.relevance is None else round(self.relevance, 4),
             "signals": dict(self.signals),
             "location": self.location.to_dict() if self.location is not None else None,
             "chunk_id": self.chunk_id,
@@ -164,6 +168,7 @@ class SearchResult:
             vec_rank=data["vec_rank"], chunk_id=data["chunk_id"],
             location=Location.from_dict(location) if location else None,
             signals=dict(data.get("signals") or {}), deep_rank=data.get("deep_rank"),
+            relevance=data.get("relevance"),
         )  # fmt: skip
 
 
@@ -257,6 +262,9 @@ class SearchResponse:
     """E.g. "vector search unavailable (…); showing BM25 results"."""
     intent: str | None = None
     """``identifier`` or ``question`` when the intent option shifted the list weights."""
+    no_match: bool = False
+    """No result reaches the relevance judgment's floor (``search/relevance.py``): the
+    results are only the closest the index holds, and a notice says so."""
 
     def to_dict(self) -> dict[str, Any]:
         """The response as the search contract's JSON, the one every surface answers with
@@ -267,6 +275,7 @@ class SearchResponse:
             "results": [r.to_dict() for r in self.results],
             "notices": list(self.notices),
             "intent": self.intent,
+            "no_match": self.no_match,
         }
 
     @classmethod
@@ -274,7 +283,7 @@ class SearchResponse:
         """The response :meth:`to_dict` wrote (e.g. a daemon's answer, to render it)."""
         return cls(
             data["query"], data["mode"], tuple(SearchResult.from_dict(r) for r in data["results"]),
-            tuple(data.get("notices") or ()), intent=data.get("intent"),
+            tuple(data.get("notices") or ()), intent=data.get("intent"), no_match=bool(data.get("no_match")),
         )  # fmt: skip
 
 

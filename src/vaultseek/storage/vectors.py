@@ -106,6 +106,16 @@ class VectorIndex:
         dots = self.codes[rows].astype(np.float64) @ np.asarray(query, dtype=np.float64)
         return (dots * self.inverse_norms[rows]).astype(np.float32)
 
+    def cosines(self, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
+        """The exact cosine of ``query`` to each of ``chunk_ids`` this index holds."""
+        if not len(self.ids) or not chunk_ids:
+            return {}
+        wanted = np.asarray(chunk_ids, dtype=np.int64)
+        positions = np.minimum(np.searchsorted(self.ids, wanted), len(self.ids) - 1)
+        found = np.flatnonzero(self.ids[positions] == wanted)
+        scores = self.scores(query, positions[found])
+        return {int(wanted[i]): float(s) for i, s in zip(found, scores, strict=True)}
+
     def scan(self, query: np.ndarray) -> Scan:
         """Every row's cosine to ``query`` (unit length, not all zero) to within
         :attr:`Scan.slack`, by the int8 scan (see the module's docstring)."""
