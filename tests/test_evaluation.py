@@ -76,7 +76,9 @@ def test_beir_folder_end_to_end(beir: Path, tmp_path: Path) -> None:
     assert bm25.per_query_ndcg["q3"] == 1.0
     # q2: both "sourdough" documents are found; the grade-2 one (title and text) ranks first.
     assert bm25.per_query_ndcg["q2"] == 1.0
-    assert bm25.scores == {"nDCG@10": 1.0, "Recall@10": 1.0, "Recall@100": 1.0, "Answer@10": 1.0, "MRR@10": 1.0}
+    assert bm25.scores == {
+        "nDCG@10": 1.0, "Recall@10": 1.0, "Recall@100": 1.0, "Answer@10": 1.0, "MRR@10": 1.0, "nDCG@5": 1.0, "Hit@1": 1.0,
+    }  # fmt: skip
     for result in report.results:
         assert result.scores["Recall@100"] == 1.0  # 8 documents, 100 asked for: everything
         assert 0.0 <= result.scores["nDCG@10"] <= 1.0
@@ -136,16 +138,20 @@ def test_golden_file_on_an_indexed_vault(sample_vault: Path, tmp_path: Path) -> 
         {"id": "g2", "query": "sourdough starter", "relevant": {"./cooking/bread.md": 2, "security/oauth.md": 0}},
         {"id": "g3", "query": "nothing judged relevant", "relevant": {"code/fusion.md": 0}},
         {"id": "g4", "query": "Kündigungsfrist", "relevant": {"de/recht.md": 1, "missing/typo.md": 1}},
+        # Only the page judged to also answer holds these words: a hit at 1, not an answer.
+        {"id": "g5", "query": "revoke refresh token", "relevant": {"cooking/bread.md": 2, "security/oauth.md": 1}},
     ]
     golden.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
     with open_index(sample_vault, create=True) as index:
         index.sync()
         report = evaluate_golden(index, golden)
-    assert (report.queries, report.skipped_queries, report.documents) == (3, 1, 4)
+    assert (report.queries, report.skipped_queries, report.documents) == (4, 1, 4)
     bm25 = by_label(report, "bm25")
     assert bm25.per_query_ndcg["g1"] == 1.0
     assert bm25.per_query_ndcg["g2"] == 1.0
     assert bm25.per_query_ndcg["g4"] == pytest.approx(1 / (1 + 1 / 1.5849625007211563))  # 1 of 2
+    assert bm25.scores["Hit@1"] == 1.0 and bm25.scores["Answer@10"] == 0.75
+    assert bm25.scores["nDCG@5"] == pytest.approx(bm25.scores["nDCG@10"])  # nothing relevant below 5
     assert report.notices and "missing/typo.md" in report.notices[0]
 
 
@@ -296,8 +302,9 @@ def test_golden_scores_by_kind(kind_vault: Path, tmp_path: Path) -> None:
     bm25 = by_label(report, "bm25")
     assert list(bm25.by_kind) == ["(none)", "identifier", "paraphrase"]  # t1 is in the test split
     assert {k: s.queries for k, s in bm25.by_kind.items()} == {"(none)": 1, "identifier": 2, "paraphrase": 2}
-    assert bm25.by_kind["identifier"].scores == {"nDCG@10": 1.0, "Recall@10": 1.0, "Answer@10": 1.0, "MRR@10": 1.0}
-    assert bm25.by_kind["paraphrase"].scores == {"nDCG@10": 0.5, "Recall@10": 0.5, "Answer@10": 0.5, "MRR@10": 0.5}
+    names = ("nDCG@10", "Recall@10", "Answer@10", "MRR@10", "nDCG@5", "Hit@1")
+    assert bm25.by_kind["identifier"].scores == dict.fromkeys(names, 1.0)
+    assert bm25.by_kind["paraphrase"].scores == dict.fromkeys(names, 0.5)
     assert bm25.scores["Recall@10"] == pytest.approx(0.8)
     for result in report.results:  # every kind's nDCG@10 is the mean over that kind's queries
         ids = {"identifier": ["i1", "i2"], "paraphrase": ["p1", "p2"], "(none)": ["n1"]}
@@ -306,12 +313,12 @@ def test_golden_scores_by_kind(kind_vault: Path, tmp_path: Path) -> None:
             assert result.by_kind[kind].scores["nDCG@10"] == pytest.approx(expected)
     data = report.to_dict()
     assert data["split"] == "tune"
-    assert data["results"][0]["by_kind"]["paraphrase"] == {"queries": 2, "ndcg@10": 0.5, "recall@10": 0.5, "answer@10": 0.5, "mrr@10": 0.5}
+    assert data["results"][0]["by_kind"]["paraphrase"] == {"queries": 2} | {name.lower(): 0.5 for name in names}
     lines = render_table(report).splitlines()
     assert lines[0].startswith("g.jsonl (tune split): 5 queries")
     at = lines.index(next(line for line in lines if line.startswith("configuration") and "kind" in line))
-    assert lines[at].split() == ["configuration", "kind", "queries", "nDCG@10", "Recall@10", "Answer@10", "MRR@10"]
-    assert lines[at + 3].split() == ["bm25", "paraphrase", "2", "0.500", "0.500", "0.500", "0.500"]
+    assert lines[at].split() == ["configuration", "kind", "queries", *names]
+    assert lines[at + 3].split() == ["bm25", "paraphrase", "2", *["0.500"] * 6]
     assert len(lines) == at + 7  # three kinds for each of the two configurations
 
 
@@ -321,7 +328,10 @@ def test_golden_without_kinds_reports_as_before(kind_vault: Path, tmp_path: Path
     with open_index(kind_vault) as index:
         report = evaluate_golden(index, golden, chosen=configurations(["bm25", "hybrid"], []))
     assert report.split is None and all(r.by_kind == {} for r in report.results)
-    result_keys = {"configuration", "mode", "fusion", "ndcg@10", "recall@10", "recall@100", "answer@10", "mrr@10", "latency_ms"}
+    result_keys = {
+        "configuration", "mode", "fusion", "ndcg@10", "recall@10", "recall@100", "answer@10", "mrr@10", "ndcg@5", "hit@1",
+        "latency_ms",
+    }  # fmt: skip
     assert all(set(r) == result_keys for r in report.to_dict()["results"])
     lines = render_table(report).splitlines()
     assert lines[0] == (
