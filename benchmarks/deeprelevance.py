@@ -45,7 +45,8 @@ def measure(lang: str, data: Path, workdir: Path, *, deepen: bool) -> tuple[int,
     golden = GOLDEN_DIR / f"tldr-{lang}.jsonl"
     questions = [json.loads(line) for line in golden.read_text("utf-8").splitlines() if line.strip()]
     questions = [q for q in questions if q.get("split") == "tune"]
-    with open_index(vault_of(data, lang), db=workdir / f"{lang}.db", create=True, deep_tier=True) as index:
+    vault, name = vault_of(data, f"tldr-{lang}")
+    with open_index(vault, db=workdir / f"{name}.db", create=True, deep_tier=True) as index:
         index.sync(remember=False)
         if deepen:
             index.deepen()

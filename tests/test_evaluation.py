@@ -373,6 +373,7 @@ def test_bench_golden_on_a_tiny_tldr_layout(tmp_path: Path, capsys: pytest.Captu
     sets.mkdir()
     lines = [{**line, "relevant": {f"common/{Path(p).name}": g for p, g in line["relevant"].items()}} for line in KIND_LINES]
     write_golden(sets / "tldr-xx.jsonl", lines)
+    write_golden(sets / "unrelated.jsonl", [{"id": "u1", "query": "banana bread", "kind": "general"}])  # not a judged set
     work, out, raw = tmp_path / "work", tmp_path / "section.md", tmp_path / "raw.json"
     args = ["--data", str(tmp_path / "data"), "--split", "tune", "--golden-dir", str(sets), "--workdir", str(work)]
     assert bench.main([*args, "--out", str(out), "--json", str(raw)]) == 0
@@ -380,18 +381,52 @@ def test_bench_golden_on_a_tiny_tldr_layout(tmp_path: Path, capsys: pytest.Captu
     rows = [line.split() for line in first.out.splitlines()]
     assert rows[0][:5] == ["set", "mode", "pages", "queries", "Recall@10"]
     assert "R@10" in rows[0] and "paraphrase" in rows[0] and "identifier" in rows[0]
-    assert [row[:4] for row in rows[1:]] == [["xx", m, "4", "5"] for m in ("bm25", "vector", "hybrid")]
+    assert [row[:4] for row in rows[1:]] == [["tldr-xx", m, "4", "5"] for m in ("bm25", "vector", "hybrid")]
     assert rows[1][4] == "0.800"  # bm25 over the tune split, as in test_golden_scores_by_kind
-    assert "Answer@10" in rows[0] and rows[0][-3:] == ["A@10", "paraphrase", "nDCG@10"]
-    assert rows[1][-2] == "0.500"  # one of the two paraphrase questions finds its page
+    assert "Answer@10" in rows[0] and rows[0][-5:] == ["A@10", "paraphrase", "nDCG@10", "nDCG@5", "Hit@1"]
+    assert rows[1][-4] == "0.500"  # one of the two paraphrase questions finds its page
+    assert rows[1][-1] == "0.800"  # and four of the five tune questions find theirs first
     assert (work / "xx.db").is_file() and "indexed in" in first.err
     text = out.read_text("utf-8")
-    assert text.startswith("## Multilingual judged sets (tune split)\n\n```\npython -m benchmarks.golden --data ")
-    assert "| xx | bm25 | 4 | 5 | 0.800 |" in text
-    assert json.loads(raw.read_text("utf-8"))["xx"]["results"][0]["by_kind"]["identifier"]["queries"] == 2
-    assert bench.main(args) == 0  # the second run finds the index and only syncs it
+    assert text.startswith("## Judged sets (tune split)\n\n```\npython -m benchmarks.golden --data ")
+    assert "| tldr-xx | bm25 | 4 | 5 | 0.800 |" in text and "Hit@1" in text
+    assert json.loads(raw.read_text("utf-8"))["tldr-xx"]["results"][0]["by_kind"]["identifier"]["queries"] == 2
+    assert bench.main([*args, "--sets", "xx"]) == 0  # a bare language is the tldr set; the index is found
     assert "index reused" in capsys.readouterr().err
     assert bench.main([*args, "--sets", "yy"]) == 2
     assert "no golden set for yy" in capsys.readouterr().err
     assert bench.main([*args, "--golden-dir", str(tmp_path / "absent")]) == 2
     assert "no golden sets folder" in capsys.readouterr().err
+
+
+def test_bench_golden_psdocs_sets_share_one_english_vault(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The psdocs sets of every language are judged against the one English docs folder, kept
+    in one index; every set runs by default, tldr first; a missing vault is one line."""
+    from benchmarks import golden as bench
+
+    data = tmp_path / "data"
+    docs = data / "powershell-docs" / "reference" / "docs-conceptual"
+    tldr = data / "tldr" / "pages" / "common"
+    for folder in (docs, tldr):
+        for rel, text in KIND_NOTES.items():
+            (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+            (folder / rel).write_text(text, encoding="utf-8")
+    sets = tmp_path / "sets"
+    sets.mkdir()
+    write_golden(sets / "psdocs-en.jsonl", KIND_LINES)
+    write_golden(sets / "psdocs-de.jsonl", [{**line, "query": line["query"].upper()} for line in KIND_LINES])
+    write_golden(sets / "tldr-en.jsonl", [{**line, "relevant": {f"common/{p}": g for p, g in line["relevant"].items()}} for line in KIND_LINES])
+    work = tmp_path / "work"
+    args = ["--data", str(data), "--split", "tune", "--golden-dir", str(sets), "--workdir", str(work), "--modes", "bm25"]
+    assert bench.main(args) == 0
+    run = capsys.readouterr()
+    assert [line.split()[:4] for line in run.out.splitlines()[1:]] == [
+        ["tldr-en", "bm25", "4", "5"], ["psdocs-en", "bm25", "4", "5"], ["psdocs-de", "bm25", "4", "5"],
+    ]  # fmt: skip
+    assert sorted(p.name for p in work.glob("*.db")) == ["en.db", "psdocs.db"]
+    assert "psdocs-en: 4 pages, 5 queries; indexed in" in run.err
+    assert "psdocs-de: 4 pages, 5 queries; index reused" in run.err
+    assert bench.vault_of(data, "psdocs-ja") == (docs, "psdocs")
+    assert bench.vault_of(data, "tldr-en") == (data / "tldr" / "pages", "en")
+    assert bench.main([*args, "--data", str(tmp_path / "nowhere"), "--sets", "psdocs-en"]) == 2
+    assert "no vault" in capsys.readouterr().err
