@@ -51,11 +51,15 @@ METRICS: dict[str, Scorer] = {
     "Recall@100": lambda ranking, judged: metrics.recall_at_k(ranking, judged, 100),
     "Answer@10": lambda ranking, judged: metrics.answer_at_k(ranking, judged, 10),
     "MRR@10": lambda ranking, judged: metrics.reciprocal_rank_at_k(ranking, judged, 10),
+    "nDCG@5": lambda ranking, judged: metrics.ndcg_at_k(ranking, judged, 5),
+    "Hit@1": lambda ranking, judged: metrics.hit_at_k(ranking, judged, 1),
 }
-"""What every configuration is scored on, by name (the table's columns, in order)."""
-KIND_METRICS = ("nDCG@10", "Recall@10", "Answer@10", "MRR@10")
+"""What every configuration is scored on, by name (the table's columns, in order). nDCG@5 and
+Hit@1 (the first result is a relevant page, of any grade) are what a help search box is judged
+on: the first screen, and the first hit alone."""
+KIND_METRICS = ("nDCG@10", "Recall@10", "Answer@10", "MRR@10", "nDCG@5", "Hit@1")
 """The metrics broken down by query kind (names in :data:`METRICS`): the top-10 figures a reader
-compares kinds on; Recall@100 stays in the overall row only."""
+compares kinds on, and the top-5 and first-hit ones; Recall@100 stays in the overall row only."""
 NO_KIND = "(none)"
 """The kind reported for golden lines without one, in a file where other lines have one."""
 MODES: tuple[SearchMode, ...] = ("bm25", "vector", "hybrid")
