@@ -66,7 +66,7 @@ def measure(workdir: Path) -> dict[str, dict[str, list[float]]]:
             relevant: list[float] = []
             unjudged: list[float] = []
             for text in tune_half(collection):
-                hits = index.search(text, k=K).results
+                hits = index.search(text, view="chunks", k=K).results
                 cos = index.similarities(text, [h.chunk_id for h in hits])
                 for hit in hits:
                     judged = tuned[text].judgments.get(doc_of_path.get(hit.path, ""), 0) > 0
@@ -74,7 +74,7 @@ def measure(workdir: Path) -> dict[str, dict[str, list[float]]]:
             foreign = [t for f, s in sets.items() if f != name for t in tune_half(s)[: PER_SET // 2]]
             unrelated: list[float] = []
             for text in (*foreign, *CHAT_QUESTIONS):
-                hits = index.search(text, k=K).results
+                hits = index.search(text, view="chunks", k=K).results
                 cos = index.similarities(text, [h.chunk_id for h in hits])
                 unrelated.append(max(cos.values(), default=-1.0))
         out[name] = {"relevant": relevant, "unjudged": unjudged, "unrelated_top": unrelated[: len(foreign)],

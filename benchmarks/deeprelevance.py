@@ -54,14 +54,14 @@ def measure(lang: str, data: Path, workdir: Path, *, deepen: bool) -> tuple[int,
             raise SystemExit(f"{lang}: the deep vectors are not complete (run with --deepen, or `vaultseek deep`)")
         related: list[tuple[float, float]] = []
         for question in questions:
-            hits = index.search(question["query"], k=CANDIDATES).results
+            hits = index.search(question["query"], view="chunks", k=CANDIDATES).results
             ids = [hit.chunk_id for hit in hits]
             deep, static = index.deep_similarities(question["query"], ids), index.similarities(question["query"], ids)
             # A question the static model cannot read gets no static cosines: not kept by them.
             related += [(deep[h.chunk_id], static.get(h.chunk_id, -1.0)) for h in hits if question["relevant"].get(h.path, 0) > 0]
         noise: list[tuple[float, float]] = []
         for prompt in UNRELATED:
-            ids = [hit.chunk_id for hit in index.search(prompt, k=CANDIDATES).results]
+            ids = [hit.chunk_id for hit in index.search(prompt, view="chunks", k=CANDIDATES).results]
             deep, static = index.deep_similarities(prompt, ids), index.similarities(prompt, ids)
             noise.append((max(deep.values(), default=0.0), max(static.values(), default=0.0)))
     rows = {

@@ -53,7 +53,7 @@ def measure(workdir: Path) -> dict[str, dict[str, list[float]]]:
             relevant: list[float] = []
             other: list[float] = []
             for query in collection.queries[:PER_SET]:
-                hits = index.search(query.text, k=CANDIDATES).results
+                hits = index.search(query.text, view="chunks", k=CANDIDATES).results
                 cos = index.similarities(query.text, [h.chunk_id for h in hits])
                 for hit in hits:
                     judged = query.judgments.get(doc_of_path.get(hit.path, ""), 0) > 0
@@ -61,12 +61,12 @@ def measure(workdir: Path) -> dict[str, dict[str, list[float]]]:
             unrelated: list[float] = []
             foreign = [q.text for f, s in sets.items() if f != name for q in s.queries[: PER_SET // 2]]
             for text in foreign:
-                hits = index.search(text, k=CANDIDATES).results
+                hits = index.search(text, view="chunks", k=CANDIDATES).results
                 cos = index.similarities(text, [h.chunk_id for h in hits])
                 unrelated.append(max(cos.values(), default=-1.0))
             agent: list[float] = []
             for text in AGENT_PROMPTS:
-                hits = index.search(text, k=CANDIDATES).results
+                hits = index.search(text, view="chunks", k=CANDIDATES).results
                 cos = index.similarities(text, [h.chunk_id for h in hits])
                 agent.append(max(cos.values(), default=-1.0))
         out[name] = {"relevant": relevant, "other": other, "unrelated_top": unrelated, "agent_top": agent}

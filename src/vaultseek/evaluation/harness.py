@@ -14,8 +14,9 @@ Two kinds of input:
 
 Each configuration (a mode, or hybrid with a named fusion) answers every query with
 k = candidates = :data:`DEPTH`, so Recall@100 sees a genuinely 100-deep list. A search returns
-chunks; they collapse to documents at their best chunk's rank before scoring (definitions in
-:mod:`metrics`). Queries without a relevant document are left out, as BEIR does.
+chunks (the chunk view); they collapse to documents at their best chunk's rank before scoring
+(definitions in :mod:`metrics`), as the note view ranks notes. Queries without a relevant
+document are left out, as BEIR does.
 
 The library never prints: progress goes through a callback and a report renders itself as a
 table or JSON. Bad input raises :class:`ConfigError` naming the file and line, so the CLI
@@ -459,7 +460,7 @@ def run_configurations(
     total, done = len(chosen) * len(queries), 0
     results = []
     for config in chosen:
-        options: dict[str, Any] = {"mode": config.mode, "fusion": config.fusion, "k": DEPTH, "candidates": DEPTH}
+        options: dict[str, Any] = {"mode": config.mode, "view": "chunks", "fusion": config.fusion, "k": DEPTH, "candidates": DEPTH}
         options.update(config.options)
         index.search(queries[0].text, **options)
         scores: dict[str, list[float]] = {name: [] for name in METRICS}

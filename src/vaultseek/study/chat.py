@@ -240,7 +240,7 @@ class Chat:
         topic)."""
         question = " ".join(REDACTED.sub(" ", question).split()) or question
         with self.kb.readers.borrow() as index:
-            results = index.search(question, filters=scope, k=k).results
+            results = index.search(question, filters=scope, view="chunks", k=k).results
             return relevant(index, question, results)
 
     def attached(self, request: ChatRequest, conversation_id: str, question: str) -> tuple[list[bytes], list[Any]]:
