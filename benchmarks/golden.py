@@ -15,7 +15,9 @@ it, which on unchanged pages takes seconds — and evaluated
 with :func:`vaultseek.evaluation.harness.evaluate_golden` on one split of the file. The table
 has a row per set and mode: Recall@10 over all the set's queries and per query kind,
 Answer@10 (the question's best-graded page in the first ten) overall and for paraphrase
-questions, nDCG@10, nDCG@5 and Hit@1 (the first result is a page judged relevant).
+questions, nDCG@10, nDCG@5 and Hit@1 (the first result is a page judged relevant); each row
+scores the pages once each (the note view), and a ``· chunks`` row under it the raw chunk list
+of the same searches.
 
     python -m benchmarks.golden --data ../shared/data --split tune [--sets psdocs-en,tldr-de] \\
         [--workdir /tmp/vaultseek-golden] [--json FILE] [--out FILE]
@@ -138,7 +140,10 @@ def kinds_of(reports: dict[str, EvalReport]) -> list[str]:
 
 def table_rows(reports: dict[str, EvalReport]) -> list[list[str]]:
     """A header, then a row per set and mode: queries, Recall@10, per-kind Recall@10, Answer@10
-    overall and for paraphrase questions (when there are any), nDCG@10, nDCG@5, Hit@1."""
+    overall and for paraphrase questions (when there are any), nDCG@10, nDCG@5, Hit@1 — the
+    notes each once, as the note view shows them — and below it a ``· chunks`` row with the
+    same figures over the raw chunk list, where a note's second section takes a place and
+    counts nothing."""
     kinds = kinds_of(reports)
     answer_kinds = [k for k in kinds if k == "paraphrase"]
     head = [
@@ -148,19 +153,23 @@ def table_rows(reports: dict[str, EvalReport]) -> list[list[str]]:
     rows = [head]
     for name, report in reports.items():
         for result in report.results:
-            per_kind = []
-            for kind in kinds:
-                scores = result.by_kind.get(kind)
-                per_kind.append(f"{scores.scores['Recall@10']:.3f} ({scores.queries})" if scores else "—")
-            answers = []
-            for kind in answer_kinds:
-                scores = result.by_kind.get(kind)
-                answers.append(f"{scores.scores['Answer@10']:.3f}" if scores else "—")
-            rows.append([
-                name, result.configuration.label, f"{report.documents:,}", str(report.queries),
-                f"{result.scores['Recall@10']:.3f}", *per_kind, f"{result.scores['Answer@10']:.3f}", *answers,
-                f"{result.scores['nDCG@10']:.3f}", f"{result.scores['nDCG@5']:.3f}", f"{result.scores['Hit@1']:.3f}",
-            ])  # fmt: skip
+            levels = [(result.configuration.label, result.scores, result.by_kind)]
+            if result.chunk_scores:  # the raw chunk list: a note's second section counts nothing
+                levels.append((f"{result.configuration.label} · chunks", result.chunk_scores, result.chunk_by_kind))
+            for label, overall, by_kind in levels:
+                per_kind = []
+                for kind in kinds:
+                    scores = by_kind.get(kind)
+                    per_kind.append(f"{scores.scores['Recall@10']:.3f} ({scores.queries})" if scores else "—")
+                answers = []
+                for kind in answer_kinds:
+                    scores = by_kind.get(kind)
+                    answers.append(f"{scores.scores['Answer@10']:.3f}" if scores else "—")
+                rows.append([
+                    name, label, f"{report.documents:,}", str(report.queries),
+                    f"{overall['Recall@10']:.3f}", *per_kind, f"{overall['Answer@10']:.3f}", *answers,
+                    f"{overall['nDCG@10']:.3f}", f"{overall['nDCG@5']:.3f}", f"{overall['Hit@1']:.3f}",
+                ])  # fmt: skip
     return rows
 
 
@@ -199,7 +208,9 @@ def render_markdown(
             f"k = candidates = {DEPTH}; Recall@10, nDCG@10 and nDCG@5 as in \"How it is measured\"; "
             "the R@10 columns by kind are Recall@10 over that kind's queries (how many in brackets); "
             "Answer@10 is the share of questions whose best-graded page is in the first ten; Hit@1 the "
-            "share whose first result is a page judged relevant (of any grade)."
+            "share whose first result is a page judged relevant (of any grade). "
+            "A `· chunks` row scores the raw chunk list of the same search, where a page's second "
+            "chunk takes a place and counts nothing."
         ),
         "",
         "| " + " | ".join(rows[0]) + " |",

@@ -4,6 +4,7 @@ metric values that are known for this set, typed errors for bad input, and the C
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ from conftest import run_cli
 from vaultseek import open_index
 from vaultseek.errors import ConfigError
 from vaultseek.evaluation.harness import (
+    CHUNK_HEADING,
+    chunk_list,
     configurations,
     evaluate_beir,
     evaluate_golden,
@@ -192,8 +195,11 @@ def test_cli_eval_table_json_and_errors(beir: Path, tmp_path: Path) -> None:
     work = str(tmp_path / "work")
     table = run_cli("eval", str(beir), "--workdir", work, "--modes", "bm25,hybrid", "--fusion", "convex")
     assert table.returncode == 0, table.stderr
-    rows = [line.split()[0] for line in table.stdout.splitlines()[2:] if line.strip()]
+    lines = table.stdout.splitlines()
+    rows = [line.split()[0] for line in lines[2 : lines.index("", 2)]]
     assert rows == ["configuration", "bm25", "hybrid", "hybrid:convex"]
+    chunk_rows = lines[lines.index(f"{CHUNK_HEADING}:") + 1 :]
+    assert [line.split()[0] for line in chunk_rows] == ["configuration", "bm25", "hybrid", "hybrid:convex"]
     terms = run_cli("eval", str(beir), "--workdir", work, "--json", "--modes", "hybrid", "--fusion", "", "--term-match")
     assert terms.returncode == 0, terms.stderr
     assert [(r["configuration"], r.get("options")) for r in json.loads(terms.stdout)["results"]] == [
@@ -319,7 +325,9 @@ def test_golden_scores_by_kind(kind_vault: Path, tmp_path: Path) -> None:
     at = lines.index(next(line for line in lines if line.startswith("configuration") and "kind" in line))
     assert lines[at].split() == ["configuration", "kind", "queries", *names]
     assert lines[at + 3].split() == ["bm25", "paraphrase", "2", *["0.500"] * 6]
-    assert len(lines) == at + 7  # three kinds for each of the two configurations
+    assert lines[at + 7 : at + 9] == ["", f"{CHUNK_HEADING}:"]  # three kinds for each of the two configurations
+    assert [line.split()[0] for line in lines[at + 9 :]] == ["configuration", "bm25", "vector"]
+    assert data["results"][0]["chunk_list"]["by_kind"]["paraphrase"]["queries"] == 2
 
 
 def test_golden_without_kinds_reports_as_before(kind_vault: Path, tmp_path: Path) -> None:
@@ -330,16 +338,18 @@ def test_golden_without_kinds_reports_as_before(kind_vault: Path, tmp_path: Path
     assert report.split is None and all(r.by_kind == {} for r in report.results)
     result_keys = {
         "configuration", "mode", "fusion", "ndcg@10", "recall@10", "recall@100", "answer@10", "mrr@10", "ndcg@5", "hit@1",
-        "latency_ms",
+        "latency_ms", "chunk_list",
     }  # fmt: skip
     assert all(set(r) == result_keys for r in report.to_dict()["results"])
+    assert all("by_kind" not in r["chunk_list"] for r in report.to_dict()["results"])
     lines = render_table(report).splitlines()
     assert lines[0] == (
         "plain.jsonl: 6 queries, 4 documents; k = candidates = 100; hybrid = "
         f"{report.default_fusion} (the configured default)"
     )
     assert lines[1] == "" and lines[2].split()[0] == "configuration"
-    assert [line.split()[0] for line in lines[3:]] == ["bm25", "hybrid"]  # no kind rows, no notes
+    assert [line.split()[0] for line in lines[3:5]] == ["bm25", "hybrid"]  # no kind rows, no notes
+    assert lines[5:7] == ["", f"{CHUNK_HEADING}:"] and [line.split()[0] for line in lines[8:]] == ["bm25", "hybrid"]
 
 
 def test_cli_eval_golden_split_and_kinds(kind_vault: Path, tmp_path: Path) -> None:
@@ -378,12 +388,13 @@ def test_bench_golden_on_a_tiny_tldr_layout(tmp_path: Path, capsys: pytest.Captu
     args = ["--data", str(tmp_path / "data"), "--split", "tune", "--golden-dir", str(sets), "--workdir", str(work)]
     assert bench.main([*args, "--out", str(out), "--json", str(raw)]) == 0
     first = capsys.readouterr()
-    rows = [line.split() for line in first.out.splitlines()]
+    rows = [re.split(r"\s{2,}", line.strip()) for line in first.out.splitlines()]
     assert rows[0][:5] == ["set", "mode", "pages", "queries", "Recall@10"]
-    assert "R@10" in rows[0] and "paraphrase" in rows[0] and "identifier" in rows[0]
-    assert [row[:4] for row in rows[1:]] == [["tldr-xx", m, "4", "5"] for m in ("bm25", "vector", "hybrid")]
+    assert "R@10 paraphrase" in rows[0] and "R@10 identifier" in rows[0]
+    modes = ("bm25", "bm25 · chunks", "vector", "vector · chunks", "hybrid", "hybrid · chunks")
+    assert [row[:4] for row in rows[1:]] == [["tldr-xx", m, "4", "5"] for m in modes]
     assert rows[1][4] == "0.800"  # bm25 over the tune split, as in test_golden_scores_by_kind
-    assert "Answer@10" in rows[0] and rows[0][-5:] == ["A@10", "paraphrase", "nDCG@10", "nDCG@5", "Hit@1"]
+    assert "Answer@10" in rows[0] and rows[0][-4:] == ["A@10 paraphrase", "nDCG@10", "nDCG@5", "Hit@1"]
     assert rows[1][-4] == "0.500"  # one of the two paraphrase questions finds its page
     assert rows[1][-1] == "0.800"  # and four of the five tune questions find theirs first
     assert (work / "xx.db").is_file() and "indexed in" in first.err
@@ -420,7 +431,7 @@ def test_bench_golden_psdocs_sets_share_one_english_vault(tmp_path: Path, capsys
     args = ["--data", str(data), "--split", "tune", "--golden-dir", str(sets), "--workdir", str(work), "--modes", "bm25"]
     assert bench.main(args) == 0
     run = capsys.readouterr()
-    assert [line.split()[:4] for line in run.out.splitlines()[1:]] == [
+    assert [line.split()[:4] for line in run.out.splitlines()[1:] if "· chunks" not in line] == [
         ["tldr-en", "bm25", "4", "5"], ["psdocs-en", "bm25", "4", "5"], ["psdocs-de", "bm25", "4", "5"],
     ]  # fmt: skip
     assert sorted(p.name for p in work.glob("*.db")) == ["en.db", "psdocs.db"]
@@ -430,3 +441,23 @@ def test_bench_golden_psdocs_sets_share_one_english_vault(tmp_path: Path, capsys
     assert bench.vault_of(data, "tldr-en") == (data / "tldr" / "pages", "en")
     assert bench.main([*args, "--data", str(tmp_path / "nowhere"), "--sets", "psdocs-en"]) == 2
     assert "no vault" in capsys.readouterr().err
+
+
+def test_chunk_lists_count_a_notes_second_section_as_nothing(vault: Path, write, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A note's two sections ahead of the relevant note: in the notes it is second, in the raw
+    chunk list third — the chunk-level figures show what the repeat costs."""
+    write("pies.md", "# Pies\n\n## Apple pie\n\nApple pie: apple, apple, apple and sugar.\n\n"
+                     "## Apple crumble\n\nApple crumble: apple, apple, apple and oats.\n")  # fmt: skip
+    write("orchard.md", "# Orchard\n\n## Trees\n\nThe orchard has an apple tree among the pear trees and the plums.\n")
+    golden = write_golden(tmp_path / "g.jsonl", [{"id": "q", "query": "apple", "relevant": {"orchard.md": 1}}])
+    with open_index(vault, create=True) as index:
+        index.sync()
+        listed = [r.path for r in index.search("apple", mode="bm25", view="chunks", k=3).results]
+        assert listed == ["pies.md", "pies.md", "orchard.md"]  # the premise
+        report = evaluate_golden(index, golden, chosen=configurations(["bm25"], []))
+    bm25 = by_label(report, "bm25")
+    assert bm25.scores["MRR@10"] == pytest.approx(1 / 2) and bm25.chunk_scores["MRR@10"] == pytest.approx(1 / 3)
+    assert bm25.chunk_scores["nDCG@10"] < bm25.scores["nDCG@10"]
+    assert bm25.chunk_scores["Recall@10"] == bm25.scores["Recall@10"] == 1.0
+    assert report.to_dict()["results"][0]["chunk_list"]["mrr@10"] == pytest.approx(1 / 3, abs=1e-6)
+    assert chunk_list(["a", "a", "b", "a"])[2] == "b" and len(set(chunk_list(["a", "a", "b", "a"]))) == 4

@@ -13,6 +13,7 @@ from conftest import copy_tldr_pages, run_cli
 from vaultseek import open_index
 from vaultseek.agents.hooks import (
     HEADER,
+    PER_NOTE,
     PREFACE,
     HookSettings,
     code_span,
@@ -152,6 +153,15 @@ def test_budget_is_respected_and_first_entry_kept(indexed: Path) -> None:
     assert out.startswith(HEADER) and out.count("### ") == 1 and out.endswith("…\n```\n")
     assert len(out) <= 60 * 4  # header, preface and framing included
     assert roomy.count("### ") > 1 and len(roomy) <= 500 * 4
+
+
+def test_the_hook_reads_sections_and_keeps_two_of_one_note(indexed: Path) -> None:
+    """The hook asks for the chunk view: a note whose two sections both pass the threshold
+    gives two entries (``PER_NOTE``), where the note view would give one."""
+    with open_index(indexed) as index:
+        out = user_prompt_context(index, {"prompt": "rotate refresh tokens revoke token family"},
+                                  HookSettings(max_tokens=2000))  # fmt: skip
+    assert out.count("(`security/oauth.md`)") == PER_NOTE == 2
 
 
 def test_a_document_entry_says_where_to_look(indexed: Path) -> None:

@@ -21,7 +21,7 @@ def test_public_names_all_resolve() -> None:
 
 PUBLIC_SURFACE = {
     "Config", "ConfigError", "Index", "IndexBusyError", "IndexCorruptError", "IndexNotFoundError",
-    "IndexStatus", "ModelError", "Progress", "QueryError", "SearchRequest", "SearchResponse",
+    "IndexStatus", "ModelError", "NoteResult", "Progress", "QueryError", "SearchRequest", "SearchResponse",
     "SearchResult", "SkippedFile", "SyncReport", "VaultNotFoundError", "VaultseekError",
     "__version__", "load_config", "open_index",
 }  # fmt: skip

@@ -2,8 +2,8 @@
 
     with open_index("~/vault", create=True) as index:
         index.sync()
-        for hit in index.search("rotate oauth tokens").results:
-            print(hit.path, hit.section, hit.score)
+        for note in index.search("rotate oauth tokens").notes:
+            print(note.path, note.title, [section.label for section in note.sections])
 
 The CLI, and later the MCP server, hooks and web app, are thin adapters over this class. It
 loads the embedding model and the vector matrix lazily, so BM25-only work never pays for them,
@@ -387,7 +387,10 @@ class Index:
         ``request`` is a :class:`~vaultseek.contract.SearchRequest` — what every surface
         builds from its input with ``SearchRequest.from_mapping``, checked there — or a query
         with the request's fields as keywords (``index.search("tokens", k=5, filters={"folders":
-        ["work"]})``), checked the same way. Options left out take the configuration. ``now``
+        ["work"]})``), checked the same way. Options left out take the configuration. The
+        answer is the note view unless ``view="chunks"``: ``response.notes`` holds each file
+        once with its best sections, ``response.results`` each note's best section (in the
+        chunk view: every ranked section, ``k`` of them). ``now``
         (epoch seconds) is the moment recency and relative dates count from, for one call (an
         evaluation pins it to its corpus's date); default: :attr:`clock`. ``fusion``,
         ``candidates`` and ``deep_weight`` override the configured fusion method, list depth
@@ -410,6 +413,7 @@ class Index:
             term_match = config.term_match if fusion == "convex" else 0.0  # asked for, a notice
         params = SearchParams(
             mode=request.mode,
+            view=request.view,
             k=request.k if request.k is not None else config.top_k,
             candidates=request.candidates if request.candidates is not None else config.candidates,
             fusion=fusion,

@@ -195,7 +195,7 @@ def user_prompt_context(index: Index, payload: dict[str, Any], settings: HookSet
     if is_trivial(prompt):
         return ""
     query = prompt[:MAX_QUERY_CHARS]
-    response = index.search(query, mode="hybrid", k=CANDIDATES)
+    response = index.search(query, mode="hybrid", view="chunks", k=CANDIDATES)
     if response.no_match:
         return ""
     # A file deleted since it was indexed is left out; one whose name is shown redacted cannot

@@ -1,8 +1,10 @@
 """The search pipeline: query → ranked lists (BM25, vector) → fusion → results.
 
 Both lists are computed on demand and fused (:mod:`fusion`); the result keeps each
-chunk's rank in each list. When the vector side is unavailable (no model, a model that does
-not match the index, no vectors) hybrid search degrades to BM25 and says so in a notice.
+chunk's rank in each list. The fused chunks are answered as notes (:mod:`grouping`: each file
+once, with its best sections) or, in the chunk view, as they rank. When the vector side is
+unavailable (no model, a model that does not match the index, no vectors) hybrid search
+degrades to BM25 and says so in a notice.
 """
 
 from __future__ import annotations
@@ -13,27 +15,27 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
 from ..errors import QueryError
 from ..index.names import shown_path
-from ..records import SearchFilter, SearchMode, SearchResponse, SearchResult
+from ..records import SearchFilter, SearchMode, SearchResponse, SearchResult, SearchView
 from ..storage.store import ChunkRow, Store
 from ..storage.vectors import Scan, VectorIndex
 from ..text.lexical import LexicalQuery, make_snippet, parse_query
+from .budget import fit_budget, fit_notes
 from .filter_hints import filter_misses
 from .fusion import ANCHORS, DEFAULT_WEIGHTS, Fused, convex, convex_head, rrf
+from .grouping import PAGE, assemble_notes, group_notes, notes_depth
 from .intent import LEANS, detect_intent
 from .linkgraph import LinkGraph, boost, contenders
 from .relevance import MATCH, MIN_LEGIBLE, NO_MATCH, QueryWords, judge_results
 from .signals import apply_signals
 from .termmatch import RERANK_DEPTH, blend, idf, match_scores
 from .vocabulary import refine_query
-
-CHARS_PER_TOKEN = 4
 
 
 class VectorsUnavailable(Exception):
@@ -44,6 +46,9 @@ class VectorsUnavailable(Exception):
 class SearchParams:
     mode: SearchMode = "hybrid"
     k: int = 10
+    """How many results: notes in the note view, chunks in the chunk view."""
+    view: SearchView = "notes"
+    """``notes``: the fused chunks grouped into notes (``grouping.py``); ``chunks``: as ranked."""
     candidates: int = 100
     fusion: str = "convex"
     rrf_k: int = 60
@@ -218,8 +223,9 @@ def run_search(
     the slowest. ``deep_side`` (None: the deep tier is off) gives the deep tier's list: a
     third list in a hybrid search, whose fusion weight is scaled by the share of chunks that
     have a deep vector, so a half-done deep index counts half as much and an empty one not
-    at all. The parameters were checked where they were asked for (``contract.SearchRequest``,
-    the configuration)."""
+    at all. After the signals, the note view groups the whole fused list into ``k`` notes
+    (:mod:`grouping`); the chunk view takes its first ``k`` chunks. The parameters were checked
+    where they were asked for (``contract.SearchRequest``, the configuration)."""
     query = parse_query(text)
     pool = max(params.candidates, params.k)
     notices: list[str] = []
@@ -283,8 +289,10 @@ def run_search(
         fused = fuse(lists, params, lean=lean, legible=legible, deep=deep_state)
     if params.link_boost and link_graph is not None and fused:
         # Only the head that can still reach the top k is re-scored — unless recency follows:
-        # it can lower the head's scores, so everything stays a contender.
-        head = fused if params.recency_half_life_days else contenders(fused, params.k, params.link_boost)
+        # it can lower the head's scores, so everything stays a contender. In the note view the
+        # head holds the notes the grouping looks at (a file's chunks are boosted alike).
+        depth = notes_depth(fused, max(params.k, PAGE), store.chunk_paths) if params.view == "notes" else params.k
+        head = fused if params.recency_half_life_days else contenders(fused, depth, params.link_boost)
         fused = boost(head, store.chunk_paths([f.item for f in head]), link_graph(), params.link_boost, params.link_signal)
     # Title match last: a note the query names goes first whatever the other signals did.
     if params.title_match or params.recency_half_life_days:
@@ -293,20 +301,38 @@ def run_search(
             half_life_days=params.recency_half_life_days, recency_weight=params.recency_weight,
             now=time.time() if params.now is None else params.now,
         )  # fmt: skip
-    results = _materialise(store, fused[: params.k], query, rows)
-    no_match = False
-    if results and params.judge:
-        static_side = (index, static_query, model.name) if static_query is not None and model is not None and legible >= MIN_LEGIBLE else None
-        deep_part = (deep_index, deep_query, deep_model.name) if deep_query is not None else None
-        results, match = judge_results(results, words, static_side, deep_part)
-        no_match = match < MATCH
-        if no_match:
-            notices.append(NO_MATCH)
-    if params.max_tokens is not None:
-        results = fit_budget(results, params.max_tokens)
     if scope is not None:
         notices.extend(filter_misses(store, scope))
-    return SearchResponse(text, params.mode, tuple(results), tuple(notices), intent=intent, no_match=no_match)
+    judge: Callable[[list[SearchResult]], list[SearchResult]] = lambda found: found  # noqa: E731 - no judgment
+    no_match = False
+    if params.judge:
+        static_side = (index, static_query, model.name) if static_query is not None and model is not None and legible >= MIN_LEGIBLE else None
+        deep_side_ = (deep_index, deep_query, deep_model.name) if deep_query is not None else None
+
+        def judge(found: list[SearchResult]) -> list[SearchResult]:
+            nonlocal no_match
+            if not found:
+                return found
+            judged, match = judge_results(found, words, static_side, deep_side_)
+            no_match = match < MATCH
+            return judged
+
+    if params.view == "notes":
+        groups = group_notes(fused, params.k, store.chunk_paths)
+        sections = judge(_materialise(store, [f for _path, chunks in groups for f in chunks], query, rows))
+        notes = assemble_notes(groups, sections, store.titles([path for path, _chunks in groups]))
+        if params.max_tokens is not None:
+            notes = fit_notes(notes, params.max_tokens)
+        best = tuple(note.best for note in notes)
+        notices += [NO_MATCH] if no_match else []
+        return SearchResponse(
+            text, params.mode, best, tuple(notices), intent=intent, view="notes", notes=tuple(notes), no_match=no_match
+        )
+    results = judge(_materialise(store, fused[: params.k], query, rows))
+    notices += [NO_MATCH] if no_match else []
+    if params.max_tokens is not None:
+        results = fit_budget(results, params.max_tokens)
+    return SearchResponse(text, params.mode, tuple(results), tuple(notices), intent=intent, view="chunks", no_match=no_match)
 
 
 def _scan(
@@ -477,30 +503,3 @@ def _materialise(
             )
         )
     return out
-
-
-def result_tokens(result: SearchResult) -> int:
-    """Estimated tokens a result costs when shown: path, section, heading context, snippet."""
-    chars = len(result.path) + len(result.section) + len(result.heading_context) + len(result.snippet)
-    return -(-chars // CHARS_PER_TOKEN)
-
-
-def fit_budget(results: list[SearchResult], max_tokens: int) -> list[SearchResult]:
-    """Keep results, best first, while they fit in ``max_tokens`` (4 characters a token).
-
-    The best result is always kept: if it alone is over budget its snippet is shortened,
-    but its path, section and heading context are never cut (they say where to look)."""
-    kept: list[SearchResult] = []
-    used = 0
-    for result in results:
-        cost = result_tokens(result)
-        if used + cost > max_tokens:
-            if not kept:
-                fixed = len(result.path) + len(result.section) + len(result.heading_context)
-                room = max_tokens * CHARS_PER_TOKEN - fixed - 1
-                snippet = result.snippet[:room] + "…" if room > 0 else ""
-                kept.append(replace(result, snippet=snippet))
-            break
-        kept.append(result)
-        used += cost
-    return kept
