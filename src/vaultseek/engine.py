@@ -104,6 +104,8 @@ class Index:
         self._deep_vectors: VectorIndex | None = None
         self._deep_version: int | None = None
         self._deep_coverage = 0.0
+        self._reaches: tuple[np.ndarray, np.ndarray] = (np.zeros(0, np.int64), np.zeros(0, np.float32))
+        """Chunk ids and their hub reaches from the last load of the deep vectors."""
         self._hnsw: HnswVectors | None = None
         self._hnsw_version: int | None = None
         self.writer_lock: WriterLock = (
@@ -344,6 +346,7 @@ class Index:
         :class:`ModelError` when the deep model cannot run here, :class:`ConfigError` when
         the tier is off."""
         from .index.deepening import deepen, take_lock
+        from .search.hubs import store_probes
 
         if not self.config.deep_tier:
             raise ConfigError("the deep tier is off (deep_tier = false)", hint="set deep_tier = true to use it")
@@ -354,6 +357,7 @@ class Index:
         self._deep_vectors = None  # this connection's own writes do not change data_version
         try:
             with self._database_errors():
+                store_probes(self.store, model)
                 return deepen(
                     self.store, model, progress=progress, should_stop=should_stop, seconds=seconds, limit=limit
                 )
@@ -500,6 +504,7 @@ class Index:
         if self._deep_vectors is None or version != self._deep_version:
             ids, codes = self.store.load_deep_vectors()
             self._deep_vectors = VectorIndex(ids, codes)
+            self._weigh_hubs(self._deep_vectors, stored)
             self._deep_version = version
             self._deep_coverage = min(len(ids) / max(self.store.chunk_count(), 1), 1.0)
         if not len(self._deep_vectors):
@@ -511,6 +516,25 @@ class Index:
         if stored != model.fingerprint:
             raise VectorsUnavailable("the deep vectors come from another model; `vaultseek deep` re-embeds them")
         return self._deep_vectors, model, self._deep_coverage
+
+    def _weigh_hubs(self, vectors: VectorIndex, fingerprint: str) -> None:
+        """Give the deep vectors their hub offsets (``search/hubs.py``) when the deep job has
+        stored the probes for this model; reaches already known from the last load are kept."""
+        from .search.hubs import META_KEY, hub_offsets, probes_from_text, reaches
+
+        probes = probes_from_text(self.store.get_meta(META_KEY), fingerprint, vectors.dim) if len(vectors) else None
+        if probes is None:
+            return
+        reach = np.zeros(len(vectors), dtype=np.float32)
+        missing = np.ones(len(vectors), dtype=bool)
+        known_ids, known = self._reaches
+        if len(known_ids):
+            at = np.minimum(np.searchsorted(known_ids, vectors.ids), len(known_ids) - 1)
+            found = known_ids[at] == vectors.ids
+            reach[found], missing = known[at[found]], ~found
+        reach[missing] = reaches(vectors, probes, np.flatnonzero(missing))
+        self._reaches = (vectors.ids, reach)
+        vectors.offsets = hub_offsets(reach)
 
     def _vector_index(self) -> VectorIndex:
         """The in-memory matrix, reloaded when any connection has committed since."""
