@@ -62,8 +62,8 @@ def foreign_queries(data: Path, family: str, pairs: int, seed: int = 7) -> list[
     words: set[str] = set()
     corpus = data / "ir" / "scifact" / "corpus.jsonl"
     if corpus.is_file():
-        with corpus.open(encoding="utf-8") as lines:
-            for _n, line in zip(range(2000), lines, strict=False):
+        with corpus.open(encoding="utf-8") as abstracts:
+            for _n, line in zip(range(2000), abstracts, strict=False):
                 words.update(re.findall(r"[a-z]{5,12}", json.loads(line)["text"].lower()))
     vocabulary = sorted(words)
     out += [f"{rng.choice(vocabulary)} {rng.choice(vocabulary)}" for _ in range(pairs)] if vocabulary else []
