@@ -81,11 +81,11 @@ def test_mcp_tools_over_stdio(indexed: Path) -> None:
     search = out["search"].structured_content
     assert not out["search"].is_error
     note = search["results"][0]  # the note view: a note, its best sections inside
-    assert search["view"] == "notes" and set(note) == {"path", "title", "score", "sections"}
+    assert search["view"] == "notes" and set(note) == {"path", "title", "score", "relevance", "sections"}
     assert note["path"] == "security/oauth.md" and len({r["path"] for r in search["results"]}) == len(search["results"])
     top = note["sections"][0]
     assert set(top) == {"chunk_id", "path", "section", "heading_context", "label", "snippet", "score",
-                        "bm25_rank", "vec_rank", "deep_rank", "signals", "location"}
+                        "bm25_rank", "vec_rank", "deep_rank", "relevance", "signals", "location"}
     chunks = out["chunks"].structured_content  # the chunk view: sections as ranked, one note's twice
     assert chunks["view"] == "chunks" and chunks["results"][0] == top
     assert [r["path"] for r in chunks["results"]].count("security/oauth.md") >= 2
