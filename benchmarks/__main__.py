@@ -6,8 +6,9 @@
 4. Times warm queries end to end (hybrid, BM25-only, vector-only; query embedding included)
    against sqlite-vec's brute-force KNN and a bare numpy KNN over the same vectors, measured
    in the same run, and prints the ratios; then filtered hybrid queries (folders, a tag, a
-   frontmatter value, a date, drawn from the vault), the signals switched on and the query
-   syntax's operators (a phrase, an exclusion, prefixes, a ``tag:``).
+   frontmatter value, a date, drawn from the vault), the signals switched on, the chunk view
+   beside the default note view, and the query syntax's operators (a phrase, an exclusion,
+   prefixes, a ``tag:``).
 5. Times ``vaultseek search`` in fresh processes and breaks one down by stage.
 
 Prints a Markdown table (docs/benchmarks.md's) and, with ``--json FILE``, writes the raw numbers.
@@ -151,6 +152,7 @@ def _filtered_latencies(index: Any, queries: list[str]) -> dict[str, Any]:
         variants[name], shares[name] = {"filters": chosen["scope"]}, chosen["share"]
     variants["signals"] = {"title_match": True, "recency_half_life_days": 30, "intent": True}
     variants["term_match_off"] = {"term_match": 0.0}
+    variants["chunk_view"] = {"view": "chunks"}
     rewrites = _operators(index)
     times: dict[str, list[float]] = {name: [] for name in [*variants, *rewrites]}
     cpu: dict[str, list[float]] = {name: [] for name in times}
@@ -174,6 +176,7 @@ def _filtered_latencies(index: Any, queries: list[str]) -> dict[str, Any]:
         "interleaved_unfiltered": summary.pop("unfiltered"),
         "signals": summary.pop("signals"),
         "term_match_off": summary.pop("term_match_off"),
+        "chunk_view": summary.pop("chunk_view"),
         "syntax": {name: {**summary.pop(name), "answered": found[name] / len(queries)} for name in rewrites},
         "filtered": {name: {**timing, "share": shares[name]} for name, timing in summary.items()},
     }
@@ -314,6 +317,10 @@ def _filtered_rows(r: dict[str, Any]) -> list[tuple[str, str, str]]:
     if "term_match_off" in r:
         t = r["term_match_off"]
         rows.append(("… term matching off", f"{t['p50_ms']:.2f} / {t['p99_ms']:.2f} ms{_cpu(t)}", ""))
+    if "chunk_view" in r:
+        c = r["chunk_view"]
+        rows.append(("… the chunk view (`view` chunks; the rows above are the note view)", f"{c['p50_ms']:.2f} / {c['p99_ms']:.2f} ms{_cpu(c)}", ""))
+        rows.append(("ratio: note view / chunk view (p50, interleaved)", f"{base['p50_ms'] / c['p50_ms']:.2f}× (CPU {base['cpu_p50_ms'] / c['cpu_p50_ms']:.2f}×)", "a few rows more"))
     rows += [
         (f"… query syntax: {name} (answered {f['answered']:.0%})", f"{f['p50_ms']:.2f} / {f['p99_ms']:.2f} ms{_cpu(f)}",
          "a few ms over unfiltered")

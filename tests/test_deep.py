@@ -16,7 +16,6 @@ import pytest
 from vaultseek import open_index
 from vaultseek.cli.main import main
 from vaultseek.embeddings.deep import deep_model_available
-from vaultseek.search.hybrid import SearchParams, list_weights
 
 pytestmark = pytest.mark.skipif(
     deep_model_available() is not None and not os.environ.get("CI"),
@@ -131,8 +130,6 @@ def test_partial_coverage_counts_in_proportion_and_resumes(tmp_path: Path) -> No
         assert coverage == pytest.approx(2 / len(NOTES))
         rest = index.deepen()
         assert rest is not None and rest.complete and rest.embedded == len(NOTES) - 2
-    weights = list_weights(SearchParams(), coverage=0.25)
-    assert weights["deep"] == pytest.approx(list_weights(SearchParams())["deep"] * 0.25)
 
 
 def test_an_edit_re_embeds_only_the_changed_chunk_and_a_model_change_re_embeds_all(tmp_path: Path) -> None:

@@ -314,12 +314,12 @@ def test_lone_surrogates_in_a_query(sample_vault: Path) -> None:
 
 
 def test_token_budget_counts_everything_shown(sample_vault: Path) -> None:
-    from vaultseek.search.hybrid import result_tokens
+    from vaultseek.search.budget import result_tokens
 
     with indexed(sample_vault) as index:
-        results = index.search("token refresh revoke", max_tokens=60).results
+        results = index.search("token refresh revoke", view="chunks", max_tokens=60).results
         assert sum(result_tokens(r) for r in results) <= 60 or len(results) == 1
-        tiny = index.search("token refresh revoke", max_tokens=5).results
+        tiny = index.search("token refresh revoke", view="chunks", max_tokens=5).results
         assert len(tiny) == 1 and tiny[0].path  # the best result is kept, its snippet cut
 
 

@@ -383,7 +383,7 @@ def test_cli_filter_and_signal_flags(meta_vault: Path) -> None:
     assert {r["path"] for r in json.loads(either.stdout)["results"]} == {A, B, C}
     signals = run_cli("search", "c", *vault, "--title-match", "--recent", "--intent")
     body = json.loads(signals.stdout)
-    assert body["results"][0]["path"] == C and set(body["results"][0]["signals"]) == {"title", "recency"}
+    assert body["results"][0]["path"] == C and set(body["results"][0]["sections"][0]["signals"]) == {"title", "recency"}
     text = run_cli("search", "c", "--vault", str(meta_vault), "--title-match", "--recent", "7", "-k", "1")
     assert "title match" in text.stdout and "recency ×" in text.stdout
     batch = "\n".join(json.dumps(line) for line in (

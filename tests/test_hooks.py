@@ -13,6 +13,7 @@ from conftest import copy_tldr_pages, run_cli
 from vaultseek import open_index
 from vaultseek.agents.hooks import (
     HEADER,
+    PER_NOTE,
     PREFACE,
     HookSettings,
     code_span,
@@ -152,6 +153,15 @@ def test_budget_is_respected_and_first_entry_kept(indexed: Path) -> None:
     assert out.startswith(HEADER) and out.count("### ") == 1 and out.endswith("…\n```\n")
     assert len(out) <= 60 * 4  # header, preface and framing included
     assert roomy.count("### ") > 1 and len(roomy) <= 500 * 4
+
+
+def test_the_hook_reads_sections_and_keeps_two_of_one_note(indexed: Path) -> None:
+    """The hook asks for the chunk view: a note whose two sections both pass the threshold
+    gives two entries (``PER_NOTE``), where the note view would give one."""
+    with open_index(indexed) as index:
+        out = user_prompt_context(index, {"prompt": "rotate refresh tokens revoke token family"},
+                                  HookSettings(max_tokens=2000))  # fmt: skip
+    assert out.count("(`security/oauth.md`)") == PER_NOTE == 2
 
 
 def test_a_document_entry_says_where_to_look(indexed: Path) -> None:
@@ -325,16 +335,16 @@ def test_the_daemon_frames_hook_answers_the_same_way(indexed: Path) -> None:
 
 def test_a_korean_prompt_is_not_judged_by_vectors_that_cannot_read_it(vault: Path) -> None:
     """The bundled English model sees any two Korean texts as alike (cosines 0.8–0.95), so an
-    unrelated Korean prompt would pass its threshold with every hit. Such a prompt is judged as
-    when there are no vectors: only its direct lexical hits."""
+    unrelated Korean prompt would pass any cosine threshold with every hit. Such a prompt is
+    judged without the static cosine: by its words alone."""
     copy_tldr_pages(vault, "ko")
     with open_index(vault, create=True, deep_tier=False) as index:
         index.sync()
         unrelated = "최고의 김치찌개 레시피를 알려줘"
-        ids = [h.chunk_id for h in index.search(unrelated, k=8).results]
-        assert ids and index.similarities(unrelated, ids) == {}
+        hits = index.search(unrelated, k=8).results
+        assert hits and all(e.static is None for e in index.evidence(unrelated, hits))
         assert user_prompt_context(index, {"prompt": unrelated}, HookSettings()) == ""
         related = user_prompt_context(index, {"prompt": "7z 아카이브로 파일 압축하는 방법"}, HookSettings())
         assert "7z" in related and related.count("### ") <= 3
-        english = "git stash pop"
-        assert index.similarities(english, ids)  # a command name is read, and judged by its vectors
+        english = "git stash pop"  # a command name is read, and judged by its vectors too
+        assert all(e.static is not None for e in index.evidence(english, index.search(english, k=3).results))

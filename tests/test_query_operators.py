@@ -262,7 +262,7 @@ def test_the_agent_hook_passes_the_prompt_as_text(index: Index) -> None:
     """A prompt is prose: "-android" there is not an exclusion (with the syntax on, Phones.md
     would be left out for holding "android")."""
     prompt = {"prompt": "why does the phone sync fail with -android on the local network at home"}
-    context = user_prompt_context(index, prompt, HookSettings(min_relevance=-1.0, min_deep_relevance=-1.0))
+    context = user_prompt_context(index, prompt, HookSettings(min_relevance=0.0))
     assert "work/Phones.md" in context
     assert "work/Phones.md" not in paths(index, prompt["prompt"])  # what the syntax would have done
 

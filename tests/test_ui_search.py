@@ -1,31 +1,47 @@
-"""The search page in real headless Chromium (Debian's ``chromium`` through Playwright) at 1280
-px and at a 390 px phone width: before a search it shows the query syntax; a query with
-operators says what was read under the result count and marks the searched words, not the
-operators; a bad operator is an error with its hint. No horizontal scroll at 390 px.
-Screenshots go to ``tests/artifacts/``, and those docs/study.md shows to ``docs/images/study/``."""
+"""The search page in real headless Chromium (Debian's ``chromium`` through Playwright) at 390
+and 1280 px, on the study vault and a long note with several sections: each note once, under its
+title and path, with the sections the note view answers (label, marked snippet, why it ranked);
+a section opens its own passage in the side panel, the title the note's best one; no sideways
+scrolling. Screenshots go to ``docs/images/study/search-<width>.png``."""
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
+import httpx
 import pytest
 from tests.support.browser import chromium
 from tests.support.standin_llm import StandinLLM
 
-from study_fixtures import make_app
+from study_fixtures import make_app, make_study_vault
+from test_ui_chat import WIDTHS, Site, no_sideways_scroll, open_page, shot
 
-ARTIFACTS = Path(__file__).parent / "artifacts"
-SHOTS = Path(__file__).resolve().parent.parent / "docs" / "images" / "study"
-NOTES = {
-    "work/sync.md": "---\ntags: [work]\n---\n# Sync setup\n\nWe sync the vault to the phone with the Android app every night.\n",
-    "work/phones.md": "---\ntags: [work]\n---\n# Phones\n\nThe iPhone syncs through the cloud; the Android phone over the local network.\n",
-    "daily/today.md": "# Today\n\nMeeting about the sync schedule with the whole team.\n",
-    "home/garden.md": "# Garden\n\nWater the tomatoes early, before the sun is high.\n",
-}
+QUERY = "sourdough starter flour"
+GUIDE = """\
+---
+title: Sourdough guide
+---
+# Sourdough guide
+
+## Making a starter
+
+Mix equal weights of flour and water in a jar and stir; a sourdough starter needs about a week
+of daily feeds before it can raise a loaf.
+
+## Feeding the starter
+
+Feed the starter every morning: discard half of it, then add fresh flour and water, so the
+sourdough stays lively and smells of yoghurt rather than of nail varnish.
+
+## Baking day
+
+Shape the loaf, let it prove overnight in the fridge, and bake it hot with steam for a crisp crust.
+
+## Storing bread
+
+Keep the bread cut side down on a board, or sliced in the freezer; never in the fridge.
+"""
 
 
 @pytest.fixture(scope="module")
@@ -35,80 +51,63 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     from vaultseek.web.server import BackgroundServer
 
     root = tmp_path_factory.mktemp("ui-search")
-    vault = root / "vault"
-    for rel, text in NOTES.items():
-        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
-        (vault / rel).write_text(textwrap.dedent(text), "utf-8")
+    vault = make_study_vault(root)
+    (vault / "cooking" / "sourdough-guide.md").write_text(GUIDE, "utf-8")
     with StandinLLM() as standin:
         app = make_app(vault, root / "index.db", standin.url)
         try:
             with BackgroundServer(app) as server:
-                yield server.url
+                yield Site(server.url, standin, vault)
         finally:
             app.notebook.close()
 
 
-def expect(locator: Any) -> Any:
-    from playwright.sync_api import expect as playwright_expect
+@pytest.mark.parametrize("width", ["desktop", "phone"])
+def test_search_shows_notes_with_their_sections(browser: Any, site: Site, width: str) -> None:
+    answer = httpx.get(f"{site.url}/api/search", params={"q": QUERY, "view": "notes", "k": "20"}, timeout=30).json()
+    guide = next(note for note in answer["results"] if note["path"] == "cooking/sourdough-guide.md")
+    assert len(guide["sections"]) >= 2  # the premise: a note the answer gives several sections of
 
-    return playwright_expect(locator)
+    page = open_page(browser, site, width, "#search")
+    page.locator("input[name=q]").fill(QUERY)
+    page.keyboard.press("Enter")
+    notes = page.locator(".search-results .note-result")
+    notes.first.wait_for()
+    shown = notes.locator(".result-folder").all_inner_texts()
+    assert shown == [note["path"] for note in answer["results"]]  # each note once, in the answer's order
+    card = notes.filter(has=page.locator(".result-folder", has_text="cooking/sourdough-guide.md"))
+    assert card.locator(".note-title").inner_text() == "Sourdough guide"
+    sections = card.locator(".note-sections .result")
+    assert sections.locator(".badge").all_inner_texts() == [s["label"] for s in guide["sections"]]
+    assert sections.first.locator("mark").count() >= 1  # the query's words marked in the snippet
+    assert "words #" in sections.first.locator(".result-why").inner_text()
+    assert page.locator(".search-meta").inner_text().startswith(f"{len(answer['results'])} notes in ")
+    no_sideways_scroll(page)
+    shot(page, f"search-{WIDTHS[width][0]}")
+
+    # A section opens its own passage; the title opens the note's best one.
+    sections.nth(1).click()
+    cited = page.locator("#panel .passage.cited")
+    cited.wait_for()
+    assert cited.get_attribute("data-chunk-id") == str(guide["sections"][1]["chunk_id"])
+    page.keyboard.press("Escape")
+    card.locator(".note-title").click()
+    page.locator(f'#panel .passage.cited[data-chunk-id="{guide["sections"][0]["chunk_id"]}"]').wait_for()
+    page.keyboard.press("Escape")
+    assert page.errors == [] and page.outside == []
 
 
-def open_search(browser: Any, url: str, width: int, query: str = "") -> Any:
-    page = browser.new_page(viewport={"width": width, "height": 900 if width > 500 else 844})
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.errors = errors
-    page.goto(url + "/#search" + (f"/{quote(query)}" if query else ""))
-    return page
-
-
-def shot(page: Any, name: str, *, docs: bool = False) -> None:
-    folder = SHOTS if docs else ARTIFACTS
-    folder.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(folder / f"{name}.png"), full_page=not docs)
-
-
-def no_sideways_scroll(page: Any) -> bool:
-    return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1"))
-
-
-@pytest.mark.parametrize("width", [1280, 390])
-def test_the_page_shows_the_syntax_and_what_a_query_asked_for(browser: Any, site: str, width: int) -> None:
-    page = open_search(browser, site, width)
-    hint = page.locator(".search-syntax")
-    expect(hint).to_be_visible()
-    assert '"exact phrase"' in hint.inner_text() and "-word" in hint.inner_text() and "tag:x" in hint.inner_text()
-    assert no_sideways_scroll(page)
-    shot(page, f"search-syntax-{width}", docs=width == 390)
-
-    page.locator("input[name=q]").fill("sync -android tag:work")
-    page.locator("input[name=q]").press("Enter")
-    parsed = page.locator(".search-parsed")
-    expect(parsed).to_have_text('Searched: sync · excluding notes with "android" · only tag:work')
-    expect(page.locator(".search-results .empty")).to_contain_text("Nothing found")  # both work notes hold "android"
-    assert "no result outside the 2 notes" in page.locator(".search-meta").inner_text()
-
-    page.locator("input[name=q]").fill('"whole team" sync')
-    page.locator("input[name=q]").press("Enter")
-    expect(page.locator(".search-parsed")).to_have_text('Searched: whole team sync · must contain "whole team"')
-    expect(page.locator(".search-results .result-name")).to_have_text(["today.md"])
-    marked = page.locator(".search-results mark").all_inner_texts()
-    assert {m.lower() for m in marked} >= {"whole", "team", "sync"}
-    assert no_sideways_scroll(page)
-    shot(page, f"search-parsed-{width}", docs=width == 1280)
+def test_every_section_of_the_page_is_a_button_a_keyboard_reaches(browser: Any, site: Site) -> None:
+    page = open_page(browser, site, "desktop", f"#search/{QUERY.replace(' ', '%20')}")
+    page.locator(".search-results .note-result").first.wait_for()
+    buttons = page.locator(".search-results button")
+    count = buttons.count()
+    titles, sections = page.locator(".note-title").count(), page.locator(".note-sections .result").count()
+    assert count == titles + sections and sections > titles
+    assert all(buttons.nth(i).get_attribute("type") == "button" for i in range(count))
     assert page.errors == []
 
-
-def test_a_bad_operator_is_an_error_with_its_hint(browser: Any, site: str) -> None:
-    page = open_search(browser, site, 390, "sync kind:zzz")
-    alert = page.locator(".search-results [role=alert]")
-    expect(alert).to_contain_text("unknown kind 'zzz'")
-    assert "use some of note, pdf" in alert.inner_text()
-    assert no_sideways_scroll(page)
-    shot(page, "search-error-390")
-    assert page.errors == []

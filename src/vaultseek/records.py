@@ -16,6 +16,11 @@ SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "bm25", "vector", "deep")
 """``vector`` is the fast static model's list, ``deep`` the deep tier's alone (chunks without a
 deep vector yet are not in it); ``hybrid`` fuses BM25, the static list and the deep list."""
 
+SearchView = Literal["notes", "chunks"]
+SEARCH_VIEWS: tuple[SearchView, ...] = ("notes", "chunks")
+"""``notes``: one result per file, with its best sections (``search/grouping.py``); ``chunks``:
+every ranked section on its own, so one note may take several places."""
+
 
 LinkSyntax = Literal["wiki", "markdown"]
 
@@ -129,6 +134,9 @@ class SearchResult:
     deep_rank: int | None = None
     """1-based rank in the deep tier's list; None when the chunk was not in it or the search
     had no deep list."""
+    relevance: float | None = None
+    """The probability that the hit answers the query (``search/relevance.py``), calibrated
+    on judged prompts: 0.5 and above counts as relevant; None when it was not judged."""
 
     @property
     def label(self) -> str:
@@ -149,6 +157,7 @@ class SearchResult:
             "bm25_rank": self.bm25_rank,
             "vec_rank": self.vec_rank,
             "deep_rank": self.deep_rank,
+            "relevance": None if self.relevance is None else round(self.relevance, 4),
             "signals": dict(self.signals),
             "location": self.location.to_dict() if self.location is not None else None,
             "chunk_id": self.chunk_id,
@@ -164,7 +173,48 @@ class SearchResult:
             vec_rank=data["vec_rank"], chunk_id=data["chunk_id"],
             location=Location.from_dict(location) if location else None,
             signals=dict(data.get("signals") or {}), deep_rank=data.get("deep_rank"),
+            relevance=data.get("relevance"),
         )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class NoteResult:
+    """One file of the note view: its best sections, best first (always at least one). A
+    note ranks where its best section ranks, so its score is that section's."""
+
+    path: str
+    """Relative to the vault, with forward slashes."""
+    title: str
+    """The file's title as indexed: a note's frontmatter ``title``, a document's own title,
+    else the file's name without its suffix."""
+    sections: tuple[SearchResult, ...]
+
+    @property
+    def best(self) -> SearchResult:
+        """The section the note ranks by."""
+        return self.sections[0]
+
+    @property
+    def score(self) -> float:
+        return self.sections[0].score
+
+    def to_dict(self) -> dict[str, Any]:
+        """The note as the search contract's JSON: ``path``, ``title``, ``score`` and
+        ``relevance`` (its best section's) and ``sections``, each a chunk result as the chunk
+        view gives it, best first: ``sections[0]`` is the section the note ranks by."""
+        relevance = self.sections[0].relevance if self.sections else None
+        return {
+            "path": self.path,
+            "title": self.title,
+            "score": round(self.score, 6),
+            "relevance": None if relevance is None else round(relevance, 4),
+            "sections": [s.to_dict() for s in self.sections],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> NoteResult:
+        """The note :meth:`to_dict` wrote."""
+        return cls(data["path"], data["title"], tuple(SearchResult.from_dict(s) for s in data["sections"]))
 
 
 ComparisonOp = Literal["<", "<=", ">", ">=", "!="]
@@ -309,33 +359,55 @@ class SearchResponse:
     query: str
     mode: SearchMode
     results: tuple[SearchResult, ...]
+    """The ranked sections, best first: in the chunk view every one; in the note view each
+    note's best section (``notes[i].best``), one per note."""
     notices: tuple[str, ...] = ()
     """E.g. "vector search unavailable (…); showing BM25 results"."""
     intent: str | None = None
     """``identifier`` or ``question`` when the intent option shifted the list weights."""
+    view: SearchView = "chunks"
+    notes: tuple[NoteResult, ...] = ()
+    """The note view's notes, best first, each with its sections (empty in the chunk view)."""
+    no_match: bool = False
+    """The relevance judgment finds nothing here that answers the query
+    (``search/relevance.py``): the results are only the closest the index holds, and a
+    notice says so."""
     parsed: QueryParse | None = None
     """What the query's operators asked for; None when it used none (or syntax was off)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The response as the search contract's JSON, the one every surface answers with
-        (the CLI's ``--json``, the daemon, MCP, HTTP): every field always present."""
+        (the CLI's ``--json``, the daemon, MCP, HTTP): every field always present. ``results``
+        holds the view's items: notes (:meth:`NoteResult.to_dict`) or sections
+        (:meth:`SearchResult.to_dict`)."""
+        items = self.notes if self.view == "notes" else self.results
         return {
             "query": self.query,
             "mode": self.mode,
-            "results": [r.to_dict() for r in self.results],
+            "view": self.view,
+            "results": [r.to_dict() for r in items],
             "notices": list(self.notices),
             "intent": self.intent,
+            "no_match": self.no_match,
             "parsed": self.parsed.to_dict() if self.parsed is not None else None,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SearchResponse:
-        """The response :meth:`to_dict` wrote (e.g. a daemon's answer, to render it)."""
-        parsed = data.get("parsed")
+        """The response :meth:`to_dict` wrote (e.g. a daemon's answer, to render it); one
+        without a ``view`` is a chunk view."""
+        notices, intent, no_match = tuple(data.get("notices") or ()), data.get("intent"), bool(data.get("no_match"))
+        parsed = QueryParse.from_dict(data["parsed"]) if data.get("parsed") else None
+        if data.get("view") == "notes":
+            notes = tuple(NoteResult.from_dict(n) for n in data["results"])
+            best = tuple(n.best for n in notes)
+            return cls(
+                data["query"], data["mode"], best, notices, intent=intent, view="notes", notes=notes, no_match=no_match,
+                parsed=parsed,
+            )  # fmt: skip
         return cls(
             data["query"], data["mode"], tuple(SearchResult.from_dict(r) for r in data["results"]),
-            tuple(data.get("notices") or ()), intent=data.get("intent"),
-            parsed=QueryParse.from_dict(parsed) if parsed else None,
+            notices, intent=intent, no_match=no_match, parsed=parsed,
         )  # fmt: skip
 
 

@@ -495,6 +495,15 @@ class Store:
             self.conn.execute("DELETE FROM deep_vectors")
             self.set_meta({"deep_model_fingerprint": fingerprint, "deep_model_name": name})
 
+    def drop_deep_vectors(self, chunk_ids: Sequence[int]) -> None:
+        """Delete the deep vectors of these chunks' texts (every chunk with the same text
+        loses its vector too): they wait for the deep job again."""
+        with self.conn:
+            self.conn.executemany(
+                "DELETE FROM deep_vectors WHERE embed_hash = (SELECT embed_hash FROM chunks WHERE id = ?)",
+                [(int(i),) for i in chunk_ids],
+            )
+
     # -- search -------------------------------------------------------------------------
     def bm25(
         self, fts_query: str, limit: int, scope: SearchFilter | None = None, *, excluding: str | None = None

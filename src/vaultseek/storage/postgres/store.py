@@ -477,6 +477,13 @@ class PgStore(Store):
             self.pg.execute("DELETE FROM deep_vectors")
             self.set_meta({"deep_model_fingerprint": fingerprint, "deep_model_name": name})
 
+    def drop_deep_vectors(self, chunk_ids: Sequence[int]) -> None:
+        with self._write():
+            self.pg.execute(
+                "DELETE FROM deep_vectors WHERE embed_hash IN (SELECT embed_hash FROM chunks WHERE id = ANY(%s))",
+                ([int(i) for i in chunk_ids],),
+            )
+
     # -- search -------------------------------------------------------------------------
     def bm25(
         self, fts_query: str, limit: int, scope: SearchFilter | None = None, *, excluding: str | None = None

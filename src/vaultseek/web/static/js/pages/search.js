@@ -1,7 +1,9 @@
 // Search: the same search as `vaultseek search` (GET /api/search), with its filters and its
-// query syntax ("phrase", -word, prefix*, tag:x, …: the line under the results says what was
-// read); each result opens its passage in the side panel with the query's words marked. The
-// query is part of the address (#search/<query>), so a search can be bookmarked or reloaded.
+// query syntax ("phrase", -word, prefix*, tag:x, …: the line under the count says what was
+// read). It answers with notes: each file once, under its title, with its best sections; a
+// section (or the title, for the best one) opens its passage in the side panel with the
+// searched words marked. The query is part of the address (#search/<query>), so a search can
+// be bookmarked or reloaded.
 
 import { api, el, highlightTerms, openPassage, plainText, plural, recall, remember } from "../ui.js";
 
@@ -71,7 +73,7 @@ async function run(query, force) {
   if (!force && key === lastQuery) return;
   lastQuery = key;
   remember("search.filters", filters);
-  const params = new URLSearchParams({ q: query, mode: filters.mode, k: "20" });
+  const params = new URLSearchParams({ q: query, mode: filters.mode, view: "notes", k: "20" });
   if (filters.kind) params.append("kinds", filters.kind);
   if (filters.folder) params.append("folders", filters.folder);
   if (filters.tag) params.append("tags", filters.tag);
@@ -82,14 +84,14 @@ async function run(query, force) {
     const body = await api(`/api/search?${params}`);
     const took = Math.round(performance.now() - started);
     const notices = (body.notices || []).join("; ");
-    parts.meta.replaceChildren(`${plural(body.results.length, "result", "results")} in ${took} ms${notices ? " — " + notices : ""}`,
+    parts.meta.replaceChildren(`${plural(body.results.length, "note", "notes")} in ${took} ms${notices ? " — " + notices : ""}`,
       body.parsed ? el("span", { class: "search-parsed" }, understood(body.parsed)) : null);
     if (!body.results.length) {
       parts.results.replaceChildren(el("li", { class: "empty" }, "Nothing found. Try other words, or fewer filters."));
       return;
     }
     const words = body.parsed ? body.parsed.text : query;
-    parts.results.replaceChildren(...body.results.map((r) => result(r, words)));
+    parts.results.replaceChildren(...body.results.map((note) => noteResult(note, words)));
   } catch (error) {
     parts.meta.textContent = "";
     parts.results.replaceChildren(el("li", { class: "notice error", role: "alert" }, error.message, el("small", {}, error.hint)));
@@ -111,20 +113,27 @@ function syntaxHint() {
     SYNTAX.map(([example, meaning]) => [el("dt", {}, el("code", {}, example)), el("dd", {}, meaning)]));
 }
 
-function result(r, query) {
-  const name = r.path.split("/").pop();
-  const folder = r.path.includes("/") ? r.path.slice(0, r.path.lastIndexOf("/")) : "";
+function noteResult(note, query) {
+  const name = note.path.split("/").pop();
+  const stem = name.includes(".") ? name.slice(0, name.lastIndexOf(".")) : name;
+  const best = note.sections[0];
+  const open = () => openPassage({ path: note.path, chunkId: best.chunk_id, label: best.label, highlight: query });
+  return el("li", { class: "note-result" },
+    el("div", { class: "note-head" },
+      el("button", { type: "button", class: "note-title", on: { click: open } }, note.title || stem),
+      el("span", { class: "result-folder muted" }, note.path)),
+    el("ol", { class: "note-sections", "aria-label": `Sections of ${note.title || name}` },
+      ...note.sections.map((section) => el("li", {}, sectionResult(section, query)))));
+}
+
+function sectionResult(r, query) {
   const snippet = el("p", { class: "result-snippet" }, plainText(r.snippet));
   highlightTerms(snippet, query);
   const why = [`score ${Number(r.score).toFixed(3)}`];
   if (r.bm25_rank != null) why.push(`words #${r.bm25_rank}`);
   if (r.vec_rank != null) why.push(`meaning #${r.vec_rank}`);
-  return el("li", {},
-    el("button", { type: "button", class: "result", on: { click: () => openPassage({ path: r.path, chunkId: r.chunk_id, label: r.label, highlight: query }) } },
-      el("span", { class: "result-head" },
-        el("span", { class: "result-name" }, name),
-        r.label ? el("span", { class: "badge" }, r.label) : null),
-      folder ? el("span", { class: "result-folder muted" }, folder) : null,
-      snippet,
-      el("span", { class: "result-why muted" }, why.join(" · "))));
+  return el("button", { type: "button", class: "result", on: { click: () => openPassage({ path: r.path, chunkId: r.chunk_id, label: r.label, highlight: query }) } },
+    r.label ? el("span", { class: "result-head" }, el("span", { class: "badge" }, r.label)) : null,
+    snippet,
+    el("span", { class: "result-why muted" }, why.join(" · ")));
 }
