@@ -162,7 +162,7 @@ def test_one_search_is_one_json_on_every_surface(served: Path) -> None:
     # The note view: a file once, its sections inside it, a document's keeping their place.
     answer = json.loads(run_cli("search", "widget-33", "--mode", "bm25", "--json", "--no-daemon", *vault).stdout)
     top = answer["results"][0]
-    assert answer["view"] == "notes" and set(top) == {"path", "title", "score", "sections"}
+    assert answer["view"] == "notes" and set(top) == {"path", "title", "score", "relevance", "sections"}
     assert top["path"] == "inventory.csv" and top["score"] == top["sections"][0]["score"]
     best = top["sections"][0]
     assert best["path"] == "inventory.csv" and best["location"] == {"row_start": 22, "row_end": 41}

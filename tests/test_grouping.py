@@ -196,9 +196,10 @@ def test_a_documents_sections_keep_their_rows(garden: Index) -> None:
 def test_the_json_shape_reads_back(garden: Index) -> None:
     response = garden.search("roses", k=3)
     body = response.to_dict()
-    assert list(body) == ["query", "mode", "view", "results", "notices", "intent"] and body["view"] == "notes"
+    assert list(body) == ["query", "mode", "view", "results", "notices", "intent", "no_match", "parsed"]
+    assert body["view"] == "notes"
     note = body["results"][0]
-    assert list(note) == ["path", "title", "score", "sections"]
+    assert list(note) == ["path", "title", "score", "relevance", "sections"]
     assert note["score"] == note["sections"][0]["score"]
     assert set(note["sections"][0]) >= {"path", "section", "label", "snippet", "chunk_id", "location"}
     again = SearchResponse.from_dict(json.loads(json.dumps(body)))

@@ -348,3 +348,10 @@ def test_a_korean_prompt_is_not_judged_by_vectors_that_cannot_read_it(vault: Pat
         assert "7z" in related and related.count("### ") <= 3
         english = "git stash pop"  # a command name is read, and judged by its vectors too
         assert all(e.static is not None for e in index.evidence(english, index.search(english, k=3).results))
+
+
+def test_the_hooks_relevance_default_is_the_searchs() -> None:
+    from vaultseek.config import Config
+    from vaultseek.search.relevance import RELEVANT
+
+    assert HookSettings().min_relevance == Config().hook_min_relevance == RELEVANT

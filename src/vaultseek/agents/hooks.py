@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any
 from ..errors import QueryError
 from ..index.names import MARKER
 from ..payload import load_json
-from ..search.relevance import RELEVANT
 from ..text.lexical import STOPWORDS, WORD, make_snippet, parse_query
 
 if TYPE_CHECKING:
@@ -64,8 +63,9 @@ class HookSettings:
     docs/reference/configuration.md)."""
 
     max_tokens: int = 500
-    min_relevance: float = RELEVANT
-    """The probability of relevance a section needs to be injected (``search/relevance.py``)."""
+    min_relevance: float = 0.5
+    """The probability of relevance a section needs to be injected: ``relevance.RELEVANT``,
+    written out so the hook client does not import the search stack (a test keeps them equal)."""
     tool_output_chars: int = 8_000
     """PostToolUse: outputs shorter than this get no extract."""
     tool_max_tokens: int = 400

@@ -13,7 +13,8 @@
 
 Everything else is text, read as it always was: a quote that is never closed, ``word:word``
 with a field not listed (``error: foo``), a hyphenated word (``a-b``), a number (``-5``), a
-command-line flag (``-d``, one character; ``--force``; ``-L端口``, a flag run into CJK text),
+command-line flag or parameter (``-d``, one character; ``--force``; ``-Syu`` and ``-Recurse``,
+with a capital letter; ``-L端口``, a flag run into CJK text),
 ``#3`` (a tag needs a letter), a ``[[link]]``, a bracket without a comparison (``[1]``). Field
 names are lower case. Quotes protect what they hold from every other operator (``"-r"``,
 ``"tag:x"``); a field's value may be quoted (``path:"Daily Notes"``).
@@ -298,8 +299,12 @@ def _condition(inner: str) -> str:
 
 def _excludable(word: str) -> bool:
     """Whether ``-word`` excludes ``word``: it starts with a letter, is longer than one
-    character (``-d`` is a command-line flag, ``-5`` a number) and is not a Latin flag run
-    into CJK text (``ssh -L端口转发``: a flag, then the question, written without a space)."""
+    character (``-d`` is a command-line flag, ``-5`` a number), has no capital letter
+    (``-Syu``, ``-ErrorAction``: a flag or a PowerShell parameter, what a search for a command
+    names) and is not a Latin flag run into CJK text (``ssh -L端口转发``: a flag, then the
+    question, written without a space)."""
     if len(word.rstrip("*")) < 2 or not _HAS_LETTER.match(word) or not parse_query(word).phrases:
+        return False
+    if word != word.lower():
         return False
     return not (has_cjk(word) and _LATIN.search(word))
