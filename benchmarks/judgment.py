@@ -99,7 +99,7 @@ def examples_of(index: Index, line: dict[str, Any], labels: Labels, *, deep: boo
     tier or without it (then their deep cosines are left out, as search leaves them out),
     each relevant as the reader labelled it, else as the golden file judges its page."""
     query, relevant = line["query"], line["relevant"]
-    results = index.search(query, k=DEPTH, deep_weight=None if deep else 0.0).results
+    results = index.search(query, k=DEPTH, view="chunks", syntax=False, deep_weight=None if deep else 0.0).results
     evidence = index.evidence(query, results)
     if not deep:
         evidence = [replace(e, deep=None) for e in evidence]

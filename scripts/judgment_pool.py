@@ -34,6 +34,7 @@ def main() -> None:
             query = line["query"]
             seen: dict[int, object] = {}
             for options in ({"k": 8}, {"k": 8, "deep_weight": 0.0}, {"k": 3, "mode": "deep"}, {"k": 3, "mode": "bm25"}):
+                options = {**options, "view": "chunks", "syntax": False}
                 for hit in index.search(query, **options).results:
                     seen.setdefault(hit.chunk_id, hit)
             for hit in seen.values():

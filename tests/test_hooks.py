@@ -145,11 +145,12 @@ def test_a_stalled_daemon_fails_open_at_the_deadline(indexed: Path) -> None:
 
 
 def test_budget_is_respected_and_first_entry_kept(indexed: Path) -> None:
+    """The budget, not the relevance threshold (low here), decides how much comes in."""
     with open_index(indexed) as index:
         out = user_prompt_context(index, {"prompt": "rotate refresh tokens revoke token family"},
-                                  HookSettings(max_tokens=60))  # fmt: skip
+                                  HookSettings(max_tokens=60, min_relevance=0.1))  # fmt: skip
         roomy = user_prompt_context(index, {"prompt": "rotate refresh tokens revoke token family"},
-                                    HookSettings(max_tokens=500))  # fmt: skip
+                                    HookSettings(max_tokens=500, min_relevance=0.1))  # fmt: skip
     assert out.startswith(HEADER) and out.count("### ") == 1 and out.endswith("…\n```\n")
     assert len(out) <= 60 * 4  # header, preface and framing included
     assert roomy.count("### ") > 1 and len(roomy) <= 500 * 4
@@ -160,7 +161,7 @@ def test_the_hook_reads_sections_and_keeps_two_of_one_note(indexed: Path) -> Non
     gives two entries (``PER_NOTE``), where the note view would give one."""
     with open_index(indexed) as index:
         out = user_prompt_context(index, {"prompt": "rotate refresh tokens revoke token family"},
-                                  HookSettings(max_tokens=2000))  # fmt: skip
+                                  HookSettings(max_tokens=2000, min_relevance=0.1))  # fmt: skip
     assert out.count("(`security/oauth.md`)") == PER_NOTE == 2
 
 
@@ -276,7 +277,8 @@ def test_framing_escapes_names_and_fences_text() -> None:
     assert "\\x1b" in block and "\\u2028" in block and "\t" in block and "\r" not in block
 
 
-def test_a_hostile_note_stays_inside_its_frame(indexed: Path) -> None:
+def test_a_hostile_note_stays_inside_its_frame(indexed: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VAULTSEEK_HOOK_MIN_RELEVANCE", "0.1")  # the framing is under test: let it in
     (indexed / HOSTILE_NAME).write_text(HOSTILE_NOTE, "utf-8")
     with open_index(indexed) as index:
         index.sync()
@@ -309,9 +311,11 @@ def test_a_hostile_tool_output_stays_inside_its_frame(indexed: Path) -> None:
     assert_framed(context, {heading, preface})
 
 
-def test_the_daemon_frames_hook_answers_the_same_way(indexed: Path) -> None:
+def test_the_daemon_frames_hook_answers_the_same_way(indexed: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from vaultseek.agents import daemon_client
     from vaultseek.config import load_config
+
+    monkeypatch.setenv("VAULTSEEK_HOOK_MIN_RELEVANCE", "0.1")  # the hostile note comes in, and is framed
 
     (indexed / HOSTILE_NAME).write_text(HOSTILE_NOTE, "utf-8")
     with open_index(indexed) as index:

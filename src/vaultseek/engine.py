@@ -660,16 +660,19 @@ class Index:
 
     def evidence(self, query: str, results: Sequence[SearchResult]) -> list[Evidence]:
         """What the relevance judgment reads of each of ``query``'s ``results`` (see
-        ``search/relevance.py``): the calibration of the judgment fits its weights to these."""
+        ``search/relevance.py``), as a search reads it: the calibration of the judgment fits
+        its weights to these."""
         from .search.relevance import MIN_LEGIBLE, QueryWords, gather_evidence
         from .search.vocabulary import refine_query
         from .text.lexical import parse_query
 
+        with self._database_errors():
+            lexical, corrected = refine_query(self.store, parse_query(query))
         static = deep = None
         try:
             vectors, model = self._vector_side()
             if model.legible_share(query) >= MIN_LEGIBLE:
-                static = (vectors, model.embed_one(query), model.name)
+                static = (vectors, model.embed_one(" ".join(lexical.terms) if corrected else query), model.name)
         except VectorsUnavailable:
             pass
         if self.config.deep_tier:
@@ -679,7 +682,6 @@ class Index:
             except VectorsUnavailable:
                 pass
         with self._database_errors():
-            lexical, _notices = refine_query(self.store, parse_query(query))
             return gather_evidence(results, QueryWords(self.store, lexical), static, deep)
 
     def embed(self, text: str) -> np.ndarray:

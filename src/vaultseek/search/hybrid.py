@@ -287,6 +287,7 @@ def run_search(
             # In the background only when BM25 runs meanwhile: alone, the hop costs ~0.4 ms.
             scanning = _start(params.mode == "hybrid", _scan, index, model, wanted, pool, scope, restriction)
             legible = model.legible_share(wanted) if params.mode == "hybrid" else 1.0
+    corrected: tuple[str, ...] = ()
     if params.mode in ("hybrid", "bm25"):
         query, corrected = refine_query(store, query)
         notices.extend(corrected)
@@ -339,6 +340,10 @@ def run_search(
     judge: Callable[[list[SearchResult]], list[SearchResult]] = lambda found: found  # noqa: E731 - no judgment
     no_match = False
     if params.judge:
+        if corrected and static_query is not None and model is not None:
+            # A misspelt word is noise to the static model: the results are judged by what was
+            # searched for (a static query vector costs microseconds).
+            static_query = model.embed_one(" ".join(query.terms))
         static_side = (index, static_query, model.name) if static_query is not None and model is not None and legible >= MIN_LEGIBLE else None
         deep_side_ = (deep_index, deep_query, deep_model.name) if deep_query is not None else None
 

