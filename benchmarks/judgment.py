@@ -35,11 +35,14 @@ from vaultseek.search.relevance import Judge, Judges
 GOLDEN = Path(__file__).resolve().parent / "golden"
 DEPTH = 8
 """Results judged per query: what the agent hook looks at (``hooks.CANDIDATES``)."""
-STATIC_FEATURES = ("lexical", "exact", "known", "static", "short", "first", "static_gap")
+STATIC_FEATURES = ("lexical", "exact", "known", "static", "short", "first", "static_gap", "title")
 DEEP_FEATURES = (*STATIC_FEATURES, "deep", "deep_gap")
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+MATCH_THRESHOLDS = (0.05, 0.1, 0.2, 0.3, 0.5)
+"""Where the table shows how many related questions are called matched and unrelated prompts
+not, besides :data:`relevance.MATCH`."""
 """Where the table shows the results' precision and recall besides :data:`relevance.RELEVANT`."""
-LEXICAL_FEATURES = ("lexical", "exact", "known", "short", "first")
+LEXICAL_FEATURES = ("lexical", "exact", "known", "short", "first", "title")
 LEXICAL_MATCH_FEATURES = ("best", "known", "lexical", "short")
 MATCH_FEATURES = (*LEXICAL_MATCH_FEATURES, "static")
 DEEP_MATCH_FEATURES = (*MATCH_FEATURES, "deep", "deep_spread")
@@ -211,6 +214,12 @@ def main(argv: list[str] | None = None) -> int:
         for threshold in THRESHOLDS:
             t = judge_scores(judges, queries, relevant=threshold)
             print(f"    results from {threshold:.2f}: precision {t.precision:.3f} recall {t.recall:.3f}")
+        nonsense = [q for (_n, kind, with_deep, q) in gathered if with_deep == is_deep and kind == "unrelated:nonsense"]
+        for threshold in MATCH_THRESHOLDS:
+            t = judge_scores(judges, queries, match=threshold)
+            n = judge_scores(judges, nonsense, match=threshold) if nonsense else None
+            shown = f", nonsense unmatched {n.silent:.3f}" if n else ""
+            print(f"    matched from {threshold:.2f}: related questions {t.answered:.3f}, unrelated prompts unmatched {t.silent:.3f}{shown}")
         by_kind: dict[str, list[Query]] = {}
         for name, kind, with_deep, query in gathered:
             if with_deep == is_deep:

