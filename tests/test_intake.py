@@ -397,7 +397,8 @@ def test_the_watcher_takes_an_inbox_arrival(domains_vault: Path) -> None:
                 return "kubernetes/scale.md" in [r.path for r in index.search("autoscaler replicas", mode="bm25").results]
 
         assert wait_for(searchable, 20)
-        assert taken
+        # The outcomes are reported once take_inbox returns, which can be after the move shows.
+        assert wait_for(lambda: bool(taken), 10)
     finally:
         stop.set()
         thread.join(10)

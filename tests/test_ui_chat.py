@@ -71,11 +71,11 @@ def test_csp_allows_no_inline_script_and_assets_have_their_types(client: Any) ->
 
 # ---- the chat API --------------------------------------------------------------------------
 def test_only_relevant_passages_become_sources(client: Any, standin: StandinLLM) -> None:
-    from vaultseek.study.sources import MIN_RELEVANCE
+    from vaultseek.search.relevance import RELEVANT
 
     related = citations_of(ask(client, "what is the notice period for a tenancy?"))
     assert [c["path"] for c in related] == ["law/tenancy.md"]
-    assert related[0]["relevance"] >= MIN_RELEVANCE
+    assert related[0]["relevance"] >= RELEVANT
     # "Every answer lists six source cards, relevant or not": an unrelated question gets none,
     # and the model is told nothing relevant was found instead of being handed notes to cite.
     for question in ("write a haiku about autumn", "tell me slowly"):
