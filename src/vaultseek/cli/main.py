@@ -227,7 +227,7 @@ def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
             bar.clear()
         if not report.interrupted:
             _settle_default(index, make_default=args.make_default)
-        deep = None if report.interrupted else continue_after_index(index, args)
+        deep = None if report.interrupted else continue_after_index(index)
         if args.json:
             out.write(json.dumps({**report.to_dict(), **({"deep": deep} if deep else {})}, ensure_ascii=False) + "\n")
         elif not args.quiet:
@@ -415,15 +415,23 @@ def cmd_status(args: argparse.Namespace, out: TextIO) -> int:
         backend = _backend_info(index)
         if index.config.database_url is not None:
             status = replace(status, db_path=index_label(index.config))
+    worker = None
+    if status.deep is not None:  # the background worker, and every index it serves
+        from ..agents.deep_worker import worker_status
+
+        worker = worker_status()
     if args.json:
-        out.write(json.dumps({**status.to_dict(), "backend": backend}, ensure_ascii=False) + "\n")
+        body = {**status.to_dict(), "backend": backend, "deep_worker": None if worker is None else worker.to_dict()}
+        out.write(json.dumps(body, ensure_ascii=False) + "\n")
     else:
-        from .terminal import format_backend, format_status
+        from .terminal import format_backend, format_deep_worker, format_status
 
         out.write(format_status(status, show_all_skipped=args.all) + "\n")
         if backend.get("backend", "sqlite") != "sqlite":  # the index line names database and collection
             shown = {key: value for key, value in backend.items() if key not in ("database", "collection")}
             out.write(format_backend(shown) + "\n")
+        if worker is not None:
+            out.write(format_deep_worker(worker) + "\n")
     return 0
 
 
