@@ -177,11 +177,15 @@ class DeepWorker:
                 busy = True
                 continue
             store = served.index.store
-            done, total = store.deep_progress()
+            try:
+                done, total = store.deep_progress()
+                openings_done, openings = store.deep_opening_progress()
+            except Exception as exc:  # noqa: BLE001 - a server gone mid-run: the next start tries again
+                self._set(entry, f"{exc.__class__.__name__}: {exc}")
+                continue
             if done >= total:
                 self._finish(served, f"complete: {entry.vault} ({total:,} chunks)")
                 continue
-            openings_done, openings = store.deep_opening_progress()
             share = openings_done / openings if openings else 1.0
             ranked.append((share, total - done, served))
         ranked.sort(key=lambda item: item[:2])
@@ -204,6 +208,9 @@ class DeepWorker:
             return None
         except (*GONE, ConfigError) as exc:  # a config file deleted since is gone too
             self._drop(entry, str(exc))
+            return None
+        except Exception as exc:  # noqa: BLE001 - one index that cannot be opened must not end the others' work
+            self._set(entry, f"{exc.__class__.__name__}: {exc}")
             return None
         served = self._open[entry.db] = _Served(entry, index)
         return served

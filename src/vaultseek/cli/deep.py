@@ -53,7 +53,7 @@ def add_parsers(commands: Any, add_common: AddCommon) -> None:
 
 def cmd_deep(args: argparse.Namespace, out: TextIO) -> int:
     if args.worker:
-        return _run_worker(args)
+        return _run_worker(args, out)
     if args.stop or args.pause:
         return _stop_worker(out, pause=args.pause)
     if args.resume:
@@ -104,14 +104,16 @@ def _follow(index: Any, bar: Callable[[Any], None], should_stop: Callable[[], bo
 
 
 # -- the background worker ------------------------------------------------------------------
-def _run_worker(args: argparse.Namespace) -> int:
+def _run_worker(args: argparse.Namespace, out: TextIO) -> int:
     """Be the background worker: idle priority, SIGTERM and Ctrl-C finish the batch first."""
     from ..agents.deep_worker import DeepWorker, lower_priority
-    from ..index.deep_queue import adopt_worker_lock, open_log
+    from ..index.deep_queue import adopt_worker_lock, open_log, worker_pid
 
     lock = adopt_worker_lock(args.lock_fd)
-    if lock is None:
-        return 0  # another worker runs: it serves the queue
+    if lock is None:  # another worker serves the queue
+        if not args.quiet:
+            out.write(f"A deep-tier worker already runs (pid {worker_pid()}); it serves the queue\n")
+        return 0
     stop = {"asked": False}
 
     def ask(_signum: int, _frame: object) -> None:

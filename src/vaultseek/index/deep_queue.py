@@ -33,7 +33,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -204,11 +204,15 @@ def worker_pid() -> int | None:
 
 def enqueue(config: Config) -> Enqueued:
     """Queue ``config``'s index for the background worker (once: queuing it again keeps its
-    place) and start the worker unless one runs or the queue is paused."""
+    place, with what it takes to open it as ``config`` says now) and start the worker unless
+    one runs or the queue is paused."""
     entry = QueuedIndex.of(config)
     with locked_queue() as state:
-        if state.find(entry.db) is None:
+        found = state.find(entry.db)
+        if found is None:
             state.entries.append(entry)
+        else:
+            state.entries[state.entries.index(found)] = replace(entry, queued_at=found.queued_at)
         started = None if state.paused else _start_worker()
         return Enqueued(started=started, running=started is not None or worker_running(),
                         paused=state.paused, queued=len(state.entries))  # fmt: skip
