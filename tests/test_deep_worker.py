@@ -207,7 +207,7 @@ def test_paused_index_starts_no_worker_status_says_so_and_resume_finishes_it(
     assert wait_for(lambda: not deep_queue.worker_running(), 30)
 
 
-def test_stop_ends_a_running_worker_within_a_bounded_wait_and_keeps_what_it_embedded(
+def test_the_worker_yields_the_processor_and_stop_ends_it_within_a_bounded_wait_keeping_its_work(
     tmp_path: Path, state: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     vault = write_vault(tmp_path, "v", 20, sections=2)
@@ -216,6 +216,11 @@ def test_stop_ends_a_running_worker_within_a_bounded_wait_and_keeps_what_it_embe
     assert wait_for(lambda: progress(vault, db)[0] >= 4, 120)
     pid = deep_queue.worker_pid()
     assert pid is not None and worker_pids(state) == [pid]
+    # It yields the processor: idle policy, and its own session's autogroup at nice 19 (Linux
+    # shares the processor between sessions first, whatever a process's own policy says).
+    assert os.sched_getscheduler(pid) == os.SCHED_IDLE
+    autogroup = Path(f"/proc/{pid}/autogroup")
+    assert not autogroup.exists() or autogroup.read_text().split()[-1] == "19"
     assert main(["deep", "--stop"]) == 0  # returns once the worker is gone (30 s grace, then SIGKILL)
     out = capsys.readouterr().out
     assert f"Stopped the deep-tier worker (pid {pid}); 1 index stays queued" in out

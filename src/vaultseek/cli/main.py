@@ -2,8 +2,9 @@
 
 Exit codes: 0 success · 1 an unexpected failure · 2 bad usage or configuration · 3 no index ·
 4 index locked (another vaultseek wrote it past ``index --wait``), or already watched by another
-vaultseek · 5 index damaged · 6 embedding model unusable · 7 index (or, for intake, the vault)
-not writable · 8 an optional extra not installed (the hint names it) · 9 a server's port
+vaultseek, or the deep-tier worker could not be stopped · 5 index damaged · 6 embedding model
+unusable · 7 index (or, for intake, the vault) not writable · 8 an optional extra not installed
+(the hint names it) · 9 a server's port
 unavailable (in use, privileged) · 10 the PostgreSQL server unreachable, or the connection to it
 lost · 11 the PostgreSQL server lacks what vaultseek needs (version 14+, pgvector 0.7+ in the
 database) · 130 stopped by Ctrl-C.
