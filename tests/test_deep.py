@@ -17,6 +17,7 @@ from conftest import wait_for
 from vaultseek import open_index
 from vaultseek.cli.main import main
 from vaultseek.embeddings.deep import deep_model_available
+from vaultseek.index import deep_queue
 from vaultseek.search.hybrid import SearchParams, list_weights
 
 pytestmark = pytest.mark.skipif(
@@ -203,6 +204,7 @@ def test_cli_deep_runs_to_completion_and_index_hands_the_rest_to_a_worker(tmp_pa
         assert index.store.deep_progress() == (len(NOTES) + 1, len(NOTES) + 1)
     assert main(["status", "--vault", str(vault), "--db", str(db)]) == 0
     assert "complete" in capsys.readouterr().out
+    assert wait_for(lambda: not deep_queue.worker_running(), 30)  # nothing left: it exits
 
 
 def test_an_unknown_deep_model_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -221,7 +221,7 @@ def test_the_worker_yields_the_processor_and_stop_ends_it_within_a_bounded_wait_
     assert os.sched_getscheduler(pid) == os.SCHED_IDLE
     autogroup = Path(f"/proc/{pid}/autogroup")
     assert not autogroup.exists() or autogroup.read_text().split()[-1] == "19"
-    assert main(["deep", "--stop"]) == 0  # returns once the worker is gone (30 s grace, then SIGKILL)
+    assert main(["deep", "--stop"]) == 0  # returns once the worker is gone (10 s grace, then SIGKILL)
     out = capsys.readouterr().out
     assert f"Stopped the deep-tier worker (pid {pid}); 1 index stays queued" in out
     assert not deep_queue.worker_running() and wait_for(lambda: not worker_pids(state), 5)

@@ -25,10 +25,11 @@ AddCommon = Callable[[argparse.ArgumentParser], None]
 EXIT_INTERRUPTED = 130
 POLL_SECONDS = 1.0
 """How often ``vaultseek deep`` looks at a job another process runs."""
-STOP_GRACE_SECONDS = 30.0
-"""How long ``--stop`` and ``--pause`` let the worker finish its batch (~1–3 s, longer on a
-machine so busy that an idle-priority process seldom runs) before ending it with SIGKILL,
-which loses at most that batch: every earlier one is committed."""
+STOP_GRACE_SECONDS = 10.0
+"""How long ``--stop`` and ``--pause`` let the worker finish its batch (~1 s on an idle core;
+far longer on a machine so busy that an idle-priority process seldom runs) before ending it
+with SIGKILL, which loses at most that batch — a few seconds of work: every earlier one is
+committed."""
 KILL_WAIT_SECONDS = 5.0
 
 
