@@ -6,7 +6,9 @@
 4. Times warm queries end to end (hybrid, BM25-only, vector-only; query embedding included)
    against sqlite-vec's brute-force KNN and a bare numpy KNN over the same vectors, measured
    in the same run, and prints the ratios; then filtered hybrid queries (folders, a tag, a
-   frontmatter value, a date, drawn from the vault) and the signals switched on.
+   frontmatter value, a date, drawn from the vault), the signals switched on, the chunk view
+   beside the default note view, and the query syntax's operators (a phrase, an exclusion,
+   prefixes, a ``tag:``).
 5. Times ``vaultseek search`` in fresh processes and breaks one down by stage.
 
 Prints a Markdown table (docs/benchmarks.md's) and, with ``--json FILE``, writes the raw numbers.
@@ -32,11 +34,13 @@ import numpy as np
 from benchmarks.baselines import numpy_knn_latency, percentile, sqlite_vec_knn_latency
 from benchmarks.vaultgen import VaultSpec, build_vault, edit_one_file
 from vaultseek.engine import open_index
+from vaultseek.search.syntax import may_have_operators
 
 
 def _sample_queries(index: Any, count: int, seed: int) -> list[str]:
     """Realistic queries: 2–6 consecutive words from random chunks, plus section titles and
-    a few natural-language questions, so both lists have work to do."""
+    a few natural-language questions, so both lists have work to do. Plain text: a section
+    title the query syntax would read an operator in (``-Path``, ``Example 2: …``) is left out."""
     rng = random.Random(seed)
     total = index.conn.execute("SELECT max(id) FROM chunks").fetchall()[0][0]
     queries: list[str] = []
@@ -50,7 +54,8 @@ def _sample_queries(index: Any, count: int, seed: int) -> list[str]:
         section, text = row[0]
         words = [w for w in text.split() if w.isalnum()]
         if len(queries) % 3 == 0 and section:
-            queries.append(section)
+            if not may_have_operators(section):  # plain text: the query syntax's are timed apart
+                queries.append(section)
         elif len(words) >= 6:
             start = rng.randint(0, len(words) - 6)
             queries.append(" ".join(words[start : start + rng.randint(2, 6)]))
@@ -105,24 +110,64 @@ def _filters(index: Any) -> dict[str, dict[str, Any]]:
     }
 
 
+def _operators(index: Any) -> dict[str, Any]:
+    """The query syntax's variants of a query (name → a function of the query's words): its
+    first two words as a required phrase, a common word excluded (the one closest to 20% of
+    the chunks, so about that share of the notes drop out), its last word as a prefix, a
+    prefix alone (its first word's first four letters), and the commonest tag typed as
+    ``tag:``. Each keeps the query's own words, so it still finds what the query finds."""
+    conn = index.conn
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.bench_vocab USING fts5vocab(main, chunks_fts, 'row')")
+    chunks = conn.execute("SELECT count(*) FROM chunks").fetchall()[0][0]
+    common = conn.execute(
+        "SELECT term, doc FROM temp.bench_vocab WHERE length(term) >= 4 AND term GLOB '[a-z]*' "
+        "ORDER BY abs(doc - ?) LIMIT 1", (chunks // 5,)
+    ).fetchall()[0]
+    tag = conn.execute("SELECT tag FROM file_tags GROUP BY tag ORDER BY count(*) DESC, tag LIMIT 1").fetchall()[0][0]
+
+    def phrase(words: list[str]) -> str:
+        return " ".join([f'"{" ".join(words[:2])}"', *words[2:]])
+
+    def prefix(words: list[str]) -> str:
+        last = words[-1]
+        return " ".join([*words[:-1], last[:4] + "*" if len(last) > 4 else last])
+
+    return {
+        "a phrase: its first two words quoted": phrase,
+        f"excluding a common word (-{common[0]}: {common[1] / chunks:.0%} of chunks)": lambda w: " ".join([*w, f"-{common[0]}"]),
+        "its last word as a prefix (word*)": prefix,
+        "a prefix alone (its first word's first four letters*)": lambda w: w[0][:4] + "*",
+        f"tag:{tag} typed in the query": lambda w: " ".join([*w, f"tag:{tag}"]),
+    }
+
+
 def _filtered_latencies(index: Any, queries: list[str]) -> dict[str, Any]:
-    """Warm hybrid latency under each of :func:`_filters` and with the signals on, each query
-    run unfiltered and then under every variant in turn, so a shared machine's slow spells
-    fall on all of them alike; the unfiltered figure of the same loop is the yardstick."""
+    """Warm hybrid latency under each of :func:`_filters`, with the signals on and with the
+    query syntax's :func:`_operators`, each query run unfiltered and then under every variant
+    in turn, so a shared machine's slow spells fall on all of them alike; the unfiltered figure
+    of the same loop is the yardstick."""
     variants: dict[str, dict[str, Any]] = {"unfiltered": {}}
     shares: dict[str, float] = {}
     for name, chosen in _filters(index).items():
         variants[name], shares[name] = {"filters": chosen["scope"]}, chosen["share"]
     variants["signals"] = {"title_match": True, "recency_half_life_days": 30, "intent": True}
     variants["term_match_off"] = {"term_match": 0.0}
-    times: dict[str, list[float]] = {name: [] for name in variants}
-    cpu: dict[str, list[float]] = {name: [] for name in variants}
+    variants["chunk_view"] = {"view": "chunks"}
+    rewrites = _operators(index)
+    times: dict[str, list[float]] = {name: [] for name in [*variants, *rewrites]}
+    cpu: dict[str, list[float]] = {name: [] for name in times}
+    found: dict[str, int] = dict.fromkeys(rewrites, 0)
     for query in queries:
-        for name, options in variants.items():
+        words = [w for w in query.replace('"', " ").split() if w.isalnum()] or ["query"]
+        runs = [(name, query, options) for name, options in variants.items()]
+        runs += [(name, rewrite(words), {}) for name, rewrite in rewrites.items()]
+        for name, text, options in runs:
             t, c = time.perf_counter(), time.process_time()
-            index.search(query, **options)
+            response = index.search(text, **options)
             times[name].append((time.perf_counter() - t) * 1000)
             cpu[name].append((time.process_time() - c) * 1000)
+            if name in found:
+                found[name] += bool(response.results)
     summary = {
         name: {"p50_ms": percentile(v, 50), "p99_ms": percentile(v, 99), "cpu_p50_ms": percentile(cpu[name], 50), "n": len(v)}
         for name, v in times.items()
@@ -131,6 +176,8 @@ def _filtered_latencies(index: Any, queries: list[str]) -> dict[str, Any]:
         "interleaved_unfiltered": summary.pop("unfiltered"),
         "signals": summary.pop("signals"),
         "term_match_off": summary.pop("term_match_off"),
+        "chunk_view": summary.pop("chunk_view"),
+        "syntax": {name: {**summary.pop(name), "answered": found[name] / len(queries)} for name in rewrites},
         "filtered": {name: {**timing, "share": shares[name]} for name, timing in summary.items()},
     }
 
@@ -270,6 +317,15 @@ def _filtered_rows(r: dict[str, Any]) -> list[tuple[str, str, str]]:
     if "term_match_off" in r:
         t = r["term_match_off"]
         rows.append(("… term matching off", f"{t['p50_ms']:.2f} / {t['p99_ms']:.2f} ms{_cpu(t)}", ""))
+    if "chunk_view" in r:
+        c = r["chunk_view"]
+        rows.append(("… the chunk view (`view` chunks; the rows above are the note view)", f"{c['p50_ms']:.2f} / {c['p99_ms']:.2f} ms{_cpu(c)}", ""))
+        rows.append(("ratio: note view / chunk view (p50, interleaved)", f"{base['p50_ms'] / c['p50_ms']:.2f}× (CPU {base['cpu_p50_ms'] / c['cpu_p50_ms']:.2f}×)", "a few rows more"))
+    rows += [
+        (f"… query syntax: {name} (answered {f['answered']:.0%})", f"{f['p50_ms']:.2f} / {f['p99_ms']:.2f} ms{_cpu(f)}",
+         "a few ms over unfiltered")
+        for name, f in r.get("syntax", {}).items()
+    ]  # fmt: skip
     return rows
 
 

@@ -95,7 +95,7 @@ def recall_at_10(root: Path, items: list[KnownItem], work: Path, mode: SearchMod
         index.sync()
         found = 0
         for item in items:
-            paths = list(dict.fromkeys(r.path for r in index.search(item.query, mode=mode, k=30).results))
+            paths = list(dict.fromkeys(r.path for r in index.search(item.query, mode=mode, view="chunks", k=30).results))
             found += item.path in paths[:10]
     return found / len(items) if items else 0.0
 

@@ -58,7 +58,10 @@ def _timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
 
 
 def _results(stdout: str) -> list[tuple[str, int]]:
-    return [(r["path"], r["chunk_id"]) for r in json.loads(stdout)["results"]]
+    """Every section the answer shows (a note view's note by note), as (path, chunk id)."""
+    body = json.loads(stdout)
+    shown = [s for note in body["results"] for s in note["sections"]] if body["view"] == "notes" else body["results"]
+    return [(r["path"], r["chunk_id"]) for r in shown]
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

@@ -220,7 +220,7 @@ def probe_quality(index: Index, probes: dict[str, Probe]) -> list[dict[str, Any]
         for kind, probe in probes.items():
             ndcg, rr = [], []
             for query, judged in probe:
-                ranking = first_occurrences(hit.path for hit in index.search(query, k=100, **options).results)
+                ranking = first_occurrences(hit.path for hit in index.search(query, view="chunks", k=100, **options).results)
                 ndcg.append(ndcg_at_k(ranking, judged, 10))
                 rr.append(reciprocal_rank_at_k(ranking, judged, 10))
             row[kind] = {"ndcg@10": statistics.fmean(ndcg), "mrr@10": statistics.fmean(rr)}

@@ -125,7 +125,9 @@ PROTOCOL = """\
 - nDCG@10 as trec_eval and BEIR compute it: gain = the judged grade (Cranfield's are 1–4),
   discount log2(rank + 1), ideal DCG over all of the query's relevant documents. Recall@k:
   relevant documents in the first k / all relevant ones. MRR@10: 1 / rank of the first relevant
-  document within the first 10. Queries without a relevant document are left out.
+  document within the first 10. nDCG@5 is nDCG cut at the first five. Hit@1: the first result
+  is a relevant document (of any grade, not only the best). Queries without a relevant
+  document are left out.
 - Latency is the wall time of `Index.search` at k = {depth}, warm (one untimed query first). It
   includes building {depth} snippets, so it is several times the k = 10 latency in
   [Benchmarks](benchmarks.md): use it to compare configurations, not as the product's speed. The machine is

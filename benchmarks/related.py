@@ -62,8 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     bar = ProgressBar()
     try:
         for lang in [name.strip() for name in args.sets.split(",") if name.strip()]:
-            vault = vault_of(Path(args.data), lang)
-            with open_index(vault, db=Path(args.workdir) / f"{lang}.db", create=True) as index:
+            vault, name = vault_of(Path(args.data), f"tldr-{lang}")
+            with open_index(vault, db=Path(args.workdir) / f"{name}.db", create=True) as index:
                 index.sync(progress=bar, remember=False)
                 bar.clear()
                 groups = families([f["path"] for f in index.files()], args.split)

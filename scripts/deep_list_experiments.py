@@ -37,7 +37,7 @@ def recall(index: Any, lines: list[dict[str, Any]], mode: str, before: Callable[
     found: dict[str, list[float]] = {"all": []}
     for line in lines:
         before(line["query"])
-        ranking = metrics.first_occurrences(h.path for h in index.search(line["query"], k=10, mode=mode).results)
+        ranking = metrics.first_occurrences(h.path for h in index.search(line["query"], k=10, mode=mode, view="chunks").results)
         value = metrics.recall_at_k(ranking, line["relevant"], 10)
         found["all"].append(value)
         found.setdefault(line["kind"], []).append(value)
@@ -68,7 +68,7 @@ def feedback(index: Any, lines: list[dict[str, Any]]) -> None:
 
     def from_hybrid(query: str) -> None:
         k, setting["k"], setting["from"] = setting["k"], 0, None
-        setting["from"] = [hit.chunk_id for hit in index.search(query, k=10).results[:k]]
+        setting["from"] = [hit.chunk_id for hit in index.search(query, view="chunks", k=10).results[:k]]
         setting["k"] = k
 
     print("feedback from | k | beta | deep alone | hybrid")

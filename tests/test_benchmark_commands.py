@@ -20,7 +20,7 @@ def test_the_core_benchmark_runs_every_variant(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr[-3000:]
     figures = json.loads(out.read_text("utf-8"))
     assert figures["files"] == 300 and figures["chunks"] > 300
-    for name in ("hybrid", "bm25", "vector", "interleaved_unfiltered", "signals", "term_match_off"):
+    for name in ("hybrid", "bm25", "vector", "interleaved_unfiltered", "signals", "term_match_off", "chunk_view"):
         assert figures[name]["n"] == 5, name
     assert len(figures["filtered"]) >= 5
     assert all(variant["n"] == 5 for variant in figures["filtered"].values())
@@ -38,3 +38,22 @@ def test_the_study_benchmark_runs(tmp_path: Path) -> None:
     for name in ("chat_ttfb_ms", "page_http_ms", "search_server_ms", "engine_search_ms"):
         assert len(figures[name]) == 2, name
     assert "time to first byte of /api/chat" in result.stdout
+
+
+def test_the_note_view_benchmark_runs(tmp_path: Path) -> None:
+    pages = tmp_path / "data" / "powershell-docs" / "reference" / "docs-conceptual"
+    pages.mkdir(parents=True)
+    topics = ("arrays", "hashtables", "strings", "loops", "functions", "modules", "errors", "jobs")
+    for topic in topics:
+        sections = "".join(f"## {topic.title()} part {n}\n\nHow {topic} work in part {n}: {topic} and more {topic}.\n\n" for n in range(5))
+        (pages / f"{topic}.md").write_text(f"---\ntitle: About {topic}\n---\n# About {topic}\n\n{sections}", "utf-8")
+    out = tmp_path / "noteview.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.noteview", "--data", str(tmp_path / "data"), "--queries", "3", "--json", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    figures = json.loads(out.read_text("utf-8"))["results"]
+    assert set(figures) == {"page titles", "section headings"}
+    assert all(r["queries"] == 3 and r["distinct_in_top10"]["notes"] >= r["distinct_in_top10"]["chunks"] for r in figures.values())
+    assert "| page titles | 3 |" in result.stdout

@@ -25,15 +25,22 @@ def test_search_json_shape(sample_vault: Path) -> None:
     done = run_cli("search", "_rrf_fuse", "--mode", "bm25", "--json", "--vault", str(sample_vault))
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert data["query"] == "_rrf_fuse" and data["mode"] == "bm25"
-    first = data["results"][0]
-    assert list(data) == ["query", "mode", "results", "notices", "intent"]
+    assert data["query"] == "_rrf_fuse" and data["mode"] == "bm25" and data["view"] == "notes"
+    assert list(data) == ["query", "mode", "view", "results", "notices", "intent", "no_match", "parsed"]
+    note = data["results"][0]
+    assert list(note) == ["path", "title", "score", "relevance", "sections"]
+    assert note["path"] == "code/fusion.md" and note["title"] == "fusion" and note["score"] == note["sections"][0]["score"]
+    first = note["sections"][0]
     assert list(first) == ["path", "section", "heading_context", "label", "snippet", "score", "bm25_rank", "vec_rank",
-                           "deep_rank", "signals", "location", "chunk_id"]  # fmt: skip
+                           "deep_rank", "relevance", "signals", "location", "chunk_id"]  # fmt: skip
+    assert note["relevance"] == first["relevance"] and first["relevance"] > 0.5  # an identifier the note holds
+    assert data["no_match"] is False
     assert first["location"] is None and first["label"] == first["section"]  # notes have no page or slide
     assert first["path"] == "code/fusion.md" and first["bm25_rank"] == 1 and first["vec_rank"] is None
     again = run_cli("search", "_rrf_fuse", "--mode", "bm25", "--json", "--vault", str(sample_vault))
     assert again.stdout == done.stdout  # byte-identical
+    chunks = json.loads(run_cli("search", "_rrf_fuse", "--mode", "bm25", "--view", "chunks", "--json", "--vault", str(sample_vault)).stdout)
+    assert chunks["view"] == "chunks" and chunks["results"][0] == first
 
 
 def test_batch(sample_vault: Path, tmp_path: Path) -> None:

@@ -137,6 +137,6 @@ def test_options_after_double_dash_get_a_hint(sample_vault: Path) -> None:
         "error: after --, every word is part of the query: --vault and -k are not read as options",
         f"hint: put options before --: vaultseek search --vault {sample_vault} -k 3 -- -flag",
     ]
-    placed = run_cli("search", "--vault", str(sample_vault), "-k", "3", "--json", "--", "-flag")
+    placed = run_cli("search", "--vault", str(sample_vault), "-k", "3", "--json", "--", "-flag tokens")  # (an exclusion alone asks what to look for)
     assert placed.returncode == 0, placed.stderr
-    assert json.loads(placed.stdout)["query"] == "-flag"
+    assert json.loads(placed.stdout)["query"] == "-flag tokens"

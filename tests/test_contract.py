@@ -33,23 +33,33 @@ REQUESTS: list[dict[str, Any]] = [
     {"query": "how do we rotate refresh tokens", "k": 3, "filters": {"tags": ["security"], "where": ["type:howto"]},
      "title_match": True, "intent": True, "term_match": 0.5},
     {"query": "widget-33", "mode": "bm25", "k": 2, "max_tokens": 200},  # a document hit: location, label
+    {"query": "rotate refresh tokens", "view": "chunks", "k": 4},  # sections as ranked, one note's twice
+    {"query": '"refresh token" -bread tag:security rotat*', "k": 3},  # the query syntax: the answer's "parsed"
 ]  # fmt: skip
 CLI_FLAGS = [
     [],
     ["-k", "3", "--tag", "security", "--where", "type:howto", "--title-match", "--intent", "--term-match", "0.5"],
     ["--mode", "bm25", "-k", "2", "--max-tokens", "200"],
+    ["--view", "chunks", "-k", "4"],
+    ["-k", "3"],
 ]
 QUERY_STRINGS = [  # GET /api/search: q, flat filters, numbers and flags as text
     {"q": "rotate refresh tokens"},
     {"q": "how do we rotate refresh tokens", "k": "3", "tags": "security", "where": "type:howto",
      "title_match": "1", "intent": "true", "term_match": "0.5"},
     {"q": "widget-33", "mode": "bm25", "k": "2", "max_tokens": "200"},
+    {"q": "rotate refresh tokens", "view": "chunks", "k": "4"},
+    {"q": '"refresh token" -bread tag:security rotat*', "k": "3"},
 ]  # fmt: skip
 REFUSED: list[tuple[dict[str, Any], list[str], dict[str, str]]] = [  # request, CLI flags, GET parameters
     ({"query": "x", "k": MAX_K + 1}, ["x", "-k", str(MAX_K + 1)], {"q": "x", "k": str(MAX_K + 1)}),
     ({"query": ""}, [""], {"q": ""}),
     ({"query": "x", "colour": "red"}, [], {"q": "x", "colour": "red"}),
     ({"query": "x", "k": "ten"}, [], {"q": "x", "k": "ten"}),
+    ({"query": "x", "view": "pages"}, [], {"q": "x", "view": "pages"}),
+    ({"query": "x kind:zzz"}, ["x kind:zzz"], {"q": "x kind:zzz"}),  # the query syntax's errors
+    ({"query": "x -tag:a"}, ["x -tag:a"], {"q": "x -tag:a"}),
+    ({"query": "-bread"}, [], {"q": "-bread"}),
 ]
 
 
@@ -124,12 +134,14 @@ def test_one_search_is_one_json_on_every_surface(served: Path) -> None:
                     stdin="".join(json.dumps({"id": n, **r}) + "\n" for n, r in enumerate(REQUESTS)))  # fmt: skip
     assert batch.returncode == 0, batch.stderr
     batched = [json.loads(line) for line in batch.stdout.splitlines()]
+    answers: list[dict[str, Any]] = []
     with http_client(served) as http:
         for n, request in enumerate(REQUESTS):
             local = run_cli("search", request["query"], *CLI_FLAGS[n], "--json", "--no-daemon", *vault)
             assert local.returncode == 0, local.stderr
             expected = json.loads(local.stdout)
             assert expected["results"], request  # a real answer, not two empty ones
+            assert (expected["parsed"] is not None) == ("-bread" in request["query"]), expected["parsed"]
             via_daemon = run_cli("search", request["query"], *CLI_FLAGS[n], "--json", *vault)
             assert via_daemon.stdout == local.stdout
             assert daemon_client.request(db, {"op": "search", **request}) == expected
@@ -142,9 +154,21 @@ def test_one_search_is_one_json_on_every_surface(served: Path) -> None:
             posted = http.post("/api/search", json=request)
             assert posted.status_code == 200, posted.text
             assert posted.json() == expected
-    top = json.loads(run_cli("search", "widget-33", "--mode", "bm25", "--json", "--no-daemon", *vault).stdout)["results"][0]
-    assert top["path"] == "inventory.csv" and top["location"] == {"row_start": 22, "row_end": 41}
-    assert top["label"] == "rows 22–41" and isinstance(top["chunk_id"], int)
+            answers.append(expected)
+    assert [answer["view"] for answer in answers] == ["notes", "notes", "notes", "chunks", "notes"]
+    # The same query in both views: each note once, or a note's sections in places of their own.
+    notes, chunks = [[r["path"] for r in answers[n]["results"]] for n in (0, 3)]
+    assert len(set(notes)) == len(notes) and len(set(chunks)) < len(chunks) == 4
+    # The note view: a file once, its sections inside it, a document's keeping their place.
+    answer = json.loads(run_cli("search", "widget-33", "--mode", "bm25", "--json", "--no-daemon", *vault).stdout)
+    top = answer["results"][0]
+    assert answer["view"] == "notes" and set(top) == {"path", "title", "score", "relevance", "sections"}
+    assert top["path"] == "inventory.csv" and top["score"] == top["sections"][0]["score"]
+    best = top["sections"][0]
+    assert best["path"] == "inventory.csv" and best["location"] == {"row_start": 22, "row_end": 41}
+    assert best["label"] == "rows 22–41" and isinstance(best["chunk_id"], int)
+    chunks = json.loads(run_cli("search", "widget-33", "--mode", "bm25", "--view", "chunks", "--json", "--no-daemon", *vault).stdout)
+    assert chunks["view"] == "chunks" and chunks["results"][0] == best
 
 
 def test_a_bad_request_is_refused_in_the_same_words_everywhere(served: Path) -> None:
@@ -172,15 +196,16 @@ def test_a_bad_request_is_refused_in_the_same_words_everywhere(served: Path) -> 
 def test_the_request_reads_back_what_it_writes() -> None:
     request = SearchRequest.from_mapping({
         "query": "tokens", "mode": "bm25", "k": MAX_K, "max_tokens": 50, "filters": {"folders": ["work"], "modified_after": "7d"},
-        "title_match": False, "recency_half_life_days": 0, "intent": True, "term_match": 1, "link_boost": 0.5,
-        "link_signal": "neighbours", "fusion": "rrf", "candidates": 200, "deep_weight": 0,
+        "syntax": False, "title_match": False, "recency_half_life_days": 0, "intent": True, "term_match": 1, "link_boost": 0.5,
+        "link_signal": "neighbours", "fusion": "rrf", "candidates": 200, "deep_weight": 0, "view": "chunks",
     })  # fmt: skip
     assert set(request.to_mapping()) == set(REQUEST_FIELDS)
     assert SearchRequest.from_mapping(json.loads(json.dumps(request.to_mapping()))) == request
     assert SearchRequest.from_mapping({"query": "tokens", "k": None, "filters": None}) == SearchRequest("tokens")
     assert tuple(request_schema()["properties"]) == REQUEST_FIELDS
-    assert text_fields({"k": "5", "title_match": "on", "intent": "0", "term_match": "0.5", "max_tokens": "", "mode": "bm25"}) == {
-        "k": 5, "title_match": True, "intent": False, "term_match": 0.5, "max_tokens": None, "mode": "bm25"}  # fmt: skip
+    assert text_fields({"k": "5", "title_match": "on", "intent": "0", "term_match": "0.5", "max_tokens": "", "mode": "bm25", "view": "chunks"}) == {
+        "k": 5, "title_match": True, "intent": False, "term_match": 0.5, "max_tokens": None, "mode": "bm25", "view": "chunks"}  # fmt: skip
+    assert SearchRequest("tokens").view == "notes"  # the default view
 
 
 @pytest.mark.parametrize(
@@ -189,6 +214,8 @@ def test_the_request_reads_back_what_it_writes() -> None:
         ({"query": "x" * (MAX_QUERY_CHARS + 1)}, f"longer than {MAX_QUERY_CHARS} characters"),
         ({"query": " \n"}, "the query is empty"),
         ({"query": "x", "mode": "fuzzy"}, 'unknown search mode "fuzzy"'),
+        ({"query": "x", "view": "pages"}, 'unknown search view "pages"'),
+        ({"query": "x", "view": None, "k": 0}, "k must be a whole number"),
         ({"query": "x", "k": 0}, "k must be a whole number from 1 to 100 (got 0)"),
         ({"query": "x", "k": 2.5}, "(got 2.5)"),
         ({"query": "x", "max_tokens": 0}, "max_tokens must be a whole number, at least 1"),

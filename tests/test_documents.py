@@ -264,11 +264,13 @@ def test_citations_in_search_output(vault: Path, scanned_pdf: Path) -> None:
     docgen.pptx_file(vault / "deck.pptx", [("Roadmap", "Ship the gizmo in the third quarter", "Thank the marmot team")])
     assert run_cli("index", str(vault), "--quiet").returncode == 0
     found = run_cli("search", "Ramsbottom", "--json", "--mode", "bm25", "--vault", str(vault))
-    assert json.loads(found.stdout)["results"][0]["location"] == {"page": 2}
+    assert json.loads(found.stdout)["results"][0]["sections"][0]["location"] == {"page": 2}
     slide = run_cli("search", "marmot team", "--json", "--vault", str(vault))
-    assert json.loads(slide.stdout)["results"][0]["location"] == {"slide": 1}
-    human = run_cli("search", "Ramsbottom", "--mode", "bm25", "--vault", str(vault))
-    assert human.stdout.splitlines()[0].startswith(" 1. scan.pdf · p. 2")
+    assert json.loads(slide.stdout)["results"][0]["sections"][0]["location"] == {"slide": 1}
+    human = run_cli("search", "Ramsbottom", "--mode", "bm25", "--vault", str(vault)).stdout.splitlines()
+    assert human[0].startswith(" 1. scan.pdf") and human[1].startswith("    › p. 2  bm25 #1")
+    sections = run_cli("search", "Ramsbottom", "--mode", "bm25", "--view", "chunks", "--vault", str(vault))
+    assert sections.stdout.splitlines()[0].startswith(" 1. scan.pdf · p. 2")
     status = run_cli("status", "--vault", str(vault)).stdout
     assert "OCR:          1 pages OCRed" in status and "pdf 1, pptx 1" in status
 

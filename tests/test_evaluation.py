@@ -4,6 +4,7 @@ metric values that are known for this set, typed errors for bad input, and the C
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ from conftest import run_cli
 from vaultseek import open_index
 from vaultseek.errors import ConfigError
 from vaultseek.evaluation.harness import (
+    CHUNK_HEADING,
+    chunk_list,
     configurations,
     evaluate_beir,
     evaluate_golden,
@@ -76,7 +79,9 @@ def test_beir_folder_end_to_end(beir: Path, tmp_path: Path) -> None:
     assert bm25.per_query_ndcg["q3"] == 1.0
     # q2: both "sourdough" documents are found; the grade-2 one (title and text) ranks first.
     assert bm25.per_query_ndcg["q2"] == 1.0
-    assert bm25.scores == {"nDCG@10": 1.0, "Recall@10": 1.0, "Recall@100": 1.0, "Answer@10": 1.0, "MRR@10": 1.0}
+    assert bm25.scores == {
+        "nDCG@10": 1.0, "Recall@10": 1.0, "Recall@100": 1.0, "Answer@10": 1.0, "MRR@10": 1.0, "nDCG@5": 1.0, "Hit@1": 1.0,
+    }  # fmt: skip
     for result in report.results:
         assert result.scores["Recall@100"] == 1.0  # 8 documents, 100 asked for: everything
         assert 0.0 <= result.scores["nDCG@10"] <= 1.0
@@ -136,16 +141,20 @@ def test_golden_file_on_an_indexed_vault(sample_vault: Path, tmp_path: Path) -> 
         {"id": "g2", "query": "sourdough starter", "relevant": {"./cooking/bread.md": 2, "security/oauth.md": 0}},
         {"id": "g3", "query": "nothing judged relevant", "relevant": {"code/fusion.md": 0}},
         {"id": "g4", "query": "Kündigungsfrist", "relevant": {"de/recht.md": 1, "missing/typo.md": 1}},
+        # Only the page judged to also answer holds these words: a hit at 1, not an answer.
+        {"id": "g5", "query": "revoke refresh token", "relevant": {"cooking/bread.md": 2, "security/oauth.md": 1}},
     ]
     golden.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
     with open_index(sample_vault, create=True) as index:
         index.sync()
         report = evaluate_golden(index, golden)
-    assert (report.queries, report.skipped_queries, report.documents) == (3, 1, 4)
+    assert (report.queries, report.skipped_queries, report.documents) == (4, 1, 4)
     bm25 = by_label(report, "bm25")
     assert bm25.per_query_ndcg["g1"] == 1.0
     assert bm25.per_query_ndcg["g2"] == 1.0
     assert bm25.per_query_ndcg["g4"] == pytest.approx(1 / (1 + 1 / 1.5849625007211563))  # 1 of 2
+    assert bm25.scores["Hit@1"] == 1.0 and bm25.scores["Answer@10"] == 0.75
+    assert bm25.scores["nDCG@5"] == pytest.approx(bm25.scores["nDCG@10"])  # nothing relevant below 5
     assert report.notices and "missing/typo.md" in report.notices[0]
 
 
@@ -186,8 +195,11 @@ def test_cli_eval_table_json_and_errors(beir: Path, tmp_path: Path) -> None:
     work = str(tmp_path / "work")
     table = run_cli("eval", str(beir), "--workdir", work, "--modes", "bm25,hybrid", "--fusion", "convex")
     assert table.returncode == 0, table.stderr
-    rows = [line.split()[0] for line in table.stdout.splitlines()[2:] if line.strip()]
+    lines = table.stdout.splitlines()
+    rows = [line.split()[0] for line in lines[2 : lines.index("", 2)]]
     assert rows == ["configuration", "bm25", "hybrid", "hybrid:convex"]
+    chunk_rows = lines[lines.index(f"{CHUNK_HEADING}:") + 1 :]
+    assert [line.split()[0] for line in chunk_rows] == ["configuration", "bm25", "hybrid", "hybrid:convex"]
     terms = run_cli("eval", str(beir), "--workdir", work, "--json", "--modes", "hybrid", "--fusion", "", "--term-match")
     assert terms.returncode == 0, terms.stderr
     assert [(r["configuration"], r.get("options")) for r in json.loads(terms.stdout)["results"]] == [
@@ -296,8 +308,9 @@ def test_golden_scores_by_kind(kind_vault: Path, tmp_path: Path) -> None:
     bm25 = by_label(report, "bm25")
     assert list(bm25.by_kind) == ["(none)", "identifier", "paraphrase"]  # t1 is in the test split
     assert {k: s.queries for k, s in bm25.by_kind.items()} == {"(none)": 1, "identifier": 2, "paraphrase": 2}
-    assert bm25.by_kind["identifier"].scores == {"nDCG@10": 1.0, "Recall@10": 1.0, "Answer@10": 1.0, "MRR@10": 1.0}
-    assert bm25.by_kind["paraphrase"].scores == {"nDCG@10": 0.5, "Recall@10": 0.5, "Answer@10": 0.5, "MRR@10": 0.5}
+    names = ("nDCG@10", "Recall@10", "Answer@10", "MRR@10", "nDCG@5", "Hit@1")
+    assert bm25.by_kind["identifier"].scores == dict.fromkeys(names, 1.0)
+    assert bm25.by_kind["paraphrase"].scores == dict.fromkeys(names, 0.5)
     assert bm25.scores["Recall@10"] == pytest.approx(0.8)
     for result in report.results:  # every kind's nDCG@10 is the mean over that kind's queries
         ids = {"identifier": ["i1", "i2"], "paraphrase": ["p1", "p2"], "(none)": ["n1"]}
@@ -306,13 +319,15 @@ def test_golden_scores_by_kind(kind_vault: Path, tmp_path: Path) -> None:
             assert result.by_kind[kind].scores["nDCG@10"] == pytest.approx(expected)
     data = report.to_dict()
     assert data["split"] == "tune"
-    assert data["results"][0]["by_kind"]["paraphrase"] == {"queries": 2, "ndcg@10": 0.5, "recall@10": 0.5, "answer@10": 0.5, "mrr@10": 0.5}
+    assert data["results"][0]["by_kind"]["paraphrase"] == {"queries": 2} | {name.lower(): 0.5 for name in names}
     lines = render_table(report).splitlines()
     assert lines[0].startswith("g.jsonl (tune split): 5 queries")
     at = lines.index(next(line for line in lines if line.startswith("configuration") and "kind" in line))
-    assert lines[at].split() == ["configuration", "kind", "queries", "nDCG@10", "Recall@10", "Answer@10", "MRR@10"]
-    assert lines[at + 3].split() == ["bm25", "paraphrase", "2", "0.500", "0.500", "0.500", "0.500"]
-    assert len(lines) == at + 7  # three kinds for each of the two configurations
+    assert lines[at].split() == ["configuration", "kind", "queries", *names]
+    assert lines[at + 3].split() == ["bm25", "paraphrase", "2", *["0.500"] * 6]
+    assert lines[at + 7 : at + 9] == ["", f"{CHUNK_HEADING}:"]  # three kinds for each of the two configurations
+    assert [line.split()[0] for line in lines[at + 9 :]] == ["configuration", "bm25", "vector"]
+    assert data["results"][0]["chunk_list"]["by_kind"]["paraphrase"]["queries"] == 2
 
 
 def test_golden_without_kinds_reports_as_before(kind_vault: Path, tmp_path: Path) -> None:
@@ -321,15 +336,20 @@ def test_golden_without_kinds_reports_as_before(kind_vault: Path, tmp_path: Path
     with open_index(kind_vault) as index:
         report = evaluate_golden(index, golden, chosen=configurations(["bm25", "hybrid"], []))
     assert report.split is None and all(r.by_kind == {} for r in report.results)
-    result_keys = {"configuration", "mode", "fusion", "ndcg@10", "recall@10", "recall@100", "answer@10", "mrr@10", "latency_ms"}
+    result_keys = {
+        "configuration", "mode", "fusion", "ndcg@10", "recall@10", "recall@100", "answer@10", "mrr@10", "ndcg@5", "hit@1",
+        "latency_ms", "chunk_list",
+    }  # fmt: skip
     assert all(set(r) == result_keys for r in report.to_dict()["results"])
+    assert all("by_kind" not in r["chunk_list"] for r in report.to_dict()["results"])
     lines = render_table(report).splitlines()
     assert lines[0] == (
         "plain.jsonl: 6 queries, 4 documents; k = candidates = 100; hybrid = "
         f"{report.default_fusion} (the configured default)"
     )
     assert lines[1] == "" and lines[2].split()[0] == "configuration"
-    assert [line.split()[0] for line in lines[3:]] == ["bm25", "hybrid"]  # no kind rows, no notes
+    assert [line.split()[0] for line in lines[3:5]] == ["bm25", "hybrid"]  # no kind rows, no notes
+    assert lines[5:7] == ["", f"{CHUNK_HEADING}:"] and [line.split()[0] for line in lines[8:]] == ["bm25", "hybrid"]
 
 
 def test_cli_eval_golden_split_and_kinds(kind_vault: Path, tmp_path: Path) -> None:
@@ -363,25 +383,81 @@ def test_bench_golden_on_a_tiny_tldr_layout(tmp_path: Path, capsys: pytest.Captu
     sets.mkdir()
     lines = [{**line, "relevant": {f"common/{Path(p).name}": g for p, g in line["relevant"].items()}} for line in KIND_LINES]
     write_golden(sets / "tldr-xx.jsonl", lines)
+    write_golden(sets / "unrelated.jsonl", [{"id": "u1", "query": "banana bread", "kind": "general"}])  # not a judged set
     work, out, raw = tmp_path / "work", tmp_path / "section.md", tmp_path / "raw.json"
     args = ["--data", str(tmp_path / "data"), "--split", "tune", "--golden-dir", str(sets), "--workdir", str(work)]
     assert bench.main([*args, "--out", str(out), "--json", str(raw)]) == 0
     first = capsys.readouterr()
-    rows = [line.split() for line in first.out.splitlines()]
+    rows = [re.split(r"\s{2,}", line.strip()) for line in first.out.splitlines()]
     assert rows[0][:5] == ["set", "mode", "pages", "queries", "Recall@10"]
-    assert "R@10" in rows[0] and "paraphrase" in rows[0] and "identifier" in rows[0]
-    assert [row[:4] for row in rows[1:]] == [["xx", m, "4", "5"] for m in ("bm25", "vector", "hybrid")]
+    assert "R@10 paraphrase" in rows[0] and "R@10 identifier" in rows[0]
+    modes = ("bm25", "bm25 · chunks", "vector", "vector · chunks", "hybrid", "hybrid · chunks")
+    assert [row[:4] for row in rows[1:]] == [["tldr-xx", m, "4", "5"] for m in modes]
     assert rows[1][4] == "0.800"  # bm25 over the tune split, as in test_golden_scores_by_kind
-    assert "Answer@10" in rows[0] and rows[0][-3:] == ["A@10", "paraphrase", "nDCG@10"]
-    assert rows[1][-2] == "0.500"  # one of the two paraphrase questions finds its page
+    assert "Answer@10" in rows[0] and rows[0][-4:] == ["A@10 paraphrase", "nDCG@10", "nDCG@5", "Hit@1"]
+    assert rows[1][-4] == "0.500"  # one of the two paraphrase questions finds its page
+    assert rows[1][-1] == "0.800"  # and four of the five tune questions find theirs first
     assert (work / "xx.db").is_file() and "indexed in" in first.err
     text = out.read_text("utf-8")
-    assert text.startswith("## Multilingual judged sets (tune split)\n\n```\npython -m benchmarks.golden --data ")
-    assert "| xx | bm25 | 4 | 5 | 0.800 |" in text
-    assert json.loads(raw.read_text("utf-8"))["xx"]["results"][0]["by_kind"]["identifier"]["queries"] == 2
-    assert bench.main(args) == 0  # the second run finds the index and only syncs it
+    assert text.startswith("## Judged sets (tune split)\n\n```\npython -m benchmarks.golden --data ")
+    assert "| tldr-xx | bm25 | 4 | 5 | 0.800 |" in text and "Hit@1" in text
+    assert json.loads(raw.read_text("utf-8"))["tldr-xx"]["results"][0]["by_kind"]["identifier"]["queries"] == 2
+    assert bench.main([*args, "--sets", "xx"]) == 0  # a bare language is the tldr set; the index is found
     assert "index reused" in capsys.readouterr().err
     assert bench.main([*args, "--sets", "yy"]) == 2
     assert "no golden set for yy" in capsys.readouterr().err
     assert bench.main([*args, "--golden-dir", str(tmp_path / "absent")]) == 2
     assert "no golden sets folder" in capsys.readouterr().err
+
+
+def test_bench_golden_psdocs_sets_share_one_english_vault(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The psdocs sets of every language are judged against the one English docs folder, kept
+    in one index; every set runs by default, tldr first; a missing vault is one line."""
+    from benchmarks import golden as bench
+
+    data = tmp_path / "data"
+    docs = data / "powershell-docs" / "reference" / "docs-conceptual"
+    tldr = data / "tldr" / "pages" / "common"
+    for folder in (docs, tldr):
+        for rel, text in KIND_NOTES.items():
+            (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+            (folder / rel).write_text(text, encoding="utf-8")
+    sets = tmp_path / "sets"
+    sets.mkdir()
+    write_golden(sets / "psdocs-en.jsonl", KIND_LINES)
+    write_golden(sets / "psdocs-de.jsonl", [{**line, "query": line["query"].upper()} for line in KIND_LINES])
+    write_golden(sets / "tldr-en.jsonl", [{**line, "relevant": {f"common/{p}": g for p, g in line["relevant"].items()}} for line in KIND_LINES])
+    work = tmp_path / "work"
+    args = ["--data", str(data), "--split", "tune", "--golden-dir", str(sets), "--workdir", str(work), "--modes", "bm25"]
+    assert bench.main(args) == 0
+    run = capsys.readouterr()
+    assert [line.split()[:4] for line in run.out.splitlines()[1:] if "· chunks" not in line] == [
+        ["tldr-en", "bm25", "4", "5"], ["psdocs-en", "bm25", "4", "5"], ["psdocs-de", "bm25", "4", "5"],
+    ]  # fmt: skip
+    assert sorted(p.name for p in work.glob("*.db")) == ["en.db", "psdocs.db"]
+    assert "psdocs-en: 4 pages, 5 queries; indexed in" in run.err
+    assert "psdocs-de: 4 pages, 5 queries; index reused" in run.err
+    assert bench.vault_of(data, "psdocs-ja") == (docs, "psdocs")
+    assert bench.vault_of(data, "tldr-en") == (data / "tldr" / "pages", "en")
+    assert bench.main([*args, "--data", str(tmp_path / "nowhere"), "--sets", "psdocs-en"]) == 2
+    assert "no vault" in capsys.readouterr().err
+
+
+def test_chunk_lists_count_a_notes_second_section_as_nothing(vault: Path, write, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A note's two sections ahead of the relevant note: in the notes it is second, in the raw
+    chunk list third — the chunk-level figures show what the repeat costs."""
+    write("pies.md", "# Pies\n\n## Apple pie\n\nApple pie: apple, apple, apple and sugar.\n\n"
+                     "## Apple crumble\n\nApple crumble: apple, apple, apple and oats.\n")  # fmt: skip
+    write("orchard.md", "# Orchard\n\n## Trees\n\nThe orchard has an apple tree among the pear trees and the plums.\n")
+    golden = write_golden(tmp_path / "g.jsonl", [{"id": "q", "query": "apple", "relevant": {"orchard.md": 1}}])
+    with open_index(vault, create=True) as index:
+        index.sync()
+        listed = [r.path for r in index.search("apple", mode="bm25", view="chunks", k=3).results]
+        assert listed == ["pies.md", "pies.md", "orchard.md"]  # the premise
+        report = evaluate_golden(index, golden, chosen=configurations(["bm25"], []))
+    bm25 = by_label(report, "bm25")
+    assert bm25.scores["MRR@10"] == pytest.approx(1 / 2) and bm25.chunk_scores["MRR@10"] == pytest.approx(1 / 3)
+    assert bm25.chunk_scores["nDCG@10"] < bm25.scores["nDCG@10"]
+    assert bm25.chunk_scores["Recall@10"] == bm25.scores["Recall@10"] == 1.0
+    assert report.to_dict()["results"][0]["chunk_list"]["mrr@10"] == pytest.approx(1 / 3, abs=1e-6)
+    assert chunk_list(["a", "a", "b", "a"])[2] == "b" and len(set(chunk_list(["a", "a", "b", "a"]))) == 4

@@ -333,11 +333,26 @@ def test_hostile_values_are_data_not_sql(index: Index) -> None:
 def test_filter_round_trips_through_its_json_shape() -> None:
     scope = parse_filter(
         {"folders": ["work"], "tags": ["#A/B"], "kinds": ["PDF"], "where": ["Status:Done", "draft"],
-         "modified_after": "2026-01-31", "modified_before": "2026-02-01T12:00+01:00"}
+         "modified_after": "2026-01-31", "modified_before": "2026-02-01T12:00+01:00",
+         "path_contains": [" Daily\\Notes "], "name_contains": ["2026-"]}
     )  # fmt: skip
     assert scope.tags == ("a/b",) and scope.kinds == ("pdf",) and scope.where == (("status", "done"), ("draft", None))
+    assert scope.path_contains == ("Daily/Notes",) and scope.name_contains == ("2026-",)
     assert parse_filter(scope.to_dict()) == scope
     assert not scope.unrestricted and parse_filter({"where": []}).where == ()
+
+
+def test_a_filter_within_another_keeps_both(index: Index) -> None:
+    """How a query's ``tag:x`` meets the request's filters: every file is inside both, even
+    where the two name the same field (one tag, then another)."""
+    tagged, folder = parse_filter({"tags": ["work"]}), parse_filter({"folders": ["tasks"]})
+    both = tagged.within(folder)
+    assert both.inside == folder and tagged.within(None) is tagged and SearchFilter().within(folder) is folder
+    assert found(index, both) == {A, C} and found(index, tagged) == {A, C, D}
+    assert found(index, tagged.within(parse_filter({"tags": ["work/urgent"]}))) == {A}  # both tags, not either
+    chained = both.within(parse_filter({"kinds": ["txt"]}))
+    assert chained.inside is not None and chained.inside.inside == parse_filter({"kinds": ["txt"]})
+    assert found(index, chained) == set() and found(index, chained, mode="vector") == set()
 
 
 def test_an_index_from_before_filters_gets_its_metadata_on_the_next_run(meta_vault: Path) -> None:
@@ -368,7 +383,7 @@ def test_cli_filter_and_signal_flags(meta_vault: Path) -> None:
     assert {r["path"] for r in json.loads(either.stdout)["results"]} == {A, B, C}
     signals = run_cli("search", "c", *vault, "--title-match", "--recent", "--intent")
     body = json.loads(signals.stdout)
-    assert body["results"][0]["path"] == C and set(body["results"][0]["signals"]) == {"title", "recency"}
+    assert body["results"][0]["path"] == C and set(body["results"][0]["sections"][0]["signals"]) == {"title", "recency"}
     text = run_cli("search", "c", "--vault", str(meta_vault), "--title-match", "--recent", "7", "-k", "1")
     assert "title match" in text.stdout and "recency ×" in text.stdout
     batch = "\n".join(json.dumps(line) for line in (

@@ -102,3 +102,47 @@ def test_convex_overrides_replace_a_lists_scores_and_keep_its_ranks() -> None:
     # bm25 by the override: 1 → 0, 2 → 1, 3 → 0.5; vector: 3 → 1, 2 → 0
     assert [(f.item, f.score) for f in out] == [(3, 1.5), (2, 1.0), (1, 0.0)]
     assert {f.item: dict(f.ranks) for f in out} == {1: {"bm25": 1}, 2: {"bm25": 2, "vector": 2}, 3: {"vector": 1}}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    bm25=scored_lists, vector=scored_lists, deep=scored_lists, depth=st.integers(1, 30),
+    unscored=st.sets(st.integers(1, 30)), anchor=st.sampled_from([None, 0.5, 3.0, 10.0]),
+)  # fmt: skip
+def test_convex_head_is_the_start_of_convex_with_anchors_and_gaps(
+    bm25: list[tuple[int, float]], vector: list[tuple[int, float]], deep: list[tuple[int, float]],
+    depth: int, unscored: set[int], anchor: float | None,
+) -> None:  # fmt: skip
+    lists = {"bm25": bm25, "vector": vector, "deep": [(i, s) for i, s in deep if i not in unscored]}
+    options = {"weights": {"bm25": 0.75, "vector": 0.25, "deep": 1.0}, "unscored": {"deep": unscored},
+               "anchors": None if anchor is None else {"deep": anchor}}  # fmt: skip
+    assert convex_head(lists, depth, **options) == [f.item for f in convex(lists, **options)][:depth]
+
+
+def test_an_item_a_list_could_not_score_is_ranked_on_its_other_lists() -> None:
+    """A chunk waiting for its deep vector (item 1: first by BM25 and by the static list) is
+    neither punished for the gap nor outranked by a chunk only the deep list likes (item 2)."""
+    lists = {"bm25": [(1, 9.0), (2, 5.0), (4, 1.0)], "vector": [(1, 0.8), (3, 0.2)], "deep": [(2, 0.9), (3, 0.5)]}
+    weights = {"bm25": 0.75, "vector": 0.25, "deep": 1.0}
+    assert convex(lists, weights=weights)[0].item == 2  # the gap counted as a zero: 0.375 + 1.0 beat 1.0
+    fused = convex(lists, weights=weights, unscored={"deep": {1}})
+    assert fused[0].item == 1
+    # its other lists' weighted mean stands in: (0.75 × 1 + 0.25 × 1) / 1.0 × 2.0
+    assert fused[0].score == pytest.approx(2.0)
+    # items every list could score are unchanged
+    plain = {f.item: f.score for f in convex(lists, weights=weights)}
+    assert {f.item: f.score for f in fused if f.item != 1} == {i: s for i, s in plain.items() if i != 1}
+
+
+def test_a_list_whose_best_is_under_its_anchor_counts_less_than_its_weight() -> None:
+    """A made-up word: BM25 holds one chunk with a near word, the deep list's nearest chunks
+    are all weak (cosines 0.80–0.82 where an answer would be 0.87 or more)."""
+    lists = {"bm25": [(1, 2.0)], "deep": [(2, 0.82), (3, 0.81), (1, 0.80)]}
+    weights = {"bm25": 0.75, "deep": 1.0}
+    assert convex(lists, weights=weights)[0].item == 2  # min-max: the deep list's best counts fully
+    anchored = convex(lists, weights=weights, anchors={"deep": 0.87})
+    assert anchored[0].item == 1
+    assert {f.item: round(f.score, 4) for f in anchored}[2] == pytest.approx(round(0.02 / 0.07, 4))
+    # a best at or above the anchor is normalised as before
+    strong = {"bm25": [(1, 2.0)], "deep": [(2, 0.91), (3, 0.85), (1, 0.80)]}
+    assert convex(strong, weights=weights, anchors={"deep": 0.87}) == convex(strong, weights=weights)

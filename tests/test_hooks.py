@@ -13,6 +13,7 @@ from conftest import copy_tldr_pages, run_cli
 from vaultseek import open_index
 from vaultseek.agents.hooks import (
     HEADER,
+    PER_NOTE,
     PREFACE,
     HookSettings,
     code_span,
@@ -144,14 +145,24 @@ def test_a_stalled_daemon_fails_open_at_the_deadline(indexed: Path) -> None:
 
 
 def test_budget_is_respected_and_first_entry_kept(indexed: Path) -> None:
+    """The budget, not the relevance threshold (low here), decides how much comes in."""
     with open_index(indexed) as index:
         out = user_prompt_context(index, {"prompt": "rotate refresh tokens revoke token family"},
-                                  HookSettings(max_tokens=60))  # fmt: skip
+                                  HookSettings(max_tokens=60, min_relevance=0.1))  # fmt: skip
         roomy = user_prompt_context(index, {"prompt": "rotate refresh tokens revoke token family"},
-                                    HookSettings(max_tokens=500))  # fmt: skip
+                                    HookSettings(max_tokens=500, min_relevance=0.1))  # fmt: skip
     assert out.startswith(HEADER) and out.count("### ") == 1 and out.endswith("…\n```\n")
     assert len(out) <= 60 * 4  # header, preface and framing included
     assert roomy.count("### ") > 1 and len(roomy) <= 500 * 4
+
+
+def test_the_hook_reads_sections_and_keeps_two_of_one_note(indexed: Path) -> None:
+    """The hook asks for the chunk view: a note whose two sections both pass the threshold
+    gives two entries (``PER_NOTE``), where the note view would give one."""
+    with open_index(indexed) as index:
+        out = user_prompt_context(index, {"prompt": "rotate refresh tokens revoke token family"},
+                                  HookSettings(max_tokens=2000, min_relevance=0.1))  # fmt: skip
+    assert out.count("(`security/oauth.md`)") == PER_NOTE == 2
 
 
 def test_a_document_entry_says_where_to_look(indexed: Path) -> None:
@@ -266,7 +277,8 @@ def test_framing_escapes_names_and_fences_text() -> None:
     assert "\\x1b" in block and "\\u2028" in block and "\t" in block and "\r" not in block
 
 
-def test_a_hostile_note_stays_inside_its_frame(indexed: Path) -> None:
+def test_a_hostile_note_stays_inside_its_frame(indexed: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VAULTSEEK_HOOK_MIN_RELEVANCE", "0.1")  # the framing is under test: let it in
     (indexed / HOSTILE_NAME).write_text(HOSTILE_NOTE, "utf-8")
     with open_index(indexed) as index:
         index.sync()
@@ -299,9 +311,11 @@ def test_a_hostile_tool_output_stays_inside_its_frame(indexed: Path) -> None:
     assert_framed(context, {heading, preface})
 
 
-def test_the_daemon_frames_hook_answers_the_same_way(indexed: Path) -> None:
+def test_the_daemon_frames_hook_answers_the_same_way(indexed: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from vaultseek.agents import daemon_client
     from vaultseek.config import load_config
+
+    monkeypatch.setenv("VAULTSEEK_HOOK_MIN_RELEVANCE", "0.1")  # the hostile note comes in, and is framed
 
     (indexed / HOSTILE_NAME).write_text(HOSTILE_NOTE, "utf-8")
     with open_index(indexed) as index:
@@ -325,16 +339,23 @@ def test_the_daemon_frames_hook_answers_the_same_way(indexed: Path) -> None:
 
 def test_a_korean_prompt_is_not_judged_by_vectors_that_cannot_read_it(vault: Path) -> None:
     """The bundled English model sees any two Korean texts as alike (cosines 0.8–0.95), so an
-    unrelated Korean prompt would pass its threshold with every hit. Such a prompt is judged as
-    when there are no vectors: only its direct lexical hits."""
+    unrelated Korean prompt would pass any cosine threshold with every hit. Such a prompt is
+    judged without the static cosine: by its words alone."""
     copy_tldr_pages(vault, "ko")
     with open_index(vault, create=True, deep_tier=False) as index:
         index.sync()
         unrelated = "최고의 김치찌개 레시피를 알려줘"
-        ids = [h.chunk_id for h in index.search(unrelated, k=8).results]
-        assert ids and index.similarities(unrelated, ids) == {}
+        hits = index.search(unrelated, k=8).results
+        assert hits and all(e.static is None for e in index.evidence(unrelated, hits))
         assert user_prompt_context(index, {"prompt": unrelated}, HookSettings()) == ""
         related = user_prompt_context(index, {"prompt": "7z 아카이브로 파일 압축하는 방법"}, HookSettings())
         assert "7z" in related and related.count("### ") <= 3
-        english = "git stash pop"
-        assert index.similarities(english, ids)  # a command name is read, and judged by its vectors
+        english = "git stash pop"  # a command name is read, and judged by its vectors too
+        assert all(e.static is not None for e in index.evidence(english, index.search(english, k=3).results))
+
+
+def test_the_hooks_relevance_default_is_the_searchs() -> None:
+    from vaultseek.config import Config
+    from vaultseek.search.relevance import RELEVANT
+
+    assert HookSettings().min_relevance == Config().hook_min_relevance == RELEVANT

@@ -255,10 +255,10 @@ def test_the_daemon_refuses_an_oversized_request_unread(daemon: Path) -> None:
     db = load_config(vault=daemon).db
     assert db is not None
     query = b"x" * (60 * 1024 * 1024)
-    reply = raw_request(db, b'{"v": 2, "op": "search", "query": "' + query + b'"}\n')
+    reply = raw_request(db, b'{"v": 3, "op": "search", "query": "' + query + b'"}\n')
     assert reply is not None and reply["ok"] is False
     assert reply["error"]["message"] == "the request is larger than 4 MB"
-    nested = raw_request(db, b'{"v": 2, "op": "search", "query": ' + DEEP.encode() + b"}\n")
+    nested = raw_request(db, b'{"v": 3, "op": "search", "query": ' + DEEP.encode() + b"}\n")
     assert nested is not None and "nested more than 128 levels" in nested["error"]["message"]
     # Its own client does not send what the daemon would refuse: the caller answers in-process.
     assert daemon_client.request(db, {"op": "search", "query": query.decode()}) is None
@@ -277,7 +277,7 @@ def test_the_daemon_serves_a_bounded_number_of_connections(daemon: Path) -> None
         idle.append(conn)
     try:
         time.sleep(0.5)  # the daemon accepts them
-        busy = raw_request(db, b'{"v": 2, "op": "ping"}\n')
+        busy = raw_request(db, b'{"v": 3, "op": "ping"}\n')
         assert busy is not None and busy["error"]["message"] == f"the daemon is busy ({MAX_CONNECTIONS} connections open)"
         assert daemon_client.request(db, {"op": "ping"}) is None  # its caller answers in-process
         running = daemon_client.is_running(db)  # but it does run: nothing may take its socket

@@ -21,7 +21,7 @@ def test_public_names_all_resolve() -> None:
 
 PUBLIC_SURFACE = {
     "Config", "ConfigError", "Index", "IndexBusyError", "IndexCorruptError", "IndexNotFoundError",
-    "IndexStatus", "ModelError", "Progress", "QueryError", "SearchRequest", "SearchResponse",
+    "IndexStatus", "ModelError", "NoteResult", "Progress", "QueryError", "SearchRequest", "SearchResponse",
     "SearchResult", "SkippedFile", "SyncReport", "VaultNotFoundError", "VaultseekError",
     "__version__", "load_config", "open_index",
 }  # fmt: skip
@@ -29,8 +29,8 @@ PUBLIC_SURFACE = {
 purpose, with the docs (docs/python-api.md) in the same commit."""
 
 INDEX_METHODS = {
-    "close", "deep_similarities", "deep_status", "deepen", "embed", "extract", "files", "forget",
-    "get_chunk", "get_note", "links", "related", "search", "similarities", "status", "sync",
+    "close", "deep_status", "deepen", "embed", "evidence", "extract", "files", "forget",
+    "get_chunk", "get_note", "links", "related", "search", "status", "sync",
 }  # fmt: skip
 
 

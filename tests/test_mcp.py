@@ -44,7 +44,8 @@ async def session_calls(vault: Path) -> dict[str, Any]:
         out["tools"] = {t.name: t for t in tools.tools}
         found = await client.call_tool("search", {"query": "rotate refresh tokens", "k": 3})
         out["search"] = found
-        first = found.structured_content["results"][0]
+        out["chunks"] = await client.call_tool("search", {"query": "rotate refresh tokens", "k": 3, "view": "chunks"})
+        first = found.structured_content["results"][0]["sections"][0]
         out["chunk"] = await client.call_tool("get_chunk", {"chunk_id": first["chunk_id"]})
         out["note"] = await client.call_tool("get_note", {"path": "security/oauth.md", "section": "reuse"})
         out["status"] = await client.call_tool("status", {})
@@ -79,18 +80,23 @@ def test_mcp_tools_over_stdio(indexed: Path) -> None:
 
     search = out["search"].structured_content
     assert not out["search"].is_error
-    top = search["results"][0]
-    assert top["path"] == "security/oauth.md"
+    note = search["results"][0]  # the note view: a note, its best sections inside
+    assert search["view"] == "notes" and set(note) == {"path", "title", "score", "relevance", "sections"}
+    assert note["path"] == "security/oauth.md" and len({r["path"] for r in search["results"]}) == len(search["results"])
+    top = note["sections"][0]
     assert set(top) == {"chunk_id", "path", "section", "heading_context", "label", "snippet", "score",
-                        "bm25_rank", "vec_rank", "deep_rank", "signals", "location"}
+                        "bm25_rank", "vec_rank", "deep_rank", "relevance", "signals", "location"}
+    chunks = out["chunks"].structured_content  # the chunk view: sections as ranked, one note's twice
+    assert chunks["view"] == "chunks" and chunks["results"][0] == top
+    assert [r["path"] for r in chunks["results"]].count("security/oauth.md") >= 2
 
     chunk = out["chunk"].structured_content
     assert chunk["path"] == top["path"] and chunk["section"] == top["section"] and chunk["text"]
     assert chunk["chunk_id"] == top["chunk_id"]
-    note = out["note"].structured_content
-    assert [c["section"] for c in note["chunks"]] == ["Detecting reuse"]
+    whole = out["note"].structured_content
+    assert [c["section"] for c in whole["chunks"]] == ["Detecting reuse"]
     assert out["status"].structured_content["files"] == 5
-    document = out["document"].structured_content["results"][0]
+    document = out["document"].structured_content["results"][0]["sections"][0]
     assert document["path"] == "inventory.csv"
     assert document["location"] == {"row_start": 22, "row_end": 41}  # the header is row 1
 
@@ -104,7 +110,7 @@ def test_mcp_tools_over_stdio(indexed: Path) -> None:
     assert {r["path"] for r in filtered} == {"security/oauth.md"} and not out["filtered"].is_error
     assert {r["path"] for r in out["elsewhere"].structured_content["results"]} == {"cooking/bread.md"}
     named = out["signals"].structured_content
-    assert named["results"][0]["path"] == "code/fusion.md" and set(named["results"][0]["signals"]) == {"title", "recency"}
+    assert named["results"][0]["path"] == "code/fusion.md" and set(named["results"][0]["sections"][0]["signals"]) == {"title", "recency"}
     assert out["bad_filter"].is_error and "cannot read 'soon'" in json.dumps([c.model_dump() for c in out["bad_filter"].content])
     assert out["bad_field"].is_error
 

@@ -11,6 +11,7 @@ from vaultseek.evaluation.metrics import (
     answer_at_k,
     first_occurrences,
     has_relevant,
+    hit_at_k,
     mean,
     ndcg_at_k,
     percentile,
@@ -59,6 +60,22 @@ def test_answer_counts_only_the_best_graded_documents() -> None:
     assert answer_at_k(["a", "x"], {"a": 0, "b": 1}, 10) == 0.0  # grade 0 is not an answer
     with pytest.raises(ValueError, match="no relevant document"):
         answer_at_k(["a"], {"a": 0}, 10)
+
+
+def test_hit_counts_any_relevant_page_and_ndcg_at_five_cuts_at_five() -> None:
+    judged = {"answer.md": 2, "also.md": 1}
+    # A page that also answers, first: Hit@1 counts it, Answer@1 does not.
+    assert hit_at_k(["also.md", "answer.md"], judged, 1) == 1.0
+    assert answer_at_k(["also.md", "answer.md"], judged, 1) == 0.0
+    assert hit_at_k(["x", "answer.md"], judged, 1) == 0.0 and hit_at_k(["x", "answer.md"], judged, 2) == 1.0
+    assert hit_at_k(["x", "x", "answer.md"], judged, 2) == 1.0  # a repeat is not a second rank
+    assert hit_at_k(["gone.md", "answer.md"], {"gone.md": 0, "answer.md": 1}, 1) == 0.0  # grade 0
+    # Rank 6 is outside nDCG@5 and inside nDCG@10; the ideal at 5 is 2 + 1/log2(3).
+    late = ["a", "b", "c", "d", "also.md", "answer.md"]
+    assert ndcg_at_k(late, judged, 5) == pytest.approx((1 / math.log2(6)) / (2 + 1 / LOG3))
+    assert ndcg_at_k(late, judged, 10) > ndcg_at_k(late, judged, 5)
+    with pytest.raises(ValueError, match="no relevant document"):
+        hit_at_k(["a"], {}, 1)
 
 
 def test_gain_is_the_grade_not_two_to_the_grade() -> None:

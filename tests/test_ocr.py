@@ -69,7 +69,7 @@ def test_a_scan_is_found_by_a_word_on_it_with_rapidocr_and_no_tesseract(scans: P
     assert not [n for n in report.get("notices", []) if "OCR" in n], report["notices"]
 
     found = vaultseek("search", "Ramsbottom", "--mode", "bm25", "--json", "--vault", str(scans), env=env)
-    hit = json.loads(found.stdout)["results"][0]
+    hit = json.loads(found.stdout)["results"][0]["sections"][0]  # a scanned page keeps its place in its note
     assert hit["path"] == "hangar-log.pdf" and hit["location"] == {"page": 2}
     found = vaultseek("search", "navigator", "--mode", "bm25", "--json", "--vault", str(scans), env=env)
     assert json.loads(found.stdout)["results"][0]["path"] == "crew.pdf"

@@ -92,6 +92,10 @@ def check_reads(built: ReadOnlyIndex) -> None:
     search = built.run("search", "rotate refresh tokens", "--json", "--no-daemon")
     assert search.returncode == 0, search.stderr
     assert json.loads(search.stdout)["results"][0]["path"] == "tokens.md"
+    for query in ('"refresh tokens" rotate', "rotate tokens -starter"):  # an exclusion's table is temporary
+        operators = built.run("search", query, "--json", "--no-daemon")
+        assert operators.returncode == 0, operators.stderr
+        assert {r["path"] for r in json.loads(operators.stdout)["results"]} == {"tokens.md"}, query
     status = built.run("status", "--json")
     assert status.returncode == 0, status.stderr
     assert json.loads(status.stdout)["files"] == 2

@@ -80,12 +80,14 @@ def test_search_on_the_cli_shows_names_redacted_and_the_chunk_id_leads_back(plan
     assert leaked(text.stdout, secrets) == [] and "[REDACTED:" in text.stdout
     found = run_cli("search", "walrus migration runbook", "-k", "100", "--json", "--vault", str(vault), "--db", db)
     assert leaked(found.stdout, secrets) == []
-    results = json.loads(found.stdout)["results"]
-    assert len(results) == len(paths)
+    notes = json.loads(found.stdout)["results"]
+    assert len(notes) == len(paths)
+    results = [section for note in notes for section in note["sections"]]
     shown = {r["path"] for r in results}
-    assert all("[REDACTED:" in p for p in shown)
+    assert all("[REDACTED:" in p for p in shown) and shown == {note["path"] for note in notes}
     named = [r for r in results if r["path"].startswith("work/")]  # their titles come from their names
     assert named and all("[REDACTED:" in r["heading_context"] for r in named)
+    assert all("[REDACTED:" in note["title"] for note in notes if note["path"].startswith("work/"))
     # The link back: a result's chunk id opens its chunk, and a shown path opens its note.
     with open_index(vault, db=tmp_path / "index.db") as index:
         for result in results:
@@ -177,7 +179,7 @@ def test_mcp_shows_names_redacted_and_opens_them(planted: Any) -> None:
         )  # fmt: skip
         async with Client(params) as client:
             found = await client.call_tool("search", {"query": "walrus migration runbook", "k": 100})
-            first = found.structured_content["results"][0]
+            first = found.structured_content["results"][0]["sections"][0]
             chunk = await client.call_tool("get_chunk", {"chunk_id": first["chunk_id"]})
             note = await client.call_tool("get_note", {"path": first["path"]})
             related = await client.call_tool("related", {"note": first["path"]})
@@ -187,7 +189,7 @@ def test_mcp_shows_names_redacted_and_opens_them(planted: Any) -> None:
     dumped = "\n".join(json.dumps(a.structured_content) + str(a.content) for a in answers)
     assert leaked(dumped, secrets) == []
     found, chunk, note, _related = answers
-    first = found.structured_content["results"][0]
+    first = found.structured_content["results"][0]["sections"][0]
     assert "[REDACTED:" in first["path"]
     assert not chunk.is_error and chunk.structured_content["path"] == first["path"]
     assert not note.is_error and "walrus" in json.dumps(note.structured_content)

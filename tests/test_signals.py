@@ -71,13 +71,13 @@ def test_a_named_note_no_list_found_still_shows(named_vault: Path) -> None:
 def test_title_match_is_on_by_default_and_off_leaves_the_fusion_as_it_was(named_vault: Path) -> None:
     with open_index(named_vault, create=True) as index:
         index.sync()
-        default = index.search("token rotation", k=5).to_dict()
-        assert default == index.search("token rotation", k=5, title_match=True).to_dict()
+        default = index.search("token rotation", view="chunks", k=5).to_dict()
+        assert default == index.search("token rotation", view="chunks", k=5, title_match=True).to_dict()
         assert "title" in default["results"][0]["signals"]
-        off = index.search("token rotation", k=5, title_match=False).to_dict()
+        off = index.search("token rotation", view="chunks", k=5, title_match=False).to_dict()
         assert all(r["signals"] == {} for r in off["results"]) and off["intent"] is None
         index.config = dataclasses.replace(index.config, title_match=False)  # the config's switch
-        assert index.search("token rotation", k=5).to_dict() == off
+        assert index.search("token rotation", view="chunks", k=5).to_dict() == off
 
 
 def test_name_keys() -> None:

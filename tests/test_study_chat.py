@@ -272,3 +272,22 @@ def test_the_core_does_not_import_the_web_or_llm_stack() -> None:
 def test_ingestion_thread_is_the_only_writer(app: Any) -> None:
     assert threading.active_count() >= 1
     assert app.notebook.kb.ingest.thread.name == "vaultseek-writer"
+
+
+def test_the_chat_reads_passages_two_of_one_note(tmp_path: Path, standin: StandinLLM) -> None:
+    """The chat retrieves sections, not notes: a note whose two sections both answer the
+    question gives two sources."""
+    from starlette.testclient import TestClient
+
+    vault = make_study_vault(tmp_path)
+    (vault / "law" / "lease.md").write_text(
+        "# Lease\n\n## Ending the lease\n\nA tenant ends the lease by giving a notice period of three months.\n\n"
+        "## Notice in writing\n\nThe notice that ends a lease must be in writing and state the notice period.\n", "utf-8")  # fmt: skip
+    app = make_app(vault, tmp_path / "index.db", standin.url)
+    try:
+        with TestClient(app, base_url="http://127.0.0.1") as client:
+            items, _ = ask(client, "what notice period ends a lease?")
+    finally:
+        app.notebook.close()
+    citations = next(i["data"]["citations"] for i in items if i["type"] == "metadata")
+    assert sorted(c["section"] for c in citations if c["path"] == "law/lease.md") == ["Ending the lease", "Notice in writing"]

@@ -166,7 +166,7 @@ def test_search_api_frontmatter_dates_and_signals(client: Any) -> None:
     assert paths(where=["tags:food", "tags:law/tenancy"]) == {"cooking/bread.md", "law/tenancy.md"}
     body = client.get("/api/search", params={"q": "Tenancy", "title_match": "1", "recency_half_life_days": "30",
                                              "intent": "true"}).json()  # fmt: skip
-    assert body["results"][0]["path"] == "law/tenancy.md" and set(body["results"][0]["signals"]) == {"title", "recency"}
+    assert body["results"][0]["path"] == "law/tenancy.md" and set(body["results"][0]["sections"][0]["signals"]) == {"title", "recency"}
     terms = client.get("/api/search", params={"q": "tenancy deposit", "term_match": "0.5"})
     assert terms.status_code == 200 and terms.json()["results"]
     for bad in ({"modified_after": "soon"}, {"where": "status:"}, {"title_match": "maybe"},

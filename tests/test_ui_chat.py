@@ -357,12 +357,12 @@ def test_search_and_privacy_pages(browser: Any, site: Site, width: str) -> None:
     page = open_page(browser, site, width, "#search")
     page.locator("input[name=q]").fill("sourdough starter flour")
     page.keyboard.press("Enter")
-    first = page.locator(".search-results .result").first
-    first.wait_for()
-    assert "bread.md" in first.inner_text() and first.locator("mark").count() >= 1
+    note = page.locator(".search-results .note-result").first  # the page itself: test_ui_search.py
+    note.wait_for()
+    assert "cooking/bread.md" in note.inner_text() and note.locator("mark").count() >= 1
     assert page.url.endswith("#search/sourdough%20starter%20flour")
     no_sideways_scroll(page)
-    shot(page, f"search-{WIDTHS[width][0]}")
+    first = note.locator(".result").first
     first.click()
     page.locator("#panel .passage.cited").wait_for()
     page.keyboard.press("Escape")

@@ -22,6 +22,7 @@ _EXPORTS = {
     "IndexNotFoundError": "errors",
     "IndexStatus": "records",
     "ModelError": "errors",
+    "NoteResult": "records",
     "Progress": "records",
     "QueryError": "errors",
     "SearchRequest": "contract",
@@ -44,6 +45,7 @@ __all__ = [  # spelled out for the tools that read it; test_layout keeps it equa
     "IndexNotFoundError",
     "IndexStatus",
     "ModelError",
+    "NoteResult",
     "Progress",
     "QueryError",
     "SearchRequest",
@@ -82,6 +84,7 @@ if TYPE_CHECKING:
     )
     from .records import (
         IndexStatus,
+        NoteResult,
         Progress,
         SearchResponse,
         SearchResult,

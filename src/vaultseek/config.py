@@ -184,10 +184,9 @@ class Config:
     'neighbours' (notes linked with the other top hits rise)."""
     hook_max_tokens: int = 500
     """Agent hooks: the token budget of the context a prompt gets."""
-    hook_min_relevance: float = 0.45
-    """Agent hooks: the cosine similarity to the prompt a section needs to be injected."""
-    hook_min_deep_relevance: float = 0.84
-    """Agent hooks: the same, by the deep model, for sections that have a deep vector."""
+    hook_min_relevance: float = 0.5
+    """Agent hooks: the probability of relevance (0–1, the search's calibrated judgment) a
+    section needs to be injected; higher injects less and more surely."""
     hook_timeout: float = 2.0
     """Agent hooks: seconds after which a hook gives up silently (exit 0, no output)."""
     hook_tool_output_chars: int = 8_000
@@ -490,7 +489,7 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
                 raise bad("a number") from None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
             raise bad("a number of at least 0")
-        if (key.startswith("intake_") or key in ("recency_weight", "term_match", "hook_min_deep_relevance")) and value > 1:
+        if (key.startswith("intake_") or key in ("recency_weight", "term_match", "hook_min_relevance")) and value > 1:
             raise bad("a number from 0 to 1")
         return float(value)
     if not isinstance(value, str) or not value.strip():
@@ -561,6 +560,16 @@ def _weights(value: Any, bad: Any) -> tuple[float, ...]:
     return tuple(chosen[name] for name in INTAKE_DIMENSIONS)
 
 
+RETIRED_KEYS: dict[str, str] = {
+    "hook_min_deep_relevance": (
+        "every result is now judged by one calibrated probability, whichever model made its vector: "
+        "set hook_min_relevance (0–1, default 0.5) instead"
+    ),
+}
+"""Settings that no longer exist → what to set instead (a config file naming one is refused
+with that hint, rather than with "unknown key")."""
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     import tomllib  # only when a config file exists: agent hooks start on every prompt
 
@@ -573,6 +582,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
     data = data.get("vaultseek", data)  # allow a [vaultseek] table or top-level keys
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path}: `vaultseek` must be a table of settings")
+    retired = sorted(set(data) & set(RETIRED_KEYS))
+    if retired:
+        raise ConfigError(f"config file {path}: {retired[0]} is no longer a setting", hint=RETIRED_KEYS[retired[0]])
     unknown = sorted(set(data) - set(_KEYS))
     if unknown:
         raise ConfigError(

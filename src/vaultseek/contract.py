@@ -8,16 +8,21 @@ and a request one surface refuses, every surface refuses in the same words.
 
 A request as JSON (only ``query`` is required; ``null`` means "not given")::
 
-    {"query": "rotate refresh tokens", "mode": "hybrid", "k": 10, "max_tokens": null,
+    {"query": "rotate refresh tokens", "mode": "hybrid", "view": "notes", "k": 10,
+     "max_tokens": null,
      "filters": {"folders": ["work"], "where": ["status:done"], "modified_after": "7d"},
-     "title_match": true, "recency_half_life_days": 30, "intent": false, "term_match": 0.3,
-     "link_boost": 0, "link_signal": "backlinks",
+     "syntax": true, "title_match": true, "recency_half_life_days": 30, "intent": false,
+     "term_match": 0.3, "link_boost": 0, "link_signal": "backlinks",
      "fusion": "convex", "candidates": 100, "deep_weight": 1.0}
 
-``query`` holds 1 to :data:`MAX_QUERY_CHARS` characters, not all blank; ``k`` is 1 to
-:data:`MAX_K`; ``filters`` is the shape :func:`~vaultseek.search.filters.parse_filter`
-reads. The ranking options left out (or ``null``) take the index's configuration. ``fusion``,
-``candidates`` and ``deep_weight`` exist for the evaluation harness, which compares them.
+``query`` holds 1 to :data:`MAX_QUERY_CHARS` characters, not all blank, and its operators
+(``"phrase"``, ``-word``, ``tag:x``; :mod:`~vaultseek.search.syntax`) are read when the
+request is made, unless ``syntax`` is false; ``view`` is ``notes`` (the default: one result
+per file, with its best sections) or ``chunks`` (every ranked section on its own); ``k`` is 1
+to :data:`MAX_K` results of the view; ``filters`` is the shape
+:func:`~vaultseek.search.filters.parse_filter` reads. The ranking options left out (or ``null``)
+take the index's configuration. ``fusion``, ``candidates`` and ``deep_weight`` exist for the
+evaluation harness, which compares them.
 
 This module sits just above the read path's packages (it reads filters with their parser)
 and below the engine, which takes a :class:`SearchRequest`.
@@ -33,10 +38,11 @@ from typing import Any
 
 from .config import FUSION_METHODS
 from .errors import QueryError
-from .records import SEARCH_MODES, SearchFilter, SearchMode
+from .records import SEARCH_MODES, SEARCH_VIEWS, SearchFilter, SearchMode, SearchView
 from .search.filters import FIELDS as FILTER_FIELDS
 from .search.filters import parse_filter
 from .search.linkgraph import LINK_SIGNALS
+from .search.syntax import may_have_operators, parse_syntax
 
 MAX_K = 100
 """The most results one search returns. Enough for an evaluation at depth 100 and for any
@@ -48,14 +54,14 @@ MAX_CANDIDATES = 1_000
 """The deepest list (BM25, vector, deep) one search may ask each side for."""
 
 REQUEST_FIELDS = (
-    "query", "mode", "k", "max_tokens", "filters", "title_match", "recency_half_life_days",
+    "query", "mode", "view", "k", "max_tokens", "filters", "syntax", "title_match", "recency_half_life_days",
     "intent", "term_match", "link_boost", "link_signal", "fusion", "candidates", "deep_weight",
 )  # fmt: skip
 """Every key a request mapping may hold, in the order the schema and the hints list them."""
 
 _WHOLE = ("k", "max_tokens", "candidates")
 _NUMBERS = ("recency_half_life_days", "term_match", "link_boost", "deep_weight")
-_FLAGS = ("title_match", "intent")
+_FLAGS = ("syntax", "title_match", "intent")
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
@@ -67,12 +73,19 @@ class SearchRequest:
 
     query: str
     mode: SearchMode = "hybrid"
+    view: SearchView = "notes"
+    """``notes``: one result per file with its best sections; ``chunks``: every ranked section
+    on its own (what the agent hooks and the study chat's passages read)."""
     k: int | None = None
-    """How many results, 1 to :data:`MAX_K` (None: the configured ``top_k``)."""
+    """How many results of the view — notes or sections — 1 to :data:`MAX_K` (None: the
+    configured ``top_k``)."""
     max_tokens: int | None = None
     """Keep results, best first, while they fit in this many tokens (4 characters each)."""
     filters: SearchFilter | None = None
     """Which files may be returned, applied before ranking (None: all)."""
+    syntax: bool | None = None
+    """Read the query's operators (None: yes); false for text that is not a typed query (an
+    agent's prompt, a chat question), where every word is text."""
     title_match: bool | None = None
     recency_half_life_days: float | None = None
     """0 turns recency off."""
@@ -103,6 +116,11 @@ class SearchRequest:
             )
         if self.mode not in SEARCH_MODES:
             raise QueryError(f"unknown search mode {_shown(self.mode)}", hint=f"use one of {', '.join(SEARCH_MODES)}")
+        if self.view not in SEARCH_VIEWS:
+            raise QueryError(
+                f"unknown search view {_shown(self.view)}",
+                hint="use notes (one result per file, with its best sections) or chunks (every section on its own)",
+            )
         _whole("k", self.k, 1, MAX_K, "how many results to return")
         _whole("max_tokens", self.max_tokens, 1, None, "the token budget of the whole answer, e.g. 500")
         _whole("candidates", self.candidates, 1, MAX_CANDIDATES, "how deep each ranked list goes before fusion")
@@ -121,6 +139,8 @@ class SearchRequest:
             raise QueryError("filters must be a SearchFilter (use SearchRequest.create for the JSON shape)")
         if self.now is not None and (isinstance(self.now, bool) or not isinstance(self.now, (int, float))):
             raise QueryError(f"now must be epoch seconds (got {_shown(self.now)})")
+        if self.syntax is not False and may_have_operators(self.query):  # refused here, before any search
+            parse_syntax(self.query, now=self.now)
 
     @classmethod
     def create(
@@ -209,11 +229,20 @@ def request_schema() -> dict[str, Any]:
     properties: dict[str, Any] = {
         "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS, "description": "what to look for"},
         "mode": {"type": "string", "enum": list(SEARCH_MODES), "default": "hybrid"},
-        "k": optional({"type": "integer", "minimum": 1, "maximum": MAX_K}, "how many results (default: the server's top_k)"),
+        "view": {
+            "type": "string", "enum": list(SEARCH_VIEWS), "default": "notes",
+            "description": "notes: one result per file with its best sections; chunks: every ranked section on its own",
+        },
+        "k": optional({"type": "integer", "minimum": 1, "maximum": MAX_K}, "how many results of the view (default: the server's top_k)"),
         "max_tokens": optional({"type": "integer", "minimum": 1}, "fit the whole answer in about this many tokens"),
         "filters": optional(
             {"type": "object", "properties": filter_fields, "additionalProperties": False},
             "narrow the search before ranking: fields AND, the values of one field OR",
+        ),
+        "syntax": optional(
+            {"type": "boolean"},
+            'read the query\'s operators: "exact phrase", -word, -"a phrase", prefix*, tag:x or #x, path:x, '
+            "file:x, kind:pdf, after:2w, before:2026-01, [key:value], [key>3] (default true; false: every word is text)",
         ),
         "title_match": optional({"type": "boolean"}, "a note whose title or alias is the query goes first"),
         "recency_half_life_days": number("favour recently modified files (days; 0: off)"),

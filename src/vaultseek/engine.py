@@ -2,8 +2,8 @@
 
     with open_index("~/vault", create=True) as index:
         index.sync()
-        for hit in index.search("rotate oauth tokens").results:
-            print(hit.path, hit.section, hit.score)
+        for note in index.search("rotate oauth tokens").notes:
+            print(note.path, note.title, [section.label for section in note.sections])
 
 The CLI, and later the MCP server, hooks and web app, are thin adapters over this class. It
 loads the embedding model and the vector matrix lazily, so BM25-only work never pays for them,
@@ -25,7 +25,7 @@ import numpy as np
 
 from .config import Config, VaultRegistry, load_config
 from .contract import SearchRequest
-from .embeddings.static import MIN_LEGIBLE_SHARE, StaticEmbedder, load_embedder
+from .embeddings.static import StaticEmbedder, load_embedder
 from .errors import (
     ConfigError,
     IndexAccessError,
@@ -46,6 +46,7 @@ from .records import (
     ResolvedLink,
     SearchFilter,
     SearchResponse,
+    SearchResult,
     SkippedFile,
     SyncReport,
 )
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
     from .index.deepening import DeepProgressCallback
     from .index.sync import ProgressCallback, StopCheck
     from .links.extract import Extract
+    from .search.relevance import Evidence
 
 # Indexing (sync: markdown, chunking, credential scrubbing, document readers), links, related
 # notes and extracts are imported where they are used: a fresh `vaultseek search` or hook
@@ -104,6 +106,8 @@ class Index:
         self._deep_vectors: VectorIndex | None = None
         self._deep_version: int | None = None
         self._deep_coverage = 0.0
+        self._reaches: tuple[np.ndarray, np.ndarray] = (np.zeros(0, np.int64), np.zeros(0, np.float32))
+        """Chunk ids and their hub reaches from the last load of the deep vectors."""
         self._hnsw: HnswVectors | None = None
         self._hnsw_version: int | None = None
         self.writer_lock: WriterLock = (
@@ -346,6 +350,7 @@ class Index:
         this index's own, loaded on first use. Raises :class:`ModelError` when the deep model
         cannot run here, :class:`ConfigError` when the tier is off."""
         from .index.deepening import deepen, take_lock
+        from .search.hubs import store_probes
 
         if not self.config.deep_tier:
             raise ConfigError("the deep tier is off (deep_tier = false)", hint="set deep_tier = true to use it")
@@ -357,6 +362,7 @@ class Index:
         self._deep_vectors = None  # this connection's own writes do not change data_version
         try:
             with self._database_errors():
+                store_probes(self.store, model)
                 return deepen(
                     self.store, model, progress=progress, should_stop=should_stop, seconds=seconds, limit=limit
                 )
@@ -399,14 +405,19 @@ class Index:
         ``request`` is a :class:`~vaultseek.contract.SearchRequest` — what every surface
         builds from its input with ``SearchRequest.from_mapping``, checked there — or a query
         with the request's fields as keywords (``index.search("tokens", k=5, filters={"folders":
-        ["work"]})``), checked the same way. Options left out take the configuration. ``now``
+        ["work"]})``), checked the same way. Options left out take the configuration. The
+        answer is the note view unless ``view="chunks"``: ``response.notes`` holds each file
+        once with its best sections, ``response.results`` each note's best section (in the
+        chunk view: every ranked section, ``k`` of them). ``now``
         (epoch seconds) is the moment recency and relative dates count from, for one call (an
         evaluation pins it to its corpus's date); default: :attr:`clock`. ``fusion``,
         ``candidates`` and ``deep_weight`` override the configured fusion method, list depth
         and deep list weight (the evaluation harness compares them; ``deep_weight=0`` is the
         hybrid without the deep tier). ``link_boost`` (0: off) and ``link_signal`` re-rank the
         fused list by the link graph (``linkgraph.py``); ``term_match`` (0: off) is term
-        matching's share of the lexical score of the head of a hybrid list (``termmatch.py``)."""
+        matching's share of the lexical score of the head of a hybrid list (``termmatch.py``).
+        ``syntax=False`` reads the query as plain words: no ``"phrase"``, ``-word`` or ``tag:x``
+        operators (``search/syntax.py``), for text that is not a typed query."""
         note_interactive()  # the deep tier's worker rests while someone searches
         if isinstance(request, SearchRequest):
             if options:
@@ -423,6 +434,7 @@ class Index:
             term_match = config.term_match if fusion == "convex" else 0.0  # asked for, a notice
         params = SearchParams(
             mode=request.mode,
+            view=request.view,
             k=request.k if request.k is not None else config.top_k,
             candidates=request.candidates if request.candidates is not None else config.candidates,
             fusion=fusion,
@@ -440,6 +452,7 @@ class Index:
             now=now,
             link_boost=request.link_boost if request.link_boost is not None else config.link_boost,
             link_signal=request.link_signal if request.link_signal is not None else config.link_signal,
+            syntax=request.syntax is not False,
         )
         with self._database_errors():
             return run_search(
@@ -509,6 +522,7 @@ class Index:
         if self._deep_vectors is None or version != self._deep_version:
             ids, codes = self.store.load_deep_vectors()
             self._deep_vectors = VectorIndex(ids, codes)
+            self._weigh_hubs(self._deep_vectors, stored)
             self._deep_version = version
             self._deep_coverage = min(len(ids) / max(self.store.chunk_count(), 1), 1.0)
         if not len(self._deep_vectors):
@@ -520,6 +534,25 @@ class Index:
         if stored != model.fingerprint:
             raise VectorsUnavailable("the deep vectors come from another model; `vaultseek deep` re-embeds them")
         return self._deep_vectors, model, self._deep_coverage
+
+    def _weigh_hubs(self, vectors: VectorIndex, fingerprint: str) -> None:
+        """Give the deep vectors their hub offsets (``search/hubs.py``) when the deep job has
+        stored the probes for this model; reaches already known from the last load are kept."""
+        from .search.hubs import META_KEY, hub_offsets, probes_from_text, reaches
+
+        probes = probes_from_text(self.store.get_meta(META_KEY), fingerprint, vectors.dim) if len(vectors) else None
+        if probes is None:
+            return
+        reach = np.zeros(len(vectors), dtype=np.float32)
+        missing = np.ones(len(vectors), dtype=bool)
+        known_ids, known = self._reaches
+        if len(known_ids):
+            at = np.minimum(np.searchsorted(known_ids, vectors.ids), len(known_ids) - 1)
+            found = known_ids[at] == vectors.ids
+            reach[found], missing = known[at[found]], ~found
+        reach[missing] = reaches(vectors, probes, np.flatnonzero(missing))
+        self._reaches = (vectors.ids, reach)
+        vectors.offsets = hub_offsets(reach)
 
     def _vector_index(self) -> VectorIndex:
         """The in-memory matrix, reloaded when any connection has committed since."""
@@ -640,31 +673,31 @@ class Index:
         with self._database_errors():
             return filter_misses(self.store, parsed)
 
-    def similarities(self, text: str, chunk_ids: list[int]) -> dict[int, float]:
-        """The cosine similarity of ``text`` to each stored chunk (an absolute relevance
-        measure, unlike the per-query normalised fused score). Empty when the vector side
-        cannot serve this index, or when its model cannot read most of ``text`` (below
-        :data:`MIN_LEGIBLE_SHARE`: the bundled model sees any two Korean texts as alike, at
-        cosines of 0.8–0.95); chunks without a vector are left out."""
-        try:
-            index, model = self._vector_side()
-        except VectorsUnavailable:
-            return {}
-        if model.legible_share(text) < MIN_LEGIBLE_SHARE:
-            return {}
-        return _cosines(index, model.embed_one(text), chunk_ids)
+    def evidence(self, query: str, results: Sequence[SearchResult]) -> list[Evidence]:
+        """What the relevance judgment reads of each of ``query``'s ``results`` (see
+        ``search/relevance.py``), as a search reads it: the calibration of the judgment fits
+        its weights to these."""
+        from .search.relevance import MIN_LEGIBLE, QueryWords, gather_evidence
+        from .search.vocabulary import refine_query
+        from .text.lexical import parse_query
 
-    def deep_similarities(self, text: str, chunk_ids: list[int]) -> dict[int, float]:
-        """:meth:`similarities` by the deep model, for the chunks that have a deep vector
-        (empty when the deep tier cannot serve this index). Its cosines sit on another scale
-        than the static model's, so a threshold is per model (``hook_min_deep_relevance``)."""
-        if not self.config.deep_tier:
-            return {}
+        with self._database_errors():
+            lexical, corrected = refine_query(self.store, parse_query(query))
+        static = deep = None
         try:
-            index, model, _coverage = self._deep_side()
+            vectors, model = self._vector_side()
+            if model.legible_share(query) >= MIN_LEGIBLE:
+                static = (vectors, model.embed_one(" ".join(lexical.terms) if corrected else query), model.name)
         except VectorsUnavailable:
-            return {}
-        return _cosines(index, model.embed_one(text), chunk_ids)
+            pass
+        if self.config.deep_tier:
+            try:
+                deep_vectors, deep_model, _coverage = self._deep_side()
+                deep = (deep_vectors, deep_model.embed_one(query), deep_model.name)
+            except VectorsUnavailable:
+                pass
+        with self._database_errors():
+            return gather_evidence(results, QueryWords(self.store, lexical), static, deep)
 
     def embed(self, text: str) -> np.ndarray:
         """``text`` as a unit vector of the index's model (raises :class:`ModelError`)."""
@@ -769,15 +802,6 @@ def _shown_skip(item: SkippedFile) -> SkippedFile:
 def _shown_link(link: ResolvedLink) -> ResolvedLink:
     path = link.path if link.path is None else shown_path(link.path)
     return replace(link, source=shown_path(link.source), path=path)
-
-
-def _cosines(index: VectorIndex, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
-    """The cosine of ``query`` to each of ``chunk_ids`` that ``index`` holds."""
-    wanted = np.asarray(chunk_ids, dtype=np.int64)
-    positions = np.minimum(np.searchsorted(index.ids, wanted), max(len(index.ids) - 1, 0))
-    found = np.flatnonzero(index.ids[positions] == wanted) if len(index.ids) else np.zeros(0, np.int64)
-    scores = index.scores(query, positions[found])
-    return {int(wanted[i]): float(s) for i, s in zip(found, scores, strict=True)}
 
 
 def open_index(

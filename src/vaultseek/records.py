@@ -7,7 +7,7 @@ any surface (CLI, MCP, hooks, HTTP) can render them without knowing how they wer
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -15,6 +15,11 @@ SearchMode = Literal["hybrid", "bm25", "vector", "deep"]
 SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "bm25", "vector", "deep")
 """``vector`` is the fast static model's list, ``deep`` the deep tier's alone (chunks without a
 deep vector yet are not in it); ``hybrid`` fuses BM25, the static list and the deep list."""
+
+SearchView = Literal["notes", "chunks"]
+SEARCH_VIEWS: tuple[SearchView, ...] = ("notes", "chunks")
+"""``notes``: one result per file, with its best sections (``search/grouping.py``); ``chunks``:
+every ranked section on its own, so one note may take several places."""
 
 
 LinkSyntax = Literal["wiki", "markdown"]
@@ -129,6 +134,9 @@ class SearchResult:
     deep_rank: int | None = None
     """1-based rank in the deep tier's list; None when the chunk was not in it or the search
     had no deep list."""
+    relevance: float | None = None
+    """The probability that the hit answers the query (``search/relevance.py``), calibrated
+    on judged prompts: 0.5 and above counts as relevant; None when it was not judged."""
 
     @property
     def label(self) -> str:
@@ -149,6 +157,7 @@ class SearchResult:
             "bm25_rank": self.bm25_rank,
             "vec_rank": self.vec_rank,
             "deep_rank": self.deep_rank,
+            "relevance": None if self.relevance is None else round(self.relevance, 4),
             "signals": dict(self.signals),
             "location": self.location.to_dict() if self.location is not None else None,
             "chunk_id": self.chunk_id,
@@ -164,7 +173,48 @@ class SearchResult:
             vec_rank=data["vec_rank"], chunk_id=data["chunk_id"],
             location=Location.from_dict(location) if location else None,
             signals=dict(data.get("signals") or {}), deep_rank=data.get("deep_rank"),
+            relevance=data.get("relevance"),
         )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class NoteResult:
+    """One file of the note view: its best sections, best first (always at least one). A
+    note ranks where its best section ranks, so its score is that section's."""
+
+    path: str
+    """Relative to the vault, with forward slashes."""
+    title: str
+    """The file's title as indexed: a note's frontmatter ``title``, a document's own title,
+    else the file's name without its suffix."""
+    sections: tuple[SearchResult, ...]
+
+    @property
+    def best(self) -> SearchResult:
+        """The section the note ranks by."""
+        return self.sections[0]
+
+    @property
+    def score(self) -> float:
+        return self.sections[0].score
+
+    def to_dict(self) -> dict[str, Any]:
+        """The note as the search contract's JSON: ``path``, ``title``, ``score`` and
+        ``relevance`` (its best section's) and ``sections``, each a chunk result as the chunk
+        view gives it, best first: ``sections[0]`` is the section the note ranks by."""
+        relevance = self.sections[0].relevance if self.sections else None
+        return {
+            "path": self.path,
+            "title": self.title,
+            "score": round(self.score, 6),
+            "relevance": None if relevance is None else round(relevance, 4),
+            "sections": [s.to_dict() for s in self.sections],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> NoteResult:
+        """The note :meth:`to_dict` wrote."""
+        return cls(data["path"], data["title"], tuple(SearchResult.from_dict(s) for s in data["sections"]))
 
 
 ComparisonOp = Literal["<", "<=", ">", ">=", "!="]
@@ -223,16 +273,33 @@ class SearchFilter:
     """Files modified at or after this time."""
     modified_before: datetime | None = None
     """Files modified before this time."""
+    path_contains: tuple[str, ...] | None = None
+    """Text the vault-relative path holds (``path:`` in a query), ASCII letters compared
+    without case."""
+    name_contains: tuple[str, ...] | None = None
+    """Text the file name holds (``file:`` in a query), ASCII letters compared without case."""
+    inside: SearchFilter | None = None
+    """A further filter every file must be inside as well: how the filter a query's own
+    operators ask for (``tag:x``) narrows a request's ``filters``, field by field as the two
+    would alone (``search.syntax``). Made while searching, never part of the JSON shape."""
 
     @property
     def unrestricted(self) -> bool:
         return all(getattr(self, f.name) is None for f in fields(self))
 
+    def within(self, other: SearchFilter | None) -> SearchFilter:
+        """The files inside both this filter and ``other`` (None: this filter)."""
+        if other is None or other.unrestricted:
+            return self
+        if self.unrestricted:
+            return other
+        return replace(self, inside=other if self.inside is None else self.inside.within(other))
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape :func:`~vaultseek.search.filters.parse_filter` reads (fields that are
-        set)."""
+        set; :attr:`inside` is not written)."""
         out: dict[str, Any] = {}
-        for name in ("paths", "folders", "tags", "kinds"):
+        for name in ("paths", "folders", "tags", "kinds", "path_contains", "name_contains"):
             values = getattr(self, name)
             if values is not None:
                 out[name] = list(values)
@@ -247,34 +314,100 @@ class SearchFilter:
 
 
 @dataclass(frozen=True, slots=True)
+class QueryParse:
+    """What a search read from the operators in its query (``search.syntax``), shown by every
+    surface so that what was searched is never a guess."""
+
+    text: str
+    """The words searched: the query without its operators, phrases unquoted, each
+    ``prefix*`` as the index words it was embedded as."""
+    required: tuple[str, ...] = ()
+    """The quoted phrases every result's chunk holds."""
+    excluded: tuple[str, ...] = ()
+    """What no result's note holds: words, phrases, ``prefix*``."""
+    prefixes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Each ``prefix*`` and the commonest index words starting with it (empty: none)."""
+    fields: tuple[str, ...] = ()
+    """The field operators as typed (``tag:work``, ``after:2w``, ``[status:done]``)."""
+    filters: Mapping[str, Any] = field(default_factory=dict)
+    """The filter those fields make, in the JSON shape of a request's ``filters`` (relative
+    dates as the moments they were read as); it narrows the request's own filters."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "required": list(self.required),
+            "excluded": list(self.excluded),
+            "prefixes": {prefix: list(words) for prefix, words in self.prefixes.items()},
+            "fields": list(self.fields),
+            "filters": dict(self.filters),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> QueryParse:
+        return cls(
+            data["text"], tuple(data.get("required") or ()), tuple(data.get("excluded") or ()),
+            {prefix: tuple(words) for prefix, words in (data.get("prefixes") or {}).items()},
+            tuple(data.get("fields") or ()), dict(data.get("filters") or {}),
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
 class SearchResponse:
     """Results of one query plus anything the user should be told about how they were made."""
 
     query: str
     mode: SearchMode
     results: tuple[SearchResult, ...]
+    """The ranked sections, best first: in the chunk view every one; in the note view each
+    note's best section (``notes[i].best``), one per note."""
     notices: tuple[str, ...] = ()
     """E.g. "vector search unavailable (…); showing BM25 results"."""
     intent: str | None = None
     """``identifier`` or ``question`` when the intent option shifted the list weights."""
+    view: SearchView = "chunks"
+    notes: tuple[NoteResult, ...] = ()
+    """The note view's notes, best first, each with its sections (empty in the chunk view)."""
+    no_match: bool = False
+    """The relevance judgment finds nothing here that answers the query
+    (``search/relevance.py``): the results are only the closest the index holds, and a
+    notice says so."""
+    parsed: QueryParse | None = None
+    """What the query's operators asked for; None when it used none (or syntax was off)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The response as the search contract's JSON, the one every surface answers with
-        (the CLI's ``--json``, the daemon, MCP, HTTP): every field always present."""
+        (the CLI's ``--json``, the daemon, MCP, HTTP): every field always present. ``results``
+        holds the view's items: notes (:meth:`NoteResult.to_dict`) or sections
+        (:meth:`SearchResult.to_dict`)."""
+        items = self.notes if self.view == "notes" else self.results
         return {
             "query": self.query,
             "mode": self.mode,
-            "results": [r.to_dict() for r in self.results],
+            "view": self.view,
+            "results": [r.to_dict() for r in items],
             "notices": list(self.notices),
             "intent": self.intent,
+            "no_match": self.no_match,
+            "parsed": self.parsed.to_dict() if self.parsed is not None else None,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SearchResponse:
-        """The response :meth:`to_dict` wrote (e.g. a daemon's answer, to render it)."""
+        """The response :meth:`to_dict` wrote (e.g. a daemon's answer, to render it); one
+        without a ``view`` is a chunk view."""
+        notices, intent, no_match = tuple(data.get("notices") or ()), data.get("intent"), bool(data.get("no_match"))
+        parsed = QueryParse.from_dict(data["parsed"]) if data.get("parsed") else None
+        if data.get("view") == "notes":
+            notes = tuple(NoteResult.from_dict(n) for n in data["results"])
+            best = tuple(n.best for n in notes)
+            return cls(
+                data["query"], data["mode"], best, notices, intent=intent, view="notes", notes=notes, no_match=no_match,
+                parsed=parsed,
+            )  # fmt: skip
         return cls(
             data["query"], data["mode"], tuple(SearchResult.from_dict(r) for r in data["results"]),
-            tuple(data.get("notices") or ()), intent=data.get("intent"),
+            notices, intent=intent, no_match=no_match, parsed=parsed,
         )  # fmt: skip
 
 

@@ -4,8 +4,8 @@ A hook runs on every prompt, so its client path must not import numpy, apsw or t
 this module (and :mod:`config`, which it uses to find the index) needs nothing beyond the
 standard library. One request is one JSON line on a Unix socket, answered by one JSON line:
 
-    → {"v": 2, "op": "search", "query": "...", "mode": "hybrid", "k": 10}
-    ← {"v": 2, "ok": true, "result": {...}}     or     {"v": 2, "ok": false, "error": {...}}
+    → {"v": 3, "op": "search", "query": "...", "mode": "hybrid", "k": 10}
+    ← {"v": 3, "ok": true, "result": {...}}     or     {"v": 3, "ok": false, "error": {...}}
 
 A search's fields and its result are the search contract's (``vaultseek.contract``), as MCP
 and HTTP take and give them. ``v`` changes whenever a request or a reply changes shape; a
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 """The largest request line the daemon reads (and the largest hook event a hook reads: a
 PostToolUse event carries the tool's whole output). The daemon stops reading a longer line at

@@ -74,7 +74,6 @@ def settings_of(config: Config) -> HookSettings:
     return HookSettings(
         max_tokens=config.hook_max_tokens,
         min_relevance=config.hook_min_relevance,
-        min_deep_relevance=config.hook_min_deep_relevance,
         tool_output_chars=config.hook_tool_output_chars,
         tool_max_tokens=config.hook_tool_max_tokens,
     )

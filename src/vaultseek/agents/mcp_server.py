@@ -45,27 +45,36 @@ except ImportError as exc:  # installed without the mcp extra
 INSTRUCTIONS = """\
 Search the user's notes and documents (a local markdown vault, with PDFs, Office files and the
 like beside it) before answering questions about their projects, decisions, conventions or
-past work. `search` returns the best-matching sections with their path, heading and a short
-excerpt; read a whole note with `get_note(path)` or one section with `get_chunk(chunk_id)` only
-when the excerpt is not enough."""
+past work. `search` returns the best-matching notes, each with its path, title and its best
+sections (heading and a short excerpt); read a whole note with `get_note(path)` or one section
+with `get_chunk(chunk_id)` only when the excerpts are not enough."""
 
 SEARCH_DESCRIPTION = """\
 Search the user's notes and documents. Hybrid search by default: exact words and identifiers
 (BM25) plus meaning (embeddings), so both `_rrf_fuse` and "how do we rotate tokens" work.
-Returns up to k sections (default 10, at most 100), best first, each with `path`
-(vault-relative), `section`, `heading_context` (note title | type | tags | heading trail),
-`label` (the section, or a document's page, slide or sheet rows), a short `snippet`, `score`,
-its rank in each list (`bm25_rank`, `vec_rank`, `deep_rank`), `signals`, `location` (a
-document's page, slide, or sheet and rows) and `chunk_id` (pass it to get_chunk for the whole
-section). mode: "hybrid" (default), "bm25" for exact terms, "vector" for paraphrases (the fast
+Returns up to k notes (default 10, at most 100), best first, each once: `path`
+(vault-relative), `title`, `score` and `sections`, its best 1 to 3 sections, best first (a weak
+extra section is left out). A section has `section`, `heading_context` (note title | type |
+tags | heading trail), `label` (the section, or a document's page, slide or sheet rows), a short
+`snippet`, `score`, its rank in each list (`bm25_rank`, `vec_rank`, `deep_rank`), `signals`,
+`location` (a document's page, slide, or sheet and rows) and `chunk_id` (pass it to get_chunk
+for the whole section). view: "notes" (default) or "chunks": k sections as ranked, several of
+one note possibly. mode: "hybrid" (default), "bm25" for exact terms, "vector" for paraphrases (the fast
 static model), "deep" for the deep tier's multilingual model alone. max_tokens caps the size of
 the whole answer (about 4 characters a token).
+The query reads search operators: "exact phrase" (every result holds it), -word and -"a phrase"
+(no result from a note that holds it; -x, one character, is a flag and stays text), prefix*
+(words starting with it), tag:x or #x, path:x (text in the path), file:x (text in the file
+name), kind:pdf, after:2w / before:2026-01 (modified), [key:value] / [key>3] (frontmatter);
+quotes keep an operator as text ("-r"). The answer's `parsed` says what was read (null: no
+operator). Pass syntax: false to search prose or a pasted prompt word for word.
 filters narrow the search before ranking (fields AND, values of one field OR): folders
 (["work"], subfolders included), tags (["project"] also takes #project/alpha), kinds (["note",
 "pdf"]), where (frontmatter, ["status:done", "priority=1"]; a bare key: the key is set;
 comparisons of numbers and dates, each of which must hold: "priority<3", "rating>=4.5",
 "created>=2024-01", "due<2026-02-01", "created>=30d" (the last 30 days), "status!=done"),
-modified_after / modified_before ("2026-01-31", "7d", "2w"; after inclusive, before exclusive).
+modified_after / modified_before ("2026-01-31", "7d", "2w"; after inclusive, before exclusive),
+path_contains / name_contains (text in the path / the file name).
 title_match puts a note whose title or alias is the query first; recency_half_life_days favours
 recently modified files (e.g. 30); intent leans on exact words for identifiers and on meaning
 for long questions; term_match (0 to 1; 0: off; on at 0.3 unless configured) re-ranks the best

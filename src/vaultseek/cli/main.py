@@ -99,9 +99,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     _add_common(index)
 
     search = commands.add_parser("search", help="search the index")
-    search.add_argument("query", nargs="?", help="what to look for")
+    search.add_argument("query", nargs="?", help='what to look for; reads "exact phrase", -word, prefix*, tag:x, path:x, file:x, kind:pdf, after:2w, [key:value] (docs/search.md)')
     search.add_argument("--mode", choices=("hybrid", "bm25", "vector", "deep"), default="hybrid", help="hybrid fuses BM25, the fast vectors and the deep tier's; the others are one list each")
-    search.add_argument("-k", type=int, default=None, help="how many results, 1 to 100 (default: top_k, 10)")
+    search.add_argument("--view", choices=("notes", "chunks"), default=None, help="notes: one result per file, with its best sections (the default); chunks: every ranked section on its own")
+    search.add_argument("-k", type=int, default=None, help="how many results (notes, or sections with --view chunks), 1 to 100 (default: top_k, 10)")
     search.add_argument("--json", action="store_true", help="machine-readable output")
     search.add_argument("--max-tokens", type=int, metavar="N", help="fit results in N tokens")
     search.add_argument(
@@ -308,7 +309,7 @@ def _search_fields(args: argparse.Namespace) -> dict[str, Any]:
         )
         if value is not None
     }  # fmt: skip
-    fields: dict[str, Any] = {"mode": args.mode, "k": args.k, "max_tokens": args.max_tokens}
+    fields: dict[str, Any] = {"mode": args.mode, "view": args.view, "k": args.k, "max_tokens": args.max_tokens}
     if filters:
         fields["filters"] = filters
     if args.title_match is not None:

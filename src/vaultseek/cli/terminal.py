@@ -12,6 +12,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..records import (
@@ -20,7 +21,9 @@ from ..records import (
     DeepWorkerStatus,
     IndexStatus,
     Progress,
+    QueryParse,
     SearchResponse,
+    SearchResult,
     SyncReport,
 )
 
@@ -282,33 +285,65 @@ def format_sync_report(report: SyncReport, *, vault: str, db: str) -> str:
 
 
 def format_results(response: SearchResponse, *, color: bool) -> str:
+    """The answer for a reader: notices, then a numbered entry per result. In the note view an
+    entry is a note — its path and title, then its sections indented, each with its label, why
+    it ranked and its snippet; in the chunk view, a section with its heading context."""
     bold, dim, reset = ("\033[1m", "\033[2m", "\033[0m") if color else ("", "", "")
-    lines: list[str] = [f"note: {n}" for n in response.notices]
+    lines: list[str] = [f"{dim}{format_parse(response.parsed)}{reset}"] if response.parsed is not None else []
+    lines += [f"note: {n}" for n in response.notices]
     if response.intent is not None:
         lines.append(f"intent: {response.intent} ({'exact words' if response.intent == 'identifier' else 'meaning'} weighted up)")
     if not response.results:
         lines.append(f"No results for {response.query!r}.")
         return "\n".join(lines)
+    if response.view == "notes":
+        for number, note in enumerate(response.notes, start=1):
+            title = f" — {note.title}" if note.title and note.title != PurePosixPath(note.path).stem else ""
+            lines.append(f"{number:>2}. {bold}{clean(note.path)}{reset}{clean(title)}  {dim}{note.score:.4f}{reset}")
+            for hit in note.sections:
+                label = clean(hit.label) or "(top of the note)"
+                lines.append(f"    › {label}  {dim}{_why(hit)}{reset}")
+                lines.append(f"      {clean(hit.snippet)}")
+        return "\n".join(lines)
     for number, hit in enumerate(response.results, start=1):
-        ranks = []
-        if hit.bm25_rank is not None:
-            ranks.append(f"bm25 #{hit.bm25_rank}")
-        if hit.vec_rank is not None:
-            ranks.append(f"vector #{hit.vec_rank}")
-        if hit.deep_rank is not None:
-            ranks.append(f"deep #{hit.deep_rank}")
-        if "title" in hit.signals:
-            ranks.append("title match")
-        if "recency" in hit.signals:
-            ranks.append(f"recency ×{hit.signals['recency']:.2f}")
         where = hit.path
         if hit.location is not None and hit.location.label():
             where += f" · {hit.location.label()}"
         where = clean(f"{where} › {hit.section}" if hit.section else where)
-        lines.append(f"{number:>2}. {bold}{where}{reset}  {dim}{hit.score:.4f} · {', '.join(ranks)}{reset}")
+        lines.append(f"{number:>2}. {bold}{where}{reset}  {dim}{hit.score:.4f} · {_why(hit)}{reset}")
         lines.append(f"    {dim}{clean(hit.heading_context)}{reset}")
         lines.append(f"    {clean(hit.snippet)}")
     return "\n".join(lines)
+
+
+def format_parse(parsed: QueryParse) -> str:
+    """One line saying what a query's operators asked for: ``searched: sync · excluded
+    "android" · filters tag:work``."""
+    parts = [f"searched: {clean(parsed.text)}"]
+    parts += [f'required "{clean(phrase)}"' for phrase in parsed.required]
+    if parsed.excluded:
+        parts.append("excluded " + ", ".join(f'"{clean(item)}"' for item in parsed.excluded))
+    if parsed.fields:
+        parts.append("filters " + " ".join(clean(typed) for typed in parsed.fields))
+    for prefix, words in parsed.prefixes.items():
+        parts.append(f"{clean(prefix)} as {', '.join(words)}" if words else f"no word starts with {clean(prefix.rstrip('*'))}")
+    return " · ".join(parts)
+
+
+def _why(hit: SearchResult) -> str:
+    """A section's ranks in the lists and the signals that moved it, in words."""
+    ranks = []
+    if hit.bm25_rank is not None:
+        ranks.append(f"bm25 #{hit.bm25_rank}")
+    if hit.vec_rank is not None:
+        ranks.append(f"vector #{hit.vec_rank}")
+    if hit.deep_rank is not None:
+        ranks.append(f"deep #{hit.deep_rank}")
+    if "title" in hit.signals:
+        ranks.append("title match")
+    if "recency" in hit.signals:
+        ranks.append(f"recency ×{hit.signals['recency']:.2f}")
+    return ", ".join(ranks)
 
 
 def format_status(status: IndexStatus, *, show_all_skipped: bool = False) -> str:

@@ -31,9 +31,6 @@ BUNDLED_MODEL = "bundled"
 BUNDLED_MODEL_DIR = Path(__file__).parent / "model_data" / "minilm-l6-v2-m2v256"
 BUNDLED_MODEL_NAME = "vaultseek/minilm-l6-v2-m2v256"
 _BATCH = 256
-MIN_LEGIBLE_SHARE = 0.5
-"""Below this :meth:`StaticEmbedder.legible_share` a text's cosines say nothing about it: the
-agent hook and the study chat do not judge relevance by them (``Index.similarities``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,9 +13,13 @@ Two kinds of input:
   can keep to one split, so settings chosen on one are measured on another).
 
 Each configuration (a mode, or hybrid with a named fusion) answers every query with
-k = candidates = :data:`DEPTH`, so Recall@100 sees a genuinely 100-deep list. A search returns
-chunks; they collapse to documents at their best chunk's rank before scoring (definitions in
-:mod:`metrics`). Queries without a relevant document are left out, as BEIR does.
+k = candidates = :data:`DEPTH` chunks (the chunk view), so Recall@100 sees a genuinely 100-deep
+list. Every metric is computed twice from that one list: at the **note level**, the chunks
+collapsed to documents at their best chunk's rank (what the note view shows: each note once,
+where its best section ranks; definitions in :mod:`metrics`), and at the **chunk level**, the
+raw list, where a second chunk of a document already listed takes a place and counts nothing
+(:func:`chunk_list`) — what a list of chunks costs a reader. Queries without a relevant document
+are left out, as BEIR does.
 
 The library never prints: progress goes through a callback and a report renders itself as a
 table or JSON. Bad input raises :class:`ConfigError` naming the file and line, so the CLI
@@ -51,11 +55,15 @@ METRICS: dict[str, Scorer] = {
     "Recall@100": lambda ranking, judged: metrics.recall_at_k(ranking, judged, 100),
     "Answer@10": lambda ranking, judged: metrics.answer_at_k(ranking, judged, 10),
     "MRR@10": lambda ranking, judged: metrics.reciprocal_rank_at_k(ranking, judged, 10),
+    "nDCG@5": lambda ranking, judged: metrics.ndcg_at_k(ranking, judged, 5),
+    "Hit@1": lambda ranking, judged: metrics.hit_at_k(ranking, judged, 1),
 }
-"""What every configuration is scored on, by name (the table's columns, in order)."""
-KIND_METRICS = ("nDCG@10", "Recall@10", "Answer@10", "MRR@10")
+"""What every configuration is scored on, by name (the table's columns, in order). nDCG@5 and
+Hit@1 (the first result is a relevant page, of any grade) are what a help search box is judged
+on: the first screen, and the first hit alone."""
+KIND_METRICS = ("nDCG@10", "Recall@10", "Answer@10", "MRR@10", "nDCG@5", "Hit@1")
 """The metrics broken down by query kind (names in :data:`METRICS`): the top-10 figures a reader
-compares kinds on; Recall@100 stays in the overall row only."""
+compares kinds on, and the top-5 and first-hit ones; Recall@100 stays in the overall row only."""
 NO_KIND = "(none)"
 """The kind reported for golden lines without one, in a file where other lines have one."""
 MODES: tuple[SearchMode, ...] = ("bm25", "vector", "hybrid")
@@ -112,6 +120,10 @@ NO_TERM_MATCH = Configuration("hybrid-terms", "hybrid", None, (("term_match", 0.
 adds this one (its default hybrid has term matching on)."""
 
 
+SYNTAX = Configuration("hybrid+syntax", "hybrid", None, (("syntax", True),))
+"""The default hybrid with the query syntax read. Judged queries are measured as prose, with
+the syntax off; this row shows what reading them as typed queries changes (a command's flag
+such as ``netstat -tulpn`` reads as an exclusion)."""
 DEEP = Configuration("deep", "deep")
 """The deep tier's list alone (only for an index with deep vectors: ``deepening.py``)."""
 NO_DEEP = Configuration("hybrid-deep", "hybrid", None, (("deep_weight", 0.0),))
@@ -142,6 +154,10 @@ class ConfigResult:
     by_kind: dict[str, KindScores] = field(default_factory=dict)
     """Query kind → scores over that kind's queries, sorted by kind; empty when no query has a
     kind (a BEIR folder, a golden file without ``"kind"``)."""
+    chunk_scores: dict[str, float] = field(default_factory=dict)
+    """The same metrics over the raw chunk list (:func:`chunk_list`), means over the queries."""
+    chunk_by_kind: dict[str, KindScores] = field(default_factory=dict)
+    """:attr:`by_kind` over the raw chunk list."""
 
     def to_dict(self, *, per_query: bool = False) -> dict[str, Any]:
         c = self.configuration
@@ -152,6 +168,10 @@ class ConfigResult:
         out["latency_ms"] = {"p50": round(self.latency_p50_ms, 3), "p99": round(self.latency_p99_ms, 3)}
         if self.by_kind:
             out["by_kind"] = {kind: scores.to_dict() for kind, scores in self.by_kind.items()}
+        if self.chunk_scores:
+            out["chunk_list"] = {name.lower(): round(value, 6) for name, value in self.chunk_scores.items()}
+            if self.chunk_by_kind:
+                out["chunk_list"]["by_kind"] = {kind: scores.to_dict() for kind, scores in self.chunk_by_kind.items()}
         if per_query:
             out["per_query_ndcg@10"] = {q: round(v, 6) for q, v in self.per_query_ndcg.items()}
         return out
@@ -454,23 +474,31 @@ def run_configurations(
 ) -> tuple[ConfigResult, ...]:
     """Every configuration over every query; ``document_of`` maps a result path to the id the
     judgments use. Latency is the wall time of ``index.search`` alone. Each configuration
-    first answers one query untimed, so loading the model and the vectors is not counted."""
+    first answers one query untimed, so loading the model and the vectors is not counted.
+    Each search is scored at the note level and at the chunk level (the module docstring)."""
     report = progress or (lambda _p: None)
     total, done = len(chosen) * len(queries), 0
     results = []
     for config in chosen:
-        options: dict[str, Any] = {"mode": config.mode, "fusion": config.fusion, "k": DEPTH, "candidates": DEPTH}
+        # Judged queries are questions and descriptions in prose ("-dash", "… (e.g. …)"):
+        # the ranking is measured on their words, not on operators read into them.
+        options: dict[str, Any] = {
+            "mode": config.mode, "view": "chunks", "fusion": config.fusion, "k": DEPTH, "candidates": DEPTH, "syntax": False,
+        }  # fmt: skip
         options.update(config.options)
         index.search(queries[0].text, **options)
         scores: dict[str, list[float]] = {name: [] for name in METRICS}
+        chunk_scores: dict[str, list[float]] = {name: [] for name in METRICS}
         latencies, per_query = [], {}
         for query in queries:
             started = time.perf_counter()
             response = index.search(query.text, **options)
             latencies.append((time.perf_counter() - started) * 1000)
-            ranking = metrics.first_occurrences(document_of(hit.path) for hit in response.results)
+            documents = [document_of(hit.path) for hit in response.results]
+            ranking, chunks = metrics.first_occurrences(documents), chunk_list(documents)
             for name, scorer in METRICS.items():
                 scores[name].append(scorer(ranking, query.judgments))
+                chunk_scores[name].append(scorer(chunks, query.judgments))
             per_query[query.id] = scores["nDCG@10"][-1]
             done += 1
             report(Progress("index", done, total, f"searching: {config.label}"))
@@ -482,10 +510,28 @@ def run_configurations(
                 metrics.percentile(latencies, 99),
                 per_query,
                 scores_by_kind(queries, scores),
+                {name: metrics.mean(values) for name, values in chunk_scores.items()},
+                scores_by_kind(queries, chunk_scores),
             )
         )
     report(Progress("done", 1, 1))
     return tuple(results)
+
+
+def chunk_list(documents: Sequence[str]) -> list[str]:
+    """A chunk list's documents as its reader meets them: a document's first chunk names it,
+    and each later chunk of it keeps its place but counts nothing — it becomes a placeholder no
+    judgment names. Scored by :mod:`metrics`, which count a document once at its first place,
+    this is the chunk-level ranking: a second section of a note pushes the next note down."""
+    seen: set[str] = set()
+    out = []
+    for position, document in enumerate(documents):
+        if document in seen:
+            out.append(f"\0repeat {position}")
+        else:
+            seen.add(document)
+            out.append(document)
+    return out
 
 
 def scores_by_kind(queries: Sequence[EvalQuery], scores: dict[str, list[float]]) -> dict[str, KindScores]:
@@ -591,6 +637,14 @@ def kind_rows(result: ConfigResult) -> list[list[str]]:
     ]
 
 
+def chunk_row(result: ConfigResult) -> list[str]:
+    """A result's chunk-level cells in :data:`METRICS` order (empty when it has none)."""
+    return [f"{result.chunk_scores[name]:.3f}" for name in METRICS] if result.chunk_scores else []
+
+
+CHUNK_HEADING = "chunk lists (a second section of a note takes a place and counts nothing)"
+
+
 def _aligned(rows: list[list[str]], left: int) -> list[str]:
     """Rows as text columns: the first ``left`` cells flush left, the numbers flush right."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
@@ -602,8 +656,9 @@ def _aligned(rows: list[list[str]], left: int) -> list[str]:
 
 
 def render_table(report: EvalReport) -> str:
-    """The text ``vaultseek eval`` prints: what was measured, a row per configuration, then
-    (when the queries have kinds) a row per configuration and kind, and notices."""
+    """The text ``vaultseek eval`` prints: what was measured, a row per configuration (notes:
+    each document once, at its best chunk's place), then (when the queries have kinds) a row per
+    configuration and kind, the same metrics over the raw chunk lists, and notices."""
     split = f" ({report.split} split)" if report.split else ""
     skipped = f" ({report.skipped_queries} left out: no relevant document)" if report.skipped_queries else ""
     rows = [["configuration", *COLUMNS]] + [[r.configuration.label, *table_row(r)] for r in report.results]
@@ -613,5 +668,8 @@ def render_table(report: EvalReport) -> str:
     by_kind = [[r.configuration.label, *row] for r in report.results for row in kind_rows(r)]
     if by_kind:
         lines += ["", *_aligned([["configuration", "kind", *KIND_COLUMNS], *by_kind], 2)]
+    chunk_rows = [[r.configuration.label, *chunk_row(r)] for r in report.results if r.chunk_scores]
+    if chunk_rows:
+        lines += ["", f"{CHUNK_HEADING}:", *_aligned([["configuration", *METRICS], *chunk_rows], 1)]
     lines += [f"note: {n}" for n in report.notices]
     return "\n".join(lines)

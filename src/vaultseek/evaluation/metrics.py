@@ -10,6 +10,10 @@ The definitions follow trec_eval as BEIR runs it (through pytrec_eval), so the f
 - **Answer@k**: 1 when a document of the query's highest grade is in the first k (success@k
   over the best-graded documents); with binary judgments, success@k.
 - **MRR@k** (reciprocal rank): ``1 / rank`` of the first relevant document within k, else 0.
+- **Hit@k**: 1 when a relevant document (any grade above 0, not only the highest) is in the
+  first k, else 0. Hit@1 asks whether the first result is a relevant page at all — what a
+  reader or an agent that takes only the top result gets; Answer@1 would also ask that it be
+  a page of the query's highest grade.
 
 A document is relevant when its grade is above 0; grades of 0 or below are judged
 non-relevant. A query with no relevant document has no defined nDCG or recall: callers drop
@@ -36,6 +40,7 @@ __all__ = [
     "answer_at_k",
     "first_occurrences",
     "has_relevant",
+    "hit_at_k",
     "mean",
     "ndcg_at_k",
     "percentile",
@@ -110,6 +115,15 @@ def answer_at_k(ranking: Sequence[str], judgments: Judgments, k: int) -> float:
     best = max(grade for grade in judgments.values() if grade > 0)
     answers = {doc for doc, grade in judgments.items() if grade == best}
     return 1.0 if any(doc in answers for doc in _top(ranking, k)) else 0.0
+
+
+def hit_at_k(ranking: Sequence[str], judgments: Judgments, k: int) -> float:
+    """1.0 when any relevant document is in the first k, else 0.0.
+
+    Averaged over queries this is the share of questions with something useful in the first k;
+    Hit@1 is the share whose first result is a relevant page."""
+    _check(judgments, k)
+    return 1.0 if any(judgments.get(doc, 0.0) > 0 for doc in _top(ranking, k)) else 0.0
 
 
 def reciprocal_rank_at_k(ranking: Sequence[str], judgments: Judgments, k: int) -> float:

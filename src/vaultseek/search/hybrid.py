@@ -1,8 +1,10 @@
 """The search pipeline: query → ranked lists (BM25, vector) → fusion → results.
 
 Both lists are computed on demand and fused (:mod:`fusion`); the result keeps each
-chunk's rank in each list. When the vector side is unavailable (no model, a model that does
-not match the index, no vectors) hybrid search degrades to BM25 and says so in a notice.
+chunk's rank in each list. The fused chunks are answered as notes (:mod:`grouping`: each file
+once, with its best sections) or, in the chunk view, as they rank. When the vector side is
+unavailable (no model, a model that does not match the index, no vectors) hybrid search
+degrades to BM25 and says so in a notice.
 """
 
 from __future__ import annotations
@@ -14,25 +16,28 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..errors import QueryError
 from ..index.names import shown_path
-from ..records import SearchFilter, SearchMode, SearchResponse, SearchResult
+from ..records import SearchFilter, SearchMode, SearchResponse, SearchResult, SearchView
 from ..storage.store import ChunkRow, Store
 from ..storage.vectors import Scan, VectorIndex
-from ..text.lexical import LexicalQuery, make_snippet, parse_query
+from ..text.lexical import LexicalQuery, make_snippet
+from .budget import fit_budget, fit_notes
 from .filter_hints import filter_misses
-from .fusion import DEFAULT_WEIGHTS, Fused, convex, convex_head, rrf
+from .fusion import ANCHORS, DEFAULT_WEIGHTS, Fused, convex, convex_head, rrf
+from .grouping import PAGE, assemble_notes, group_notes, notes_depth
 from .intent import LEANS, detect_intent
 from .linkgraph import LinkGraph, boost, contenders
+from .relevance import MATCH, MIN_LEGIBLE, NO_MATCH, QueryWords, judge_results
+from .restriction import Restriction, restrict
 from .signals import apply_signals
-from .termmatch import RERANK_DEPTH, blend, content_words, idf, match_scores
-from .vocabulary import refine_query
-
-CHARS_PER_TOKEN = 4
+from .syntax import parse_syntax, plain_query
+from .termmatch import RERANK_DEPTH, blend, idf, match_scores
+from .vocabulary import prefix_completions, refine_query
 
 
 class VectorsUnavailable(Exception):
@@ -43,6 +48,9 @@ class VectorsUnavailable(Exception):
 class SearchParams:
     mode: SearchMode = "hybrid"
     k: int = 10
+    """How many results: notes in the note view, chunks in the chunk view."""
+    view: SearchView = "notes"
+    """``notes``: the fused chunks grouped into notes (``grouping.py``); ``chunks``: as ranked."""
     candidates: int = 100
     fusion: str = "convex"
     rrf_k: int = 60
@@ -50,8 +58,7 @@ class SearchParams:
     """None: the fusion method's own default (fusion.DEFAULT_WEIGHTS)."""
     vector_weight: float | None = None
     deep_weight: float | None = None
-    """The deep list's weight before it is scaled by the deep vectors' coverage (None: the
-    fusion method's own default)."""
+    """The deep list's weight (None: the fusion method's own default)."""
     max_tokens: int | None = None
     scope: SearchFilter | None = None
     """Only chunks of files inside it are ranked (None: the whole index)."""
@@ -68,9 +75,14 @@ class SearchParams:
     link_boost: float = 0.0
     """Post-fusion link signal weight (0: off); see :mod:`linkgraph`."""
     link_signal: str = "backlinks"
+    judge: bool = True
+    """Judge each result's relevance (:mod:`relevance`) and say when nothing matches."""
     term_match: float = 0.0
     """Hybrid convex search: the term match's share of the head's lexical score (0: off;
     ``termmatch.DEFAULT_WEIGHT`` is the measured best); see :mod:`termmatch`."""
+    syntax: bool = True
+    """Read the query's operators (``"phrase"``, ``-word``, ``tag:x``, …; :mod:`syntax`);
+    off, every word is text."""
 
 
 ANY_TERM_POSTINGS = 8_000
@@ -82,19 +94,23 @@ such words anyway. (Budgeted in postings, not as a share: the cost is absolute.)
 
 Scored = list[tuple[int, float]]
 """(chunk id, score) best first; higher scores are better."""
-ScanResult = tuple[Scan | None, Scored]
-"""A query's vector scan (None: nothing to scan) and, when no scope needs SQL, its best hits."""
+ScanResult = tuple[np.ndarray | None, Scan | None, Scored]
+"""A query's vector (None: all zero), its scan (None: nothing to scan, or vectors searched where
+they live) and, when no scope needs SQL, its best hits."""
 
 
 def lexical_hits(
-    store: Store, query: LexicalQuery, limit: int, scope: SearchFilter | None = None
-) -> Scored:
+    store: Store, query: LexicalQuery, limit: int, scope: SearchFilter | None = None,
+    restriction: Restriction | None = None,
+) -> Scored:  # fmt: skip
     """BM25 hits: all terms first (precise), topped up from any-term matches when that
     finds fewer than ``limit`` (a long question rarely has every word in one chunk). Top-up
-    scores are capped at the last all-terms score, so the list stays in score order."""
+    scores are capped at the last all-terms score, so the list stays in score order. The
+    query's required phrases hold in both; the ``restriction``'s excluded notes are left out."""
     if query.empty:
         return []
-    hits = store.bm25(query.match_all(), limit, scope)
+    excluding = restriction.excluding if restriction is not None else None
+    hits = store.bm25(query.match_all(), limit, scope, excluding=excluding)
     if len(hits) >= limit or len(query.phrases) < 2:
         return hits
     phrases = affordable_phrases(store, query.phrases)
@@ -102,7 +118,7 @@ def lexical_hits(
         return hits
     seen = {i for i, _s in hits}
     ceiling = hits[-1][1] if hits else float("inf")
-    for item, score in store.bm25(" OR ".join(phrases), limit, scope):
+    for item, score in store.bm25(replace(query, phrases=phrases).match_any(), limit, scope, excluding=excluding):
         if len(hits) >= limit:
             break
         if item not in seen:
@@ -129,8 +145,14 @@ def vector_hits(
     return scan_hits(store, index, index.scan(query), limit, scope)
 
 
-def scan_hits(store: Store, index: VectorIndex, scan: Scan, limit: int, scope: SearchFilter | None) -> Scored:
-    """:func:`vector_hits` from a query's scan."""
+def scan_hits(
+    store: Store, index: VectorIndex, scan: Scan, limit: int, scope: SearchFilter | None,
+    restriction: Restriction | None = None,
+) -> Scored:  # fmt: skip
+    """:func:`vector_hits` from a query's scan; with a ``restriction``, the best of the rows
+    it allows (inside ``scope``), however few."""
+    if restriction is not None:
+        return index.top(scan, limit, rows=restriction.rows(store, index, scope))
     if scope is None:
         return index.top(scan, limit)
     if index.files is None:  # once per matrix
@@ -169,7 +191,10 @@ def affordable_phrases(store: Store, phrases: tuple[str, ...]) -> tuple[str, ...
 
 
 class QueryModel(Protocol):
-    """What search needs of the embedding model: a query vector."""
+    """What search needs of the embedding model: a query vector, and its name (the relevance
+    judgment is calibrated per model)."""
+
+    name: str
 
     def embed_one(self, text: str) -> np.ndarray: ...
 
@@ -186,7 +211,10 @@ class NearestVectors(Protocol):
 
     def __len__(self) -> int: ...
 
-    def nearest(self, query: np.ndarray, limit: int, scope: SearchFilter | None) -> Scored: ...
+    def nearest(
+        self, query: np.ndarray, limit: int, scope: SearchFilter | None, *,
+        chunks: np.ndarray | None = None, excluded_chunks: np.ndarray | None = None,
+    ) -> Scored: ...  # fmt: skip
 
 
 VectorSide = Callable[[], tuple["VectorIndex | NearestVectors", StaticQueryModel]]
@@ -212,9 +240,16 @@ def run_search(
     the slowest. ``deep_side`` (None: the deep tier is off) gives the deep tier's list: a
     third list in a hybrid search, whose fusion weight is scaled by the share of chunks that
     have a deep vector, so a half-done deep index counts half as much and an empty one not
-    at all. The parameters were checked where they were asked for (``contract.SearchRequest``,
-    the configuration)."""
-    query = parse_query(text)
+    at all. After the signals, the note view groups the whole fused list into ``k`` notes
+    (:mod:`grouping`); the chunk view takes its first ``k`` chunks. The parameters were checked
+    where they were asked for (``contract.SearchRequest``, the configuration).
+
+    The query's operators (:mod:`syntax`) are read first: its fields narrow ``params.scope``,
+    its required phrases, exclusions and prefixes narrow what every list may rank
+    (:mod:`restriction`), and the vector lists embed its free text with each prefix as its
+    commonest completions in the index."""
+    parsed = parse_syntax(text, now=params.now) if params.syntax else plain_query(text)
+    query = parsed.lexical
     pool = max(params.candidates, params.k)
     notices: list[str] = []
     bm25: Scored = []
@@ -226,7 +261,14 @@ def run_search(
     deep_scanning: Callable[[], ScanResult] | None = None
     coverage = 0.0
     scope = params.scope if params.scope is not None and not params.scope.unrestricted else None
-    if params.mode in ("hybrid", "deep") and text.strip():
+    if parsed.filter is not None:
+        scope = parsed.filter.within(scope)
+    restriction = restrict(store, parsed) if parsed.operators else None
+    completions = {prefix: prefix_completions(store, prefix) for prefix in parsed.prefixes}
+    wanted = parsed.embedded(completions)
+    if params.mode == "hybrid" and params.deep_weight == 0:
+        deep_side = None  # the hybrid without the deep tier: no deep list at all, not one that counts 0
+    if params.mode in ("hybrid", "deep") and wanted.strip():
         try:
             if deep_side is None:
                 raise VectorsUnavailable("the deep tier is off (deep_tier = false)")
@@ -235,8 +277,8 @@ def run_search(
             if params.mode == "deep":
                 raise QueryError(f"deep search is unavailable: {exc}") from exc
         else:  # started first: the deep model's query embedding is the slowest step
-            deep_scanning = _start(params.mode == "hybrid", _scan, deep_index, deep_model, text, pool, scope)
-    if params.mode in ("hybrid", "vector") and text.strip():
+            deep_scanning = _start(params.mode == "hybrid", _scan, deep_index, deep_model, wanted, pool, scope, restriction)
+    if params.mode in ("hybrid", "vector") and wanted.strip():
         try:
             index, model = vector_side()
         except VectorsUnavailable as exc:
@@ -245,63 +287,117 @@ def run_search(
             notices.append(f"vector search unavailable ({exc}); showing BM25 results only")
         else:
             # In the background only when BM25 runs meanwhile: alone, the hop costs ~0.4 ms.
-            scanning = _start(params.mode == "hybrid", _scan, index, model, text, pool, scope)
-            legible = model.legible_share(text) if params.mode == "hybrid" else 1.0
+            scanning = _start(params.mode == "hybrid", _scan, index, model, wanted, pool, scope, restriction)
+            legible = model.legible_share(wanted) if params.mode == "hybrid" else 1.0
+    corrected: tuple[str, ...] = ()
     if params.mode in ("hybrid", "bm25"):
         query, corrected = refine_query(store, query)
         notices.extend(corrected)
-        bm25 = lexical_hits(store, query, pool, scope)
+        bm25 = lexical_hits(store, query, pool, scope, restriction)
+    narrowed = scope is not None or restriction is not None
+    static_query: np.ndarray | None = None
+    deep_query: np.ndarray | None = None
     if scanning is not None:
-        scan, vec = scanning()
-        if scan is not None and scope is not None and isinstance(index, VectorIndex):  # the scope's rows: SQL
-            vec = scan_hits(store, index, scan, pool, scope)
+        static_query, scan, vec = scanning()
+        if scan is not None and narrowed and isinstance(index, VectorIndex):  # the scope's rows: SQL
+            vec = scan_hits(store, index, scan, pool, scope, restriction)
     if deep_scanning is not None:
-        deep_scan, deep = deep_scanning()
-        if deep_scan is not None and scope is not None:
-            deep = scan_hits(store, deep_index, deep_scan, pool, scope)
-    intent = detect_intent(text) if params.intent else None
+        deep_query, deep_scan, deep = deep_scanning()
+        if deep_scan is not None and narrowed:
+            deep = scan_hits(store, deep_index, deep_scan, pool, scope, restriction)
+    free = parsed.text  # intent and the title match read the words, not the operators
+    intent = detect_intent(free) if params.intent else None
     lean = LEANS.get(intent or "")
     rows: dict[int, ChunkRow] = {}
     if params.term_match > 0 and params.mode == "hybrid" and params.fusion != "convex":
         notices.append(f"term matching re-scores convex fusion only; not applied with {params.fusion}")
     lists = {"bm25": bm25, "vector": vec, "deep": deep}
+    deep_state = None
+    if deep_scanning is not None:
+        deep_state = DeepList(coverage, lacking(deep_index, (bm25, vec)), ANCHORS.get(deep_model.name))
+    words = QueryWords(store, query, len(index) if model is not None else None)
     if model is not None and bm25 and vec and params.term_match > 0 and params.mode == "hybrid" and params.fusion == "convex":
-        fused, rows = fuse_with_terms(store, lists, query, len(index), params, lean, coverage, legible)
+        fused, rows = fuse_with_terms(store, lists, words, params, lean, legible, deep_state)
     else:
-        fused = fuse(lists, params, lean=lean, coverage=coverage, legible=legible)
+        fused = fuse(lists, params, lean=lean, legible=legible, deep=deep_state)
     if params.link_boost and link_graph is not None and fused:
         # Only the head that can still reach the top k is re-scored — unless recency follows:
-        # it can lower the head's scores, so everything stays a contender.
-        head = fused if params.recency_half_life_days else contenders(fused, params.k, params.link_boost)
+        # it can lower the head's scores, so everything stays a contender. In the note view the
+        # head holds the notes the grouping looks at (a file's chunks are boosted alike).
+        depth = notes_depth(fused, max(params.k, PAGE), store.chunk_paths) if params.view == "notes" else params.k
+        head = fused if params.recency_half_life_days else contenders(fused, depth, params.link_boost)
         fused = boost(head, store.chunk_paths([f.item for f in head]), link_graph(), params.link_boost, params.link_signal)
     # Title match last: a note the query names goes first whatever the other signals did.
     if params.title_match or params.recency_half_life_days:
         fused = apply_signals(
-            store, fused, text, scope=scope, title_match=params.title_match,
+            store, fused, free, scope=scope, title_match=params.title_match,
             half_life_days=params.recency_half_life_days, recency_weight=params.recency_weight,
             now=time.time() if params.now is None else params.now,
         )  # fmt: skip
-    results = _materialise(store, fused[: params.k], query, rows)
-    if params.max_tokens is not None:
-        results = fit_budget(results, params.max_tokens)
+        if restriction is not None and params.title_match:  # a named note obeys the operators too
+            allowed = restriction.admitted([f.item for f in fused])
+            fused = [f for f in fused if f.item in allowed]
     if scope is not None:
         notices.extend(filter_misses(store, scope))
-    return SearchResponse(text, params.mode, tuple(results), tuple(notices), intent=intent)
+    judge: Callable[[list[SearchResult]], list[SearchResult]] = lambda found: found  # noqa: E731 - no judgment
+    no_match = False
+    if params.judge:
+        if corrected and static_query is not None and model is not None:
+            # A misspelt word is noise to the static model: the results are judged by what was
+            # searched for (a static query vector costs microseconds).
+            static_query = model.embed_one(" ".join(query.terms))
+        static_side = (index, static_query, model.name) if static_query is not None and model is not None and legible >= MIN_LEGIBLE else None
+        deep_side_ = (deep_index, deep_query, deep_model.name) if deep_query is not None else None
+
+        def judge(found: list[SearchResult]) -> list[SearchResult]:
+            nonlocal no_match
+            if not found:
+                return found
+            judged, match = judge_results(found, words, static_side, deep_side_)
+            no_match = match < MATCH
+            return judged
+
+    shown = parsed.shown(completions)
+    if params.view == "notes":
+        groups = group_notes(fused, params.k, store.chunk_paths)
+        sections = judge(_materialise(store, [f for _path, chunks in groups for f in chunks], query, rows))
+        notes = assemble_notes(groups, sections, store.titles([path for path, _chunks in groups]))
+        if params.max_tokens is not None:
+            notes = fit_notes(notes, params.max_tokens)
+        best = tuple(note.best for note in notes)
+        notices += [NO_MATCH] if no_match else []
+        notices += restriction.empty_notices() if restriction is not None and not notes else []
+        return SearchResponse(
+            text, params.mode, best, tuple(notices), intent=intent, view="notes", notes=tuple(notes), no_match=no_match,
+            parsed=shown,
+        )  # fmt: skip
+    results = judge(_materialise(store, fused[: params.k], query, rows))
+    notices += [NO_MATCH] if no_match else []
+    notices += restriction.empty_notices() if restriction is not None and not results else []
+    if params.max_tokens is not None:
+        results = fit_budget(results, params.max_tokens)
+    return SearchResponse(
+        text, params.mode, tuple(results), tuple(notices), intent=intent, view="chunks", no_match=no_match, parsed=shown
+    )
 
 
 def _scan(
-    index: VectorIndex | NearestVectors, model: QueryModel, text: str, pool: int, scope: SearchFilter | None
-) -> ScanResult:
+    index: VectorIndex | NearestVectors, model: QueryModel, text: str, pool: int, scope: SearchFilter | None,
+    restriction: Restriction | None = None,
+) -> ScanResult:  # fmt: skip
     """The query's embedding and scan (None for an all-zero query or an empty index), and,
-    when there is no scope (so no SQL is needed), its ``pool`` best chunks. Vectors searched
-    where they live take the scope along and need no scan."""
+    when there is no scope or restriction (so no SQL is needed), its ``pool`` best chunks.
+    Vectors searched where they live take the scope and the restriction along and need no
+    scan."""
     query = model.embed_one(text)
     if not np.any(query) or not len(index):
-        return None, []
+        return None, None, []
     if not isinstance(index, VectorIndex):
-        return None, index.nearest(query, pool, scope)
+        if restriction is None:
+            return query, None, index.nearest(query, pool, scope)
+        return query, None, index.nearest(query, pool, scope, chunks=restriction.chunks, excluded_chunks=restriction.excluded_chunks)
     scan = index.scan(query)
-    return scan, (index.top(scan, pool) if scope is None else [])
+    return query, scan, (index.top(scan, pool) if scope is None and restriction is None else [])
 
 
 @functools.cache
@@ -331,33 +427,50 @@ def _start(background: bool, fn: Callable[..., ScanResult], *args: object) -> Ca
     return _workers.submit(fn, *args).result
 
 
+@dataclass(frozen=True, slots=True)
+class DeepList:
+    """What fusion needs to know of the deep list beyond its hits."""
+
+    coverage: float
+    """The share of the index's chunks that have a deep vector."""
+    unscored: set[int]
+    """The other lists' candidates that have no deep vector yet."""
+    anchor: float | None
+    """The deep model's cosine at which the list's best counts fully (``fusion.ANCHORS``)."""
+
+
 def fuse(
     lists: dict[str, Scored],
     params: SearchParams,
     *,
     lean: Mapping[str, float] | None = None,
-    coverage: float = 1.0,
     legible: float = 1.0,
+    deep: DeepList | None = None,
 ) -> list[Fused]:
     """Combine the lists with the configured method. A single-mode search is a one-list
     fusion, so every mode's results carry the same score and rank data. ``lean`` multiplies
-    the list weights (query intent); ``coverage`` scales the deep list's, ``legible`` the
-    vector list's (:func:`list_weights`)."""
-    weights = list_weights(params, lean, coverage, legible)
+    the list weights (query intent), ``legible`` the vector list's (:func:`list_weights`).
+
+    Convex fusion ranks a chunk that has no deep vector yet on its other lists alone and
+    holds a weak deep list below its full weight (``fusion.convex``'s ``unscored`` and
+    ``anchors``), so the deep tier's progress moves no chunk for want of a vector; RRF, which
+    has no scores to do that with, scales the deep list's weight by its coverage instead."""
+    weights = list_weights(params, lean, legible)
     if params.fusion == "convex":
-        return convex(lists, weights=weights)
+        return convex(lists, weights=weights, **_deep_terms(deep))
+    if deep is not None:
+        weights["deep"] *= deep.coverage
     return rrf({name: [i for i, _s in hits] for name, hits in lists.items()}, k=params.rrf_k, weights=weights)
 
 
 def fuse_with_terms(
     store: Store,
     lists: dict[str, Scored],
-    query: LexicalQuery,
-    chunks: int,
+    words: QueryWords,
     params: SearchParams,
     lean: Mapping[str, float] | None,
-    coverage: float = 1.0,
     legible: float = 1.0,
+    deep: DeepList | None = None,
 ) -> tuple[list[Fused], dict[int, ChunkRow]]:
     """Convex fusion with the head's lexical scores re-scored by term matching
     (:mod:`termmatch`): the plain fusion's :data:`~termmatch.RERANK_DEPTH` best chunks are
@@ -365,25 +478,38 @@ def fuse_with_terms(
     in. Results keep their ranks in the original BM25 and vector lists: the ranks explain
     the lists, the score includes the match. Returns the head's rows too: the results are
     mostly among them, so they are not read twice."""
-    weights = list_weights(params, lean, coverage, legible)
-    words = content_words(" ".join(query.terms))
-    if not words:
-        return convex(lists, weights=weights), {}
-    rows = store.chunks_by_id(convex_head(lists, RERANK_DEPTH, weights=weights))
-    frequencies = [idf(df, chunks) for df in store.word_frequencies(words)]
+    weights = list_weights(params, lean, legible)
+    terms = _deep_terms(deep)
+    if not words.words:
+        return convex(lists, weights=weights, **terms), {}
+    rows = store.chunks_by_id(convex_head(lists, RERANK_DEPTH, weights=weights, **terms))
+    frequencies = [idf(df, words.chunks) for df in words.frequencies]
     texts = [f"{r.heading_context}\n{r.text}" for r in rows.values()]
-    matches = dict(zip(rows, match_scores(words, frequencies, texts).tolist(), strict=True))
+    matches = dict(zip(rows, match_scores(words.words, frequencies, texts).tolist(), strict=True))
     blended = blend(lists["bm25"], matches, params.term_match)
-    return convex(lists, weights=weights, overrides={"bm25": blended}), rows
+    return convex(lists, weights=weights, overrides={"bm25": blended}, **terms), rows
 
 
-def list_weights(
-    params: SearchParams, lean: Mapping[str, float] | None = None, coverage: float = 1.0, legible: float = 1.0
-) -> dict[str, float]:
+def _deep_terms(deep: DeepList | None) -> dict[str, Any]:
+    """:func:`fusion.convex`'s ``anchors`` and ``unscored`` for the deep list."""
+    if deep is None:
+        return {}
+    return {"anchors": None if deep.anchor is None else {"deep": deep.anchor}, "unscored": {"deep": deep.unscored}}
+
+
+def lacking(index: VectorIndex, lists: tuple[Scored, ...]) -> set[int]:
+    """The items of ``lists`` that have no row in ``index``."""
+    items = np.fromiter({item for hits in lists for item, _s in hits}, dtype=np.int64)
+    if not len(items) or not len(index):
+        return set(items.tolist())
+    at = np.minimum(np.searchsorted(index.ids, items), len(index.ids) - 1)
+    return set(items[index.ids[at] != items].tolist())
+
+
+def list_weights(params: SearchParams, lean: Mapping[str, float] | None = None, legible: float = 1.0) -> dict[str, float]:
     """The fusion's list weights: the method's defaults, then the configured ones, times the
-    intent's lean (the deep list leans as the vector list does: both are meaning); the deep
-    list's times ``coverage``, the share of chunks that have a deep vector; the vector list's
-    times ``legible``, the share of the query the fast tier's model can read (a Korean
+    intent's lean (the deep list leans as the vector list does: both are meaning); the vector
+    list's times ``legible``, the share of the query the fast tier's model can read (a Korean
     question has next to none with the bundled English model: its vector is noise)."""
     weights = dict(DEFAULT_WEIGHTS[params.fusion])
     if params.bm25_weight is not None:
@@ -396,7 +522,6 @@ def list_weights(
         weights[name] *= factor
         if name == "vector":
             weights["deep"] *= factor
-    weights["deep"] *= coverage
     weights["vector"] *= legible
     return weights
 
@@ -428,30 +553,3 @@ def _materialise(
             )
         )
     return out
-
-
-def result_tokens(result: SearchResult) -> int:
-    """Estimated tokens a result costs when shown: path, section, heading context, snippet."""
-    chars = len(result.path) + len(result.section) + len(result.heading_context) + len(result.snippet)
-    return -(-chars // CHARS_PER_TOKEN)
-
-
-def fit_budget(results: list[SearchResult], max_tokens: int) -> list[SearchResult]:
-    """Keep results, best first, while they fit in ``max_tokens`` (4 characters a token).
-
-    The best result is always kept: if it alone is over budget its snippet is shortened,
-    but its path, section and heading context are never cut (they say where to look)."""
-    kept: list[SearchResult] = []
-    used = 0
-    for result in results:
-        cost = result_tokens(result)
-        if used + cost > max_tokens:
-            if not kept:
-                fixed = len(result.path) + len(result.section) + len(result.heading_context)
-                room = max_tokens * CHARS_PER_TOKEN - fixed - 1
-                snippet = result.snippet[:room] + "…" if room > 0 else ""
-                kept.append(replace(result, snippet=snippet))
-            break
-        kept.append(result)
-        used += cost
-    return kept

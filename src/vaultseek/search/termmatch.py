@@ -90,9 +90,16 @@ def _code(trigram: tuple[str, str, str]) -> int:
 
 def match_scores(query_words: Sequence[str], weights: Sequence[float], texts: Sequence[str]) -> np.ndarray:
     """For each text, ``Σ weight × best similarity`` over the query words, divided by the
-    weights' sum: in [0, 1], 1 when every query word occurs in it as a word. A text's words
-    are split as the index splits them (letters and digits; CJK runs as their pairs), and
-    each query word's best match among them is its :func:`word_similarity`.
+    weights' sum: in [0, 1], 1 when every query word occurs in it as a word."""
+    if not query_words or not texts:
+        return np.zeros(len(texts), dtype=np.float64)
+    weight = np.asarray(weights, dtype=np.float64)
+    return word_matches(query_words, texts) @ weight / (float(weight.sum()) or 1.0)
+
+
+def word_matches(query_words: Sequence[str], texts: Sequence[str]) -> np.ndarray:
+    """Texts × query words: each query word's best :func:`word_similarity` among the text's
+    words, split as the index splits them (letters and digits; CJK runs as their pairs).
 
     One pass over all the texts at once: every word character is the middle of one padded
     trigram, coded as an integer; the codes found among the query words' are few, so only
@@ -100,7 +107,7 @@ def match_scores(query_words: Sequence[str], weights: Sequence[float], texts: Se
     (``lexical.index_text``, ~2 µs a run in Python): a pair's similarity to a query word is 1
     for the same pair and 0 otherwise, so adjacent CJK characters are simply looked up."""
     if not query_words or not texts:
-        return np.zeros(len(texts), dtype=np.float64)
+        return np.zeros((len(texts), len(query_words)), dtype=np.float64)
     blob = "\0".join(t.replace("\0", " ") if "\0" in t else t for t in texts).lower()
     if "ß" in blob:  # as the index folds it
         blob = blob.replace("ß", "ss")
@@ -114,8 +121,7 @@ def match_scores(query_words: Sequence[str], weights: Sequence[float], texts: Se
     _best_by_trigrams(query_words, points, is_word, separators, best)
     if cjk is not None:
         _best_by_pairs(query_words, points, cjk, separators, best)
-    weight = np.asarray(weights, dtype=np.float64)
-    return best @ weight / (float(weight.sum()) or 1.0)
+    return best
 
 
 def _best_by_trigrams(

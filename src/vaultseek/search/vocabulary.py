@@ -27,8 +27,9 @@ import re
 import unicodedata
 from collections.abc import Callable
 
+from ..storage.db import fts5_tokens
 from ..storage.store import Store
-from ..text.lexical import STOPWORDS, LexicalQuery, has_cjk
+from ..text.lexical import STOPWORDS, WORD, LexicalQuery, has_cjk, index_text
 
 LANGUAGE_MARKERS: dict[str, tuple[str, ...]] = {
     "german": ("und", "nicht", "oder", "wird"),
@@ -172,6 +173,55 @@ def nearest_term(store: Store, word: str) -> str | None:
     return best[2] if best else None
 
 
+PREFIX_COMPLETIONS = 3
+"""How many index words a query's ``prefix*`` is embedded as (its commonest completions)."""
+PREFIX_TERMS = 5_000
+"""The most index terms read for one prefix, in term order (a one-letter prefix's run of the
+vocabulary is the longest: ~1,500 terms and ~5 ms at 7k chunks); the commonest among them win."""
+PREFIX_SAMPLE = 20
+"""Chunks holding the prefix whose words say how each completion is written out."""
+
+
+def prefix_completions(store: Store, prefix: str, n: int = PREFIX_COMPLETIONS) -> list[str]:
+    """The ``n`` index words starting with ``prefix`` (a query's ``termin*``) that the most
+    chunks hold, commonest first: what the vector lists embed for the prefix, since the
+    literal ``termin*`` means nothing to a model. The index stores words stemmed
+    (``terminal`` and ``terminate`` are both ``termin``), and a model reads whole words, so
+    each is written as the word it most often is in a few chunks that hold the prefix.
+    Several words before the ``*`` (``foo.ba*``) keep the first ones and complete the last."""
+    typed = index_text(prefix.rstrip("*"))
+    tokens = fts5_tokens(typed, query=True, prefix=True)
+    if not tokens:
+        return []
+    *head, last = tokens
+    terms = sorted(store.terms_starting(last, PREFIX_TERMS), key=lambda row: (-row[1], row[0]))[:n]
+    written = {} if has_cjk(typed) else _written_forms(store, typed, [term for term, _chunks in terms])
+    return list(dict.fromkeys(" ".join([*head, written.get(term, term)]) for term, _chunks in terms))
+
+
+def _written_forms(store: Store, typed: str, terms: list[str]) -> dict[str, str]:
+    """Index term → the word it is most often written as, in a few chunks that hold a word
+    starting with ``typed``'s last word."""
+    start = fold(WORD.findall(typed)[-1]) if WORD.findall(typed) else ""
+    phrase = '"' + " ".join(WORD.findall(typed)) + '" *'
+    ids = store.chunks_matching(phrase, PREFIX_SAMPLE).tolist() if start else []
+    seen: dict[str, int] = {}
+    for row in store.chunks_by_id(ids).values():
+        for word in WORD.findall(row.text):
+            low = word.lower()
+            if fold(low).startswith(start):
+                seen[low] = seen.get(low, 0) + 1
+    if not seen:
+        return {}
+    words = sorted(seen, key=lambda w: (-seen[w], w))
+    forms: dict[str, str] = {}
+    for word in words:  # commonest first: the first word to reach a term writes it
+        found = store.index_terms(word)
+        if len(found) == 1 and found[0] in terms:
+            forms.setdefault(found[0], word)
+    return forms
+
+
 def refine_query(store: Store, query: LexicalQuery) -> tuple[LexicalQuery, tuple[str, ...]]:
     """``query`` with its misspelt words corrected and its words' other forms added, and the
     notices a response shows about it (the corrected query). In a vault written in another
@@ -188,12 +238,14 @@ def refine_query(store: Store, query: LexicalQuery) -> tuple[LexicalQuery, tuple
     terms = list(query.terms)
     shown = [p.replace('"', "").replace(" *", "*") for p in phrases]
     fixed: list[tuple[str, str]] = []
+    expanded: list[str] = []
     for i, word in words.items():
         if frequencies[i]:
             continue
         forms = [f for f in word_forms(word, languages) if store.terms_starting(f, 1)]
         if forms:
             phrases[i] = "(" + " OR ".join([phrases[i], *(f'"{f}" *' for f in forms)]) + ")"
+            expanded.append(word.lower())
             continue
         term = nearest_term(store, word)
         if term is not None:
@@ -205,7 +257,7 @@ def refine_query(store: Store, query: LexicalQuery) -> tuple[LexicalQuery, tuple
         searched = " ".join(p.strip('"') for p in shown)
         missing = ", ".join(f'"{word}"' for word, _term in fixed)
         notices = (f'searched for "{searched}": no chunk has {missing}',)
-    return LexicalQuery(tuple(phrases), tuple(dict.fromkeys(terms))), notices
+    return LexicalQuery(tuple(phrases), tuple(dict.fromkeys(terms)), query.required, tuple(expanded)), notices
 
 
 def _without_function_words(query: LexicalQuery, languages: tuple[str, ...]) -> LexicalQuery:
@@ -217,4 +269,4 @@ def _without_function_words(query: LexicalQuery, languages: tuple[str, ...]) -> 
     kept = tuple(p for p in query.phrases if words.get(p) not in gone)
     if not gone or not kept:
         return query
-    return LexicalQuery(kept, tuple(t for t in query.terms if fold(t) not in gone))
+    return LexicalQuery(kept, tuple(t for t in query.terms if fold(t) not in gone), query.required)

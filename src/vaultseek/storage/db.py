@@ -99,6 +99,17 @@ def open_connection(path: Path, *, create: bool, read_only: bool = False) -> aps
     return conn
 
 
+def copy_database(conn: apsw.Connection, dest: Path) -> None:
+    """Write a consistent copy of the database behind ``conn`` to ``dest`` (a new file; its
+    write-ahead log included), as SQLite's online backup makes it."""
+    target = apsw.Connection(str(dest))
+    try:
+        with target.backup("main", conn, "main") as backup:
+            backup.step()
+    finally:
+        target.close()
+
+
 def find_write_blocker(path: Path) -> str | None:
     """Why this user cannot write the index at ``path`` (a new one there, if there is none
     yet), or None. The folder counts too: in WAL mode SQLite keeps ``-wal`` and ``-shm``

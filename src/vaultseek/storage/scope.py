@@ -58,14 +58,24 @@ class _Dialect:
     row_id: str
     number: str
     time: str
+    path_has: str
+    """Whether the path, its ASCII letters lower-cased, holds the parameter."""
+    name_has: str
+    """The same of the file name (the path after its last ``/``)."""
 
 
 _DIALECTS = {
-    "sqlite": _Dialect("1", "0", "+", "IS", "max", "rowid", _AS_NUMBER, _AS_TIME),
+    "sqlite": _Dialect(
+        "1", "0", "+", "IS", "max", "rowid", _AS_NUMBER, _AS_TIME, "instr(lower(f.path), ?) > 0",
+        "instr(lower(substr(f.path, length(rtrim(f.path, replace(f.path, '/', ''))) + 1)), ?) > 0",
+    ),
     "postgresql": _Dialect(
-        "true", "false", "", "IS NOT DISTINCT FROM", "bool_or", "id", "value_number(m.value)", "value_epoch(m.value)"
+        "true", "false", "", "IS NOT DISTINCT FROM", "bool_or", "id", "value_number(m.value)", "value_epoch(m.value)",
+        'strpos(lower(f.path COLLATE "C"), ?) > 0', "strpos(lower(regexp_replace(f.path, '^.*/', '') COLLATE \"C\"), ?) > 0",
     ),
 }
+"""SQLite's ``lower`` changes ASCII letters only, and so does PostgreSQL's under the ``C``
+collation: the two backends compare paths alike (``Ä`` and ``ä`` stay different)."""
 Dialect = Literal["sqlite", "postgresql"]
 
 
@@ -119,6 +129,10 @@ def scope_where(
     if scope.kinds is not None:
         conditions.append(f"f.kind IN ({','.join('?' * len(scope.kinds))})" if scope.kinds else sql.false)
         params.extend(scope.kinds)
+    if scope.path_contains is not None:
+        any_of(scope.path_contains, lambda text: (sql.path_has, [ascii_lower(text)]))
+    if scope.name_contains is not None:
+        any_of(scope.name_contains, lambda text: (sql.name_has, [ascii_lower(text)]))
     if scope.where is not None:
         if not scope.where:
             conditions.append(sql.false)
@@ -150,7 +164,19 @@ def scope_where(
         conditions.append("f.mtime_ns < ?")
         params.append(_epoch_ns(scope.modified_before))
     where = " AND ".join(conditions) or sql.true
-    return (where.replace("?", "%s") if dialect == "postgresql" else where), tuple(params)
+    where = where.replace("?", "%s") if dialect == "postgresql" else where
+    if scope.inside is not None:
+        inner, inner_params = scope_where(scope.inside, per_row=per_row, dialect=dialect)
+        where, params = f"{where} AND ({inner})", [*params, *inner_params]
+    return where, tuple(params)
+
+
+def ascii_lower(text: str) -> str:
+    """``text`` with its ASCII letters lower-cased, as both backends lower-case a path."""
+    return text.translate(_ASCII_LOWER)
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 def _differs(comparison: FieldComparison, *, per_row: bool, sql: _Dialect) -> tuple[str, list[object]]:

@@ -113,8 +113,14 @@ class Store:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
         self._tokenize: FTS5Tokenizer | None = None
+        self._temp_changes = 0
+        self._excluding: tuple[tuple[str, int, int] | None, int] = (None, 0)
+        """What ``temp.excluded_chunks`` holds: (expression, data version, changes) and the
+        number of files (:meth:`_exclude`)."""
         self._frequencies: dict[str, int] = {}
         self._frequencies_as_of: tuple[int, int] | None = None
+        self._chunks: tuple[tuple[int, int], int] | None = None
+        """The chunk count and the (data version, changes) it was read at."""
 
     def close(self) -> None:
         self.conn.close()
@@ -182,8 +188,9 @@ class Store:
 
     def total_changes(self) -> int:
         """Rows this connection has written since it opened: equal before and after a step
-        means the step wrote nothing (and committed nothing readers would reload for)."""
-        return int(self.conn.total_changes())
+        means the step wrote nothing (and committed nothing readers would reload for). The
+        rows of its own temporary tables (:meth:`_exclude`) are not counted."""
+        return int(self.conn.total_changes()) - self._temp_changes
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -509,33 +516,84 @@ class Store:
             self.conn.execute("DELETE FROM deep_vectors")
             self.set_meta({"deep_model_fingerprint": fingerprint, "deep_model_name": name})
 
+    def drop_deep_vectors(self, chunk_ids: Sequence[int]) -> None:
+        """Delete the deep vectors of these chunks' texts (every chunk with the same text
+        loses its vector too): they wait for the deep job again."""
+        with self.conn:
+            self.conn.executemany(
+                "DELETE FROM deep_vectors WHERE embed_hash = (SELECT embed_hash FROM chunks WHERE id = ?)",
+                [(int(i),) for i in chunk_ids],
+            )
+
     # -- search -------------------------------------------------------------------------
     def bm25(
-        self, fts_query: str, limit: int, scope: SearchFilter | None = None
+        self, fts_query: str, limit: int, scope: SearchFilter | None = None, *, excluding: str | None = None
     ) -> list[tuple[int, float]]:
         """(chunk id, BM25 score) best first, by FTS5 BM25 with column weights text 1.0,
         section 0.5, heading context 0.3; higher is better (FTS5's own sign is flipped);
         ties broken by id so the order is stable. ``scope`` restricts the rows before the
-        limit, so every hit is inside it.
+        limit, so every hit is inside it, and so does ``excluding``, an FTS5 expression: no
+        hit comes from a file with a chunk that matches it (:meth:`note_chunks_matching`).
 
         A scoped query joins each full-text match to its chunk and file (``CROSS JOIN`` keeps
         the full-text index the outer loop): the scope costs a lookup per match, whatever
         its size. (``rowid IN (chunks in scope)`` was measured at seconds on 50k chunks: FTS5
-        ran the match once per listed rowid.)"""
+        ran the match once per listed rowid. ``rowid NOT IN`` a table keyed by chunk id is no
+        constraint FTS5 can use, so it is one lookup per match: nothing measurable.)"""
         params: tuple[object, ...]
+        without = ""
+        if excluding is not None:
+            self._exclude(excluding)
+            without = " AND chunks_fts.rowid NOT IN temp.excluded_chunks"
         if scope is None or scope.unrestricted:
             sql, params = (
                 "SELECT rowid, bm25(chunks_fts, ?, ?, ?) AS score FROM chunks_fts "
-                "WHERE chunks_fts MATCH ? ORDER BY score, rowid LIMIT ?"
+                f"WHERE chunks_fts MATCH ?{without} ORDER BY score, rowid LIMIT ?"
             ), (*BM25_WEIGHTS, fts_query, limit)
         else:
             where, scoped = scope_where(scope)
             sql, params = (
                 "SELECT chunks_fts.rowid, bm25(chunks_fts, ?, ?, ?) AS score FROM chunks_fts "
                 "CROSS JOIN chunks c ON c.id = chunks_fts.rowid CROSS JOIN files f ON f.id = c.file_id "
-                f"WHERE chunks_fts MATCH ? AND {where} ORDER BY score, chunks_fts.rowid LIMIT ?"
+                f"WHERE chunks_fts MATCH ?{without} AND {where} ORDER BY score, chunks_fts.rowid LIMIT ?"
             ), (*BM25_WEIGHTS, fts_query, *scoped, limit)
         return [(row[0], -row[1]) for row in self.conn.execute(sql, params)]
+
+    def chunks_matching(self, fts_query: str, limit: int = -1) -> np.ndarray:
+        """The ids of the chunks that match ``fts_query`` (an FTS5 expression), ascending; the
+        first ``limit`` of them (-1: all)."""
+        found = self.conn.execute(
+            "SELECT json_group_array(rowid) FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid LIMIT ?)",
+            (fts_query, limit),
+        ).get
+        return np.asarray(json.loads(found), dtype=np.int64)
+
+    def note_chunks_matching(self, fts_query: str) -> tuple[np.ndarray, int]:
+        """The ids of every chunk of the files (notes) with a chunk that matches
+        ``fts_query``, ascending, and how many such files there are — the chunks
+        ``bm25(excluding=fts_query)`` leaves out."""
+        self._exclude(fts_query)
+        found = self.conn.execute("SELECT json_group_array(id) FROM temp.excluded_chunks").get
+        return np.asarray(json.loads(found), dtype=np.int64), self._excluding[1]
+
+    def _exclude(self, fts_query: str) -> None:
+        """Fill ``temp.excluded_chunks`` with :meth:`note_chunks_matching`'s chunks, unless it
+        holds them for this expression and no connection wrote since: a search asks for the
+        set once for its vector lists and once or twice for BM25, and SQL reads it in place.
+        (Passed to each statement as JSON instead, 25k ids cost ~5 ms a statement.)"""
+        if self._excluding[0] == (fts_query, self.data_version(), self.total_changes()):
+            return
+        before = int(self.conn.total_changes())
+        self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS excluded_chunks (id INTEGER PRIMARY KEY)")
+        self.conn.execute("DELETE FROM temp.excluded_chunks")
+        self.conn.execute(
+            "INSERT INTO temp.excluded_chunks SELECT c.id FROM chunks c WHERE c.file_id IN "
+            "(SELECT m.file_id FROM chunks_fts CROSS JOIN chunks m ON m.id = chunks_fts.rowid WHERE chunks_fts MATCH ?)",
+            (fts_query,),
+        )
+        self._temp_changes += int(self.conn.total_changes()) - before
+        notes = int(self.conn.execute("SELECT count(DISTINCT c.file_id) FROM temp.excluded_chunks x JOIN chunks c ON c.id = x.id").get)
+        self._excluding = ((fts_query, self.data_version(), self.total_changes()), notes)
 
     def file_ids_in(self, scope: SearchFilter) -> np.ndarray:
         """The ids of every file inside ``scope``, ascending. (Collected as one JSON array in
@@ -699,7 +757,12 @@ class Store:
         return [t[2] for t in tokens]  # type: ignore[misc]
 
     def chunk_count(self) -> int:
-        return int(self.conn.execute("SELECT count(*) FROM chunks").get)
+        """How many chunks the index holds; counted again only after a write (a count walks
+        the table: ~1 ms at 50k chunks, and every search asks for it)."""
+        as_of = (self.data_version(), self.total_changes())
+        if self._chunks is None or self._chunks[0] != as_of:
+            self._chunks = (as_of, int(self.conn.execute("SELECT count(*) FROM chunks").get))
+        return self._chunks[1]
 
     def chunks_by_id(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
         out: dict[int, ChunkRow] = {}

@@ -52,7 +52,8 @@ def quantize(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True, slots=True)
 class Scan:
-    """One query's approximate cosine to every row (:meth:`VectorIndex.scan`)."""
+    """One query's approximate score for every row (:meth:`VectorIndex.scan`): its cosine,
+    less the row's offset when the index has one."""
 
     query: np.ndarray
     """The unit float32 query the exact scores use."""
@@ -81,6 +82,9 @@ class VectorIndex:
         self.files: np.ndarray | None = None
         """The file id of each row (0: unknown), loaded by the first filtered search that
         needs it and kept as long as these codes (both are replaced when the index changes)."""
+        self.offsets: np.ndarray | None = None
+        """Per row, what its score loses in a ranking (``search/hubs.py``: a hub's reach); None:
+        rows rank by their cosine. :meth:`cosines` always gives the plain cosine."""
 
     @classmethod
     def from_floats(cls, ids: np.ndarray, matrix: np.ndarray) -> VectorIndex:
@@ -99,16 +103,32 @@ class VectorIndex:
         return self.codes[rows].astype(np.float32) * self.inverse_norms[rows][:, None]
 
     def scores(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """The exact cosine of ``query`` (unit length) to each of ``rows`` (row positions).
-        Summed in float64, so a row's score does not depend on which other rows are scored
-        with it (a float32 product's rounding follows the matrix's shape, and crowded
-        cosines differ in their last bits)."""
+        """The exact ranking score of each of ``rows`` (row positions) for ``query`` (unit
+        length): its cosine, less its offset when the index has :attr:`offsets`."""
+        exact = self._cosines(query, rows)
+        return exact if self.offsets is None else exact - self.offsets[rows]
+
+    def _cosines(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The exact cosine of ``query`` to each of ``rows``. Summed in float64, so a row's
+        score does not depend on which other rows are scored with it (a float32 product's
+        rounding follows the matrix's shape, and crowded cosines differ in their last bits)."""
         dots = self.codes[rows].astype(np.float64) @ np.asarray(query, dtype=np.float64)
         return (dots * self.inverse_norms[rows]).astype(np.float32)
 
+    def cosines(self, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
+        """The exact cosine of ``query`` to each of ``chunk_ids`` this index holds."""
+        if not len(self.ids) or not chunk_ids:
+            return {}
+        wanted = np.asarray(chunk_ids, dtype=np.int64)
+        positions = np.minimum(np.searchsorted(self.ids, wanted), len(self.ids) - 1)
+        found = np.flatnonzero(self.ids[positions] == wanted)
+        scores = self._cosines(query, positions[found])
+        return {int(wanted[i]): float(s) for i, s in zip(found, scores, strict=True)}
+
     def scan(self, query: np.ndarray) -> Scan:
-        """Every row's cosine to ``query`` (unit length, not all zero) to within
-        :attr:`Scan.slack`, by the int8 scan (see the module's docstring)."""
+        """Every row's score for ``query`` (unit length, not all zero) to within
+        :attr:`Scan.slack`, by the int8 scan (see the module's docstring): its cosine, less
+        its offset when the index has :attr:`offsets`."""
         query = np.asarray(query, dtype=np.float32)
         step = float(np.abs(query).max()) / 127.0
         if step == 0:
@@ -117,6 +137,8 @@ class VectorIndex:
         dots = np.asarray(simsimd.cdist(rounded, self.codes, metric="dot", threads=SCAN_THREADS, out_dtype="float32"))[0]
         dots *= self.inverse_norms
         dots *= np.float32(step)
+        if self.offsets is not None:
+            dots -= self.offsets
         slack = step / 2 * float(np.sqrt(self.codes.shape[1])) + FLOAT_MARGIN
         return Scan(query, dots, slack)
 

@@ -240,8 +240,7 @@ class Chat:
         topic)."""
         question = " ".join(REDACTED.sub(" ", question).split()) or question
         with self.kb.readers.borrow() as index:
-            results = index.search(question, filters=scope, k=k).results
-            return relevant(index, question, results)
+            return relevant(index.search(question, filters=scope, view="chunks", k=k, syntax=False))  # "what does #3 mean"
 
     def attached(self, request: ChatRequest, conversation_id: str, question: str) -> tuple[list[bytes], list[Any]]:
         """The request's attachments: images for the model and passages to cite, resolved by

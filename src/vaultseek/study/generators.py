@@ -104,7 +104,7 @@ class Generator:
         the chunks nearest to a generic 'key ideas' query (vector)."""
         scope: SearchFilter = self.kb.scope_filter(order.scope)
         mode = "hybrid" if order.topic else "vector"
-        response = self.kb.search(order.topic or GENERIC_QUERY, scope, mode=mode, k=SOURCES_K)
+        response = self.kb.search(order.topic or GENERIC_QUERY, scope, mode=mode, view="chunks", k=SOURCES_K, syntax=False)  # a topic
         sources = SourceList()
         sources.add_within(response.results, self.context // 2)
         if not sources.items:

@@ -1,37 +1,25 @@
 """Retrieved chunks as numbered sources: what the model reads (``[1] path · p. 3``) and what
 the UI shows as citation cards (path, section, page/slide, snippet, chunk id, relevance).
 
-Only passages similar enough to the question become sources (:func:`relevant`): the fused
-search score is normalised per query, so an unrelated question's best hit scores as high as a
-related one's, but the cosine similarity of a passage to the question does not. A question
-with nothing relevant gets no sources, and the model is told so instead of being handed six
-unrelated notes to cite.
+Only passages the search judges relevant become sources (:func:`relevant`): the fused search
+score is normalised per query, so an unrelated question's best hit scores as high as a related
+one's, but the calibrated probability of relevance each result carries
+(``search/relevance.py``) does not. A question with nothing relevant gets no sources, and the
+model is told so instead of being handed six unrelated notes to cite.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..records import SearchResult
-
-if TYPE_CHECKING:
-    from ..engine import Index
+from ..records import SearchResponse, SearchResult
+from ..search.relevance import RELEVANT
 
 CHARS_PER_TOKEN = 4
 SOURCE_CHARS = 1_800
 """At most this much of a chunk goes into the prompt."""
-MIN_RELEVANCE = 0.45
-"""The cosine similarity (static model) a passage needs to the question to be a source. Chosen
-on the tune halves of five judged collections by ``python -m benchmarks.chatrelevance``
-(docs/study.md has the table)."""
-MIN_DEEP_RELEVANCE = 0.84
-"""The same by the deep model, for passages that have a deep vector: the agent hook's
-threshold (``benchmarks.deeprelevance``), whose cosines sit on the deep model's own scale."""
-LEXICAL_FALLBACK = 3
-"""With no vectors to judge by (model missing or changed), the passages whose words rank in the
-lexical list's top 3 are kept."""
 _TAG = re.compile(r"</?[A-Za-z][^<>]{0,400}>")
 
 
@@ -41,22 +29,14 @@ def plain_snippet(snippet: str) -> str:
     return " ".join(_TAG.sub(" ", snippet).split()) if "<" in snippet else snippet
 
 
-def relevant(index: Index, question: str, results: list[SearchResult] | tuple[SearchResult, ...]) -> list[tuple[SearchResult, float | None]]:
-    """The ``results`` similar enough to ``question`` to be sources, best first, each with its
-    cosine to the question (None when kept by the lexical fallback)."""
-    ids = [r.chunk_id for r in results]
-    deep = index.deep_similarities(question, ids)
-    static = index.similarities(question, [i for i in ids if i not in deep])
-    if not deep and not static:
-        return [(r, None) for r in results if r.bm25_rank is not None and r.bm25_rank <= LEXICAL_FALLBACK]
-    kept: list[tuple[SearchResult, float | None]] = []
-    for r in results:
-        if r.chunk_id in deep:
-            if deep[r.chunk_id] >= MIN_DEEP_RELEVANCE:
-                kept.append((r, round(deep[r.chunk_id], 3)))
-        elif static.get(r.chunk_id, -1.0) >= MIN_RELEVANCE:
-            kept.append((r, round(static[r.chunk_id], 3)))
-    return kept
+def relevant(response: SearchResponse) -> list[tuple[SearchResult, float | None]]:
+    """The results of a search that are relevant enough to be sources, best first, each with
+    its probability of relevance; none when the search found nothing that matches."""
+    if response.no_match:
+        return []
+    return [
+        (r, round(r.relevance, 3)) for r in response.results if r.relevance is not None and r.relevance >= RELEVANT
+    ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,7 +59,7 @@ class Toolbox:
 
     async def _tool_search_knowledge_base(self, query: str, k: int = 5) -> str:
         k = max(1, min(int(k), 8))
-        response = await asyncio.to_thread(self.kb.search, str(query), self.scope, k=k)
+        response = await asyncio.to_thread(self.kb.search, str(query), self.scope, view="chunks", k=k, syntax=False)
         found = [self.sources.add(r) for r in response.results]
         if not found:
             return "no results"
@@ -87,7 +87,7 @@ class Toolbox:
     async def _tool_compare_documents(self, path_a: str, path_b: str, question: str) -> str:
         blocks = []
         for path in (str(path_a), str(path_b)):
-            response = await asyncio.to_thread(self.kb.search, str(question), SearchFilter(paths=(path,)), k=3)
+            response = await asyncio.to_thread(self.kb.search, str(question), SearchFilter(paths=(path,)), view="chunks", k=3, syntax=False)
             if not response.results:
                 return f"error: nothing in {path} matches the question (is the path right?)"
             blocks.append("\n\n".join(self.sources.add(r).prompt_block()[:1200] for r in response.results))

@@ -6,7 +6,9 @@ and mean none of it. So we never pass their text through: each whitespace-separa
 reduced to the word tokens FTS5's ``unicode61`` tokenizer would see, and emitted as a quoted
 phrase (``_rrf_fuse`` → ``"rrf fuse"``, matching the same adjacent tokens in the index). The
 only syntax kept is a trailing ``*`` for prefix search (``auth*``). The result contains
-nothing but quoted phrases, ``*`` and ``AND``/``OR``, so it always parses.
+nothing but quoted phrases, ``*``, ``AND``/``OR`` and parentheses, so it always parses. (The
+operators people mean — ``"a phrase"``, ``-word``, ``tag:x`` — are read before this, by
+``search.syntax``.)
 """
 
 from __future__ import annotations
@@ -72,16 +74,24 @@ class LexicalQuery:
     are left out unless the query has nothing else."""
     terms: tuple[str, ...]
     """Lower-cased word tokens, for choosing snippets."""
+    required: tuple[str, ...] = ()
+    """Phrases every match holds (a query's ``"quoted phrases"``, ``search.syntax``): joined
+    with ``AND`` to either form of the query, and scored by BM25 like the others."""
+    expanded: tuple[str, ...] = ()
+    """Lower-cased words no chunk holds that match by their other forms instead
+    (``vocabulary.refine_query``: *komprimieren* finds *komprimiert*)."""
 
     @property
     def empty(self) -> bool:
-        return not self.phrases
+        return not self.phrases and not self.required
 
     def match_all(self) -> str:
-        return " AND ".join(self.phrases)
+        return " AND ".join((*self.required, *self.phrases))
 
     def match_any(self) -> str:
-        return " OR ".join(self.phrases)
+        if not self.required or not self.phrases:
+            return " OR ".join(self.phrases) if not self.required else self.match_all()
+        return " AND ".join(self.required) + " AND (" + " OR ".join(self.phrases) + ")"
 
 
 def _query_tokens(piece: str) -> list[str]:
@@ -135,6 +145,13 @@ def parse_query(text: str, *, max_terms: int = MAX_TERMS) -> LexicalQuery:
         phrases = stop_phrases[:max_terms]
         terms = [p.strip('"').lower() for p in phrases]
     return LexicalQuery(tuple(phrases), tuple(dict.fromkeys(terms)))
+
+
+def phrase_query(text: str) -> str | None:
+    """``text`` as one FTS5 phrase — its words, in order, next to each other — or None when it
+    holds no word. A CJK run is its character pairs (as :func:`parse_query` reads one)."""
+    tokens = _query_tokens(index_text(text))
+    return '"' + " ".join(tokens) + '"' if tokens else None
 
 
 def _query_pieces(text: str) -> list[str]:

@@ -76,7 +76,7 @@ def note_param(request: Request) -> str:
     return note
 
 
-_FILTER_LISTS = ("paths", "folders", "tags", "kinds", "where", "categories")
+_FILTER_LISTS = ("paths", "folders", "tags", "kinds", "where", "path_contains", "name_contains", "categories")
 _FILTER_TEXTS = ("modified_after", "modified_before")
 
 

@@ -210,10 +210,12 @@ def bm25(
     limit: int,
     scope: SearchFilter | None,
     frequencies: Callable[[Collection[str]], dict[str, int]],
+    excluded_chunks: Sequence[int] = (),
 ) -> list[tuple[int, float]]:
     """(chunk id, BM25 score) of the ``limit`` best chunks that fit ``query``, best first,
     ties broken by id — FTS5's scores. ``frequencies`` gives each term's document count
-    (the store's cached ``terms_df``); ``scope`` restricts the rows before the limit."""
+    (the store's cached ``terms_df``); ``scope`` and ``excluded_chunks`` (ids no hit may
+    have) restrict the rows before the limit."""
     if query.empty or limit <= 0:
         return []
     chunks, tokens = conn.execute("SELECT chunks, tokens FROM stats").fetchone() or (0, 0)
@@ -265,10 +267,16 @@ def bm25(
         out.add(f" + coalesce(g.w{i}, 0) * ")
         out.extend(_counted_idf(i, query.phrases[i - 1], chunks))
     out.add(" AS score FROM grouped g) ")
+    without: tuple[str, tuple[object, ...]] = ("", ())
+    if excluded_chunks:  # a hashed set: NOT IN a subquery, not <> ALL(array), which is a scan per row
+        without = (" WHERE s.chunk_id NOT IN (SELECT unnest(%s::bigint[]))", (list(excluded_chunks),))
     if scope is None or scope.unrestricted:
-        out.add("SELECT s.chunk_id, s.score FROM scored s ORDER BY s.score DESC, s.chunk_id LIMIT %s", limit)
+        out.add(f"SELECT s.chunk_id, s.score FROM scored s{without[0]} ORDER BY s.score DESC, s.chunk_id LIMIT %s", *without[1], limit)
     else:
         condition, scoped = scope_where(scope, dialect="postgresql")
+        if without[0]:
+            condition += " AND s.chunk_id NOT IN (SELECT unnest(%s::bigint[]))"
+            scoped = (*scoped, *without[1])
         out.add(
             "SELECT s.chunk_id, s.score FROM scored s JOIN chunks c ON c.id = s.chunk_id JOIN files f ON f.id = c.file_id "
             f"WHERE {condition} ORDER BY s.score DESC, s.chunk_id LIMIT %s",
@@ -277,6 +285,43 @@ def bm25(
     # Planned for these terms (their counts decide the joins), never from a cached plan.
     rows = conn.execute(out.sql, out.params, prepare=False).fetchall()
     return [(int(cid), float(value)) for cid, value in rows]
+
+
+def matching(conn: Any, query: fulltext.Query, limit: int = -1) -> list[int]:
+    """The ids of the chunks that fit ``query``, ascending — the rows FTS5 would match, found
+    from the postings as :func:`bm25` finds them; the first ``limit`` (-1: all)."""
+    if query.empty or not limit:
+        return []
+    sql = _fitting(query)
+    sql.add("SELECT fit.chunk_id FROM fit ORDER BY 1 LIMIT %s", None if limit < 0 else limit)
+    return [int(row[0]) for row in conn.execute(sql.sql, sql.params, prepare=False).fetchall()]
+
+
+def note_chunks(conn: Any, query: fulltext.Query) -> tuple[list[int], int]:
+    """The ids of every chunk of the files with a chunk that fits ``query``, ascending, and
+    how many such files there are."""
+    if query.empty:
+        return [], 0
+    sql = _fitting(query)
+    sql.add(
+        ", hit AS MATERIALIZED (SELECT DISTINCT c.file_id FROM fit JOIN chunks c ON c.id = fit.chunk_id) "
+        "SELECT (SELECT count(*) FROM hit), coalesce((SELECT array_agg(c.id ORDER BY c.id) FROM hit "
+        "JOIN chunks c ON c.file_id = hit.file_id), '{}')"
+    )
+    notes, ids = conn.execute(sql.sql, sql.params, prepare=False).fetchone()
+    return [int(i) for i in ids], int(notes)
+
+
+def _fitting(query: fulltext.Query) -> _Sql:
+    """``WITH`` the CTE ``fit``: the ids of the chunks that fit ``query``."""
+    sql = _Sql()
+    sql.add("WITH h(i, chunk_id, length, f) AS (")
+    for i, phrase in enumerate(query.phrases, start=1):
+        if i > 1:
+            sql.add(" UNION ALL ")
+        sql.extend(_phrase_rows(i, phrase, anchor=False))
+    sql.add(f"), fit AS (SELECT h.chunk_id FROM h GROUP BY h.chunk_id{_having(query)}) ")
+    return sql
 
 
 def _single(phrase: fulltext.Phrase) -> bool:

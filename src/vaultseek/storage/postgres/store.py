@@ -92,6 +92,7 @@ class PgStore(Store):
         self._changes = 0
         self._frequencies: dict[str, int] = {}
         self._pg_frequencies_as_of: int | None = None
+        self._note_chunks: tuple[tuple[str, int] | None, np.ndarray, int] = (None, np.zeros(0, dtype=np.int64), 0)
 
     # -- transactions -------------------------------------------------------------------
     @contextmanager
@@ -486,13 +487,35 @@ class PgStore(Store):
             self.pg.execute("DELETE FROM deep_vectors")
             self.set_meta({"deep_model_fingerprint": fingerprint, "deep_model_name": name})
 
+    def drop_deep_vectors(self, chunk_ids: Sequence[int]) -> None:
+        with self._write():
+            self.pg.execute(
+                "DELETE FROM deep_vectors WHERE embed_hash IN (SELECT embed_hash FROM chunks WHERE id = ANY(%s))",
+                ([int(i) for i in chunk_ids],),
+            )
+
     # -- search -------------------------------------------------------------------------
-    def bm25(self, fts_query: str, limit: int, scope: SearchFilter | None = None) -> list[tuple[int, float]]:
+    def bm25(
+        self, fts_query: str, limit: int, scope: SearchFilter | None = None, *, excluding: str | None = None
+    ) -> list[tuple[int, float]]:
         """(chunk id, BM25 score) best first, scored as FTS5 scores them (same terms, same
         column weights, same formula) from the postings of the query's terms
-        (``postings.bm25``); ties broken by id. ``scope`` restricts the rows before the
-        limit."""
-        return postings.bm25(self.pg, fulltext.parse(fts_query), limit, scope, self._term_frequencies)
+        (``postings.bm25``); ties broken by id. ``scope`` and ``excluding`` (the notes with a
+        chunk that matches it) restrict the rows before the limit."""
+        excluded = [] if excluding is None else self.note_chunks_matching(excluding)[0].tolist()
+        return postings.bm25(self.pg, fulltext.parse(fts_query), limit, scope, self._term_frequencies, excluded)
+
+    def chunks_matching(self, fts_query: str, limit: int = -1) -> np.ndarray:
+        return np.asarray(postings.matching(self.pg, fulltext.parse(fts_query), limit), dtype=np.int64)
+
+    def note_chunks_matching(self, fts_query: str) -> tuple[np.ndarray, int]:
+        """As SQLite's; kept for the expression until any writer commits (a search asks for
+        the set for its vector lists and again for BM25)."""
+        as_of = (fts_query, self.data_version())
+        if self._note_chunks[0] != as_of:
+            ids, notes = postings.note_chunks(self.pg, fulltext.parse(fts_query))
+            self._note_chunks = (as_of, np.asarray(ids, dtype=np.int64), notes)
+        return self._note_chunks[1], self._note_chunks[2]
 
     def file_ids_in(self, scope: SearchFilter) -> np.ndarray:
         where, params = scope_where(scope, per_row=False, dialect="postgresql")
@@ -854,18 +877,29 @@ class HnswVectors:
     def __len__(self) -> int:
         return self.chunks
 
-    def nearest(self, query: np.ndarray, limit: int, scope: SearchFilter | None) -> list[tuple[int, float]]:
+    def nearest(
+        self, query: np.ndarray, limit: int, scope: SearchFilter | None, *,
+        chunks: np.ndarray | None = None, excluded_chunks: np.ndarray | None = None,
+    ) -> list[tuple[int, float]]:  # fmt: skip
         """(chunk id, cosine) of the ``limit`` chunks nearest ``query`` (a unit vector), best
         first. The search width (``hnsw.ef_search``) is :attr:`ef_search` when set, else twice
         the limit, at least 40 and at most 1,000: a search's pool of 100 reads 200 candidates,
         which found 96% of the exact nearest ten at a million synthetic chunks (97% at 400, for
         ~14 ms more: docs/postgres.md#measured);
         pgvector's iterative scan keeps reading the graph until ``limit`` rows inside
-        ``scope`` are found."""
-        join, where, params = "", "", []
+        ``scope`` are found. ``chunks`` and ``excluded_chunks`` (ids) narrow the rows further:
+        a query's required phrases and exclusions (``search.restriction``)."""
+        join, conditions, params = "", [], []
         if scope is not None and not scope.unrestricted:
             condition, scoped = scope_where(scope, dialect="postgresql")
-            join, where, params = " JOIN files f ON f.id = c.file_id", f" WHERE {condition}", list(scoped)
+            join, conditions, params = " JOIN files f ON f.id = c.file_id", [condition], list(scoped)
+        if chunks is not None:
+            conditions.append("c.id = ANY(%s::bigint[])")
+            params.append(chunks.tolist())
+        if excluded_chunks is not None and len(excluded_chunks):
+            conditions.append("c.id NOT IN (SELECT unnest(%s::bigint[]))")
+            params.append(excluded_chunks.tolist())
+        where = " WHERE " + " AND ".join(conditions) if conditions else ""
         with self._lock:
             if self._conn is None:
                 self._conn = self._connect()

@@ -2,7 +2,9 @@
 
     GET  /api/search?q=…            a search (``vaultseek.contract``): the request's fields as
                                     parameters, filters flat (folders, tags, kinds, where,
-                                    modified_after, modified_before, categories, paths)
+                                    modified_after, modified_before, path_contains,
+                                    name_contains, categories, paths); q reads the query
+                                    syntax ("phrase", -word, tag:x, …) unless syntax=false
     POST /api/search                the same as a JSON request {"query", "k", "filters", …}
     GET  /api/links?path=…          a note's outgoing links (resolved or not, #headings checked)
                                     and backlinks

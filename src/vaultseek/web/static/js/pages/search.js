@@ -1,12 +1,25 @@
-// Search: the same search as `vaultseek search` (GET /api/search), with its filters; each
-// result opens its passage in the side panel with the query's words marked. The query is
-// part of the address (#search/<query>), so a search can be bookmarked or reloaded.
+// Search: the same search as `vaultseek search` (GET /api/search), with its filters and its
+// query syntax ("phrase", -word, prefix*, tag:x, …: the line under the count says what was
+// read). It answers with notes: each file once, under its title, with its best sections; a
+// section (or the title, for the best one) opens its passage in the side panel with the
+// searched words marked. The query is part of the address (#search/<query>), so a search can
+// be bookmarked or reloaded.
 
 import { api, el, highlightTerms, openPassage, plainText, plural, recall, remember } from "../ui.js";
 
 export const title = "Search";
 
 const KINDS = ["note", "pdf", "docx", "pptx", "xlsx", "csv", "html", "txt", "json", "yaml"];
+const SYNTAX = [
+  ['"exact phrase"', "every result holds it"],
+  ["-word", "no result from a note with it"],
+  ["prefix*", "words starting with it"],
+  ["tag:x  #x", "tagged"],
+  ["path:x  file:x", "text in the path, the file name"],
+  ["kind:pdf", "a file type"],
+  ["after:2w  before:2026-01", "modified"],
+  ["[status:done]  [priority>3]", "frontmatter"],
+];
 const parts = {};
 let lastQuery = null;
 
@@ -49,7 +62,7 @@ export function show(route) {
     run(query, false);
   } else if (!parts.q.value) {
     parts.meta.textContent = "";
-    parts.results.replaceChildren(el("li", { class: "empty" }, "Search by words or by meaning. Results open the passage they come from."));
+    parts.results.replaceChildren(el("li", { class: "empty" }, "Search by words or by meaning. Results open the passage they come from.", syntaxHint()));
   }
   if (!matchMedia("(max-width: 720px)").matches) parts.q.focus({ preventScroll: true });
 }
@@ -60,7 +73,7 @@ async function run(query, force) {
   if (!force && key === lastQuery) return;
   lastQuery = key;
   remember("search.filters", filters);
-  const params = new URLSearchParams({ q: query, mode: filters.mode, k: "20" });
+  const params = new URLSearchParams({ q: query, mode: filters.mode, view: "notes", k: "20" });
   if (filters.kind) params.append("kinds", filters.kind);
   if (filters.folder) params.append("folders", filters.folder);
   if (filters.tag) params.append("tags", filters.tag);
@@ -71,32 +84,56 @@ async function run(query, force) {
     const body = await api(`/api/search?${params}`);
     const took = Math.round(performance.now() - started);
     const notices = (body.notices || []).join("; ");
-    parts.meta.textContent = `${plural(body.results.length, "result", "results")} in ${took} ms${notices ? " — " + notices : ""}`;
+    parts.meta.replaceChildren(`${plural(body.results.length, "note", "notes")} in ${took} ms${notices ? " — " + notices : ""}`,
+      body.parsed ? el("span", { class: "search-parsed" }, understood(body.parsed)) : null);
     if (!body.results.length) {
       parts.results.replaceChildren(el("li", { class: "empty" }, "Nothing found. Try other words, or fewer filters."));
       return;
     }
-    parts.results.replaceChildren(...body.results.map((r) => result(r, query)));
+    const words = body.parsed ? body.parsed.text : query;
+    parts.results.replaceChildren(...body.results.map((note) => noteResult(note, words)));
   } catch (error) {
     parts.meta.textContent = "";
     parts.results.replaceChildren(el("li", { class: "notice error", role: "alert" }, error.message, el("small", {}, error.hint)));
   }
 }
 
-function result(r, query) {
-  const name = r.path.split("/").pop();
-  const folder = r.path.includes("/") ? r.path.slice(0, r.path.lastIndexOf("/")) : "";
+// What the query's operators asked for, in words (the response's `parsed`).
+function understood(parsed) {
+  const said = [`Searched: ${parsed.text}`];
+  for (const phrase of parsed.required) said.push(`must contain "${phrase}"`);
+  if (parsed.excluded.length) said.push(`excluding notes with ${parsed.excluded.map((e) => `"${e}"`).join(", ")}`);
+  if (parsed.fields.length) said.push(`only ${parsed.fields.join(" ")}`);
+  for (const [prefix, words] of Object.entries(parsed.prefixes)) said.push(words.length ? `${prefix} as ${words.join(", ")}` : `no word starts with ${prefix.slice(0, -1)}`);
+  return said.join(" · ");
+}
+
+function syntaxHint() {
+  return el("dl", { class: "search-syntax", "aria-label": "Query syntax" },
+    SYNTAX.map(([example, meaning]) => [el("dt", {}, el("code", {}, example)), el("dd", {}, meaning)]));
+}
+
+function noteResult(note, query) {
+  const name = note.path.split("/").pop();
+  const stem = name.includes(".") ? name.slice(0, name.lastIndexOf(".")) : name;
+  const best = note.sections[0];
+  const open = () => openPassage({ path: note.path, chunkId: best.chunk_id, label: best.label, highlight: query });
+  return el("li", { class: "note-result" },
+    el("div", { class: "note-head" },
+      el("button", { type: "button", class: "note-title", on: { click: open } }, note.title || stem),
+      el("span", { class: "result-folder muted" }, note.path)),
+    el("ol", { class: "note-sections", "aria-label": `Sections of ${note.title || name}` },
+      ...note.sections.map((section) => el("li", {}, sectionResult(section, query)))));
+}
+
+function sectionResult(r, query) {
   const snippet = el("p", { class: "result-snippet" }, plainText(r.snippet));
   highlightTerms(snippet, query);
   const why = [`score ${Number(r.score).toFixed(3)}`];
   if (r.bm25_rank != null) why.push(`words #${r.bm25_rank}`);
   if (r.vec_rank != null) why.push(`meaning #${r.vec_rank}`);
-  return el("li", {},
-    el("button", { type: "button", class: "result", on: { click: () => openPassage({ path: r.path, chunkId: r.chunk_id, label: r.label, highlight: query }) } },
-      el("span", { class: "result-head" },
-        el("span", { class: "result-name" }, name),
-        r.label ? el("span", { class: "badge" }, r.label) : null),
-      folder ? el("span", { class: "result-folder muted" }, folder) : null,
-      snippet,
-      el("span", { class: "result-why muted" }, why.join(" · "))));
+  return el("button", { type: "button", class: "result", on: { click: () => openPassage({ path: r.path, chunkId: r.chunk_id, label: r.label, highlight: query }) } },
+    r.label ? el("span", { class: "result-head" }, el("span", { class: "badge" }, r.label)) : null,
+    snippet,
+    el("span", { class: "result-why muted" }, why.join(" · ")));
 }

@@ -1,0 +1,204 @@
+"""``python -m benchmarks.coverage``: search quality while the deep tier is partly done.
+
+Right after ``vaultseek index`` no chunk has a deep vector; hours later every chunk has one; a
+note saved a minute ago has none while the rest do. For each judged set whose index has every
+deep vector, this benchmark makes copies of that index in which only a share of the chunks
+keep theirs (0 %, 10 %, 50 %, 90 %, 100 %; a seeded random choice, since any chunk may be the
+one waiting) and evaluates the default hybrid search on each, beside the fast tiers alone
+(the deep list's weight 0) on the full copy. It also asks **known items** at every level: a
+note's title, and a word that only one note holds, each of which should bring that note first.
+
+    python -m benchmarks.coverage --data ../shared/data --workdir DIR \\
+        [--sets tldr-de,psdocs-en] [--beir scifact,cranfield] [--levels 0,10,50,90,100] \\
+        [--split tune] [--known 150]
+
+The indexes are read where ``python -m benchmarks.golden`` and ``vaultseek eval --workdir``
+leave them: ``DIR/<lang>.db`` for a tldr set, ``DIR/psdocs.db``, ``DIR/beir/<name>/`` for a
+BEIR collection; give them their deep vectors first with ``vaultseek deep --vault … --db …``.
+The copies go to ``DIR/coverage/`` and are removed afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import shutil
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vaultseek.engine import Index, open_index
+from vaultseek.errors import VaultseekError
+from vaultseek.evaluation.harness import (
+    NO_DEEP,
+    Configuration,
+    EvalQuery,
+    load_beir,
+    load_golden,
+    run_configurations,
+)
+from vaultseek.storage.db import copy_database
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+HYBRID = Configuration("hybrid", "hybrid")
+SHOWN = ("nDCG@10", "nDCG@5", "Recall@10", "Hit@1")
+"""The metrics the table shows, those of them the harness computes."""
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A judged set and the index (with every deep vector) it is measured on."""
+
+    name: str
+    vault: Path
+    db: Path
+    queries: list[EvalQuery]
+    document_of: Callable[[str], str]
+
+
+def golden_source(name: str, data: Path, workdir: Path, split: str) -> Source:
+    family, lang = name.split("-", 1)
+    if family == "tldr":
+        vault, db = data / "tldr" / ("pages" if lang == "en" else f"pages.{lang}"), workdir / f"{lang}.db"
+    else:
+        vault, db = data / "powershell-docs" / "reference" / "docs-conceptual", workdir / "psdocs.db"
+    queries, _skipped = load_golden(GOLDEN / f"{name}.jsonl", split)
+    return Source(name, vault, db, queries, lambda path: path)
+
+
+def beir_source(name: str, data: Path, workdir: Path, split: str | None) -> Source:
+    collection = load_beir(data / "ir" / name, split)
+    home = workdir / "beir" / name
+    notes: dict[str, str] = json.loads((home / "manifest.json").read_text("utf-8"))["notes"]
+    return Source(name, home / "vault", home / "index.db", list(collection.queries), notes.__getitem__)
+
+
+def known_items(index: Index, count: int, seed: int = 5) -> list[tuple[str, str, str]]:
+    """Up to ``count`` notes' (kind, query, path): the note's title, and a word of at least
+    five letters that no other chunk of the index holds."""
+    rng = random.Random(seed)
+    paths = sorted(f["path"] for f in index.files() if f.get("status") == "indexed")
+    rng.shuffle(paths)
+    items: list[tuple[str, str, str]] = []
+    for path in paths[:count]:
+        rows = index.get_note(path)
+        title = rows[0].heading_context.split("|")[0].strip()
+        if title:
+            items.append(("title", title, path))
+        words = sorted(set(re.findall(r"[^\W\d_]{5,}", " ".join(r.text for r in rows).lower())))
+        rng.shuffle(words)
+        words = words[:40]
+        rare = [w for w, df in zip(words, index.store.document_frequencies(words), strict=True) if df == 1]
+        if rare:
+            items.append(("word", rare[0], path))
+    return items
+
+
+def known_share(index: Index, items: Sequence[tuple[str, str, str]], **options: Any) -> float:
+    """The share of known items whose note comes first: for a title, a note with that title
+    (several notes may share one); for a word, a note that holds it. ``options`` go to the
+    search."""
+    found = 0
+    for kind, query, path in items:
+        results = index.search(query, k=1, **options).results
+        if not results:
+            continue
+        top = results[0].path
+        if kind == "title":
+            found += top == path or index.get_note(top)[0].heading_context.split("|")[0].strip() == query
+        else:
+            found += any(query in row.text.lower() for row in index.get_note(top))
+    return found / len(items) if items else float("nan")
+
+
+def partial_copy(source: Index, dest: Path, fraction: float, seed: int) -> None:
+    """A copy of ``source``'s index at ``dest`` in which a seeded random ``fraction`` of the
+    chunks keep their deep vectors."""
+    for stale in (dest, Path(f"{dest}-wal"), Path(f"{dest}-shm")):
+        stale.unlink(missing_ok=True)
+    copy_database(source.conn, dest)
+    ids, _codes = source.store.load_deep_vectors()
+    dropped = ids[np.random.default_rng(seed).random(len(ids)) >= fraction]
+    with open_index(source.vault, db=dest) as copy:
+        copy.store.drop_deep_vectors(dropped.tolist())
+
+
+def measure(source: Source, levels: Sequence[int], workdir: Path, known: int, seed: int) -> list[list[str]]:
+    rows: list[list[str]] = []
+    scratch = workdir / "coverage"
+    scratch.mkdir(parents=True, exist_ok=True)
+    with open_index(source.vault, db=source.db, read_only=True) as full:
+        deep = full.deep_status()
+        if deep is None or deep.embedded < deep.chunks:
+            share = f"{deep.embedded:,} of {deep.chunks:,}" if deep else "none"
+            raise SystemExit(f"{source.name}: the index {source.db} needs every deep vector (has {share}); run `vaultseek deep`")
+        items = known_items(full, known)
+        (fast,) = run_configurations(full, source.queries, source.document_of, (NO_DEEP,))
+        rows.append([source.name, "fast tiers", *_cells(fast.scores), f"{known_share(full, items, deep_weight=0.0):.3f}"])
+        for level in levels:
+            dest = scratch / f"{source.name}-{level}.db"
+            partial_copy(full, dest, level / 100, seed)
+            try:
+                with open_index(source.vault, db=dest, read_only=True) as index:
+                    (hybrid,) = run_configurations(index, source.queries, source.document_of, (HYBRID,))
+                    rows.append([source.name, f"{level} %", *_cells(hybrid.scores), f"{known_share(index, items):.3f}"])
+            finally:
+                for path in (dest, Path(f"{dest}-wal"), Path(f"{dest}-shm")):
+                    path.unlink(missing_ok=True)
+    return rows
+
+
+def _cells(scores: dict[str, float]) -> list[str]:
+    return [f"{scores[name]:.3f}" if name in scores else "—" for name in SHOWN]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.coverage", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument("--data", default="../shared/data")
+    parser.add_argument("--workdir", required=True)
+    parser.add_argument("--sets", default="", help="judged sets, e.g. tldr-de,psdocs-en")
+    parser.add_argument("--beir", default="", help="BEIR collections, e.g. scifact,cranfield")
+    parser.add_argument("--levels", default="0,10,50,90,100", help="deep coverage levels, in percent")
+    parser.add_argument("--split", default="tune", help="golden sets: the split (BEIR: its test queries)")
+    parser.add_argument("--known", type=int, default=150, help="notes asked for by title and by a rare word")
+    parser.add_argument("--seed", type=int, default=11)
+    args = parser.parse_args(argv)
+    data, workdir = Path(args.data), Path(args.workdir)
+    try:
+        levels = [int(v) for v in args.levels.split(",")]
+    except ValueError:
+        parser.error("--levels takes whole percentages, e.g. 0,10,50,90,100")
+    if any(not 0 <= v <= 100 for v in levels):
+        parser.error("--levels are percentages from 0 to 100")
+    sources = [golden_source(n, data, workdir, args.split) for n in filter(None, args.sets.split(","))]
+    try:
+        sources += [beir_source(n, data, workdir, None) for n in filter(None, args.beir.split(","))]
+    except (OSError, KeyError, ValueError, VaultseekError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    head = ["set", "deep coverage", *SHOWN, "known items"]
+    print("  ".join(head))
+    for source in sources:
+        try:
+            rows = measure(source, levels, workdir, args.known, args.seed)
+        except VaultseekError as exc:
+            print(f"error: {source.name}: {exc.message}", file=sys.stderr)
+            return 2
+        for row in rows:
+            print("  ".join(row), flush=True)
+        fast = {name: float(v) for name, v in zip(SHOWN, rows[0][2:], strict=False) if v != "—"}
+        worst = min(float(row[2]) - fast["nDCG@10"] for row in rows[1:])
+        print(f"{source.name}: worst nDCG@10 against the fast tiers: {worst:+.3f}", flush=True)
+    shutil.rmtree(workdir / "coverage", ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

