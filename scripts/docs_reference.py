@@ -128,6 +128,7 @@ def _tables(parser: argparse.ArgumentParser, *, prog: str, skip: set[tuple[str, 
         actions = [
             a for a in group._group_actions
             if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction)) and _key(a) not in skip
+            and a.help != argparse.SUPPRESS  # plumbing between vaultseek's own processes
         ]  # fmt: skip
         if not actions:
             continue

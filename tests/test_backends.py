@@ -178,6 +178,37 @@ def test_related_notes(backend: OpenIndex, vault: Path) -> None:
         assert related.results and related.results[0].path == "security/incident-review.md"
 
 
+def test_deep_vectors_go_to_every_openings_first_newest_files_first(backend: OpenIndex, vault: Path) -> None:
+    """The deep job's order (``deep_pending``): each file's first chunk before any file's later
+    ones, the most recently modified file first, then a file's chunks in order."""
+    import numpy as np
+
+    for name, mtime in (("old", 1_000_000_000), ("mid", 1_500_000_000), ("new", 1_700_000_000)):
+        path = vault / f"{name}.md"
+        path.write_text(
+            f"# Note {name}\n\nThe opening of note {name} says {name}zero.\n\n## Part one\n\nThe first part of {name} "
+            f"says {name}one.\n\n## Part two\n\nThe second part of {name} says {name}two.\n", "utf-8",
+        )  # fmt: skip
+        os.utime(path, (mtime, mtime))
+    with indexed(backend, vault) as index:
+        store = index.store
+
+        def order(limit: int) -> list[str]:
+            return [text.split()[-1].rstrip(".") for _hash, _context, text in store.deep_pending(limit)]
+
+        assert order(20) == ["newzero", "midzero", "oldzero", "newone", "newtwo", "midone", "midtwo", "oldone", "oldtwo"]
+        assert store.deep_opening_progress() == (0, 3)
+        first = store.deep_pending(2)
+        store.save_deep_vectors([(digest, np.ones(4, dtype=np.float32) / 2) for digest, _c, _t in first])
+        assert order(3) == ["oldzero", "newone", "newtwo"]
+        assert store.deep_opening_progress() == (2, 3)
+        assert store.deep_progress() == (2, 9)
+        with (vault / "old.md").open("a", encoding="utf-8") as note:
+            note.write("\n## Part three\n\nThe third part of old says oldthree.\n")
+        index.sync(remember=False)
+        assert order(4) == ["oldzero", "oldone", "oldtwo", "oldthree"]
+
+
 @pytest.fixture
 def both(vault: Path, tmp_path: Path, pg_url: str) -> Iterator[tuple[Index, Index]]:
     write_notes(vault)

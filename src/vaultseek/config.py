@@ -306,6 +306,13 @@ def config_home() -> Path:
     return Path(base) / "vaultseek"
 
 
+def state_home() -> Path:
+    """Where this user's running state lives (logs, the hooks' sessions, the deep tier's
+    queue): ``$XDG_STATE_HOME/vaultseek``, folders made 0700."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "vaultseek"
+
+
 # -- PostgreSQL URLs (standard library only: connection.py re-exports these) ---------------
 
 DATABASE_URL_SCHEMES = ("postgresql://", "postgres://")

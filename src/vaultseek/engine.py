@@ -34,9 +34,11 @@ from .errors import (
     QueryError,
     VaultNotFoundError,
 )
+from .index.activity import note_interactive
 from .index.names import MARKER, matching_paths, shown_path
 from .records import (
     DeepReport,
+    DeepState,
     DeepStatus,
     IndexStatus,
     NoteLinks,
@@ -339,18 +341,21 @@ class Index:
         should_stop: StopCheck | None = None,
         seconds: float | None = None,
         limit: int | None = None,
+        model: DeepModel | None = None,
     ) -> DeepReport | None:
         """Give chunks without a deep vector one (see ``deepening.py``), until all have one,
         ``should_stop`` says so, ``seconds`` pass or ``limit`` texts are done. None when
-        another process runs this index's deep job (it does the work). Raises
-        :class:`ModelError` when the deep model cannot run here, :class:`ConfigError` when
-        the tier is off."""
+        another process runs this index's deep job (it does the work). ``model`` is a deep
+        model already loaded (a process serving several indexes loads it once); default:
+        this index's own, loaded on first use. Raises :class:`ModelError` when the deep model
+        cannot run here, :class:`ConfigError` when the tier is off."""
         from .index.deepening import deepen, take_lock
         from .search.hubs import store_probes
 
         if not self.config.deep_tier:
             raise ConfigError("the deep tier is off (deep_tier = false)", hint="set deep_tier = true to use it")
-        model = self.deep_model()
+        if model is None:
+            model = self.deep_model()
         lock = take_lock(self.db_path)
         if lock is None:
             return None
@@ -369,20 +374,29 @@ class Index:
         if not self.config.deep_tier:
             return None
         from .embeddings.deep import deep_model_available
+        from .index.deep_queue import queue_state
         from .index.deepening import job_running, stored_rate
 
         with self._database_errors():
             embedded, chunks = self.store.deep_progress()
+            openings_embedded, openings = self.store.deep_opening_progress()
             name = self.store.get_meta("deep_model_name")
             rate = stored_rate(self.store)
         reason = deep_model_available()
+        state: DeepState
         if reason is not None:
             state = "unavailable"
         elif embedded >= chunks:
             state = "complete"
+        elif job_running(self.db_path):
+            state = "running"
         else:
-            state = "running" if job_running(self.db_path) else "waiting"
-        return DeepStatus(model=name, chunks=chunks, embedded=embedded, state=state, rate=rate, reason=reason)
+            queued = queue_state(self.db_path)
+            state = "waiting" if queued is None else queued
+        return DeepStatus(
+            model=name, chunks=chunks, embedded=embedded, state=state, rate=rate, reason=reason,
+            openings=openings, openings_embedded=openings_embedded,
+        )  # fmt: skip
 
     # -- searching ----------------------------------------------------------------------
     def search(self, request: SearchRequest | str, /, **options: Any) -> SearchResponse:
@@ -404,6 +418,7 @@ class Index:
         matching's share of the lexical score of the head of a hybrid list (``termmatch.py``).
         ``syntax=False`` reads the query as plain words: no ``"phrase"``, ``-word`` or ``tag:x``
         operators (``search/syntax.py``), for text that is not a typed query."""
+        note_interactive()  # the deep tier's worker rests while someone searches
         if isinstance(request, SearchRequest):
             if options:
                 raise TypeError("pass the options inside the SearchRequest")

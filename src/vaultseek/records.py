@@ -492,7 +492,9 @@ class IndexStatus:
     """The setting that would follow them (``follow_external_symlinks``)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data["deep"] = None if self.deep is None else self.deep.to_dict()
+        return data
 
 
 LinkVia = Literal["self", "path", "name", "alias", "none"]
@@ -618,6 +620,9 @@ ProgressPhase = Literal["scan", "index", "extract", "ocr", "embed", "delete", "d
 on, ``total`` the document's pages, ``path`` the document."""
 
 
+DeepState = Literal["complete", "running", "queued", "paused", "waiting", "unavailable"]
+
+
 @dataclass(frozen=True, slots=True)
 class DeepStatus:
     """How far the deep tier has got (see ``deepening.py``)."""
@@ -628,17 +633,30 @@ class DeepStatus:
     """Chunks in the index."""
     embedded: int
     """Chunks that have a deep vector (searched by meaning in the deep list)."""
-    state: str
-    """``complete``, ``running`` (a job is embedding now), ``waiting`` (work left, no job
-    running: the next ``index``, daemon or watcher continues it) or ``unavailable``."""
+    state: DeepState
+    """``complete``; ``running`` (a job is embedding this index now); ``queued`` (in the
+    background worker's queue while it serves another index or rests for a search);
+    ``paused`` (queued, and ``vaultseek deep --pause`` holds the worker); ``waiting`` (work
+    left and no job on it: the next ``index``, the daemon or ``vaultseek deep`` continues it);
+    ``unavailable`` (the deep model cannot run here)."""
     rate: float | None = None
-    """Chunks a second the last job measured (None: not yet measured)."""
+    """Chunks a second the job measured, stored as it goes (None: not measured yet)."""
     reason: str | None = None
     """Why the tier is unavailable here (state ``unavailable``)."""
+    openings: int = 0
+    """Files with chunks: each has an opening, its first chunk (title and introduction),
+    which the job embeds before any file's later chunks."""
+    openings_embedded: int = 0
+    """Files whose opening has a deep vector: every note findable by meaning when it equals
+    :attr:`openings`."""
 
     @property
     def pending(self) -> int:
         return self.chunks - self.embedded
+
+    @property
+    def openings_pending(self) -> int:
+        return max(0, self.openings - self.openings_embedded)
 
     @property
     def eta_seconds(self) -> float | None:
@@ -646,6 +664,17 @@ class DeepStatus:
         if not self.pending:
             return 0.0
         return self.pending / self.rate if self.rate else None
+
+    @property
+    def openings_eta_seconds(self) -> float | None:
+        """Seconds until every file's opening has a deep vector, at the measured rate (the
+        openings go first); None when unknown, 0 when they all have one."""
+        if not self.openings_pending:
+            return 0.0
+        return self.openings_pending / self.rate if self.rate else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "eta_seconds": self.eta_seconds, "openings_eta_seconds": self.openings_eta_seconds}
 
 
 @dataclass(frozen=True, slots=True)
@@ -681,6 +710,39 @@ class DeepReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "complete": self.complete}
+
+
+@dataclass(frozen=True, slots=True)
+class DeepQueueEntry:
+    """One index in the background worker's queue (``index/deep_queue.py``)."""
+
+    vault: str
+    index: str
+    """The index file, or ``URL (collection NAME)`` for PostgreSQL."""
+    deep: DeepStatus | None = None
+    """Its coverage and state; None when it cannot be opened now (``problem`` says why)."""
+    problem: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"vault": self.vault, "index": self.index, "problem": self.problem,
+                "deep": None if self.deep is None else self.deep.to_dict()}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class DeepWorkerStatus:
+    """The background worker that serves every queued index, for ``vaultseek status``."""
+
+    state: Literal["running", "paused", "stopped"]
+    """``stopped``: no worker runs (it exits when nothing is left; the next ``index`` starts
+    one)."""
+    pid: int | None
+    entries: tuple[DeepQueueEntry, ...]
+    log: str
+    """Where the worker writes what it did: indexes finished or dropped, errors."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"state": self.state, "pid": self.pid, "log": self.log,
+                "indexes": [entry.to_dict() for entry in self.entries]}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,7 @@ from ..config import Config
 from ..contract import SearchRequest
 from ..engine import Index
 from ..errors import ConfigError, QueryError, VaultseekError
+from ..index.activity import note_interactive
 from ..payload import load_json, shown_size
 from . import daemon_client
 from .hook_runner import prepare, settings_of
@@ -248,6 +249,8 @@ class Daemon:
         if op == "shutdown":
             return {"stopping": True}
         assert self.index is not None
+        if op in ("search", "hook"):
+            note_interactive()  # the deep tier's worker rests while someone waits for this
         with self.lock:
             if op == "search":
                 return self._search(message)

@@ -30,7 +30,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-from ..config import Config, load_config
+from ..config import Config, load_config, state_home
+from ..index.activity import note_interactive
 from . import daemon_client
 from .hooks import (
     EVENTS,
@@ -48,11 +49,6 @@ SESSION_TTL_SECONDS = 24 * 3600
 
 class HookTimeout(Exception):
     """The hook's own deadline passed."""
-
-
-def state_home() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "vaultseek"
 
 
 def log_path() -> Path:
@@ -166,6 +162,7 @@ def compute(event: str, payload: dict[str, Any], config: Config, *, timeout: flo
     last_prompt = prepare(event, payload, settings)
     if last_prompt is None:
         return ""
+    note_interactive()  # the deep tier's worker rests while the agent waits for this
     assert config.db is not None
     message = {
         "op": "hook",

@@ -45,6 +45,8 @@ import watchfiles
 from ..config import Config
 from ..engine import Index
 from ..errors import ConfigError, VaultseekError
+from ..index import deep_queue
+from ..index.activity import interactive_recently
 from ..index.sources import PathFilter
 from ..records import SyncReport
 from ..storage.writer_lock import try_lock
@@ -255,9 +257,14 @@ class Watcher:
 
     def _deepen(self, index: Index, stop: threading.Event) -> None:
         """A slice of the deep tier's work; idle once every chunk has a deep vector, another
-        process runs the job to completion, or the deep model cannot run here."""
+        process runs the job to completion, or the deep model cannot run here. None while
+        ``vaultseek deep --pause`` holds the deep tier, nor while a search or hook touched the
+        activity marker in the last two seconds (``index/activity.py``): the slice waits for
+        the next quiet pass."""
+        if interactive_recently() or deep_queue.paused():
+            return
         try:
-            report = index.deepen(seconds=DEEP_SLICE_SECONDS, should_stop=stop.is_set)
+            report = index.deepen(seconds=DEEP_SLICE_SECONDS, should_stop=lambda: stop.is_set() or interactive_recently())
         except VaultseekError as exc:  # the model cannot run here: say so once, stop trying
             self.deep_idle = self.deep_broken = True
             self.on_error(exc)

@@ -98,7 +98,7 @@ def cmd_hook(args: argparse.Namespace, out: TextIO) -> int:
 
 # -- daemon ------------------------------------------------------------------------------------
 def daemon_log_path() -> Path:
-    from ..agents.hook_runner import state_home
+    from ..config import state_home
 
     return state_home() / "daemon.log"
 

@@ -67,6 +67,8 @@ def cmd_intake(args: argparse.Namespace, out: TextIO) -> int:
             outcomes = intake.take_inbox(dry_run=args.dry_run)
         else:
             outcomes = intake.take(Path(args.source), dry_run=args.dry_run, domain=args.domain)
+        if not args.dry_run:
+            _queue_deep(index)
     if args.json:
         out.write(json.dumps({"dry_run": args.dry_run, "items": [o.to_dict() for o in outcomes]}, ensure_ascii=False) + "\n")
     else:
@@ -111,6 +113,7 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
             return 0
         if args.action == "accept":
             outcome = intake.accept(args.item, domain=args.domain)
+            _queue_deep(index)
         else:
             outcome = intake.discard(args.item)
     if args.json:
@@ -118,6 +121,14 @@ def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
     else:
         out.write(f"{outcome.item} → {outcome.destination}\n")
     return 0
+
+
+def _queue_deep(index: Any) -> None:
+    """What intake filed gets its deep vectors from the background worker, as after
+    ``vaultseek index`` (nothing when the deep tier is off or has no work left)."""
+    from .deep import continue_after_index
+
+    continue_after_index(index)
 
 
 COMMANDS = {"intake": cmd_intake, "review": cmd_review}

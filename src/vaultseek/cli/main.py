@@ -2,8 +2,9 @@
 
 Exit codes: 0 success · 1 an unexpected failure · 2 bad usage or configuration · 3 no index ·
 4 index locked (another vaultseek wrote it past ``index --wait``), or already watched by another
-vaultseek · 5 index damaged · 6 embedding model unusable · 7 index (or, for intake, the vault)
-not writable · 8 an optional extra not installed (the hint names it) · 9 a server's port
+vaultseek, or the deep-tier worker could not be stopped · 5 index damaged · 6 embedding model
+unusable · 7 index (or, for intake, the vault) not writable · 8 an optional extra not installed
+(the hint names it) · 9 a server's port
 unavailable (in use, privileged) · 10 the PostgreSQL server unreachable, or the connection to it
 lost · 11 the PostgreSQL server lacks what vaultseek needs (version 14+, pgvector 0.7+ in the
 database) · 130 stopped by Ctrl-C.
@@ -228,7 +229,7 @@ def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
             bar.clear()
         if not report.interrupted:
             _settle_default(index, make_default=args.make_default)
-        deep = None if report.interrupted else continue_after_index(index, args)
+        deep = None if report.interrupted else continue_after_index(index)
         if args.json:
             out.write(json.dumps({**report.to_dict(), **({"deep": deep} if deep else {})}, ensure_ascii=False) + "\n")
         elif not args.quiet:
@@ -416,15 +417,23 @@ def cmd_status(args: argparse.Namespace, out: TextIO) -> int:
         backend = _backend_info(index)
         if index.config.database_url is not None:
             status = replace(status, db_path=index_label(index.config))
+    worker = None
+    if status.deep is not None:  # the background worker, and every index it serves
+        from ..agents.deep_worker import worker_status
+
+        worker = worker_status()
     if args.json:
-        out.write(json.dumps({**status.to_dict(), "backend": backend}, ensure_ascii=False) + "\n")
+        body = {**status.to_dict(), "backend": backend, "deep_worker": None if worker is None else worker.to_dict()}
+        out.write(json.dumps(body, ensure_ascii=False) + "\n")
     else:
-        from .terminal import format_backend, format_status
+        from .terminal import format_backend, format_deep_worker, format_status
 
         out.write(format_status(status, show_all_skipped=args.all) + "\n")
         if backend.get("backend", "sqlite") != "sqlite":  # the index line names database and collection
             shown = {key: value for key, value in backend.items() if key not in ("database", "collection")}
             out.write(format_backend(shown) + "\n")
+        if worker is not None:
+            out.write(format_deep_worker(worker) + "\n")
     return 0
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ..records import (
     DeepProgress,
     DeepStatus,
+    DeepWorkerStatus,
     IndexStatus,
     Progress,
     QueryParse,
@@ -182,19 +183,63 @@ def format_duration(seconds: float) -> str:
     return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
+def format_time_left(
+    eta: float | None, openings_eta: float | None, *, openings_pending: int, rate: float | None = None
+) -> str:
+    """``~1 h 20 min left at 4.1 chunks/s (every note's opening in ~12 min)``, or ``time
+    left: measuring`` before the job has timed a batch. The openings' time is said when it is
+    well short of the whole (the openings go first)."""
+    if eta is None:
+        return "time left: measuring"
+    text = f"~{format_duration(eta)} left" + (f" at {rate:.1f} chunks/s" if rate else "")
+    if openings_pending and openings_eta is not None and openings_eta < 0.8 * eta:
+        soon = format_duration(openings_eta)
+        if soon != format_duration(eta):
+            text += f" (every note's opening in ~{soon})"
+    return text
+
+
 def format_deep_status(deep: DeepStatus) -> str:
     """One line: how many chunks have a deep vector and what happens next."""
     share = f"{deep.embedded:,} of {deep.chunks:,} chunks" + (
         f" ({deep.embedded / deep.chunks:.0%})" if deep.chunks and deep.pending else ""
     )
+    if deep.openings_pending:
+        share += f", {deep.openings_embedded:,} of {deep.openings:,} notes' openings"
     if deep.state == "unavailable":
         return f"off here: {deep.reason} ({share})"
     if deep.state == "complete":
         return f"{share}, complete ({deep.model or 'deep model'})"
-    left = f", ~{format_duration(deep.eta_seconds)} left at {deep.rate:.1f} chunks/s" if deep.eta_seconds and deep.rate else ""
+    left = format_time_left(deep.eta_seconds, deep.openings_eta_seconds, openings_pending=deep.openings_pending, rate=deep.rate)
     if deep.state == "running":
-        return f"{share}; embedding the rest in the background{left}"
-    return f"{share}; the rest waits for the next `vaultseek index`, the daemon or `vaultseek deep`{left}"
+        return f"{share}; embedding the rest in the background, {left}"
+    if deep.state == "queued":
+        return f"{share}; queued for the background worker, {left}"
+    if deep.state == "paused":
+        return f"{share}; paused (`vaultseek deep --resume` continues)"
+    known = f", ~{format_duration(deep.eta_seconds)} of work left" if deep.eta_seconds and deep.rate else ""
+    return f"{share}; the rest waits for the next `vaultseek index`, the daemon or `vaultseek deep`{known}"
+
+
+def format_deep_worker(worker: DeepWorkerStatus) -> str:
+    """The background worker and one line per index it serves, for ``vaultseek status``."""
+    count = len(worker.entries)
+    indexes = f"{count:,} {'index' if count == 1 else 'indexes'} queued"
+    if worker.state == "running":
+        head = f"running (pid {worker.pid}), {indexes} — `vaultseek deep --stop` stops it, `--pause` holds it"
+    elif worker.state == "paused":
+        head = f"paused, {indexes} — `vaultseek deep --resume` continues"
+    else:
+        head = f"not running, {indexes} — `vaultseek deep --resume` starts it"
+    lines = [f"deep worker:  {head}"]
+    vaults = [entry.vault for entry in worker.entries]
+    for entry in worker.entries:
+        name = clean(entry.vault if vaults.count(entry.vault) == 1 else f"{entry.vault} ({entry.index})")
+        if entry.deep is None:
+            lines.append(f"  {name}: cannot be opened now: {clean(entry.problem or '')}")
+        else:
+            lines.append(f"  {name}: {format_deep_status(entry.deep)}")
+    return "\n".join(lines)
 
 
 def format_sync_report(report: SyncReport, *, vault: str, db: str) -> str:

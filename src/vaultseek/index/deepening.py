@@ -1,35 +1,37 @@
 """The deep tier's job: give every chunk a vector of the deep model, behind the fast index.
 
 The fast index (BM25 + the static model) is searchable as soon as ``vaultseek index`` ends.
-The deep model (``deepmodel.py``) reads each chunk in context and is ~0.3–1 s a chunk on two
-cores, so its vectors are made afterwards, a few chunks at a time, by whichever process owns
+The deep model (``embeddings/deep.py``) reads each chunk in context and is ~0.25 s a chunk on
+one core, so its vectors are made afterwards, a few chunks at a time, by whichever process owns
 the job at the moment:
 
-- a detached worker that ``vaultseek index`` starts (``vaultseek deep --background``: one
-  thread, lowered priority), which exits when every chunk has a deep vector;
+- the background worker (``agents/deep_worker.py``): one process per user, serving every index
+  queued for it (``deep_queue.py``) at idle priority, which exits when nothing is left;
 - the daemon's or ``vaultseek watch``'s watcher, between file events, so an edited note's new
   chunks get theirs within seconds;
 - ``vaultseek deep`` in the foreground, with a progress bar, for scripts and the impatient.
 
+Openings go first: every file's first chunk (what its title and introduction say) before any
+file's later chunks, newest files first (``Store.deep_pending``), so every note can be found by
+meaning long before the whole vault is done, and a note saved a moment ago is next in line.
+
 One job per index at a time: each holds an exclusive lock file beside the index, and
 a process that cannot take it leaves the work to the holder. Each batch of texts is committed
 as soon as it is embedded, keyed by the chunk's embed hash, so ``kill -9`` loses at most the
-batch in flight and the next job starts where this one stopped. The chunks still without a
+batch in flight and the next job starts where this one stopped. The job stores the rate it
+measures as it goes (after its first batch, then every :data:`RATE_SAVE_SECONDS`), so
+``status`` can say how long is left within seconds of a start. The chunks still without a
 deep vector are simply not in the deep list: search fuses that list with a weight scaled by
 the share of chunks it covers (``search.py``).
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from ..config import Config, index_arguments
 from ..embeddings.deep import DeepModel
 from ..records import DeepProgress, DeepReport
 from ..storage.store import Store
@@ -39,7 +41,10 @@ BATCH = 4
 """Texts per engine call and commit: ~1–3 s of work, so a stop request or a file event waits
 at most that long, and a crash loses at most that much."""
 RATE_KEY = "deep_rate"
-"""Meta key: chunks a second the last job measured, for ``status``'s estimate."""
+"""Meta key: chunks a second the job measured (the running one's, or the last one's), for
+``status``'s estimate."""
+RATE_SAVE_SECONDS = 5.0
+"""How often a running job stores its rate (and once after its first batch)."""
 
 DeepProgressCallback = Callable[[DeepProgress], None]
 
@@ -53,11 +58,6 @@ def embedding_text(heading_context: str, text: str) -> str:
 
 def lock_path(db: Path) -> Path:
     return db.with_name(db.name + ".deep.lock")
-
-
-def log_path(db: Path) -> Path:
-    """Where a detached worker writes what it has to say (errors, mostly)."""
-    return lock_path(db).with_suffix(".log")
 
 
 def take_lock(db: Path) -> IO[bytes] | None:
@@ -93,6 +93,7 @@ def deepen(
     done, total = store.deep_progress()
     embedded = 0
     rate: float | None = None
+    saved_at: float | None = None
     if progress is not None:
         progress(DeepProgress(done, total, stored_rate(store)))
     while True:
@@ -114,6 +115,9 @@ def deepen(
         measured = len(pending) / elapsed
         rate = measured if rate is None else 0.8 * rate + 0.2 * measured
         done, total = store.deep_progress()
+        if saved_at is None or clock() - saved_at >= RATE_SAVE_SECONDS:
+            store.set_meta({RATE_KEY: f"{rate:.4f}"})
+            saved_at = clock()
         if progress is not None:
             progress(DeepProgress(done, total, rate))
     if rate is not None:
@@ -132,22 +136,3 @@ def stored_rate(store: Store) -> float | None:
         return float(value) if value else None
     except ValueError:
         return None
-
-
-def start_worker(config: Config, *, config_file: str | None = None) -> int | None:
-    """Start a detached ``vaultseek deep --background`` for this index (it outlives this
-    process and exits when the work is done); its pid, or None when a job already runs.
-    ``config_file`` is the ``--config`` the user named, passed on."""
-    assert config.db is not None and config.vault is not None
-    if job_running(config.db):
-        return None
-    command = [sys.executable, "-m", "vaultseek", "deep", "--background", "--quiet", *index_arguments(config)]
-    if config_file is not None:
-        command += ["--config", config_file]
-    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
-    with log_path(config.db).open("ab") as log:
-        child = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
-            start_new_session=True, close_fds=True,
-        )  # fmt: skip
-    return child.pid

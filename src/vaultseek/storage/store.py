@@ -450,19 +450,38 @@ class Store:
         ).get
         return int(done), self.chunk_count()
 
+    def deep_opening_progress(self) -> tuple[int, int]:
+        """(files whose opening chunk has a deep vector, files with chunks): the opening is a
+        file's first chunk (``position`` 0), what its title and introduction say."""
+        total, done = self.conn.execute(
+            "SELECT count(*), count(d.embed_hash) FROM chunks c "
+            "LEFT JOIN deep_vectors d ON d.embed_hash = c.embed_hash WHERE c.position = 0"
+        ).get
+        return int(done), int(total)
+
     def deep_pending(self, limit: int) -> list[tuple[bytes, str, str]]:
         """Up to ``limit`` texts still without a deep vector, as (embed hash, heading context,
-        text), one per distinct hash, in chunk order (a note's chunks come together)."""
-        rows = self.conn.execute(
-            "SELECT c.embed_hash, c.heading_context, c.text FROM chunks c WHERE NOT EXISTS "
-            "(SELECT 1 FROM deep_vectors d WHERE d.embed_hash = c.embed_hash) ORDER BY c.id LIMIT ?",
-            (limit * 4,),  # a text repeated in several chunks is listed once
-        )
+        text), one per distinct hash. Openings first — every file's first chunk before any
+        file's later ones, so each note can be found by meaning early — and within each, the
+        most recently modified files first (a note saved a moment ago is next; ties: the file
+        indexed last), then a file's chunks in order.
+
+        Both passes walk ``files_by_mtime`` backwards and stop at the limit: no sort, ~0 ms
+        while the newest files have work left and ~6 ms for a walk of 17k files that finds
+        none (a sort of every pending chunk took ~120 ms at 50k)."""
         out: dict[bytes, tuple[bytes, str, str]] = {}
-        for digest, context, text in rows:
-            out.setdefault(digest, (digest, context, text))
-            if len(out) >= limit:
-                break
+        for which in ("c.position = 0", "c.position > 0"):
+            rows = self.conn.execute(
+                "SELECT c.embed_hash, c.heading_context, c.text FROM files f "
+                f"CROSS JOIN chunks c ON c.file_id = f.id AND {which} "
+                "WHERE NOT EXISTS (SELECT 1 FROM deep_vectors d WHERE d.embed_hash = c.embed_hash) "
+                "ORDER BY f.mtime_ns DESC, f.id DESC, c.position LIMIT ?",
+                (limit * 4,),  # a text repeated in several chunks is listed once
+            )
+            for digest, context, text in rows:
+                out.setdefault(digest, (digest, context, text))
+                if len(out) >= limit:
+                    return list(out.values())
         return list(out.values())
 
     def save_deep_vectors(self, items: Sequence[tuple[bytes, np.ndarray]]) -> None:

@@ -193,10 +193,15 @@ def _open(path: Path, *, or_read_only: bool = True) -> IO[bytes]:
         return os.fdopen(os.open(path, os.O_RDONLY | os.O_CLOEXEC), "rb", buffering=0)
 
 
-def _write_holder(handle: IO[bytes]) -> None:
-    """Write this process's name into the lock file it holds (best effort: a full disk or a
-    read-only file leaves the holder unnamed, never the lock untaken)."""
-    record = {"pid": os.getpid(), "command": _command_line(), "since": round(time.time(), 3)}
+def _write_holder(handle: IO[bytes], *, pid: int | None = None, command: str | None = None) -> None:
+    """Write this process's name — or ``pid``'s and ``command``, a child's the lock was
+    handed to — into the lock file it holds (best effort: a full disk or a read-only file
+    leaves the holder unnamed, never the lock untaken)."""
+    record = {
+        "pid": os.getpid() if pid is None else pid,
+        "command": _command_line() if command is None else command,
+        "since": round(time.time(), 3),
+    }
     try:
         os.ftruncate(handle.fileno(), 0)
         os.pwrite(handle.fileno(), (json.dumps(record) + "\n").encode("utf-8"), 0)
@@ -277,6 +282,12 @@ def try_lock(path: Path) -> IO[bytes] | None:
         handle.close()
         return None
     return handle
+
+
+def name_holder(handle: IO[bytes], *, pid: int | None = None, command: str | None = None) -> None:
+    """Name who holds the lock ``handle`` (from :func:`try_lock`) holds, for
+    :func:`find_holder`: this process, or the child process ``pid`` it was passed on to."""
+    _write_holder(handle, pid=pid, command=command)
 
 
 def is_locked(path: Path) -> bool:

@@ -259,7 +259,13 @@ class Ingestor:
                 for path in watched:
                     self._step(path, "embedding", detail=f"{event.done} of {event.total}", replace_last=True)
 
-        index.sync(progress=progress, should_stop=lambda: self.stopping, remember=False)
+        report = index.sync(progress=progress, should_stop=lambda: self.stopping, remember=False)
+        if report.chunks_written and index.config.deep_tier:
+            from ..embeddings.deep import deep_model_available
+            from ..index.deep_queue import enqueue
+
+            if deep_model_available() is None:  # the background worker gives the new chunks deep vectors
+                enqueue(index.config)
         states = index.store.file_states(paths)
         for path in paths:
             state = states.get(path)

@@ -439,17 +439,27 @@ class PgStore(Store):
         )
         return int(done), self.chunk_count()
 
+    def deep_opening_progress(self) -> tuple[int, int]:
+        total, done = self.pg.execute(
+            "SELECT count(*), count(d.embed_hash) FROM chunks c "
+            "LEFT JOIN deep_vectors d ON d.embed_hash = c.embed_hash WHERE c.position = 0"
+        ).fetchone()
+        return int(done), int(total)
+
     def deep_pending(self, limit: int) -> list[tuple[bytes, str, str]]:
-        rows = self.pg.execute(
-            "SELECT c.embed_hash, c.heading_context, c.text FROM chunks c WHERE NOT EXISTS "
-            "(SELECT 1 FROM deep_vectors d WHERE d.embed_hash = c.embed_hash) ORDER BY c.id LIMIT %s",
-            (limit * 4,),
-        ).fetchall()
         out: dict[bytes, tuple[bytes, str, str]] = {}
-        for digest, context, text in rows:
-            out.setdefault(bytes(digest), (bytes(digest), context, text))
-            if len(out) >= limit:
-                break
+        for which in ("c.position = 0", "c.position > 0"):
+            rows = self.pg.execute(
+                "SELECT c.embed_hash, c.heading_context, c.text FROM files f "
+                f"JOIN chunks c ON c.file_id = f.id AND {which} "
+                "WHERE NOT EXISTS (SELECT 1 FROM deep_vectors d WHERE d.embed_hash = c.embed_hash) "
+                "ORDER BY f.mtime_ns DESC, f.id DESC, c.position LIMIT %s",
+                (limit * 4,),
+            ).fetchall()
+            for digest, context, text in rows:
+                out.setdefault(bytes(digest), (bytes(digest), context, text))
+                if len(out) >= limit:
+                    return list(out.values())
         return list(out.values())
 
     def save_deep_vectors(self, items: Sequence[tuple[bytes, np.ndarray]]) -> None:
