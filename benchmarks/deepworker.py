@@ -91,6 +91,22 @@ def _load() -> str:
     return f"{one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
 
 
+def _worker_cpu() -> tuple[int, float] | None:
+    """The running worker's pid and the processor seconds it has used (Linux ``/proc``), or
+    None. Processor time is what the work costs on a core nobody else wants, whatever else
+    the machine was doing meanwhile."""
+    from vaultseek.index.deep_queue import worker_pid
+
+    pid = worker_pid()
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text("ascii").rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return pid, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
 def _queued_progress(vault: Path, db: Path) -> int:
     from vaultseek.engine import open_index
 
@@ -310,8 +326,13 @@ def openings(args: argparse.Namespace) -> dict[str, Any]:
                 raise RuntimeError(f"the worker stopped before the end: see {work / 'state' / 'vaultseek' / 'deep' / 'worker.log'}")
             if "id_order_s" not in results and status.embedded >= results["id_order_texts_before_last_opening"]:
                 results["id_order_s"] = round(elapsed, 1)  # as many texts as id order needed first
+            if "cpu_start" not in results and (sample := _worker_cpu()) is not None:
+                results["worker_pid"], results["cpu_start"] = sample
             if "openings_s" not in results and status.openings_embedded >= status.openings:
                 results["openings_s"] = round(elapsed, 1)
+                sample = _worker_cpu()
+                if sample is not None and sample[0] == results.get("worker_pid"):
+                    results["openings_cpu_s"] = round(sample[1] - results["cpu_start"], 1)
                 results["texts_at_openings"] = status.embedded
                 print(f"every opening after {elapsed:.0f} s", file=sys.stderr)
             if ("openings_s" in results and args.until == "openings") or status.state == "complete":
@@ -341,6 +362,11 @@ def render_openings(r: dict[str, Any]) -> str:
         "| figure | value |",
         "|---|---|",
         f"| every file's opening has a deep vector after | {r['openings_s']:,.0f} s ({r['seconds_per_opening']:.2f} s an opening) |",
+        *(
+            [f"| … the worker's processor time until then (one core) | {r['openings_cpu_s']:,.0f} s |"]
+            if "openings_cpu_s" in r
+            else []
+        ),
         (
             f"| chunk-id order: {r['id_order_texts_before_last_opening']:,} texts before the last opening; "
             f"this run had embedded as many after | {'~' if r.get('id_order_extrapolated') else ''}{r['id_order_s']:,.0f} s "

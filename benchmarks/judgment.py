@@ -38,10 +38,10 @@ DEPTH = 8
 STATIC_FEATURES = ("lexical", "exact", "known", "static", "short", "first", "static_gap", "title")
 DEEP_FEATURES = (*STATIC_FEATURES, "deep", "deep_gap")
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+"""Where the table shows the results' precision and recall besides :data:`relevance.RELEVANT`."""
 MATCH_THRESHOLDS = (0.05, 0.1, 0.2, 0.3, 0.5)
 """Where the table shows how many related questions are called matched and unrelated prompts
 not, besides :data:`relevance.MATCH`."""
-"""Where the table shows the results' precision and recall besides :data:`relevance.RELEVANT`."""
 LEXICAL_FEATURES = ("lexical", "exact", "known", "short", "first", "title")
 LEXICAL_MATCH_FEATURES = ("best", "known", "lexical", "short")
 MATCH_FEATURES = (*LEXICAL_MATCH_FEATURES, "static")
