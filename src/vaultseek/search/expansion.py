@@ -183,7 +183,7 @@ def merge_expansion(fused: Sequence[Fused], lists: Mapping[str, Sequence[int]], 
     ``signals["expansion"]``: the share of their new score the sub-queries gave. BM25's best
     item stays in the top 3 where the hybrid had it there."""
     used = {name: items for name, items in lists.items() if items}
-    if not used or not fused:
+    if not used:
         return list(fused)
     weights = {"query": SUBQUERY_WEIGHT} | {name: SUBQUERY_WEIGHT / len(used) for name in used}
     merged = rrf({"query": [f.item for f in fused], **used}, k=k, weights=weights)
