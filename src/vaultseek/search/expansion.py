@@ -49,10 +49,12 @@ SCHEMA: dict[str, Any] = {
     "required": ["lexical", "semantic", "passage"],
 }
 PROMPT = """You help search a personal collection of notes{language}.
-Rewrite the user's query for the search engine. Reply with JSON only, in this shape:
-{{"lexical": ["keywords a matching note contains", "..."],
- "semantic": ["the query rephrased as a full question", "..."],
- "passage": "two or three sentences a note answering the query could contain"}}
+Rewrite the user's query for the search engine: keyword queries a matching note would contain,
+the query rephrased as full questions, and two or three sentences a note answering it could
+contain. Reply with JSON only. For the query "how often should I water tomatoes" a good reply is:
+{{"lexical": ["tomato watering", "water tomatoes schedule"],
+ "semantic": ["How frequently do tomato plants need water?"],
+ "passage": "Water tomatoes deeply two or three times a week, more often in hot weather."}}
 Give at most {count} lexical and {count} semantic entries{write_in}."""
 LANGUAGE_NAMES = {
     "german": "German", "spanish": "Spanish", "french": "French", "italian": "Italian",
