@@ -211,3 +211,22 @@ def test_a_vault_file_cannot_choose_the_reranker_server(indexed: Path) -> None:
         assert index.config.rerank == "tei" and index.config.rerank_url is None
         assert any("rerank_url" in n for n in index.config.notices)
 
+
+
+def test_eval_measures_the_reranker_beside_the_plain_hybrid(indexed: Path, tmp_path: Path) -> None:
+    golden = tmp_path / "q.jsonl"
+    golden.write_text(
+        json.dumps({"id": "1", "query": QUERY, "relevant": {"security/oauth.md": 1}}) + "\n"
+        + json.dumps({"id": "2", "query": "feed the starter flour water", "relevant": {"cooking/bread.md": 1}}) + "\n",
+        "utf-8",
+    )
+    args = ("eval", "--golden", str(golden), "--vault", str(indexed), "--modes", "hybrid", "--rerank", "--json")
+    with StandinReranker() as server:
+        measured = run_cli(*args, env={"VAULTSEEK_RERANK": "tei", "VAULTSEEK_RERANK_URL": server.url})
+        asked = len(server.requests)
+    assert measured.returncode == 0, measured.stderr
+    rows = {row["configuration"]: row for row in json.loads(measured.stdout)["results"]}
+    assert {"hybrid", "hybrid+rerank"} <= set(rows)
+    assert asked == 3  # the untimed first query, then both judged queries; the plain rows asked nothing
+    failed = run_cli(*args, env={"VAULTSEEK_RERANK": "tei", "VAULTSEEK_RERANK_URL": _closed_port()})
+    assert failed.returncode == 1 and "hybrid+rerank: reranking skipped" in failed.stderr

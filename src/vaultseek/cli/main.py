@@ -362,12 +362,16 @@ def _half_life(args: argparse.Namespace) -> float:
 def _search_by_daemon(args: argparse.Namespace, request: Any) -> dict[str, Any] | None:
     """The response JSON from a running daemon for this index, or None (then search here).
     The daemon gets this process's settings for what a search may vary (k, fusion, depth,
-    signals), so it answers as this process would."""
+    signals), so it answers as this process would. A search that asks a model server (a
+    reranker, query expansion) runs here, with this process's settings for it."""
     from ..agents import daemon_client
     from ..config import load_config
 
     config = load_config(vault=args.vault, db=args.db, collection=args.collection, config_file=args.config)
     assert config.db is not None
+    reranks = request.rerank if request.rerank is not None else config.rerank != "off"
+    if reranks or (request.expand if request.expand is not None else config.expand):
+        return None  # a model server's seconds dwarf the daemon's warm start; this process's settings name it
     settings = {
         "k": config.top_k, "title_match": config.title_match, "intent": config.intent,
         "recency_half_life_days": config.recency_half_life_days or 0, "term_match": config.term_match,
