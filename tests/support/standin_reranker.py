@@ -63,7 +63,18 @@ class _Handler(BaseHTTPRequestHandler):
         if behaviour == "slow":
             time.sleep(self.standin.delay)
         if behaviour == "500":
-            self._send(500, json.dumps({"error": {"code": 500, "message": "the reranker crashed", "type": "server_error"}}).encode())
+            self._send(
+                500,
+                json.dumps(
+                    {
+                        "error": {
+                            "code": 500,
+                            "message": "the reranker crashed",
+                            "type": "server_error",
+                        }
+                    }
+                ).encode(),
+            )
             return
         if behaviour == "garbage":
             self._send(200, b"<html>not a reranker</html>")

@@ -41,7 +41,9 @@ def _running_loop() -> asyncio.AbstractEventLoop:
         return _loop
 
 
-def run_sync(coroutine: Coroutine[Any, Any, T], *, timeout: float, what: str = "the model server") -> T:
+def run_sync(
+    coroutine: Coroutine[Any, Any, T], *, timeout: float, what: str = "the model server"
+) -> T:
     """The coroutine's result, run on the shared loop; waits at most ``timeout`` seconds.
     Its own errors pass through as they are; a wait past ``timeout`` cancels it and raises
     :class:`LLMUnavailableError`."""
@@ -56,10 +58,16 @@ def run_sync(coroutine: Coroutine[Any, Any, T], *, timeout: float, what: str = "
         ) from None
 
 
-async def reply_text(client: Any, messages: list[Any], *, format: str | dict[str, Any] | None = None) -> str:
+async def reply_text(
+    client: Any, messages: list[Any], *, format: str | dict[str, Any] | None = None
+) -> str:
     """A chat model's whole answer to ``messages`` (its thinking left out): what the
     structured callers (the pointwise reranker, query expansion) parse."""
     from .events import Text
 
-    parts = [event.text async for event in client.chat_stream(messages, format=format) if isinstance(event, Text)]
+    parts = [
+        event.text
+        async for event in client.chat_stream(messages, format=format)
+        if isinstance(event, Text)
+    ]
     return "".join(parts)

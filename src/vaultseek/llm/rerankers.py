@@ -50,7 +50,9 @@ class Reranker(Protocol):
 class RerankServer:
     """llama.cpp's ``/v1/rerank`` or TEI's ``/rerank``."""
 
-    def __init__(self, kind: str, *, url: str | None = None, model: str | None = None, timeout: float = 30.0) -> None:
+    def __init__(
+        self, kind: str, *, url: str | None = None, model: str | None = None, timeout: float = 30.0
+    ) -> None:
         if kind not in DEFAULT_URLS:
             raise ValueError(f"unknown reranker kind {kind!r}")
         self.kind = kind
@@ -71,7 +73,11 @@ class RerankServer:
             return []
         if self.kind == "llama":
             path = "/v1/rerank"
-            payload: dict[str, Any] = {"query": query, "documents": list(passages), "top_n": len(passages)}
+            payload: dict[str, Any] = {
+                "query": query,
+                "documents": list(passages),
+                "top_n": len(passages),
+            }
             if self.model:
                 payload["model"] = self.model
         else:
@@ -93,7 +99,9 @@ class RerankServer:
             return LLMError(f"{where} has no rerank endpoint (HTTP {exc.status}: {exc.message})",
                             hint=f"{setup}; or set rerank_url to its address")  # fmt: skip
         if exc.status >= 500:
-            return LLMUnavailableError(f"{where} failed (HTTP {exc.status}): {exc.message}", hint="see the reranker's log")
+            return LLMUnavailableError(
+                f"{where} failed (HTTP {exc.status}): {exc.message}", hint="see the reranker's log"
+            )
         return LLMError(f"{where} refused the request (HTTP {exc.status}): {exc.message}")
 
     def _read(self, answer: Any, count: int) -> list[float | None]:
@@ -106,14 +114,19 @@ class RerankServer:
                 continue
             index = item.get("index")
             score = item.get("relevance_score", item.get("score"))
-            if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < count and _finite(score):
+            if (
+                isinstance(index, int)
+                and not isinstance(index, bool)
+                and 0 <= index < count
+                and _finite(score)
+            ):
                 out[index] = float(score)
         if all(score is None for score in out):
             shown = repr(answer)[:120]
             raise ModelReplyError(
                 f"the reranker at {self.url} answered without scores ({shown})",
-                hint="check that rerank_url points at a reranker: llama-server --reranking (rerank = \"llama\") "
-                "or TEI with a reranker model (rerank = \"tei\")",
+                hint='check that rerank_url points at a reranker: llama-server --reranking (rerank = "llama") '
+                'or TEI with a reranker model (rerank = "tei")',
             )
         return out
 
@@ -125,7 +138,7 @@ SCORE_SCHEMA: dict[str, Any] = {
 }
 POINTWISE_PROMPT = (
     "You judge search results. Rate how well the passage answers the query, from 0 (unrelated) "
-    "to 10 (answers it exactly). Reply with JSON only, for example {\"score\": 7}."
+    'to 10 (answers it exactly). Reply with JSON only, for example {"score": 7}.'
 )
 
 
@@ -141,7 +154,10 @@ class ChatReranker:
         for passage in passages:  # one at a time: a local server answers one request at once anyway
             messages: list[Message] = [
                 {"role": "system", "content": POINTWISE_PROMPT},
-                {"role": "user", "content": f"Query: {query}\n\nPassage:\n{passage[:PASSAGE_CHARS]}\n\nJSON:"},
+                {
+                    "role": "user",
+                    "content": f"Query: {query}\n\nPassage:\n{passage[:PASSAGE_CHARS]}\n\nJSON:",
+                },
             ]
             out.append(read_score(await reply_text(self.client, messages, format=SCORE_SCHEMA)))
         if passages and all(score is None for score in out):
@@ -179,4 +195,8 @@ class Blocking:
         self.timeout = timeout
 
     def __call__(self, query: str, passages: Sequence[str]) -> list[float | None]:
-        return run_sync(self.reranker.scores(query, passages), timeout=self.timeout, what=f"the reranker {self.name}")
+        return run_sync(
+            self.reranker.scores(query, passages),
+            timeout=self.timeout,
+            what=f"the reranker {self.name}",
+        )

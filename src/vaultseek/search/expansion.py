@@ -86,14 +86,22 @@ def parse_expansion(text: str) -> tuple[tuple[str, ...], tuple[str, ...], str | 
         for key in keys:
             raw = found.get(key)
             for entry in [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else ():
-                if isinstance(entry, str) and entry.strip() and entry.strip().lower() not in {e.lower() for e in out}:
+                if (
+                    isinstance(entry, str)
+                    and entry.strip()
+                    and entry.strip().lower() not in {e.lower() for e in out}
+                ):
                     out.append(" ".join(entry.split())[:MAX_SUBQUERY_CHARS])
         return tuple(out[:MAX_SUBQUERIES])
 
     lexical = entries("lexical", "keywords")
     semantic = entries("semantic", "questions")
     raw_passage = found.get("passage", found.get("answer"))
-    passage = " ".join(raw_passage.split())[:MAX_PASSAGE_CHARS] if isinstance(raw_passage, str) and raw_passage.strip() else None
+    passage = (
+        " ".join(raw_passage.split())[:MAX_PASSAGE_CHARS]
+        if isinstance(raw_passage, str) and raw_passage.strip()
+        else None
+    )
     if not lexical and not semantic and passage is None:
         raise ModelReplyError(
             f"the chat model's query expansion held no sub-queries ({text.strip()[:100]!r})",
@@ -165,10 +173,23 @@ class Expander:
         key = ExpansionCache.key(query, self.model, language)
         found = self.cache.find(key) if self.cache is not None else None
         if found is not None:
-            return replace(Expansion.from_dict(found), cached=True, ms=(time.perf_counter() - started) * 1000)
-        messages = [{"role": "system", "content": prompt(language)}, {"role": "user", "content": query}]
+            return replace(
+                Expansion.from_dict(found), cached=True, ms=(time.perf_counter() - started) * 1000
+            )
+        messages = [
+            {"role": "system", "content": prompt(language)},
+            {"role": "user", "content": query},
+        ]
         lexical, semantic, passage = parse_expansion(self.ask(messages, SCHEMA))
-        expansion = Expansion(self.model, lexical, semantic, passage, language, False, (time.perf_counter() - started) * 1000)
+        expansion = Expansion(
+            self.model,
+            lexical,
+            semantic,
+            passage,
+            language,
+            False,
+            (time.perf_counter() - started) * 1000,
+        )
         if self.cache is not None:
             self.cache.store(key, expansion.to_dict())
         return expansion
@@ -179,7 +200,9 @@ SUBQUERY_WEIGHT = 1.0
 the query's own ranking weighs the same."""
 
 
-def merge_expansion(fused: Sequence[Fused], lists: Mapping[str, Sequence[int]], *, k: int = 60) -> list[Fused]:
+def merge_expansion(
+    fused: Sequence[Fused], lists: Mapping[str, Sequence[int]], *, k: int = 60
+) -> list[Fused]:
     """The hybrid's ranking ``fused`` and the sub-queries' ``lists`` (name → chunk ids best
     first) fused by weighted RRF. Items keep their ranks in the hybrid's lists and carry
     ``signals["expansion"]``: the share of their new score the sub-queries gave. BM25's best

@@ -34,7 +34,9 @@ DEFAULT_DEPTH = 20
 DEFAULT_WEIGHT = 0.5
 
 
-def fuse_reranked(fused: Sequence[Fused], scores: Mapping[int, float | None], weight: float) -> list[Fused]:
+def fuse_reranked(
+    fused: Sequence[Fused], scores: Mapping[int, float | None], weight: float
+) -> list[Fused]:
     """``fused`` with the items ``scores`` holds (its head) re-scored by the mix the module
     docstring describes and re-ordered; every other item keeps its score and place after
     them. Each re-scored item's ``signals["rerank"]`` is its normalised reranker score."""
@@ -50,7 +52,9 @@ def fuse_reranked(fused: Sequence[Fused], scores: Mapping[int, float | None], we
     for f in head:
         mine = reranked.get(f.item, hybrid[f.item])  # no score: its hybrid standing
         mixed = (1 - weight) * hybrid[f.item] + weight * mine
-        signals = {**f.signals, "rerank": round(reranked[f.item], 6)} if f.item in reranked else f.signals
+        signals = (
+            {**f.signals, "rerank": round(reranked[f.item], 6)} if f.item in reranked else f.signals
+        )
         out.append(replace(f, score=low + (high - low) * mixed, signals=signals))
     out.sort(key=lambda f: -f.score)
     return keep_exact_match(list(fused), out) + rest
@@ -90,7 +94,13 @@ class RerankerLike(Protocol):
 
 
 def rerank(
-    store: Store, fused: list[Fused], query: str, reranker: RerankerLike, *, depth: int, weight: float
+    store: Store,
+    fused: list[Fused],
+    query: str,
+    reranker: RerankerLike,
+    *,
+    depth: int,
+    weight: float,
 ) -> tuple[list[Fused], Reranking | None, str | None]:
     """The fused list reranked (its first ``depth`` items re-scored), what was done, and a
     notice — or, when the reranker fails, the list as it was, None and the notice saying why
@@ -108,7 +118,11 @@ def rerank(
         return fused, None, skipped("reranking", exc)
     ms = (time.perf_counter() - started) * 1000
     if len(scores) != len(items):
-        return fused, None, f"reranking skipped: {reranker.name} gave {len(scores)} scores for {len(items)} passages"
+        return (
+            fused,
+            None,
+            f"reranking skipped: {reranker.name} gave {len(scores)} scores for {len(items)} passages",
+        )
     reranked = fuse_reranked(fused, dict(zip(items, scores, strict=True)), weight)
     return reranked, Reranking(reranker.name, len(items), ms), None
 

@@ -30,7 +30,9 @@ def open_reranker(config: Config) -> RerankerLike:
     if kind == "chat":
         chosen = ChatReranker(create_client(config))
     else:
-        chosen = RerankServer(kind, url=config.rerank_url, model=model.strip() or None, timeout=config.model_timeout)
+        chosen = RerankServer(
+            kind, url=config.rerank_url, model=model.strip() or None, timeout=config.model_timeout
+        )
     return Blocking(chosen, timeout=config.model_timeout)
 
 
@@ -44,7 +46,13 @@ def open_expander(config: Config, index_path: Path | None) -> Expander:
 
     def ask(messages: list[dict[str, str]], schema: dict[str, Any]) -> str:
         what = f"the chat model {client.model} at {client.url}"
-        return run_sync(reply_text(client, messages, format=schema), timeout=config.model_timeout, what=what)
+        return run_sync(
+            reply_text(client, messages, format=schema), timeout=config.model_timeout, what=what
+        )
 
-    cache = ExpansionCache(index_path.with_name(index_path.name + CACHE_SUFFIX)) if index_path is not None else None
+    cache = (
+        ExpansionCache(index_path.with_name(index_path.name + CACHE_SUFFIX))
+        if index_path is not None
+        else None
+    )
     return Expander(ask, f"{client.backend}:{client.model}", cache)
