@@ -26,7 +26,8 @@ def test_search_json_shape(sample_vault: Path) -> None:
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["query"] == "_rrf_fuse" and data["mode"] == "bm25" and data["view"] == "notes"
-    assert list(data) == ["query", "mode", "view", "results", "notices", "intent", "no_match", "parsed"]
+    assert list(data) == ["query", "mode", "view", "results", "notices", "intent", "no_match", "parsed", "reranking", "expansion"]
+    assert data["reranking"] is None and data["expansion"] is None  # off by default
     note = data["results"][0]
     assert list(note) == ["path", "title", "score", "relevance", "sections"]
     assert note["path"] == "code/fusion.md" and note["title"] == "fusion" and note["score"] == note["sections"][0]["score"]

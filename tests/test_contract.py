@@ -198,6 +198,7 @@ def test_the_request_reads_back_what_it_writes() -> None:
         "query": "tokens", "mode": "bm25", "k": MAX_K, "max_tokens": 50, "filters": {"folders": ["work"], "modified_after": "7d"},
         "syntax": False, "title_match": False, "recency_half_life_days": 0, "intent": True, "term_match": 1, "link_boost": 0.5,
         "link_signal": "neighbours", "fusion": "rrf", "candidates": 200, "deep_weight": 0, "view": "chunks",
+        "rerank": True, "expand": False,
     })  # fmt: skip
     assert set(request.to_mapping()) == set(REQUEST_FIELDS)
     assert SearchRequest.from_mapping(json.loads(json.dumps(request.to_mapping()))) == request

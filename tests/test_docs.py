@@ -332,6 +332,7 @@ NOT_KEYS = {
     "link_names": "an index table docs/links.md describes",
     "llm_unavailable": "an error code of the HTTP API",
     "llm_error": "an error code of the HTTP API",
+    "model_missing": "an error code of the HTTP API",
     "a": "docs/research/embedding-model.md: `a = 5e-4`, the SIF weighting formula's constant",
     "intake_domain": "a frontmatter key intake writes in a filed note (docs/intake.md)",
     "intake_original": "a frontmatter key intake writes in a filed note (docs/intake.md)",

@@ -102,6 +102,7 @@ def imports_of(module: Path, name: str) -> set[str]:
 # from the layers below; every module of the package belongs to exactly one of them.
 LAYERS: list[set[str]] = [
     {"errors", "records", "config", "payload"},  # foundation: typed errors, the records, settings, JSON from outside
+    {"llm"},  # HTTP to the model servers the user runs (chat, rerank): the read path may ask them
     {"text"},  # terms from text, shared by the write and the read path
     {"storage"},
     {"embeddings"},
@@ -114,7 +115,6 @@ LAYERS: list[set[str]] = [
     {"engine"},  # the one object every surface calls
     {"evaluation"},
     {"intake"},
-    {"llm"},
     {"study"},
     {"agents"},
     {"web"},

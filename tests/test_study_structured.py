@@ -11,14 +11,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vaultseek.study import prompting
-from vaultseek.study.structured import (
+from vaultseek.llm.structured import (
     load_value,
     parse_items,
     parse_object,
     remove_trailing_commas,
     strip_filler,
 )
+from vaultseek.study import prompting
 from vaultseek.study.validators import (
     keep_valid,
     validate_card,

@@ -31,10 +31,11 @@ from .errors import ConfigError, VaultNotFoundError
 ALWAYS_EXCLUDED = (".obsidian", ".git", ".trash", "node_modules", ".vaultseek")
 """Never indexed, whatever ``exclude`` says: app state, history, deleted notes, packages."""
 VAULT_CONFIG_NAME = ".vaultseek.toml"
-USER_ONLY_KEYS = ("llm_url", "transcription_url", "serve_host", "serve_port", "serve_token",
+USER_ONLY_KEYS = ("llm_url", "transcription_url", "rerank_url", "serve_host", "serve_port", "serve_token",
                   "follow_external_symlinks", "collection")  # fmt: skip
 """Settings a vault's own ``.vaultseek.toml`` cannot set: the servers the study app sends
 questions, note excerpts and recorded speech to (``llm_url``, ``transcription_url``), and
+the reranker searches send queries and passages to (``rerank_url``), and
 who can reach the study app (``serve_host``, ``serve_port`` and ``serve_token``, which
 together decide where it listens and whether a binding beyond this machine is allowed), and
 whether symlinks out of the vault are followed (``follow_external_symlinks``: a vault that
@@ -234,6 +235,26 @@ class Config:
     """Whether the model can see images attached to a chat message. Unset: Ollama is asked
     (``/api/show`` capabilities); an OpenAI-compatible server, which cannot be asked, gets the
     images and answers for itself. ``false`` refuses images before sending them."""
+    rerank: str = "off"
+    """Re-score each search's best sections with a reranker you run (docs/models.md): "off",
+    "llama" or "llama:MODEL" (llama.cpp's llama-server --reranking, ``POST /v1/rerank``), "tei"
+    (Text Embeddings Inference, ``POST /rerank``), or "chat" (the chat model of ``llm_url`` and
+    ``llm_model``, asked for a score per passage). ``--rerank``/``--no-rerank`` and the
+    request's ``rerank`` field turn it on and off per search."""
+    rerank_url: str | None = None
+    """The reranker's server; unset: http://localhost:8080. Not settable from a vault's
+    ``.vaultseek.toml``."""
+    rerank_depth: int = 20
+    """How many of a search's best sections the reranker re-scores."""
+    rerank_weight: float = 0.5
+    """The reranker's share, 0 to 1, of a re-scored section's score (the rest is the hybrid's)."""
+    expand: bool = False
+    """Query expansion: the chat model of ``llm_url`` and ``llm_model`` writes keyword
+    sub-queries, rephrasings and a hypothetical answer for each search, which are searched too
+    (docs/models.md). ``--expand`` and the request's ``expand`` field turn it on per search."""
+    model_timeout: float = 30.0
+    """Seconds a search waits for the reranker or the expansion's chat model before it answers
+    without them (with a notice)."""
     transcription_url: str | None = None
     """An OpenAI-compatible speech-to-text server on this machine for the chat's microphone
     button (``POST {url}/audio/transcriptions``; whisper.cpp's server started with
@@ -489,7 +510,7 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
                 raise bad("a number") from None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
             raise bad("a number of at least 0")
-        if (key.startswith("intake_") or key in ("recency_weight", "term_match", "hook_min_relevance")) and value > 1:
+        if (key.startswith("intake_") or key in ("recency_weight", "term_match", "hook_min_relevance", "rerank_weight")) and value > 1:
             raise bad("a number from 0 to 1")
         return float(value)
     if not isinstance(value, str) or not value.strip():
@@ -505,7 +526,7 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
         return "/".join(parts)
     if key == "llm_backend" and value not in ("ollama", "openai"):
         raise bad('"ollama" or "openai"')
-    if key in ("llm_url", "transcription_url") and not value.startswith(("http://", "https://")):
+    if key in ("llm_url", "transcription_url", "rerank_url") and not value.startswith(("http://", "https://")):
         raise bad("an http:// or https:// address")
     if key == "upload_folder" and (value.startswith(("/", "\\")) or ".." in value.replace("\\", "/").split("/")):
         raise bad("a folder inside the vault")
@@ -520,6 +541,11 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
         raise bad(f"one of {', '.join(OCR_ENGINES)}")
     if key == "fusion" and value not in FUSION_METHODS:
         raise bad(f"one of {', '.join(FUSION_METHODS)}")
+    if key == "rerank":
+        value = value.strip()
+        named_model = value.startswith("llama:") and value.removeprefix("llama:").strip()
+        if value not in ("off", "llama", "tei", "chat") and not named_model:
+            raise bad('"off", "llama", "llama:MODEL", "tei" or "chat"')
     return value
 
 

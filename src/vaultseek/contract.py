@@ -13,7 +13,7 @@ A request as JSON (only ``query`` is required; ``null`` means "not given")::
      "filters": {"folders": ["work"], "where": ["status:done"], "modified_after": "7d"},
      "syntax": true, "title_match": true, "recency_half_life_days": 30, "intent": false,
      "term_match": 0.3, "link_boost": 0, "link_signal": "backlinks",
-     "fusion": "convex", "candidates": 100, "deep_weight": 1.0}
+     "fusion": "convex", "candidates": 100, "deep_weight": 1.0, "rerank": false, "expand": false}
 
 ``query`` holds 1 to :data:`MAX_QUERY_CHARS` characters, not all blank, and its operators
 (``"phrase"``, ``-word``, ``tag:x``; :mod:`~vaultseek.search.syntax`) are read when the
@@ -22,7 +22,8 @@ per file, with its best sections) or ``chunks`` (every ranked section on its own
 to :data:`MAX_K` results of the view; ``filters`` is the shape
 :func:`~vaultseek.search.filters.parse_filter` reads. The ranking options left out (or ``null``)
 take the index's configuration. ``fusion``, ``candidates`` and ``deep_weight`` exist for the
-evaluation harness, which compares them.
+evaluation harness, which compares them. ``rerank`` and ``expand`` turn the configured
+reranker and query expansion (``rerank``, ``expand`` settings) on or off for one search.
 
 This module sits just above the read path's packages (it reads filters with their parser)
 and below the engine, which takes a :class:`SearchRequest`.
@@ -55,13 +56,13 @@ MAX_CANDIDATES = 1_000
 
 REQUEST_FIELDS = (
     "query", "mode", "view", "k", "max_tokens", "filters", "syntax", "title_match", "recency_half_life_days",
-    "intent", "term_match", "link_boost", "link_signal", "fusion", "candidates", "deep_weight",
+    "intent", "term_match", "link_boost", "link_signal", "fusion", "candidates", "deep_weight", "rerank", "expand",
 )  # fmt: skip
 """Every key a request mapping may hold, in the order the schema and the hints list them."""
 
 _WHOLE = ("k", "max_tokens", "candidates")
 _NUMBERS = ("recency_half_life_days", "term_match", "link_boost", "deep_weight")
-_FLAGS = ("syntax", "title_match", "intent")
+_FLAGS = ("syntax", "title_match", "intent", "rerank", "expand")
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
@@ -97,6 +98,11 @@ class SearchRequest:
     fusion: str | None = None
     candidates: int | None = None
     deep_weight: float | None = None
+    rerank: bool | None = None
+    """Re-score the best results with the configured reranker (None: the ``rerank`` setting,
+    on unless it is "off"); true with none configured answers with a notice."""
+    expand: bool | None = None
+    """Search the chat model's sub-queries too (None: the ``expand`` setting)."""
     now: float | None = None
     """The moment (epoch seconds) recency counts from and relative filter dates were read at
     (None: the index's clock). Not part of the JSON request."""
@@ -253,6 +259,8 @@ def request_schema() -> dict[str, Any]:
         "fusion": optional({"type": "string", "enum": list(FUSION_METHODS)}, "how the ranked lists are combined"),
         "candidates": optional({"type": "integer", "minimum": 1, "maximum": MAX_CANDIDATES}, "how deep each list goes"),
         "deep_weight": number("the deep list's weight in fusion (0: leave it out)"),
+        "rerank": optional({"type": "boolean"}, "re-score the best results with the reranker the user configured (default: its setting)"),
+        "expand": optional({"type": "boolean"}, "also search a chat model's sub-queries of the query (default: the expand setting)"),
     }
     assert tuple(properties) == REQUEST_FIELDS
     return {"type": "object", "properties": properties, "required": ["query"], "additionalProperties": False}

@@ -33,6 +33,7 @@ from .errors import (
     NotFoundError,
     QueryError,
     VaultNotFoundError,
+    VaultseekError,
 )
 from .index.activity import note_interactive
 from .index.names import MARKER, matching_paths, shown_path
@@ -50,8 +51,10 @@ from .records import (
     SkippedFile,
     SyncReport,
 )
+from .search.expansion import Expander
 from .search.hybrid import DeepSide, NearestVectors, SearchParams, VectorsUnavailable, run_search
 from .search.linkgraph import LinkGraph
+from .search.rerank import RerankerLike, skipped
 from .storage import db
 from .storage.migrations import migrate
 from .storage.postgres.store import HnswVectors, PgStore
@@ -109,6 +112,8 @@ class Index:
         self._reaches: tuple[np.ndarray, np.ndarray] = (np.zeros(0, np.int64), np.zeros(0, np.float32))
         """Chunk ids and their hub reaches from the last load of the deep vectors."""
         self._hnsw: HnswVectors | None = None
+        self._models: dict[str, Any] = {}
+        """The reranker and the expander, built on the first search that asks for each."""
         self._hnsw_version: int | None = None
         self.writer_lock: WriterLock = (
             self.store.sync_lock if isinstance(self.store, PgStore) else file_writer_lock(self.db_path)
@@ -453,12 +458,41 @@ class Index:
             link_boost=request.link_boost if request.link_boost is not None else config.link_boost,
             link_signal=request.link_signal if request.link_signal is not None else config.link_signal,
             syntax=request.syntax is not False,
+            rerank_depth=config.rerank_depth,
+            rerank_weight=config.rerank_weight,
         )
+        reranker, expander, notices = self._model_steps(request)
         with self._database_errors():
-            return run_search(
+            response = run_search(
                 self.store, request.query, params, self._search_side, link_graph=self.link_graph,
-                deep_side=self._deep_side if config.deep_tier else None,
+                deep_side=self._deep_side if config.deep_tier else None, reranker=reranker, expander=expander,
             )  # fmt: skip
+        return replace(response, notices=(*notices, *response.notices)) if notices else response
+
+    def _model_steps(self, request: SearchRequest) -> tuple[RerankerLike | None, Expander | None, list[str]]:
+        """The reranker and query expansion this search asks for (the request's ``rerank`` and
+        ``expand``, else the settings), built once per index; and the notices for those asked
+        for that cannot run (none configured, the HTTP library not installed)."""
+        from .search.servers import open_expander, open_reranker
+
+        config = self.config
+        notices: list[str] = []
+        reranker = expander = None
+        if request.rerank if request.rerank is not None else config.rerank != "off":
+            if config.rerank == "off":
+                notices.append('reranking asked for, but no reranker is set up (rerank = "off"): see docs/models.md')
+            else:
+                try:
+                    reranker = self._models.get("rerank") or self._models.setdefault("rerank", open_reranker(config))
+                except VaultseekError as exc:
+                    notices.append(skipped("reranking", exc))
+        if request.expand if request.expand is not None else config.expand:
+            try:
+                index_path = None if self.config.db is None else Path(self.config.db)
+                expander = self._models.get("expand") or self._models.setdefault("expand", open_expander(config, index_path))
+            except VaultseekError as exc:
+                notices.append(skipped("query expansion", exc))
+        return reranker, expander, notices
 
     def _search_side(self) -> tuple[VectorIndex | NearestVectors, StaticEmbedder]:
         """What a search's vector list comes from: a large PostgreSQL collection's HNSW index

@@ -30,6 +30,8 @@
         ├── ModelMissingError      the server does not have the configured model
         ├── ContextTooLongError    the prompt does not fit the model's context
         ├── VisionUnsupportedError the model cannot see images, and the message has some
+        ├── ModelReplyError        a model server answered with something that cannot be read
+                                   (a reranker's or an expansion's reply that is not its JSON)
         └── TranscriptionError     speech could not be turned into text (no transcription
                                    server configured, or it failed)
 
@@ -194,6 +196,12 @@ class VisionUnsupportedError(LLMError):
     """A message carries images and the model says it cannot see (Ollama's ``/api/show``
     capabilities lack ``vision``; ``llm_vision = false`` for an OpenAI-compatible server).
     Raised before anything is sent."""
+
+
+class ModelReplyError(LLMError):
+    """A model server answered, but not in the shape asked for: a reranker whose reply holds
+    no scores, a chat model whose query expansion holds no sub-queries. Searches answer
+    without it and say so."""
 
 
 class TranscriptionError(LLMError):

@@ -353,6 +353,58 @@ class QueryParse:
 
 
 @dataclass(frozen=True, slots=True)
+class Reranking:
+    """What the reranker did to one search (``search/rerank.py``)."""
+
+    reranker: str
+    """Which one: ``llama:MODEL``, ``tei`` or ``chat:MODEL``."""
+    candidates: int
+    """How many of the hybrid's best sections it re-scored."""
+    ms: float
+    """The reranker's wall time, in milliseconds."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"reranker": self.reranker, "candidates": self.candidates, "ms": round(self.ms, 1)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Reranking:
+        return cls(data["reranker"], data["candidates"], data["ms"])
+
+
+@dataclass(frozen=True, slots=True)
+class Expansion:
+    """What query expansion searched besides the query (``search/expansion.py``)."""
+
+    model: str
+    """The chat model that wrote the sub-queries."""
+    lexical: tuple[str, ...]
+    """Keyword sub-queries, searched with BM25."""
+    semantic: tuple[str, ...]
+    """Rephrasings, searched by meaning (the vector lists)."""
+    passage: str | None
+    """A hypothetical answer passage, searched by meaning; None when the model wrote none."""
+    language: str | None
+    """The language the model was asked to write in (the vault's), None when not known."""
+    cached: bool
+    """Read from the cache rather than asked for."""
+    ms: float
+    """The time the expansion took (the model, or the cache), in milliseconds."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model, "lexical": list(self.lexical), "semantic": list(self.semantic),
+            "passage": self.passage, "language": self.language, "cached": self.cached, "ms": round(self.ms, 1),
+        }  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Expansion:
+        return cls(
+            data["model"], tuple(data.get("lexical") or ()), tuple(data.get("semantic") or ()), data.get("passage"),
+            data.get("language"), bool(data.get("cached")), data.get("ms") or 0.0,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
 class SearchResponse:
     """Results of one query plus anything the user should be told about how they were made."""
 
@@ -374,6 +426,11 @@ class SearchResponse:
     notice says so."""
     parsed: QueryParse | None = None
     """What the query's operators asked for; None when it used none (or syntax was off)."""
+    reranking: Reranking | None = None
+    """What the reranker did; None when the search was not reranked (off, or it failed: then
+    a notice says why)."""
+    expansion: Expansion | None = None
+    """What query expansion searched besides the query; None when it did not run."""
 
     def to_dict(self) -> dict[str, Any]:
         """The response as the search contract's JSON, the one every surface answers with
@@ -390,6 +447,8 @@ class SearchResponse:
             "intent": self.intent,
             "no_match": self.no_match,
             "parsed": self.parsed.to_dict() if self.parsed is not None else None,
+            "reranking": self.reranking.to_dict() if self.reranking is not None else None,
+            "expansion": self.expansion.to_dict() if self.expansion is not None else None,
         }
 
     @classmethod
@@ -398,16 +457,18 @@ class SearchResponse:
         without a ``view`` is a chunk view."""
         notices, intent, no_match = tuple(data.get("notices") or ()), data.get("intent"), bool(data.get("no_match"))
         parsed = QueryParse.from_dict(data["parsed"]) if data.get("parsed") else None
+        reranking = Reranking.from_dict(data["reranking"]) if data.get("reranking") else None
+        expansion = Expansion.from_dict(data["expansion"]) if data.get("expansion") else None
         if data.get("view") == "notes":
             notes = tuple(NoteResult.from_dict(n) for n in data["results"])
             best = tuple(n.best for n in notes)
             return cls(
                 data["query"], data["mode"], best, notices, intent=intent, view="notes", notes=notes, no_match=no_match,
-                parsed=parsed,
+                parsed=parsed, reranking=reranking, expansion=expansion,
             )  # fmt: skip
         return cls(
             data["query"], data["mode"], tuple(SearchResult.from_dict(r) for r in data["results"]),
-            notices, intent=intent, no_match=no_match, parsed=parsed,
+            notices, intent=intent, no_match=no_match, parsed=parsed, reranking=reranking, expansion=expansion,
         )  # fmt: skip
 
 

@@ -180,7 +180,7 @@ class Daemon:
         assert self.index is not None
         try:
             with self.lock:
-                self.index.search("warm up the model and the vectors", k=1)
+                self.index.search("warm up the model and the vectors", k=1, rerank=False, expand=False)
         except VaultseekError as exc:
             self._record_error(exc)
 

@@ -195,7 +195,8 @@ def user_prompt_context(index: Index, payload: dict[str, Any], settings: HookSet
     if is_trivial(prompt):
         return ""
     query = prompt[:MAX_QUERY_CHARS]
-    response = index.search(query, mode="hybrid", view="chunks", k=CANDIDATES, syntax=False)  # a prompt, not a query: "-r" is a flag
+    # A prompt, not a query ("-r" is a flag); no model server: its seconds would spend the deadline.
+    response = index.search(query, mode="hybrid", view="chunks", k=CANDIDATES, syntax=False, rerank=False, expand=False)
     if response.no_match:
         return ""
     # A file deleted since it was indexed is left out; one whose name is shown redacted cannot

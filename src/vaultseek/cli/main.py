@@ -124,6 +124,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     signals.add_argument("--intent", action=argparse.BooleanOptionalAction, default=None, help="lean lexical for identifiers, on meaning for long questions")
     signals.add_argument("--term-match", nargs="?", const=str(TERM_MATCH_ON), metavar="W", help=f"how much the best results' words matching the query's, letter by letter, counts in their lexical score (on by default: the configuration's term_match; alone: {TERM_MATCH_ON}; 0: off)")
     search.add_argument("--link-boost", type=float, metavar="W", help="re-rank by the link graph: score × (1 + W × the link_signal); 0: off (default: the configuration's link_boost, 0)")
+    models = search.add_argument_group("your model servers (docs/models.md; default: the configuration's)")
+    models.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None, help="re-score the best results with the configured reranker (rerank = llama, tei or chat)")
+    models.add_argument("--expand", action=argparse.BooleanOptionalAction, default=None, help="also search the sub-queries and the hypothetical answer the chat model writes for the query")
     _add_common(search)
 
     status = commands.add_parser("status", help="what is indexed, what was skipped and why")
@@ -140,6 +143,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     evaluate.add_argument("--modes", type=_names, default=None, metavar="LIST", help="e.g. bm25,hybrid")
     evaluate.add_argument("--fusion", type=_names, default=None, metavar="LIST", help="hybrid variants, e.g. rrf,convex")
     evaluate.add_argument("--term-match", action="store_true", help="also measure hybrid with term matching on and off (hybrid+terms and hybrid-terms rows)")
+    evaluate.add_argument("--rerank", action="store_true", help="also measure hybrid with the configured reranker (a hybrid+rerank row)")
+    evaluate.add_argument("--expand", action="store_true", help="also measure hybrid with query expansion (a hybrid+expand row)")
     _add_common(evaluate)
     add_agent_parsers(commands, _add_common)
     add_intake_parsers(commands, _add_common)
@@ -322,6 +327,10 @@ def _search_fields(args: argparse.Namespace) -> dict[str, Any]:
         fields["term_match"] = _term_match(args.term_match)
     if args.link_boost is not None:
         fields["link_boost"] = args.link_boost
+    if args.rerank is not None:
+        fields["rerank"] = args.rerank
+    if args.expand is not None:
+        fields["expand"] = args.expand
     return {name: value for name, value in fields.items() if value is not None}
 
 
@@ -353,12 +362,16 @@ def _half_life(args: argparse.Namespace) -> float:
 def _search_by_daemon(args: argparse.Namespace, request: Any) -> dict[str, Any] | None:
     """The response JSON from a running daemon for this index, or None (then search here).
     The daemon gets this process's settings for what a search may vary (k, fusion, depth,
-    signals), so it answers as this process would."""
+    signals), so it answers as this process would. A search that asks a model server (a
+    reranker, query expansion) runs here, with this process's settings for it."""
     from ..agents import daemon_client
     from ..config import load_config
 
     config = load_config(vault=args.vault, db=args.db, collection=args.collection, config_file=args.config)
     assert config.db is not None
+    reranks = request.rerank if request.rerank is not None else config.rerank != "off"
+    if reranks or (request.expand if request.expand is not None else config.expand):
+        return None  # a model server's seconds dwarf the daemon's warm start; this process's settings name it
     settings = {
         "k": config.top_k, "title_match": config.title_match, "intent": config.intent,
         "recency_half_life_days": config.recency_half_life_days or 0, "term_match": config.term_match,
@@ -459,8 +472,10 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError("--workdir goes with a BEIR folder, not --golden")
     from ..config import FUSION_METHODS
     from ..evaluation.harness import (
+        EXPAND,
         MODES,
         NO_TERM_MATCH,
+        RERANK,
         TERM_MATCH,
         configurations,
         evaluate_beir,
@@ -474,6 +489,9 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         if not any(c.mode == "hybrid" for c in chosen):
             raise UsageError("--term-match measures hybrid search", hint="include hybrid in --modes")
         chosen = (*chosen, TERM_MATCH, NO_TERM_MATCH)
+    if (args.rerank or args.expand) and not any(c.mode == "hybrid" for c in chosen):
+        raise UsageError("--rerank and --expand measure hybrid search", hint="include hybrid in --modes")
+    chosen = (*chosen, *((RERANK,) if args.rerank else ()), *((EXPAND,) if args.expand else ()))
     bar = ProgressBar()
     try:
         if args.golden is not None:

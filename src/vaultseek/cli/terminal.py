@@ -291,6 +291,7 @@ def format_results(response: SearchResponse, *, color: bool) -> str:
     bold, dim, reset = ("\033[1m", "\033[2m", "\033[0m") if color else ("", "", "")
     lines: list[str] = [f"{dim}{format_parse(response.parsed)}{reset}"] if response.parsed is not None else []
     lines += [f"note: {n}" for n in response.notices]
+    lines += [f"{dim}{line}{reset}" for line in format_model_steps(response)]
     if response.intent is not None:
         lines.append(f"intent: {response.intent} ({'exact words' if response.intent == 'identifier' else 'meaning'} weighted up)")
     if not response.results:
@@ -314,6 +315,28 @@ def format_results(response: SearchResponse, *, color: bool) -> str:
         lines.append(f"    {dim}{clean(hit.heading_context)}{reset}")
         lines.append(f"    {clean(hit.snippet)}")
     return "\n".join(lines)
+
+
+def format_model_steps(response: SearchResponse) -> list[str]:
+    """What query expansion searched and what the reranker did, with the time each took:
+    ``expanded by ollama:qwen3:4b in 850 ms: keywords …`` and ``reranked 20 by tei in 95 ms``."""
+    lines = []
+    expansion = response.expansion
+    if expansion is not None:
+        parts = []
+        if expansion.lexical:
+            parts.append("keywords " + " · ".join(clean(q) for q in expansion.lexical))
+        if expansion.semantic:
+            parts.append("rephrased " + " · ".join(clean(q) for q in expansion.semantic))
+        if expansion.passage:
+            passage = clean(expansion.passage)
+            parts.append(f"answer \"{passage[:80]}{'…' if len(passage) > 80 else ''}\"")
+        cached = ", cached" if expansion.cached else ""
+        lines.append(f"expanded by {clean(expansion.model)} ({expansion.ms:.0f} ms{cached}): " + "; ".join(parts))
+    if response.reranking is not None:
+        r = response.reranking
+        lines.append(f"reranked the best {r.candidates} by {clean(r.reranker)} in {r.ms:.0f} ms")
+    return lines
 
 
 def format_parse(parsed: QueryParse) -> str:

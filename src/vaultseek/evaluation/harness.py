@@ -40,8 +40,8 @@ from typing import Any
 
 from ..config import FUSION_METHODS
 from ..engine import Index, open_index
-from ..errors import ConfigError, QueryError
-from ..records import Progress, SearchMode
+from ..errors import ConfigError, LLMError, QueryError
+from ..records import Progress, SearchMode, SearchResponse
 from ..search.termmatch import DEFAULT_WEIGHT
 from . import metrics
 
@@ -124,6 +124,12 @@ SYNTAX = Configuration("hybrid+syntax", "hybrid", None, (("syntax", True),))
 """The default hybrid with the query syntax read. Judged queries are measured as prose, with
 the syntax off; this row shows what reading them as typed queries changes (a command's flag
 such as ``netstat -tulpn`` reads as an exclusion)."""
+RERANK = Configuration("hybrid+rerank", "hybrid", None, (("rerank", True), ("expand", False)))
+"""The default hybrid re-scored by the configured reranker (``search/rerank.py``): ``vaultseek
+eval --rerank`` measures it beside the plain ``hybrid`` row, on the user's own judged set."""
+EXPAND = Configuration("hybrid+expand", "hybrid", None, (("expand", True), ("rerank", False)))
+"""The default hybrid with query expansion (``search/expansion.py``): ``vaultseek eval
+--expand``."""
 DEEP = Configuration("deep", "deep")
 """The deep tier's list alone (only for an index with deep vectors: ``deepening.py``)."""
 NO_DEEP = Configuration("hybrid-deep", "hybrid", None, (("deep_weight", 0.0),))
@@ -484,9 +490,10 @@ def run_configurations(
         # the ranking is measured on their words, not on operators read into them.
         options: dict[str, Any] = {
             "mode": config.mode, "view": "chunks", "fusion": config.fusion, "k": DEPTH, "candidates": DEPTH, "syntax": False,
+            "rerank": False, "expand": False,  # the model rows (RERANK, EXPAND) say so themselves
         }  # fmt: skip
         options.update(config.options)
-        index.search(queries[0].text, **options)
+        _model_steps_ran(index.search(queries[0].text, **options), options, config.label)
         scores: dict[str, list[float]] = {name: [] for name in METRICS}
         chunk_scores: dict[str, list[float]] = {name: [] for name in METRICS}
         latencies, per_query = [], {}
@@ -494,6 +501,7 @@ def run_configurations(
             started = time.perf_counter()
             response = index.search(query.text, **options)
             latencies.append((time.perf_counter() - started) * 1000)
+            _model_steps_ran(response, options, config.label)
             documents = [document_of(hit.path) for hit in response.results]
             ranking, chunks = metrics.first_occurrences(documents), chunk_list(documents)
             for name, scorer in METRICS.items():
@@ -516,6 +524,15 @@ def run_configurations(
         )
     report(Progress("done", 1, 1))
     return tuple(results)
+
+
+def _model_steps_ran(response: SearchResponse, options: dict[str, Any], label: str) -> None:
+    """Raise when a row that measures the reranker or query expansion got an answer without
+    it (the server failed): the row would measure the plain hybrid under another name."""
+    for step, done in (("rerank", response.reranking), ("expand", response.expansion)):
+        if options.get(step) and done is None:
+            why = next((n for n in response.notices if "skipped" in n or "asked for" in n), "it did not run")
+            raise LLMError(f"{label}: {why}", hint="fix the model server, then run the evaluation again")
 
 
 def chunk_list(documents: Sequence[str]) -> list[str]:

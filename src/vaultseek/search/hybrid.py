@@ -20,24 +20,26 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..errors import QueryError
+from ..errors import QueryError, VaultseekError
 from ..index.names import shown_path
-from ..records import SearchFilter, SearchMode, SearchResponse, SearchResult, SearchView
+from ..records import Expansion, SearchFilter, SearchMode, SearchResponse, SearchResult, SearchView
 from ..storage.store import ChunkRow, Store
 from ..storage.vectors import Scan, VectorIndex
-from ..text.lexical import LexicalQuery, make_snippet
+from ..text.lexical import LexicalQuery, make_snippet, parse_query
 from .budget import fit_budget, fit_notes
+from .expansion import merge_expansion
 from .filter_hints import filter_misses
 from .fusion import ANCHORS, DEFAULT_WEIGHTS, Fused, convex, convex_head, rrf
 from .grouping import PAGE, assemble_notes, group_notes, notes_depth
 from .intent import LEANS, detect_intent
 from .linkgraph import LinkGraph, boost, contenders
 from .relevance import MATCH, MIN_LEGIBLE, NO_MATCH, QueryWords, judge_results
+from .rerank import DEFAULT_DEPTH, DEFAULT_WEIGHT, RerankerLike, rerank, skipped
 from .restriction import Restriction, restrict
 from .signals import apply_signals
 from .syntax import parse_syntax, plain_query
 from .termmatch import RERANK_DEPTH, blend, idf, match_scores
-from .vocabulary import prefix_completions, refine_query
+from .vocabulary import prefix_completions, refine_query, vault_languages
 
 
 class VectorsUnavailable(Exception):
@@ -83,6 +85,10 @@ class SearchParams:
     syntax: bool = True
     """Read the query's operators (``"phrase"``, ``-word``, ``tag:x``, …; :mod:`syntax`);
     off, every word is text."""
+    rerank_depth: int = DEFAULT_DEPTH
+    """How many of the fused list's best sections a reranker re-scores (:mod:`rerank`)."""
+    rerank_weight: float = DEFAULT_WEIGHT
+    """The reranker's share of a re-scored section's score."""
 
 
 ANY_TERM_POSTINGS = 8_000
@@ -221,6 +227,9 @@ VectorSide = Callable[[], tuple["VectorIndex | NearestVectors", StaticQueryModel
 """Returns the vectors and the model, or raises :class:`VectorsUnavailable`."""
 DeepSide = tuple[VectorIndex, QueryModel, float]
 """The deep vectors, the deep model, and the share of the index's chunks the vectors cover."""
+Expand = Callable[[str, tuple[str, ...]], Expansion]
+"""Query expansion (``expansion.Expander``): the scrubbed query and the vault's languages →
+what to search besides it; raises a :class:`VaultseekError` when the model fails."""
 
 
 def run_search(
@@ -231,6 +240,8 @@ def run_search(
     *,
     link_graph: Callable[[], LinkGraph] | None = None,
     deep_side: Callable[[], DeepSide] | None = None,
+    reranker: RerankerLike | None = None,
+    expander: Expand | None = None,
 ) -> SearchResponse:
     """Answer one query.
 
@@ -247,11 +258,22 @@ def run_search(
     The query's operators (:mod:`syntax`) are read first: its fields narrow ``params.scope``,
     its required phrases, exclusions and prefixes narrow what every list may rank
     (:mod:`restriction`), and the vector lists embed its free text with each prefix as its
-    commonest completions in the index."""
+    commonest completions in the index.
+
+    ``expander`` (None: off) adds the lists of a chat model's sub-queries to the fused ranking
+    (:mod:`expansion`); ``reranker`` (None: off) re-scores its head (:mod:`rerank`). Both see the
+    query's free text after the credential scrubber; a failure of either is a notice."""
     parsed = parse_syntax(text, now=params.now) if params.syntax else plain_query(text)
     query = parsed.lexical
     pool = max(params.candidates, params.k)
     notices: list[str] = []
+    sent = _scrubbed(parsed.text) if (reranker is not None or expander is not None) and parsed.text.strip() else ""
+    expansion: Expansion | None = None
+    if expander is not None and sent:
+        try:
+            expansion = expander(sent, vault_languages(store))
+        except VaultseekError as exc:
+            notices.append(skipped("query expansion", exc))
     bm25: Scored = []
     vec: Scored = []
     model: StaticQueryModel | None = None
@@ -327,6 +349,17 @@ def run_search(
         depth = notes_depth(fused, max(params.k, PAGE), store.chunk_paths) if params.view == "notes" else params.k
         head = fused if params.recency_half_life_days else contenders(fused, depth, params.link_boost)
         fused = boost(head, store.chunk_paths([f.item for f in head]), link_graph(), params.link_boost, params.link_signal)
+    if expansion is not None:
+        sides = _SubQuerySides(
+            store, pool, scope, restriction, params.mode,
+            (index, model) if model is not None else None,
+            (deep_index, deep_model) if deep_scanning is not None else None,
+        )  # fmt: skip
+        fused = merge_expansion(fused, sides.lists(expansion))
+    reranking = None
+    if reranker is not None and sent and fused:
+        fused, reranking, problem = rerank(store, fused, sent, reranker, depth=params.rerank_depth, weight=params.rerank_weight)
+        notices += [problem] if problem else []
     # Title match last: a note the query names goes first whatever the other signals did.
     if params.title_match or params.recency_half_life_days:
         fused = apply_signals(
@@ -369,7 +402,7 @@ def run_search(
         notices += restriction.empty_notices() if restriction is not None and not notes else []
         return SearchResponse(
             text, params.mode, best, tuple(notices), intent=intent, view="notes", notes=tuple(notes), no_match=no_match,
-            parsed=shown,
+            parsed=shown, reranking=reranking, expansion=expansion,
         )  # fmt: skip
     results = judge(_materialise(store, fused[: params.k], query, rows))
     notices += [NO_MATCH] if no_match else []
@@ -377,8 +410,50 @@ def run_search(
     if params.max_tokens is not None:
         results = fit_budget(results, params.max_tokens)
     return SearchResponse(
-        text, params.mode, tuple(results), tuple(notices), intent=intent, view="chunks", no_match=no_match, parsed=shown
-    )
+        text, params.mode, tuple(results), tuple(notices), intent=intent, view="chunks", no_match=no_match, parsed=shown,
+        reranking=reranking, expansion=expansion,
+    )  # fmt: skip
+
+
+def _scrubbed(text: str) -> str:
+    """The query as a model server may see it: through the credential scrubber (imported
+    here: a search that sends nothing never loads it)."""
+    from ..index.credentials import scrub
+
+    return scrub(text).text
+
+
+@dataclass(frozen=True, slots=True)
+class _SubQuerySides:
+    """Where an expansion's sub-queries are searched: BM25 for the keyword ones (in the modes
+    that have a lexical list), the fast and the deep vectors for the rephrasings and the
+    passage (where the search had them), within the query's scope and operators."""
+
+    store: Store
+    pool: int
+    scope: SearchFilter | None
+    restriction: Restriction | None
+    mode: SearchMode
+    static: tuple[VectorIndex | NearestVectors, QueryModel] | None
+    deep: tuple[VectorIndex, QueryModel] | None
+
+    def lists(self, expansion: Expansion) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = {}
+        if self.mode in ("hybrid", "bm25"):
+            for n, words in enumerate(expansion.lexical, start=1):
+                lexical, _corrected = refine_query(self.store, parse_query(words))
+                out[f"lexical:{n}"] = [i for i, _s in lexical_hits(self.store, lexical, self.pool, self.scope, self.restriction)]
+        meanings = [*expansion.semantic, *([expansion.passage] if expansion.passage else [])]
+        for name, side in (("vector", self.static), ("deep", self.deep)):
+            if side is None:
+                continue
+            vectors, model = side
+            for n, meaning in enumerate(meanings, start=1):
+                _query, scan, hits = _scan(vectors, model, meaning, self.pool, self.scope, self.restriction)
+                if scan is not None and (self.scope is not None or self.restriction is not None) and isinstance(vectors, VectorIndex):
+                    hits = scan_hits(self.store, vectors, scan, self.pool, self.scope, self.restriction)
+                out[f"{name}:{n}"] = [i for i, _s in hits]
+        return out
 
 
 def _scan(

@@ -25,11 +25,11 @@ from typing import Any
 
 from ..errors import LLMError, QueryError
 from ..llm import ChatClient, Message, Text
+from ..llm.structured import parse_items, parse_object, strip_filler
 from ..records import SearchFilter
 from . import prompting
 from .library import KnowledgeBase
 from .sources import Source, SourceList
-from .structured import parse_items, parse_object, strip_filler
 from .validators import (
     keep_valid,
     validate_card,

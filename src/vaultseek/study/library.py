@@ -413,7 +413,7 @@ class KnowledgeBase:
         """Load the model and the vectors into a reader now, so the first question is fast."""
         try:
             with self.readers.borrow() as index:
-                index.search("warm up", k=1)
+                index.search("warm up", k=1, rerank=False, expand=False)
             self.listing()  # and the knowledge base's list, so its first page is quick too
         except Exception:  # noqa: BLE001 - a cold start is slower, not broken; the real call reports
             pass
