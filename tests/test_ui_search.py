@@ -85,7 +85,8 @@ def test_search_shows_notes_with_their_sections(browser: Any, site: Site, width:
     assert sections.locator(".badge").all_inner_texts() == [s["label"] for s in guide["sections"]]
     assert sections.first.locator("mark").count() >= 1  # the query's words marked in the snippet
     assert "words #" in sections.first.locator(".result-why").inner_text()
-    assert page.locator(".search-meta").inner_text().startswith(f"{len(answer['results'])} notes in ")
+    meta = page.locator(".search-meta").inner_text()
+    assert meta.startswith(f"{len(answer['results'])} notes in ") and "null" not in meta, meta
     no_sideways_scroll(page)
     shot(page, f"search-{WIDTHS[width][0]}")
 

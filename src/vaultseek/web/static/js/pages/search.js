@@ -84,8 +84,8 @@ async function run(query, force) {
     const body = await api(`/api/search?${params}`);
     const took = Math.round(performance.now() - started);
     const notices = (body.notices || []).join("; ");
-    parts.meta.replaceChildren(`${plural(body.results.length, "note", "notes")} in ${took} ms${notices ? " — " + notices : ""}`,
-      body.parsed ? el("span", { class: "search-parsed" }, understood(body.parsed)) : null);
+    const summary = `${plural(body.results.length, "note", "notes")} in ${took} ms${notices ? " — " + notices : ""}`;
+    parts.meta.replaceChildren(summary, ...(body.parsed ? [el("span", { class: "search-parsed" }, understood(body.parsed))] : []));
     if (!body.results.length) {
       parts.results.replaceChildren(el("li", { class: "empty" }, "Nothing found. Try other words, or fewer filters."));
       return;
