@@ -206,10 +206,16 @@ def format_deep_status(deep: DeepStatus) -> str:
     )
     if deep.openings_pending:
         share += f", {deep.openings_embedded:,} of {deep.openings:,} notes' openings"
+    if deep.serving_model:
+        share += f" by {deep.model}; search uses {deep.serving_model} until they are all done"
+    if deep.host:
+        share += f"; texts go to the embedding server at {deep.host}"
     if deep.state == "unavailable":
         return f"off here: {deep.reason} ({share})"
     if deep.state == "complete":
         return f"{share}, complete ({deep.model or 'deep model'})"
+    if deep.state == "paused" and deep.problem:
+        return f"{share}; paused: {deep.problem} — it resumes when the server answers (`vaultseek deep` now)"
     left = format_time_left(deep.eta_seconds, deep.openings_eta_seconds, openings_pending=deep.openings_pending, rate=deep.rate)
     if deep.state == "running":
         return f"{share}; embedding the rest in the background, {left}"
