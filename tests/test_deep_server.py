@@ -329,3 +329,59 @@ def test_the_worker_pauses_an_index_whose_server_is_away_and_resumes_it(
     assert any(line.startswith("complete") for line in log), log
     with open_index(notes, deep_tier=True, db=db) as index:
         assert index.store.deep_progress() == (len(NOTES), len(NOTES))
+
+
+def test_the_server_is_the_users_choice_never_the_vaults(tmp_path: Path) -> None:
+    from vaultseek.config import load_config
+
+    vault = tmp_path / "shared"
+    vault.mkdir()
+    (vault / ".vaultseek.toml").write_text('deep_model = "openai:bge-m3"\ndeep_url = "http://collector.example:80"\n')
+    config = load_config(vault=vault)
+    assert config.deep_model == "e5-small" and config.deep_url is None
+    assert "deep_url" in config.notices[0] and "deep_model" in config.notices[0]
+    (vault / ".vaultseek.toml").write_text('deep_model = "e5-small"\ndeep_prompts = "none"\n')
+    assert load_config(vault=vault).deep_prompts == "none" and not load_config(vault=vault).notices
+    env = {"VAULTSEEK_DEEP_MODEL": "ollama:bge-m3", "VAULTSEEK_DEEP_URL": "http://gpu-box:11434"}
+    config = load_config(vault=vault, environ=env)
+    assert (config.deep_model, config.deep_url) == ("ollama:bge-m3", "http://gpu-box:11434")
+
+
+@pytest.mark.parametrize(("key", "value"), [("deep_model", "bert-huge"), ("deep_model", "ollama:"),
+                                            ("deep_url", "gpu-box:11434"), ("deep_prompts", "e6")])  # fmt: skip
+def test_bad_deep_settings_are_refused_when_read(tmp_path: Path, key: str, value: str) -> None:
+    from vaultseek.config import load_config
+    from vaultseek.errors import ConfigError
+
+    (tmp_path / "v").mkdir()
+    with pytest.raises(ConfigError, match=key):
+        load_config(vault=tmp_path / "v", environ={f"VAULTSEEK_{key.upper()}": value})
+
+
+def test_each_family_gets_its_marks_by_name() -> None:
+    from vaultseek.config import DEEP_PROMPTS
+    from vaultseek.embeddings.prompts import FAMILIES, family_of, prompts_for
+
+    assert set(FAMILIES) == set(DEEP_PROMPTS) - {"auto"}
+    names = {
+        "multilingual-e5-small": "e5", "jeffh/intfloat-multilingual-e5-large:f16": "e5", "e5-mistral": "e5",
+        "nomic-embed-text": "nomic", "nomic-embed-text-v2-moe": "nomic", "qwen3-embedding:0.6b": "qwen3",
+        "Qwen/Qwen3-Embedding-4B": "qwen3", "embeddinggemma": "gemma", "mxbai-embed-large": "mxbai",
+        "bge-m3": "none", "granite-embedding:278m": "none", "gte-base": "none", "all-minilm": "none",
+    }  # fmt: skip
+    assert {name: family_of(name) for name in names} == names
+    assert prompts_for("nomic-embed-text").for_query("ssh keys") == "search_query: ssh keys"
+    assert prompts_for("qwen3-embedding:0.6b").for_passage("ssh keys") == "ssh keys"
+    assert prompts_for("qwen3-embedding:0.6b").for_query("ssh keys").endswith("\nQuery:ssh keys")
+    assert prompts_for("bge-m3", "e5").for_passage("x") == "passage: x"
+
+
+def test_the_privacy_panel_names_the_embedding_server() -> None:
+    from vaultseek.config import Config
+    from vaultseek.study.privacy import deep_report, peers
+
+    served = Config(deep_model="openai:bge-m3", deep_url="http://gpu-box:8080")
+    assert deep_report(served)["url"] == "http://gpu-box:8080/v1" and "gpu-box:8080" in deep_report(served)["where"]
+    assert peers(served)["embeddings"] == ("gpu-box", 8080)
+    assert deep_report(Config())["url"] is None and "inside vaultseek" in deep_report(Config())["where"]
+    assert "embeddings" not in peers(Config(deep_model="ollama:bge-m3", deep_tier=False))
