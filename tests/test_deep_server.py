@@ -216,16 +216,16 @@ def test_a_server_that_dies_mid_job_loses_nothing_and_the_job_resumes(
     [("500", "HTTP 500"), ("garbage", "not embeddings"), ("wrong-dim", "256-dimensional"), ("slow", "no answer within")],
 )
 def test_each_failing_server_gives_a_clear_error_and_keeps_what_was_stored(
-    notes: Path, tmp_path: Path, standin: StandinEmbed, fast_retries: None, monkeypatch: pytest.MonkeyPatch,
-    mode: str, message: str,
+    notes: Path, tmp_path: Path, standin: StandinEmbed, fast_retries: None, mode: str, message: str,
 ) -> None:  # fmt: skip
-    if mode == "slow":
-        monkeypatch.setattr(server, "TIMEOUT_SECONDS", 0.3)
-        standin.delay = 0.6
+    standin.delay = 0.6
     with open_index(notes, deep_tier=True, db=tmp_path / "i.db", create=True, deep_model=OLLAMA_MODEL, deep_url=standin.url) as index:
         index.sync(remember=False)
         first = index.deepen(limit=2)
         assert first is not None and first.done == 2
+        model = index.deep_model()
+        assert isinstance(model, server.ServerModel)
+        model.timeout = 0.3
         standin.mode = mode
         with pytest.raises(EmbeddingServerError, match=message) as raised:
             index.deepen()
@@ -233,7 +233,7 @@ def test_each_failing_server_gives_a_clear_error_and_keeps_what_was_stored(
         assert index.store.deep_progress()[0] == 2  # nothing lost, nothing half-stored
         deep = index.deep_status()
         assert deep is not None and deep.state == "paused" and message in (deep.problem or "")
-        standin.mode = "ok"
+        standin.mode, model.timeout = "ok", server.TIMEOUT_SECONDS
         report = index.deepen()
         assert report is not None and report.complete and report.embedded == len(NOTES) - 2
 

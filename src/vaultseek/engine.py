@@ -565,7 +565,8 @@ class Index:
 
     def _deep_side(self) -> DeepSide:
         """The deep vectors, the deep model and the share of chunks the vectors cover, if
-        they can serve this index (raises :class:`VectorsUnavailable`)."""
+        they can serve this index (raises :class:`VectorsUnavailable`, or
+        :class:`EmbeddingServerError` when the model's server cannot be reached)."""
         stored = self.store.get_meta("deep_model_fingerprint")
         if stored is None:
             raise VectorsUnavailable("no deep vectors yet")
@@ -580,6 +581,8 @@ class Index:
             raise VectorsUnavailable("no deep vectors yet")
         try:
             model = self._serving_deep_model(stored)
+        except EmbeddingServerError:
+            raise  # a server away: the search says so and goes on without the deep list
         except ModelError as exc:
             raise VectorsUnavailable(exc.message) from exc
         if stored != model.fingerprint:

@@ -200,7 +200,13 @@ def format_time_left(
 
 
 def format_deep_status(deep: DeepStatus) -> str:
-    """One line: how many chunks have a deep vector and what happens next."""
+    """One line: how many chunks have a deep vector, what happens next, and the embedding
+    server the texts go to (when there is one)."""
+    line = _deep_line(deep)
+    return f"{line}; texts go to the embedding server at {deep.host}" if deep.host else line
+
+
+def _deep_line(deep: DeepStatus) -> str:
     share = f"{deep.embedded:,} of {deep.chunks:,} chunks" + (
         f" ({deep.embedded / deep.chunks:.0%})" if deep.chunks and deep.pending else ""
     )
@@ -208,8 +214,6 @@ def format_deep_status(deep: DeepStatus) -> str:
         share += f", {deep.openings_embedded:,} of {deep.openings:,} notes' openings"
     if deep.serving_model:
         share += f" by {deep.model}; search uses {deep.serving_model} until they are all done"
-    if deep.host:
-        share += f"; texts go to the embedding server at {deep.host}"
     if deep.state == "unavailable":
         return f"off here: {deep.reason} ({share})"
     if deep.state == "complete":

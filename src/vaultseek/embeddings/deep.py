@@ -72,6 +72,12 @@ class DeepModel:
             self._queries[text] = found
         return found
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Query vectors of many texts, for a background job (the hub probes): a server model
+        sends them in batches with retries, where :meth:`embed_one` answers a waiting search
+        and fails fast."""
+        return np.stack([self.embed_one(text) for text in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         """One row per text; blank texts get zero rows."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

@@ -13,9 +13,11 @@ What a server model does that the bundled one need not:
   comes back within :data:`FAST_SECONDS` doubles the next (up to :data:`MAX_BATCH`), one that
   takes longer than :data:`SLOW_SECONDS`, times out or is refused as too large halves it.
 - **Retries with backoff** (:data:`RETRY_DELAYS`) for what may pass: no answer, a timeout, a
-  5xx or 429 status, a body that is not JSON. What will not pass (the model is missing, a 4xx)
-  fails at once. Either way a failure is one :class:`EmbeddingServerError` saying what the
-  server did, and the deep job pauses with nothing lost (``index/deepening.py``).
+  5xx or 429 status, a body that is not JSON (passages only: a query fails fast, within
+  :data:`QUERY_TIMEOUT_SECONDS`, and the search goes on without the deep list). What will not
+  pass (the model is missing, a 4xx) fails at once. Either way a failure is one
+  :class:`EmbeddingServerError` saying what the server did, and the deep job pauses with
+  nothing lost (``index/deepening.py``).
 - **Only scrubbed text leaves**: stored chunks are scrubbed of credentials before they are
   stored; every query goes through ``clean`` (the engine passes the credential scrubber, as
   the study chat does for questions) before it is sent.
@@ -35,7 +37,7 @@ import socket
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -56,7 +58,11 @@ SLOW_SECONDS = 10.0
 TIMEOUT_SECONDS = 120.0
 """How long one request may take before it counts as failed (and is retried with half the texts)."""
 RETRY_DELAYS = (0.5, 2.0, 8.0)
-"""Seconds to wait before each retry of a request that failed in a way that may pass."""
+"""Seconds to wait before each retry of a request of passages that failed in a way that may
+pass. A query is not retried: a search waiting on a failing server would rather go on without
+the deep list."""
+QUERY_TIMEOUT_SECONDS = 10.0
+"""How long a query (a search's, or the probe that opens the model) may take."""
 PROBE_TEXT = "vaultseek dimension probe"
 
 
@@ -111,7 +117,9 @@ class ServerModel(DeepModel):
         self.url = server_url(spec, url)
         self.prompts = prompts or prompts_for(model)
         self._clean = clean or (lambda text: text)
-        self._timeout = TIMEOUT_SECONDS if timeout is None else timeout
+        self.timeout = TIMEOUT_SECONDS if timeout is None else timeout
+        """Seconds a request of the deep job may take (a search's query: at most
+        :data:`QUERY_TIMEOUT_SECONDS`)."""
         self._retry_delays = RETRY_DELAYS if retry_delays is None else retry_delays
         self._sleep = sleep
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -129,34 +137,44 @@ class ServerModel(DeepModel):
     def _embed_query(self, text: str) -> np.ndarray:
         return self._request([self.prompts.for_query(self._clean(text))], query=True)[0]
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._batched([self.prompts.for_query(self._clean(text)) for text in texts], query=True)
+
     def _embed_passages(self, texts: list[str]) -> np.ndarray:
-        rows: list[np.ndarray] = []
+        return self._batched([self.prompts.for_passage(text) for text in texts], query=False)
+
+    def _batched(self, texts: list[str], *, query: bool) -> np.ndarray:
+        """``texts`` (marked already) in requests of :attr:`batch`, each with its retries."""
+        rows: list[np.ndarray] = [np.zeros((0, self.dim), np.float32)]
         start = 0
         while start < len(texts):
             size = max(1, min(self.batch, len(texts) - start))
-            part = [self.prompts.for_passage(text) for text in texts[start : start + size]]
-            rows.append(self._request(part, query=False))
+            rows.append(self._request(texts[start : start + size], query=query, patient=True))
             start += size
         return np.vstack(rows)
 
     # -- HTTP -----------------------------------------------------------------------------
-    def _request(self, texts: list[str], *, query: bool) -> np.ndarray:
-        """Embed ``texts`` in one request, with the retries; adjusts :attr:`batch` by how
-        the server coped. Raises :class:`EmbeddingServerError`."""
+    def _request(self, texts: list[str], *, query: bool, patient: bool = False) -> np.ndarray:
+        """Embed ``texts`` in one request — ``patient``: with the retries and the long
+        timeout, for the deep job — and adjust :attr:`batch` by how the server coped. Raises
+        :class:`EmbeddingServerError`."""
         failures: list[str] = []
-        for attempt in range(len(self._retry_delays) + 1):
+        delays = self._retry_delays if patient else ()
+        timeout = self.timeout if patient else min(self.timeout, QUERY_TIMEOUT_SECONDS)
+        for attempt in range(len(delays) + 1):
             if attempt:
-                self._sleep(self._retry_delays[attempt - 1])
+                self._sleep(delays[attempt - 1])
             started = time.monotonic()
             try:
-                vectors = self._post(texts, query=query)
+                vectors = self._post(texts, query=query, timeout=timeout)
             except _Refused as exc:
                 raise EmbeddingServerError(f"the embedding server at {self.host} refused: {exc}", hint=exc.hint) from None
             except _TooLarge as exc:
                 if len(texts) > 1:  # split the request; each half gets its own retries
                     self.batch = max(1, len(texts) // 2)
                     half = len(texts) // 2
-                    return np.vstack([self._request(texts[:half], query=query), self._request(texts[half:], query=query)])
+                    return np.vstack([self._request(texts[:half], query=query, patient=patient),
+                                      self._request(texts[half:], query=query, patient=patient)])  # fmt: skip
                 raise EmbeddingServerError(
                     f"the embedding server at {self.host} refused one text as too large: {exc}",
                     hint="raise the server's context or batch size (llama-server: -c and -ub), or use a model with a longer context",
@@ -172,17 +190,15 @@ class ServerModel(DeepModel):
             elif seconds > SLOW_SECONDS:
                 self.batch = max(1, self.batch // 2)
             return vectors
-        raise EmbeddingServerError(
-            f"the embedding server at {self.host} failed {len(failures)} times: {failures[-1]}",
-            hint=self._down_hint(),
-        )
+        times = f"failed {len(failures)} times" if len(failures) > 1 else "failed"
+        raise EmbeddingServerError(f"the embedding server at {self.host} {times}: {failures[-1]}", hint=self._down_hint())
 
     def _down_hint(self) -> str:
         if self.kind == "ollama":
             return "start Ollama (`ollama serve`) or set deep_url; the deep tier resumes where it stopped (`vaultseek deep`)"
         return f"start the embedding server at {self.url} or set deep_url; the deep tier resumes where it stopped (`vaultseek deep`)"
 
-    def _post(self, texts: list[str], *, query: bool) -> np.ndarray:
+    def _post(self, texts: list[str], *, query: bool, timeout: float) -> np.ndarray:
         if self.kind == "ollama":
             path, body = "/api/embed", {"model": self.model, "input": texts, "truncate": True}
         else:
@@ -194,16 +210,16 @@ class ServerModel(DeepModel):
             headers={"Content-Type": "application/json", "Accept": "application/json"},
         )  # fmt: skip
         try:
-            with self._opener.open(request, timeout=self._timeout) as response:
+            with self._opener.open(request, timeout=timeout) as response:
                 raw = response.read()
         except urllib.error.HTTPError as exc:
             raise self._status_error(exc.code, exc.read()) from None
         except TimeoutError:
-            raise _Retryable(f"no answer within {self._timeout:g} s", slow=True) from None
+            raise _Retryable(f"no answer within {timeout:g} s", slow=True) from None
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             if isinstance(reason, (TimeoutError, socket.timeout)):
-                raise _Retryable(f"no answer within {self._timeout:g} s", slow=True) from None
+                raise _Retryable(f"no answer within {timeout:g} s", slow=True) from None
             raise _Retryable(f"cannot connect ({reason})") from None
         return self._vectors(raw, len(texts))
 

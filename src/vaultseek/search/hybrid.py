@@ -276,6 +276,10 @@ def run_search(
         except VectorsUnavailable as exc:
             if params.mode == "deep":
                 raise QueryError(f"deep search is unavailable: {exc}") from exc
+        except ModelError as exc:  # its embedding server cannot be reached: search goes on without it
+            if params.mode == "deep":
+                raise QueryError(f"deep search is unavailable: {exc}", hint=exc.hint) from exc
+            notices.append(f"deep list unavailable ({exc})")
         else:  # started first: the deep model's query embedding is the slowest step
             deep_scanning = _start(params.mode == "hybrid", _scan, deep_index, deep_model, wanted, pool, scope, restriction)
     if params.mode in ("hybrid", "vector") and wanted.strip():
