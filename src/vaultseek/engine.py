@@ -417,7 +417,7 @@ class Index:
         """The deep tier's coverage and job (None when the tier is off)."""
         if not self.config.deep_tier:
             return None
-        from .embeddings.deep import DEEP_MODEL, deep_model_available
+        from .embeddings.deep import deep_model_unavailable
         from .embeddings.server import server_host
         from .index.deep_queue import queue_state
         from .index.deepening import PROBLEM_KEY, job_running, stored_rate
@@ -430,7 +430,7 @@ class Index:
             serving = self.store.get_meta("deep_model_name") if building else None
             rate = stored_rate(self.store)
             problem = self.store.get_meta(PROBLEM_KEY) or None
-        reason = deep_model_available() if self.config.deep_model == DEEP_MODEL else None
+        reason = deep_model_unavailable(self.config.deep_model)
         state: DeepState
         if reason is not None:
             state = "unavailable"

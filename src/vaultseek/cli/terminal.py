@@ -210,10 +210,12 @@ def _deep_line(deep: DeepStatus) -> str:
     share = f"{deep.embedded:,} of {deep.chunks:,} chunks" + (
         f" ({deep.embedded / deep.chunks:.0%})" if deep.chunks and deep.pending else ""
     )
+    if deep.serving_model:  # a new model's vectors, built while the old ones serve
+        share = f"{share} by {deep.model}"
     if deep.openings_pending:
         share += f", {deep.openings_embedded:,} of {deep.openings:,} notes' openings"
     if deep.serving_model:
-        share += f" by {deep.model}; search uses {deep.serving_model} until they are all done"
+        share += f"; search uses {deep.serving_model} until they are all done"
     if deep.state == "unavailable":
         return f"off here: {deep.reason} ({share})"
     if deep.state == "complete":

@@ -122,6 +122,12 @@ def deep_model_available() -> str | None:
     return None
 
 
+def deep_model_unavailable(spec: str) -> str | None:
+    """Why the deep model ``spec`` cannot run on this machine, or None: a server model runs
+    wherever its server does (whether it answers is learnt by asking)."""
+    return None if spec.startswith(SERVER_PREFIXES) else deep_model_available()
+
+
 def _has_avx2() -> bool:
     try:
         flags = Path("/proc/cpuinfo").read_text("utf-8", "replace")
