@@ -661,8 +661,8 @@ class Index:
             if self.config.deep_tier:
                 try:
                     deep, _model, coverage = self._deep_side()
-                except VectorsUnavailable:
-                    pass  # no deep vectors yet, or from another model: the other lists serve
+                except (VectorsUnavailable, ModelError):
+                    pass  # no deep vectors yet, from another model, or its server away: the other lists serve
             found = find_related(
                 self.store, self.link_graph(), vectors, path, k=k, notices=notices, deep=deep, deep_coverage=coverage
             )
