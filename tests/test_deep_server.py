@@ -281,6 +281,11 @@ def test_a_model_change_keeps_the_old_vectors_serving_until_the_new_cover_the_va
         during = {q: [r.path for r in index.search(q, mode="deep", view="chunks", k=3).results] for q in QUERIES}
         assert during == before  # the old vectors, with the old model, at full coverage
         assert not standin.requests  # the bundled model embedded those queries
+        standin.stop()
+        with open_index(notes, deep_tier=True, db=db, deep_model=OLLAMA_MODEL, deep_url=standin.url) as other:
+            away = {q: [r.path for r in other.search(q, mode="deep", view="chunks", k=3).results] for q in QUERIES}
+        assert away == before  # the new model's server away: the old vectors serve on, unasked
+        standin.start()
         report = index.deepen()
         assert report is not None and report.complete and report.reset
         assert index.store.get_meta("deep_model_spec") == f"{OLLAMA_MODEL} prompts=e5"

@@ -256,13 +256,13 @@ class Index:
         """The model whose vectors serve search: the configured one, or — while a newly
         chosen model's vectors are built — the one the stored vectors come from (raises
         :class:`ModelError`)."""
-        model = self.deep_model()
-        if model.fingerprint == fingerprint:
-            return model
-        if self._serving_deep is None or self._serving_deep.fingerprint != fingerprint:
-            from .embeddings.deep import DEEP_MODEL
+        from .embeddings.deep import DEEP_MODEL, deep_recipe
 
-            self._serving_deep = self._load_deep(self.store.get_meta("deep_model_spec") or DEEP_MODEL)
+        stored = self.store.get_meta("deep_model_spec") or DEEP_MODEL  # before it was recorded: e5
+        if stored == deep_recipe(self.config.deep_model, self.config.deep_prompts):
+            return self.deep_model()
+        if self._serving_deep is None or self._serving_deep.fingerprint != fingerprint:
+            self._serving_deep = self._load_deep(stored)  # not the configured one: not asked
         return self._serving_deep
 
     # -- indexing -----------------------------------------------------------------------

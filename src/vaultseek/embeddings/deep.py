@@ -122,6 +122,17 @@ def deep_model_available() -> str | None:
     return None
 
 
+def deep_recipe(spec: str, prompts: str = "auto") -> str:
+    """What the index records as its deep vectors' model (meta ``deep_model_spec``) and what
+    loads that model again: the spec, and for a server model the marks it was given
+    (``ollama:NAME prompts=FAMILY``). Known without asking the server."""
+    if not spec.startswith(SERVER_PREFIXES):
+        return spec
+    from .prompts import prompts_for
+
+    return f"{spec} prompts={prompts_for(spec.partition(':')[2], prompts).family}"
+
+
 def deep_model_unavailable(spec: str) -> str | None:
     """Why the deep model ``spec`` cannot run on this machine, or None: a server model runs
     wherever its server does (whether it answers is learnt by asking)."""

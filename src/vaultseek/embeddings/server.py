@@ -130,7 +130,7 @@ class ServerModel(DeepModel):
         dim = int(probe.shape[1])
         marks = f"{self.prompts.family} {self.prompts.query!r} {self.prompts.passage!r}"
         fingerprint = hashlib.sha256(f"{kind} {model} {dim} {marks}".encode()).hexdigest()[:16]
-        recipe = f"{spec} prompts={self.prompts.family}"  # what loads this same model again
+        recipe = f"{spec} prompts={self.prompts.family}"  # as deep.deep_recipe: what loads it again
         super().__init__(spec=recipe, name=f"{model} ({kind} at {self.host})", fingerprint=fingerprint, dim=dim)
 
     # -- DeepModel ----------------------------------------------------------------------
