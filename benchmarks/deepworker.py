@@ -128,7 +128,7 @@ class Workers:
         with open_index(self.vault, db=self.db) as index:  # queued (paused), with work left
             status = index.deep_status()
             if status is not None and status.pending < 200:
-                index.store.reset_deep_vectors("none", "none")
+                index.store.reset_deep_vectors("none", "none", "none")
             deep_queue.enqueue(index.config)
         before = _queued_progress(self.vault, self.db)
         if kind == "shipped":
@@ -305,7 +305,7 @@ def openings(args: argparse.Namespace) -> dict[str, Any]:
     _cli("deep", "--stop")
     with open_index(vault, db=db, create=True) as index:
         index.sync(remember=False)
-        index.store.reset_deep_vectors("none", "none")  # every run starts from no deep vectors
+        index.store.reset_deep_vectors("none", "none", "none")  # every run starts from no deep vectors
         status = index.deep_status()
         assert status is not None
     results: dict[str, Any] = {"files": status.openings, "chunks": status.chunks, "load_before": _load(),

@@ -209,6 +209,36 @@ def test_deep_vectors_go_to_every_openings_first_newest_files_first(backend: Ope
         assert order(4) == ["oldzero", "oldone", "oldtwo", "oldthree"]
 
 
+def test_a_new_deep_generation_is_built_beside_the_serving_one_and_promoted_whole(backend: OpenIndex, vault: Path) -> None:
+    """After a change of deep model the new vectors go to a second table; search keeps loading
+    the old ones (another dimension, even) until the promotion swaps them in one step."""
+    import numpy as np
+
+    write_notes(vault)
+    with indexed(backend, vault) as index:
+        store = index.store
+        total = store.chunk_count()
+        old = store.deep_pending(total)
+        store.reset_deep_vectors("old", "old model", "e5-small")
+        store.save_deep_vectors([(digest, np.ones(4, dtype=np.float32) / 2) for digest, _c, _t in old])
+        store.start_deep_generation("new", "new model", "ollama:bge-m3 prompts=none")
+        assert store.deep_progress(building=True) == (0, total) and store.deep_progress() == (total, total)
+        half = store.deep_pending(2, building=True)
+        store.save_deep_vectors([(digest, np.ones(8, dtype=np.float32) / 8**0.5) for digest, _c, _t in half], building=True)
+        assert store.deep_progress(building=True) == (2, total)
+        assert store.deep_opening_progress(building=True)[0] >= 1
+        assert store.load_deep_vectors()[1].shape == (total, 4)  # search still sees the old
+        rest = store.deep_pending(total, building=True)
+        assert not {d for d, _c, _t in rest} & {d for d, _c, _t in half}
+        store.save_deep_vectors([(digest, np.ones(8, dtype=np.float32) / 8**0.5) for digest, _c, _t in rest], building=True)
+        store.promote_deep_vectors()
+        assert store.load_deep_vectors()[1].shape == (total, 8)
+        assert store.deep_progress(building=True) == (0, total)
+        assert [store.get_meta(f"deep_model_{k}") for k in ("fingerprint", "name", "spec")] == [
+            "new", "new model", "ollama:bge-m3 prompts=none"]
+        assert store.get_meta("deep_next_fingerprint") is None
+
+
 @pytest.fixture
 def both(vault: Path, tmp_path: Path, pg_url: str) -> Iterator[tuple[Index, Index]]:
     write_notes(vault)

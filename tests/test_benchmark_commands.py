@@ -57,3 +57,16 @@ def test_the_note_view_benchmark_runs(tmp_path: Path) -> None:
     assert set(figures) == {"page titles", "section headings"}
     assert all(r["queries"] == 3 and r["distinct_in_top10"]["notes"] >= r["distinct_in_top10"]["chunks"] for r in figures.values())
     assert "| page titles | 3 |" in result.stdout
+
+
+def test_the_embedding_server_benchmark_runs(tmp_path: Path) -> None:
+    out = tmp_path / "embedserver.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.embedserver", "--texts", "4", "--queries", "2", "--rounds", "1",
+         "--json", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    figures = json.loads(out.read_text("utf-8"))
+    assert figures["texts"] == 4 and figures["max_vector_difference"] < 1e-4
+    assert "server / bundled" in result.stdout

@@ -306,7 +306,7 @@ def test_the_migration_builds_postings_for_a_collection_of_the_previous_schema(v
         assert conn.execute("SELECT count(*) FROM vs_old.chunks").fetchone()[0] == len(chunks) > 6
         with open_index(vault, db=pg_url, collection="old") as old:
             store = pg_store(old)
-            assert store.schema_version == schema.SCHEMA_VERSION == 3
+            assert store.schema_version == schema.SCHEMA_VERSION == 4
             assert store.integrity_problems() == []
             assert dump(old) == dump(fresh)
             assert store.pg.execute(

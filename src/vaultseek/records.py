@@ -697,8 +697,10 @@ class DeepStatus:
     state: DeepState
     """``complete``; ``running`` (a job is embedding this index now); ``queued`` (in the
     background worker's queue while it serves another index or rests for a search);
-    ``paused`` (queued, and ``vaultseek deep --pause`` holds the worker); ``waiting`` (work
-    left and no job on it: the next ``index``, the daemon or ``vaultseek deep`` continues it);
+    ``paused`` (queued, and ``vaultseek deep --pause`` holds the worker; or the embedding
+    server failed, and :attr:`problem` says how — the job resumes when it answers);
+    ``waiting`` (work left and no job on it: the next ``index``, the daemon or ``vaultseek
+    deep`` continues it);
     ``unavailable`` (the deep model cannot run here)."""
     rate: float | None = None
     """Chunks a second the job measured, stored as it goes (None: not measured yet)."""
@@ -710,6 +712,14 @@ class DeepStatus:
     openings_embedded: int = 0
     """Files whose opening has a deep vector: every note findable by meaning when it equals
     :attr:`openings`."""
+    serving_model: str | None = None
+    """While a newly chosen model's vectors are built (:attr:`model`, counted by
+    :attr:`embedded`), the model whose vectors search still uses; None otherwise."""
+    host: str | None = None
+    """The embedding server (``host:port``) the deep tier sends chunks and queries to; None:
+    the model runs in this process."""
+    problem: str | None = None
+    """Why the job stopped short: its embedding server failed (state ``paused``)."""
 
     @property
     def pending(self) -> int:

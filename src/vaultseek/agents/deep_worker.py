@@ -34,6 +34,7 @@ from ..errors import (
     ConfigError,
     DatabaseAuthError,
     DatabaseUnavailableError,
+    EmbeddingServerError,
     IndexAccessError,
     IndexCorruptError,
     IndexNotFoundError,
@@ -55,6 +56,9 @@ REST_SECONDS = 0.25
 """How often a resting worker looks again (at the activity marker, a stop, the queue)."""
 BUSY_SECONDS = 5.0
 """An index whose job another process holds is looked at again after this long."""
+SERVER_WAIT_SECONDS = (15.0, 30.0, 60.0, 120.0, 300.0)
+"""An index whose embedding server failed is tried again after these waits, one per failure
+in a row (the last repeats): the job pauses while the server is away and resumes by itself."""
 
 Log = Callable[[str], None]
 StopCheck = Callable[[], bool]
@@ -102,6 +106,8 @@ class _Served:
     entry: QueuedIndex
     index: Index
     busy_until: float = 0.0
+    server_failures: int = 0
+    """Failures of its embedding server in a row (the next wait grows with them)."""
 
 
 class DeepWorker:
@@ -129,7 +135,9 @@ class DeepWorker:
         """Texts embedded by this worker, over every index."""
         self._open: dict[str, _Served] = {}
         self._set_aside: set[str] = set()
-        self._model: DeepModel | None = None
+        self._models: dict[tuple[str, str | None, str], DeepModel] = {}
+        """Deep models loaded, by (``deep_model``, ``deep_url``, ``deep_prompts``): indexes
+        that want the same model share one."""
 
     def run(self, lock: IO[bytes]) -> None:
         """Work until done; ``lock`` is the worker lock (released on the way out, under the
@@ -232,13 +240,19 @@ class DeepWorker:
     # -- working --------------------------------------------------------------------------
     def _work_on(self, served: _Served) -> None:
         index = served.index
-        if self._model is None:
-            self._model = index.deep_model()
+        key = (index.config.deep_model, index.config.deep_url, index.config.deep_prompts)
         try:
             report = index.deepen(
-                model=self._model, seconds=SLICE_SECONDS,
+                model=self._models.get(key), seconds=SLICE_SECONDS,
                 should_stop=lambda: self.should_stop() or self.resting(),
             )  # fmt: skip
+            self._models.setdefault(key, index.deep_model())
+        except EmbeddingServerError as exc:  # the server is away or failing: pause, try later
+            wait = SERVER_WAIT_SECONDS[min(served.server_failures, len(SERVER_WAIT_SECONDS) - 1)]
+            served.server_failures += 1
+            served.busy_until = self.clock() + wait
+            self.log(f"paused {served.entry.vault}: {exc}; trying again in {wait:.0f} s")
+            return
         except ModelError:
             raise
         except (IndexNotFoundError, IndexCorruptError) as exc:
@@ -250,6 +264,9 @@ class DeepWorker:
         except Exception as exc:  # noqa: BLE001 - one index tripping a bug must not end the others' work
             self._set(served.entry, f"{exc.__class__.__name__}: {exc}")
             return
+        if served.server_failures:
+            self.log(f"resumed {served.entry.vault}: its embedding server answers again")
+            served.server_failures = 0
         if report is None:  # another process runs this index's job now
             served.busy_until = self.clock() + BUSY_SECONDS
             return

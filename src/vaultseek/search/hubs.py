@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import functools
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -94,7 +95,7 @@ class ProbeModel(Protocol):
     fingerprint: str
     dim: int
 
-    def embed_one(self, text: str) -> np.ndarray: ...
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
 def store_probes(store: Store, model: ProbeModel) -> None:
@@ -102,5 +103,5 @@ def store_probes(store: Store, model: ProbeModel) -> None:
     this model already (a few seconds once per model; the deep job calls it)."""
     if probes_from_text(store.get_meta(META_KEY), model.fingerprint, model.dim) is not None:
         return
-    vectors = np.stack([model.embed_one(text) for text in probe_texts()])
+    vectors = model.embed_queries(probe_texts())
     store.set_meta({META_KEY: probes_to_text(model.fingerprint, vectors)})

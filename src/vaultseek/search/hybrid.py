@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..errors import QueryError, VaultseekError
+from ..errors import ModelError, QueryError, VaultseekError
 from ..index.names import shown_path
 from ..records import Expansion, SearchFilter, SearchMode, SearchResponse, SearchResult, SearchView
 from ..storage.store import ChunkRow, Store
@@ -298,6 +298,10 @@ def run_search(
         except VectorsUnavailable as exc:
             if params.mode == "deep":
                 raise QueryError(f"deep search is unavailable: {exc}") from exc
+        except ModelError as exc:  # its embedding server cannot be reached: search goes on without it
+            if params.mode == "deep":
+                raise QueryError(f"deep search is unavailable: {exc}", hint=exc.hint) from exc
+            notices.append(f"deep list unavailable ({exc})")
         else:  # started first: the deep model's query embedding is the slowest step
             deep_scanning = _start(params.mode == "hybrid", _scan, deep_index, deep_model, wanted, pool, scope, restriction)
     if params.mode in ("hybrid", "vector") and wanted.strip():
@@ -324,7 +328,13 @@ def run_search(
         if scan is not None and narrowed and isinstance(index, VectorIndex):  # the scope's rows: SQL
             vec = scan_hits(store, index, scan, pool, scope, restriction)
     if deep_scanning is not None:
-        deep_query, deep_scan, deep = deep_scanning()
+        try:
+            deep_query, deep_scan, deep = deep_scanning()
+        except ModelError as exc:  # its embedding server failed just now: search goes on without it
+            if params.mode == "deep":
+                raise QueryError(f"deep search is unavailable: {exc}", hint=exc.hint) from exc
+            notices.append(f"deep list unavailable ({exc})")
+            deep_scanning, deep_scan, deep = None, None, []
         if deep_scan is not None and narrowed:
             deep = scan_hits(store, deep_index, deep_scan, pool, scope, restriction)
     free = parsed.text  # intent and the title match read the words, not the operators

@@ -241,9 +241,24 @@ def m006_ocr_limit(conn: Connection) -> None:
     )
 
 
+def m007_deep_generations(conn: Connection) -> None:
+    """``deep_vectors_next``: the deep vectors of a newly chosen deep model, built in the
+    background beside ``deep_vectors``, which keeps serving search until the new ones cover
+    every chunk and take its place (``deepening.py``). Its model is ``meta.deep_next_*``.
+    """
+    conn.execute(
+        """
+        CREATE TABLE deep_vectors_next (
+            embed_hash BLOB PRIMARY KEY,
+            vector     BLOB NOT NULL
+        ) WITHOUT ROWID;
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     m001_initial, m002_documents, m003_note_metadata, m004_links, m005_deep_vectors,
-    m006_ocr_limit,
+    m006_ocr_limit, m007_deep_generations,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -261,10 +261,10 @@ class Ingestor:
 
         report = index.sync(progress=progress, should_stop=lambda: self.stopping, remember=False)
         if report.chunks_written and index.config.deep_tier:
-            from ..embeddings.deep import deep_model_available
+            from ..embeddings.deep import deep_model_unavailable
             from ..index.deep_queue import enqueue
 
-            if deep_model_available() is None:  # the background worker gives the new chunks deep vectors
+            if deep_model_unavailable(index.config.deep_model) is None:  # the background worker gives the new chunks deep vectors
                 enqueue(index.config)
         states = index.store.file_states(paths)
         for path in paths:

@@ -13,7 +13,7 @@ from ..llm import ChatClient, create_client
 from .chat import Chat, ChatRequest
 from .hub import StudyHub
 from .library import KnowledgeBase
-from .privacy import connection_report, media_report, peers
+from .privacy import connection_report, deep_report, media_report, peers
 from .storage import StudyStore, study_db_path
 
 
@@ -78,5 +78,6 @@ class Notebook:
             "llm": {"backend": self.client.backend, "url": self.client.url, "model": self.client.model},
             "network": connection_report(llm_host=host, llm_port=port, app_ports=app_ports, peers=peers(self.config)),
             "media": media_report(self.config, llm_url=self.client.url),
+            "deep": deep_report(self.config),
             "telemetry": "none: vaultseek sends nothing anywhere; assets are served from this process",
         }

@@ -123,7 +123,27 @@ def _host_port(url: str) -> tuple[str, int]:
 
 def peers(config: Config) -> dict[str, tuple[str, int]]:
     """The servers besides the LLM that the configuration sends data to, by kind."""
-    return {"transcription": _host_port(config.transcription_url)} if config.transcription_url else {}
+    found = {"transcription": _host_port(config.transcription_url)} if config.transcription_url else {}
+    deep = deep_report(config)
+    if deep["url"]:
+        found["embeddings"] = _host_port(deep["url"])
+    return found
+
+
+def deep_report(config: Config) -> dict[str, Any]:
+    """Where the deep tier's texts go, for the privacy panel: nowhere (the bundled model, or
+    the tier off), or the embedding server ``deep_url`` names."""
+    from ..embeddings.server import server_url
+
+    on_server = config.deep_tier and config.deep_model.startswith(("ollama:", "openai:"))
+    url = server_url(config.deep_model, config.deep_url) if on_server else None
+    where = (
+        f"every passage of your notes and documents (credentials removed before indexing) and every "
+        f"search question (credentials removed) go to the embedding server at {url}"
+        if url else "nowhere: the deep tier's model runs inside vaultseek"
+        if config.deep_tier else "nowhere: the deep tier is off"
+    )
+    return {"model": config.deep_model if config.deep_tier else None, "url": url, "where": where}
 
 
 def media_report(config: Config, *, llm_url: str) -> dict[str, Any]:

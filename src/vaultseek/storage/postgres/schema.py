@@ -265,7 +265,22 @@ def p003_covering_postings(conn: Any) -> None:
     )
 
 
-MIGRATIONS: tuple[Callable[[Any], None], ...] = (p001_initial, p002_postings, p003_covering_postings)
+def p004_deep_generations(conn: Any) -> None:
+    """``deep_vectors_next``: the vectors of a newly chosen deep model, built beside
+    ``deep_vectors`` until they cover every chunk (the SQLite store's ``m007``)."""
+    conn.execute(
+        """
+        CREATE TABLE deep_vectors_next (
+            embed_hash bytea PRIMARY KEY,
+            embedding  halfvec NOT NULL
+        );
+        """
+    )
+
+
+MIGRATIONS: tuple[Callable[[Any], None], ...] = (
+    p001_initial, p002_postings, p003_covering_postings, p004_deep_generations,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -433,26 +433,29 @@ class PgStore(Store):
         return ids, codes
 
     # -- deep vectors -------------------------------------------------------------------
-    def deep_progress(self) -> tuple[int, int]:
+    # Two generations, as in the SQLite store: ``deep_vectors`` serves, ``deep_vectors_next``
+    # is filled after a change of model and promoted once it covers every chunk.
+    def deep_progress(self, *, building: bool = False) -> tuple[int, int]:
         done = self._one(
-            "SELECT count(*) FROM chunks c WHERE EXISTS (SELECT 1 FROM deep_vectors d WHERE d.embed_hash = c.embed_hash)"
+            f"SELECT count(*) FROM chunks c WHERE EXISTS (SELECT 1 FROM {_deep_table(building)} d "
+            "WHERE d.embed_hash = c.embed_hash)"
         )
         return int(done), self.chunk_count()
 
-    def deep_opening_progress(self) -> tuple[int, int]:
+    def deep_opening_progress(self, *, building: bool = False) -> tuple[int, int]:
         total, done = self.pg.execute(
             "SELECT count(*), count(d.embed_hash) FROM chunks c "
-            "LEFT JOIN deep_vectors d ON d.embed_hash = c.embed_hash WHERE c.position = 0"
+            f"LEFT JOIN {_deep_table(building)} d ON d.embed_hash = c.embed_hash WHERE c.position = 0"
         ).fetchone()
         return int(done), int(total)
 
-    def deep_pending(self, limit: int) -> list[tuple[bytes, str, str]]:
+    def deep_pending(self, limit: int, *, building: bool = False) -> list[tuple[bytes, str, str]]:
         out: dict[bytes, tuple[bytes, str, str]] = {}
         for which in ("c.position = 0", "c.position > 0"):
             rows = self.pg.execute(
                 "SELECT c.embed_hash, c.heading_context, c.text FROM files f "
                 f"JOIN chunks c ON c.file_id = f.id AND {which} "
-                "WHERE NOT EXISTS (SELECT 1 FROM deep_vectors d WHERE d.embed_hash = c.embed_hash) "
+                f"WHERE NOT EXISTS (SELECT 1 FROM {_deep_table(building)} d WHERE d.embed_hash = c.embed_hash) "
                 "ORDER BY f.mtime_ns DESC, f.id DESC, c.position LIMIT %s",
                 (limit * 4,),
             ).fetchall()
@@ -462,10 +465,10 @@ class PgStore(Store):
                     return list(out.values())
         return list(out.values())
 
-    def save_deep_vectors(self, items: Sequence[tuple[bytes, np.ndarray]]) -> None:
+    def save_deep_vectors(self, items: Sequence[tuple[bytes, np.ndarray]], *, building: bool = False) -> None:
         with self._write(), self.pg.cursor() as cur:
             cur.executemany(
-                "INSERT INTO deep_vectors(embed_hash, embedding) VALUES (%s, %s::halfvec) "
+                f"INSERT INTO {_deep_table(building)}(embed_hash, embedding) VALUES (%s, %s::halfvec) "
                 "ON CONFLICT (embed_hash) DO UPDATE SET embedding = excluded.embedding",
                 [(digest, _vector_text(vec)) for digest, vec in items],
             )
@@ -476,23 +479,46 @@ class PgStore(Store):
         )
 
     def prune_deep_vectors(self) -> int:
+        pruned = 0
         with self._write():
-            cur = self.pg.execute(
-                "DELETE FROM deep_vectors d WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.embed_hash = d.embed_hash)"
-            )
-            return int(cur.rowcount)
+            for table in ("deep_vectors", "deep_vectors_next"):
+                cur = self.pg.execute(
+                    f"DELETE FROM {table} d WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.embed_hash = d.embed_hash)"
+                )
+                pruned += int(cur.rowcount)
+        return pruned
 
-    def reset_deep_vectors(self, fingerprint: str, name: str) -> None:
+    def reset_deep_vectors(self, fingerprint: str, name: str, spec: str) -> None:
         with self._write():
             self.pg.execute("DELETE FROM deep_vectors")
-            self.set_meta({"deep_model_fingerprint": fingerprint, "deep_model_name": name})
+            self.pg.execute("DELETE FROM deep_vectors_next")
+            self.pg.execute("DELETE FROM meta WHERE key IN ('deep_next_fingerprint', 'deep_next_name', 'deep_next_spec')")
+            self.set_meta({"deep_model_fingerprint": fingerprint, "deep_model_name": name, "deep_model_spec": spec})
+
+    def start_deep_generation(self, fingerprint: str, name: str, spec: str) -> None:
+        with self._write():
+            self.pg.execute("DELETE FROM deep_vectors_next")
+            self.set_meta({"deep_next_fingerprint": fingerprint, "deep_next_name": name, "deep_next_spec": spec})
+
+    def promote_deep_vectors(self) -> None:
+        with self._write():
+            self.pg.execute("DELETE FROM deep_vectors")
+            self.pg.execute("INSERT INTO deep_vectors(embed_hash, embedding) SELECT embed_hash, embedding FROM deep_vectors_next")
+            self.pg.execute("DELETE FROM deep_vectors_next")
+            self.pg.execute(
+                "INSERT INTO meta(key, value) SELECT 'deep_model_' || substr(key, 11), value FROM meta "
+                "WHERE key IN ('deep_next_fingerprint', 'deep_next_name', 'deep_next_spec') "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+            )
+            self.pg.execute("DELETE FROM meta WHERE key IN ('deep_next_fingerprint', 'deep_next_name', 'deep_next_spec')")
 
     def drop_deep_vectors(self, chunk_ids: Sequence[int]) -> None:
         with self._write():
-            self.pg.execute(
-                "DELETE FROM deep_vectors WHERE embed_hash IN (SELECT embed_hash FROM chunks WHERE id = ANY(%s))",
-                ([int(i) for i in chunk_ids],),
-            )
+            for table in ("deep_vectors", "deep_vectors_next"):
+                self.pg.execute(
+                    f"DELETE FROM {table} WHERE embed_hash IN (SELECT embed_hash FROM chunks WHERE id = ANY(%s))",
+                    ([int(i) for i in chunk_ids],),
+                )
 
     # -- search -------------------------------------------------------------------------
     def bm25(
@@ -952,3 +978,7 @@ def _location(stored: str | None) -> Location | None:
 def _link(row: Sequence[Any]) -> LinkRow:
     return LinkRow(int(row[0]), row[1], row[2], row[3], row[4], bool(row[5]), row[6], row[7], row[8])
 
+
+def _deep_table(building: bool) -> str:
+    """The deep vectors' table: the serving generation, or the one being built."""
+    return "deep_vectors_next" if building else "deep_vectors"

@@ -1,5 +1,5 @@
 // Privacy: what the app keeps on this machine, what it sends to the model server (and to a
-// transcription server, if one is set), and the server process's live network connections,
+// transcription server or an embedding server, if one is set), and the server process's live network connections,
 // checked on demand.
 
 import { api, el, plural } from "../ui.js";
@@ -68,6 +68,11 @@ async function load() {
           el("li", {}, "The passages of your documents that passed the relevance threshold, numbered for citation."),
           media ? el("li", {}, `Images: ${media.images}.`) : null,
           media ? el("li", {}, `Attached files: ${media.files}.`) : null)),
+      p.deep?.url ? card("Sent to the embedding server",
+        el("dl", { class: "facts" },
+          el("dt", {}, "Server"), el("dd", {}, p.deep.url),
+          el("dt", {}, "Model"), el("dd", {}, p.deep.model)),
+        el("p", {}, `${p.deep.where}.`)) : null,
       media ? card("Voice input",
         el("p", {}, `Audio: ${media.audio}.`),
         speech ? el("dl", { class: "facts" },
