@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from vaultseek.engine import Index, open_index
-from vaultseek.errors import VaultseekError
+from vaultseek.errors import NotFoundError, VaultseekError
 from vaultseek.evaluation.harness import (
     NO_DEEP,
     Configuration,
@@ -87,7 +87,10 @@ def known_items(index: Index, count: int, seed: int = 5) -> list[tuple[str, str,
     rng.shuffle(paths)
     items: list[tuple[str, str, str]] = []
     for path in paths[:count]:
-        rows = index.get_note(path)
+        try:
+            rows = index.get_note(path)
+        except NotFoundError:  # an empty file: indexed, but with no chunk to ask for
+            continue
         title = rows[0].heading_context.split("|")[0].strip()
         if title:
             items.append(("title", title, path))
