@@ -1,6 +1,6 @@
 // Privacy: what the app keeps on this machine, what it sends to the model server (and to a
-// transcription server or an embedding server, if one is set), and the server process's live network connections,
-// checked on demand.
+// transcription server or an embedding server, if one is set), and the server process's live
+// network connections, checked on demand.
 
 import { api, el, plural } from "../ui.js";
 import { renderMarkdown } from "../markdown.js";
@@ -72,7 +72,7 @@ async function load() {
         el("dl", { class: "facts" },
           el("dt", {}, "Server"), el("dd", {}, p.deep.url),
           el("dt", {}, "Model"), el("dd", {}, p.deep.model)),
-        el("p", {}, `${p.deep.where}.`)) : null,
+        el("p", {}, `${p.deep.where.charAt(0).toUpperCase()}${p.deep.where.slice(1)}.`)) : null,
       media ? card("Voice input",
         el("p", {}, `Audio: ${media.audio}.`),
         speech ? el("dl", { class: "facts" },
