@@ -2,11 +2,13 @@
 and 1280 px, on the study vault and a long note with several sections: each note once, under its
 title and path, with the sections the note view answers (label, marked snippet, why it ranked);
 a section opens its own passage in the side panel, the title the note's best one; no sideways
-scrolling. Screenshots go to ``docs/images/study/search-<width>.png``."""
+scrolling; with a reranker set, the line above the results says what it did. Screenshots go to
+``docs/images/study/search-<width>.png`` (the reranked search: ``tests/artifacts/``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,6 +19,7 @@ from tests.support.standin_llm import StandinLLM
 from study_fixtures import make_app, make_study_vault
 from test_ui_chat import WIDTHS, Site, no_sideways_scroll, open_page, shot
 
+ARTIFACTS = Path(__file__).parent / "artifacts"
 QUERY = "sourdough starter flour"
 GUIDE = """\
 ---
@@ -112,3 +115,29 @@ def test_every_section_of_the_page_is_a_button_a_keyboard_reaches(browser: Any, 
     assert all(buttons.nth(i).get_attribute("type") == "button" for i in range(count))
     assert page.errors == []
 
+
+
+@pytest.mark.parametrize("width", ["desktop", "phone"])
+def test_search_says_what_the_reranker_did(browser: Any, tmp_path_factory: pytest.TempPathFactory, width: str) -> None:
+    from tests.support.standin_reranker import StandinReranker
+
+    from vaultseek.web.server import BackgroundServer
+
+    root = tmp_path_factory.mktemp("ui-rerank")
+    vault = make_study_vault(root)
+    with StandinLLM() as standin, StandinReranker() as reranker:
+        app = make_app(vault, root / "index.db", standin.url, rerank="llama:judge", rerank_url=reranker.url)
+        try:
+            with BackgroundServer(app) as server:
+                page = open_page(browser, Site(server.url, standin, vault), width, "#search")
+                page.locator("input[name=q]").fill(QUERY)
+                page.keyboard.press("Enter")
+                page.locator(".search-results .note-result").first.wait_for()
+                meta = page.locator(".search-meta").inner_text()
+                assert "reranked by llama:judge in " in meta and "null" not in meta and "undefined" not in meta, meta
+                assert reranker.requests  # the page's search really went through the reranker
+                no_sideways_scroll(page)
+                ARTIFACTS.mkdir(exist_ok=True)
+                page.screenshot(path=str(ARTIFACTS / f"search-reranked-{WIDTHS[width][0]}.png"))
+        finally:
+            app.notebook.close()

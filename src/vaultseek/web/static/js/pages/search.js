@@ -84,7 +84,11 @@ async function run(query, force) {
     const body = await api(`/api/search?${params}`);
     const took = Math.round(performance.now() - started);
     const notices = (body.notices || []).join("; ");
-    const summary = `${plural(body.results.length, "note", "notes")} in ${took} ms${notices ? " — " + notices : ""}`;
+    const steps = [
+      body.expansion ? `expanded by ${body.expansion.model} in ${body.expansion.cached ? "no time (cached)" : `${Math.round(body.expansion.ms)} ms`}` : "",
+      body.reranking ? `the best ${body.reranking.candidates} reranked by ${body.reranking.reranker} in ${Math.round(body.reranking.ms)} ms` : "",
+    ].filter(Boolean).join(", ");
+    const summary = `${plural(body.results.length, "note", "notes")} in ${took} ms${steps ? ` (${steps})` : ""}${notices ? " — " + notices : ""}`;
     parts.meta.replaceChildren(summary, ...(body.parsed ? [el("span", { class: "search-parsed" }, understood(body.parsed))] : []));
     if (!body.results.length) {
       parts.results.replaceChildren(el("li", { class: "empty" }, "Nothing found. Try other words, or fewer filters."));
