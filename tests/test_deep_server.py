@@ -22,6 +22,7 @@ from vaultseek import open_index
 from vaultseek.cli.main import main
 from vaultseek.embeddings import server
 from vaultseek.embeddings.deep import deep_model_available
+from vaultseek.engine import Index
 from vaultseek.errors import EmbeddingServerError
 
 pytestmark = pytest.mark.skipif(
@@ -45,6 +46,11 @@ QUERIES = (
     "website still resolves to the old server",
 )
 OLLAMA_MODEL = "ollama:multilingual-e5-small"
+
+
+def served(notes: Path, db: Path, url: str) -> Index:
+    """A new index of ``notes`` at ``db`` whose deep tier is the Ollama model at ``url``."""
+    return open_index(notes, deep_tier=True, db=db, create=True, deep_model=OLLAMA_MODEL, deep_url=url)
 
 
 @pytest.fixture
@@ -177,14 +183,7 @@ def test_ollama_api_gives_the_bundled_vectors_and_rankings(
 def test_only_scrubbed_queries_reach_the_server(
     notes: Path, tmp_path: Path, standin: StandinEmbed
 ) -> None:
-    with open_index(
-        notes,
-        deep_tier=True,
-        db=tmp_path / "i.db",
-        create=True,
-        deep_model=OLLAMA_MODEL,
-        deep_url=standin.url,
-    ) as index:
+    with served(notes, tmp_path / "i.db", standin.url) as index:
         index.sync(remember=False)
         index.deepen()
         token = next(fake for fake in fake_secrets() if fake.pattern == "github-pat")
@@ -197,14 +196,7 @@ def test_server_down_at_start_pauses_with_a_reason_and_search_goes_on(
     notes: Path, tmp_path: Path, fast_retries: None
 ) -> None:
     url = f"http://127.0.0.1:{free_port()}"
-    with open_index(
-        notes,
-        deep_tier=True,
-        db=tmp_path / "i.db",
-        create=True,
-        deep_model=OLLAMA_MODEL,
-        deep_url=url,
-    ) as index:
+    with served(notes, tmp_path / "i.db", url) as index:
         index.sync(remember=False)
         with pytest.raises(EmbeddingServerError) as raised:
             index.deepen()
@@ -244,14 +236,7 @@ def test_cli_names_the_server_and_a_hint_without_a_traceback(
 def test_a_server_that_dies_mid_job_loses_nothing_and_the_job_resumes(
     notes: Path, tmp_path: Path, standin: StandinEmbed, fast_retries: None
 ) -> None:
-    with open_index(
-        notes,
-        deep_tier=True,
-        db=tmp_path / "i.db",
-        create=True,
-        deep_model=OLLAMA_MODEL,
-        deep_url=standin.url,
-    ) as index:
+    with served(notes, tmp_path / "i.db", standin.url) as index:
         index.sync(remember=False)
         first = index.deepen(limit=2)
         assert first is not None and first.done == 2
@@ -286,14 +271,7 @@ def test_each_failing_server_gives_a_clear_error_and_keeps_what_was_stored(
     notes: Path, tmp_path: Path, standin: StandinEmbed, fast_retries: None, mode: str, message: str,
 ) -> None:  # fmt: skip
     standin.delay = 0.6
-    with open_index(
-        notes,
-        deep_tier=True,
-        db=tmp_path / "i.db",
-        create=True,
-        deep_model=OLLAMA_MODEL,
-        deep_url=standin.url,
-    ) as index:
+    with served(notes, tmp_path / "i.db", standin.url) as index:
         index.sync(remember=False)
         first = index.deepen(limit=2)
         assert first is not None and first.done == 2
@@ -315,14 +293,7 @@ def test_each_failing_server_gives_a_clear_error_and_keeps_what_was_stored(
 def test_passing_500s_are_retried(
     notes: Path, tmp_path: Path, standin: StandinEmbed, fast_retries: None
 ) -> None:
-    with open_index(
-        notes,
-        deep_tier=True,
-        db=tmp_path / "i.db",
-        create=True,
-        deep_model=OLLAMA_MODEL,
-        deep_url=standin.url,
-    ) as index:
+    with served(notes, tmp_path / "i.db", standin.url) as index:
         index.sync(remember=False)
         index.deep_model()
         standin.fail_next = 2

@@ -12,8 +12,8 @@ becomes ``(1 − w) × BM25 / best BM25 + w × match / best match``, and the lis
 those scores (``fusion.convex``'s ``overrides``).
 On SciFact it is the only change of all those screened that beat the plain fusion on both
 splits: nDCG@10 train 0.706 → 0.715, test 0.695 → 0.704 at the default weight
-(docs/research/quality-attempts.md, "Sixth session"). Trigrams replaced the model's word
-vectors used first ("Fifth session"): as much gain on SciFact, with nothing to embed — the
+(docs/research/quality-attempts.md, "Term matching by trigrams"). Trigrams replace the model's
+word vectors ("Lexical feedback, and term matching by word vectors" there): as much gain on SciFact, with nothing to embed — the
 vectors cost ~2.3 ms a search with every word cached and ~5 ms with a fresh head's rare
 words, the trigrams ~0.5 ms, in numpy over the head's text at once. Without IDF weights,
 or as exact matches alone, it gains nothing: the gain needs the partial credit and the
@@ -38,7 +38,7 @@ DEFAULT_WEIGHT = 0.3
 train gain for which no other judged collection loses more than 0.005 nDCG@10 (the project's
 tolerance). Train by weight: 0.2 +0.0036, 0.3 +0.0069, 0.35 +0.0079, 0.4 +0.0080, 0.5
 +0.0098; at 0.35 CISI, LISA and NPL lose ~0.005 each, at 0.5 0.011–0.017; at 0.3 the worst
-is CISI's −0.003 (docs/research/quality-attempts.md, "Sixth session")."""
+is CISI's −0.003 (docs/research/quality-attempts.md, "Term matching by trigrams")."""
 MIN_IDF = 0.05
 """A word in more than half the chunks still counts a little (BM25's IDF would go negative)."""
 
