@@ -12,10 +12,11 @@ becomes ``(1 − w) × BM25 / best BM25 + w × match / best match``, and the lis
 those scores (``fusion.convex``'s ``overrides``).
 On SciFact it is the only change of all those screened that beat the plain fusion on both
 splits: nDCG@10 train 0.706 → 0.715, test 0.695 → 0.704 at the default weight
-(docs/research/quality-attempts.md, "Term matching by trigrams"). Trigrams replace the model's
-word vectors ("Lexical feedback, and term matching by word vectors" there): as much gain on SciFact, with nothing to embed — the
-vectors cost ~2.3 ms a search with every word cached and ~5 ms with a fresh head's rare
-words, the trigrams ~0.5 ms, in numpy over the head's text at once. Without IDF weights,
+(docs/research/quality-attempts.md, "Term matching by trigrams"). Trigrams replace the
+model's word vectors ("Lexical feedback, and term matching by word vectors" there): as much
+gain on SciFact, with nothing to embed — the vectors cost ~2.3 ms a search with every word
+cached and ~5 ms with a fresh head's rare words, the trigrams ~0.5 ms, in numpy over the
+head's text at once. Without IDF weights,
 or as exact matches alone, it gains nothing: the gain needs the partial credit and the
 weights.
 """
