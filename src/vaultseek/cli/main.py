@@ -436,7 +436,8 @@ def cmd_status(args: argparse.Namespace, out: TextIO) -> int:
 
         worker = worker_status()
     if args.json:
-        body = {**status.to_dict(), "backend": backend, "deep_worker": None if worker is None else worker.to_dict()}
+        body = {**status.to_dict(), "backend": backend, "deep_worker": None if worker is None else worker.to_dict(),
+                "config_notices": list(index.config.notices)}  # also on stderr, as every command warns
         out.write(json.dumps(body, ensure_ascii=False) + "\n")
     else:
         from .terminal import format_backend, format_deep_worker, format_status
