@@ -140,3 +140,32 @@ def test_options_after_double_dash_get_a_hint(sample_vault: Path) -> None:
     placed = run_cli("search", "--vault", str(sample_vault), "-k", "3", "--json", "--", "-flag tokens")  # (an exclusion alone asks what to look for)
     assert placed.returncode == 0, placed.stderr
     assert json.loads(placed.stdout)["query"] == "-flag tokens"
+
+
+# -- a folder for --db, deep search before the deep vectors ------------------------------------
+
+
+def test_a_folder_given_as_the_index_is_one_line_and_exit_2(sample_vault: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "indexes"
+    folder.mkdir()
+    for command in (("index", str(sample_vault)), ("search", "sourdough", "--vault", str(sample_vault))):
+        result = run_cli(*command, "--db", str(folder))
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.splitlines() == [
+            f"error: --db names the folder {folder}, not an index file",
+            f"hint: give a file's path, e.g. --db {folder / 'index.db'}",
+        ]
+    from_env = run_cli("status", "--vault", str(sample_vault), env={"VAULTSEEK_DB": str(folder)})
+    assert from_env.returncode == 2 and f"VAULTSEEK_DB={folder / 'index.db'}" in from_env.stderr
+    assert list(folder.iterdir()) == []
+
+
+def test_deep_search_without_deep_vectors_says_how_to_get_them(sample_vault: Path) -> None:
+    assert run_cli("index", str(sample_vault), "--no-deep", env={"VAULTSEEK_DEEP_TIER": "true"}).returncode == 0
+    result = run_cli("search", "sourdough", "--mode", "deep", "--no-daemon", env={"VAULTSEEK_DEEP_TIER": "true"})
+    assert result.returncode == 2
+    error, hint = result.stderr.splitlines()
+    assert error == "error: deep search is unavailable: no deep vectors yet"
+    assert hint.startswith("hint: run `vaultseek deep`") and "vaultseek status" in hint
+    off = run_cli("search", "sourdough", "--mode", "deep", "--no-daemon")  # the tests' deep_tier = false
+    assert off.returncode == 2 and "deep_tier = true" in off.stderr and "`vaultseek deep`" in off.stderr

@@ -735,6 +735,13 @@ def load_config(
         settings["db"] = database_state_path(settings["db"], settings["collection"])
     elif settings.get("db") is None:
         settings["db"] = VaultRegistry().db_for(vault_path)
+    elif settings["db"].is_dir():
+        example = settings["db"] / "index.db"
+        given, fix = (("--db", f"--db {example}") if db is not None
+                      else ("VAULTSEEK_DB", f"VAULTSEEK_DB={example}") if "db" in env_values
+                      else ("`db`", f'db = "{example}"'))  # fmt: skip
+        raise ConfigError(f"{given} names the folder {settings['db']}, not an index file",
+                          hint=f"give a file's path, e.g. {fix}")  # fmt: skip
     return replace(Config(), **settings, sources=tuple(sources), notices=tuple(notices))
 
 

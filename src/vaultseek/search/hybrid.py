@@ -46,6 +46,14 @@ class VectorsUnavailable(Exception):
     """The vector side cannot answer; the message says why (shown as a notice)."""
 
 
+DEEP_VECTORS_HINT = (
+    "run `vaultseek deep` to give every chunk its deep vector now (`vaultseek status` shows how "
+    "many have one), or search in hybrid mode, which uses the deep vectors there are"
+)
+NO_DEEP_VECTORS = "no deep vectors yet"  # what engine.Index._deep_side raises before the first vector
+DEEP_TIER_OFF_HINT = "turn it on (deep_tier = true, or VAULTSEEK_DEEP_TIER=true), then run `vaultseek deep`"
+
+
 @dataclass(frozen=True, slots=True)
 class SearchParams:
     mode: SearchMode = "hybrid"
@@ -297,7 +305,8 @@ def run_search(
             deep_index, deep_model, coverage = deep_side()
         except VectorsUnavailable as exc:
             if params.mode == "deep":
-                raise QueryError(f"deep search is unavailable: {exc}") from exc
+                hint = DEEP_TIER_OFF_HINT if deep_side is None else DEEP_VECTORS_HINT if str(exc) == NO_DEEP_VECTORS else None
+                raise QueryError(f"deep search is unavailable: {exc}", hint=hint) from exc
         except ModelError as exc:  # its embedding server cannot be reached: search goes on without it
             if params.mode == "deep":
                 raise QueryError(f"deep search is unavailable: {exc}", hint=exc.hint) from exc
