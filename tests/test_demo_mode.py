@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -170,3 +171,67 @@ def test_the_demo_in_chromium(browser: Any, demo: tuple[str, int], width: int) -
     assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
     save_shot(page, f"dashboard-{width}")
     assert outside == []
+
+
+# -- --vault, and stopping it ------------------------------------------------------------------
+
+
+def test_demo_on_your_own_vault_quotes_your_notes(sample_vault: Path) -> None:
+    from conftest import SAMPLE_NOTES, run_cli
+
+    assert run_cli("index", str(sample_vault)).returncode == 0
+    shown = run_cli("serve", "--demo", "--vault", str(sample_vault), "--get", "/api/status")
+    assert shown.returncode == 0, shown.stderr
+    status = json.loads(shown.stdout)
+    assert status["llm"]["demo"] is True and status["index"]["files"] == len(SAMPLE_NOTES)
+    refused = run_cli("serve", "--demo", "--db", str(sample_vault.parent / "x.db"), "--get", "/api/status")
+    assert refused.returncode == 2 and refused.stderr.startswith("error: --db and --collection go with --vault")
+
+
+def demo_process(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path, str]:
+    """``serve --demo`` with its own TMPDIR, so its scratch folder can be watched."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = open(tmp_path / "serve.log", "w+b")  # noqa: SIM115 - the process holds it; closed with tmp_path
+    process = subprocess.Popen([sys.executable, "-m", "vaultseek.cli", "serve", "--demo", "--port", str(port)],
+                               stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "TMPDIR": str(scratch)})  # fmt: skip
+    return process, scratch, f"http://127.0.0.1:{port}"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_stopped_demo_leaves_no_scratch_folder(tmp_path: Path, signum: int) -> None:
+    from conftest import wait_for
+
+    process, scratch, url = demo_process(tmp_path)
+    try:
+        assert wait_for(lambda: any(scratch.glob("vaultseek-demo-*")), 30)
+        with open(tmp_path / "serve.log", "rb") as log:
+            wait_until_serving(process, log, lambda: httpx.get(f"{url}/api/status", timeout=2).status_code == 200,
+                               "vaultseek serve --demo", seconds=60)  # fmt: skip
+        process.send_signal(signum)
+        code = process.wait(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert code == (143 if signum == signal.SIGTERM else 0)
+    assert list(scratch.glob("vaultseek-demo-*")) == []
+
+
+def test_a_demo_stopped_while_it_starts_leaves_no_scratch_folder(tmp_path: Path) -> None:
+    from conftest import wait_for
+
+    process, scratch, _url = demo_process(tmp_path)
+    try:
+        assert wait_for(lambda: any(scratch.glob("vaultseek-demo-*/demo-vault")), 30)  # copying or indexing
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert code == 143
+    assert list(scratch.glob("vaultseek-demo-*")) == []

@@ -163,7 +163,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     serve.add_argument("--get", metavar="PATH", help="answer one in-process GET request (e.g. /api/status) and exit")
     serve.add_argument("--demo", action="store_true",
                        help="try the app with no model server: a built-in stand-in that quotes your notes, "
-                            "on a small bundled demo vault (a scratch copy, deleted on exit)")  # fmt: skip
+                            "on a small bundled demo vault (a scratch copy, deleted on exit), or on --vault")  # fmt: skip
     _add_common(serve)
     return parser
 
@@ -560,8 +560,11 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _serve_demo(args: argparse.Namespace, out: TextIO, settings: dict[str, Any]) -> int:
-    """``serve --demo``: the bundled demo vault, copied to a scratch folder with its index,
-    and the built-in stand-in model; the folder is deleted when the app stops."""
+    """``serve --demo``: the built-in stand-in model instead of a model server. Without
+    ``--vault``, on the bundled demo vault, copied to a scratch folder with its index, which is
+    deleted when the app stops (Ctrl-C or SIGTERM); with ``--vault``, on that vault and its own
+    index, as ``serve`` would."""
+    import contextlib
     import shutil
     import tempfile
 
@@ -570,23 +573,37 @@ def _serve_demo(args: argparse.Namespace, out: TextIO, settings: dict[str, Any])
     from ..llm.demo import DemoClient
     from ..study.hub import DEMO_VAULT
     from ..web.server import fetch_once, serve
+    from .terminal import exit_on_sigterm, show_notices
 
-    with tempfile.TemporaryDirectory(prefix="vaultseek-demo-") as scratch:
-        vault = Path(scratch) / "demo-vault"
-        shutil.copytree(DEMO_VAULT, vault)
-        config = load_config(vault=vault, db=Path(scratch) / "index.db", config_file=args.config, **settings)
+    if args.vault is None and (args.db or args.collection):
+        raise UsageError("--db and --collection go with --vault in demo mode",
+                         hint="vaultseek serve --demo runs on a scratch copy of the bundled demo vault; "
+                              "vaultseek serve --demo --vault ~/notes tries it on your own notes")  # fmt: skip
+    with exit_on_sigterm(), contextlib.ExitStack() as scratch_folder:
+        if args.vault is None:
+            scratch = Path(scratch_folder.enter_context(tempfile.TemporaryDirectory(prefix="vaultseek-demo-")))
+            vault = scratch / "demo-vault"
+            shutil.copytree(DEMO_VAULT, vault)
+            config = load_config(vault=vault, db=scratch / "index.db", config_file=args.config, **settings)
+            quoting = "the demo notes"
+        else:
+            config = load_config(vault=args.vault, db=args.db, collection=args.collection, config_file=args.config,
+                                 **settings)  # fmt: skip
+            show_notices(config.notices)
+            quoting = f"your notes in {config.vault}"
         client = DemoClient()
 
         def factory() -> Index:
             return Index(config, create=True)
 
-        with factory() as index:  # indexed before the first request (a few small notes)
-            index.sync(remember=False)
+        if args.vault is None:
+            with factory() as index:  # indexed before the first request (a few small notes)
+                index.sync(remember=False)
         if args.get is not None:
             status, body = fetch_once(factory, config, args.get, client=client)
             out.write((json.dumps(body, ensure_ascii=False) if not isinstance(body, str) else body) + "\n")
             return 0 if status < 400 else 1
-        out.write("DEMO MODE: a built-in stand-in answers by quoting the demo notes; no language model runs.\n")
+        out.write(f"DEMO MODE: a built-in stand-in answers by quoting {quoting}; no language model runs.\n")
         serve(factory, config, out=out, client=client)
     return 0
 

@@ -5,13 +5,14 @@ Only the CLI imports this. Nothing here decides anything; it renders records.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -149,6 +150,23 @@ class GracefulStop:
 
     def __exit__(self, *_exc: object) -> None:
         signal.signal(signal.SIGINT, self._previous)
+
+
+@contextlib.contextmanager
+def exit_on_sigterm() -> Iterator[None]:
+    """SIGTERM (``kill``, a service manager) ends the process as Ctrl-C would let it end: by
+    unwinding, so ``with`` blocks clean up (``serve --demo`` deletes its scratch folder), then
+    exit status 143 (128 + SIGTERM). uvicorn, which handles SIGTERM itself while it serves,
+    raises it again when it has stopped, and lands here."""
+
+    def terminate(_signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signal.SIGTERM)
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class DeepBar(ProgressBar):
