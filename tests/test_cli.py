@@ -18,6 +18,30 @@ def test_index_then_search_from_anywhere(sample_vault: Path, tmp_path: Path) -> 
     found = run_cli("search", "how do I rotate oauth tokens", cwd=elsewhere)
     assert found.returncode == 0, found.stderr
     assert "security/oauth.md" in found.stdout.splitlines()[0]
+    # ... and says which vault it searched, since nothing named it
+    shown = f"~/{sample_vault.relative_to(Path.home())}" if sample_vault.is_relative_to(Path.home()) else sample_vault
+    assert found.stderr.splitlines() == [f"searching {shown} (the last vault indexed; --vault to choose)"]
+    as_json = json.loads(run_cli("search", "oauth", "--json", cwd=elsewhere).stdout)
+    assert as_json["vault"] == str(sample_vault) and as_json["vault_is_last_indexed"] is True
+    inside = run_cli("search", "oauth", cwd=sample_vault / "security")
+    named = run_cli("search", "oauth", "--json", "--vault", str(sample_vault), cwd=elsewhere)
+    assert inside.stderr == "" and named.stderr == "" and "vault" not in json.loads(named.stdout)
+
+
+def test_results_show_how_likely_they_answer_not_the_fused_score(sample_vault: Path) -> None:
+    import re
+
+    assert run_cli("index", str(sample_vault), "--quiet").returncode == 0
+    shown = run_cli("search", "rotate refresh tokens", "-k", "3", "--vault", str(sample_vault))
+    entries = [line for line in shown.stdout.splitlines() if re.match(r" ?\d+\. ", line)]
+    assert len(entries) == 3
+    assert re.search(r"oauth\.md — OAuth token rotation  \d\d% likely relevant$", entries[0])
+    assert entries[1].endswith("<1% likely relevant")  # a note that does not answer, said so
+    assert not re.search(r"\d\.\d{4}", shown.stdout)  # no raw score such as 0.9450 or 0.0000
+    chunks = run_cli("search", "rotate refresh tokens", "--view", "chunks", "-k", "1", "--vault", str(sample_vault))
+    assert re.search(r"  \d\d% likely relevant · bm25 #\d", chunks.stdout) and not re.search(r"\d\.\d{4}", chunks.stdout)
+    verbose = run_cli("search", "rotate refresh tokens", "-k", "3", "-v", "--vault", str(sample_vault))
+    assert re.search(r"likely relevant · score \d\.\d{4}$", verbose.stdout.splitlines()[0])
 
 
 def test_search_json_shape(sample_vault: Path) -> None:

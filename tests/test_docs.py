@@ -34,7 +34,7 @@ USER_DOCS = [
     REPO / "README.md",
     *sorted(p for p in (REPO / "docs").rglob("*.md") if "research" not in p.relative_to(REPO / "docs").parts),
 ]
-KEYS = {f.name for f in fields(Config) if f.name not in ("sources", "notices", "database_url")}
+KEYS = {f.name for f in fields(Config) if f.name not in ("sources", "notices", "database_url", "vault_is_last_indexed")}
 
 
 def _generator() -> ModuleType:

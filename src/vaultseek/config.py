@@ -315,6 +315,9 @@ class Config:
     :func:`display_url`), else None: an SQLite index file."""
     sources: tuple[str, ...] = field(default=(), compare=False)
     """Which files the settings came from (for ``status`` and error messages)."""
+    vault_is_last_indexed: bool = field(default=False, compare=False)
+    """Whether nothing named the vault (no ``--vault``, variable or setting, and the current
+    folder is in no indexed vault), so it is the most recently indexed one: commands name it."""
     notices: tuple[str, ...] = field(default=(), compare=False)
     """What loading the settings left out and why (a vault file's :data:`USER_ONLY_KEYS`),
     one line each, for the command line to show."""
@@ -348,7 +351,7 @@ class Config:
         return (self.intake_inbox, self.intake_review, self.intake_discard)
 
 
-_KEYS = {f.name: f for f in fields(Config) if f.name not in ("sources", "notices", "database_url")}
+_KEYS = {f.name: f for f in fields(Config) if f.name not in ("sources", "notices", "database_url", "vault_is_last_indexed")}
 
 
 def data_home() -> Path:
@@ -701,7 +704,7 @@ def load_config(
         if env.get(f"VAULTSEEK_{key.upper()}")
     }
     explicit_vault = vault or env_values.get("vault") or settings.get("vault")
-    vault_path = resolve_vault(explicit_vault, prefer_cwd=prefer_cwd)
+    vault_path, last_indexed = _resolve_vault(explicit_vault, prefer_cwd=prefer_cwd)
     vault_file = vault_path / VAULT_CONFIG_NAME
     if vault_file.is_file():
         vault_settings = _read_toml(vault_file)
@@ -742,7 +745,8 @@ def load_config(
                       else ("`db`", f'db = "{example}"'))  # fmt: skip
         raise ConfigError(f"{given} names the folder {settings['db']}, not an index file",
                           hint=f"give a file's path, e.g. {fix}")  # fmt: skip
-    return replace(Config(), **settings, sources=tuple(sources), notices=tuple(notices))
+    return replace(Config(), **settings, sources=tuple(sources), notices=tuple(notices),
+                   vault_is_last_indexed=last_indexed)  # fmt: skip
 
 
 BUNDLED_MODEL_NAMES = ("bundled", "vaultseek/minilm-l6-v2-m2v256")
@@ -812,20 +816,26 @@ def resolve_vault(explicit: Path | str | None, *, prefer_cwd: bool = False) -> P
     """The vault to work on: the explicit one, else the indexed vault that contains the
     current folder, else (unless ``prefer_cwd``) the most recently indexed vault, else the
     current folder."""
+    return _resolve_vault(explicit, prefer_cwd=prefer_cwd)[0]
+
+
+def _resolve_vault(explicit: Path | str | None, *, prefer_cwd: bool = False) -> tuple[Path, bool]:
+    """:func:`resolve_vault`, and whether the vault is the most recently indexed one, taken
+    because nothing named a vault and the current folder is in none."""
     if explicit:
         path = Path(explicit).expanduser().resolve()
         if not path.exists():
             raise VaultNotFoundError(f"vault folder {path} does not exist")
         if not path.is_dir():
             raise VaultNotFoundError(f"{path} is a file, not a vault folder")
-        return path
+        return path, False
     cwd = Path.cwd().resolve()
     registry = VaultRegistry()
     containing = registry.find_containing(cwd)
     if containing is not None:
-        return containing
+        return containing, False
     recent = None if prefer_cwd else registry.most_recent()
-    return recent if recent is not None else cwd
+    return (recent, True) if recent is not None else (cwd, False)
 
 
 def default_db_path(vault: Path) -> Path:

@@ -104,6 +104,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     search.add_argument("--view", choices=("notes", "chunks"), default=None, help="notes: one result per file, with its best sections (the default); chunks: every ranked section on its own")
     search.add_argument("-k", type=int, default=None, help="how many results (notes, or sections with --view chunks), 1 to 100 (default: top_k, 10)")
     search.add_argument("--json", action="store_true", help="machine-readable output")
+    search.add_argument("--verbose", "-v", action="store_true", help="also show each result's raw fused score (normalised per query: the best hit of any query scores about 1; --json always has it)")
     search.add_argument("--max-tokens", type=int, metavar="N", help="fit results in N tokens")
     search.add_argument(
         "--batch",
@@ -290,16 +291,28 @@ def cmd_search(args: argparse.Namespace, out: TextIO) -> int:
             return _run_batch(index, args.batch, fields, out)
     # Checked here, before a daemon or the index is asked: refused as every surface refuses it.
     request = SearchRequest.from_mapping({"query": args.query, **fields})
-    body = None if args.no_daemon else _search_by_daemon(args, request)
-    if body is None:
+    from ..config import load_config
+
+    config = load_config(vault=args.vault, db=args.db, collection=args.collection, config_file=args.config)
+    body = None if args.no_daemon else _search_by_daemon(config, request)
+    if body is not None:  # the daemon answered: say what `_open` would have said
+        from .terminal import show_notices
+
+        show_notices(config.notices)
+    else:
         with _open(args, create=False) as index:
             body = index.search(request).to_dict()
     if args.json:
+        if config.vault_is_last_indexed:  # nothing named it: say which vault answered
+            body = {**body, "vault": str(config.vault), "vault_is_last_indexed": True}
         out.write(json.dumps(body, ensure_ascii=False) + "\n")
     else:
-        from .terminal import format_results, use_color
+        from .terminal import format_results, searched_vault_line, use_color
 
-        out.write(format_results(SearchResponse.from_dict(body), color=use_color(out)) + "\n")
+        if config.vault_is_last_indexed:
+            assert config.vault is not None
+            sys.stderr.write(searched_vault_line(config.vault) + "\n")
+        out.write(format_results(SearchResponse.from_dict(body), color=use_color(out), verbose=args.verbose) + "\n")
     return 0
 
 
@@ -359,15 +372,13 @@ def _half_life(args: argparse.Namespace) -> float:
         raise UsageError(f"--recent takes a half-life in days (got {args.recent!r})", hint="e.g. --recent 14; --recent 0 turns it off") from None
 
 
-def _search_by_daemon(args: argparse.Namespace, request: Any) -> dict[str, Any] | None:
+def _search_by_daemon(config: Any, request: Any) -> dict[str, Any] | None:
     """The response JSON from a running daemon for this index, or None (then search here).
     The daemon gets this process's settings for what a search may vary (k, fusion, depth,
     signals), so it answers as this process would. A search that asks a model server (a
     reranker, query expansion) runs here, with this process's settings for it."""
     from ..agents import daemon_client
-    from ..config import load_config
 
-    config = load_config(vault=args.vault, db=args.db, collection=args.collection, config_file=args.config)
     assert config.db is not None
     reranks = request.rerank if request.rerank is not None else config.rerank != "off"
     if reranks or (request.expand if request.expand is not None else config.expand):

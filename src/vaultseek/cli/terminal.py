@@ -13,7 +13,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..records import (
@@ -150,6 +150,13 @@ class GracefulStop:
 
     def __exit__(self, *_exc: object) -> None:
         signal.signal(signal.SIGINT, self._previous)
+
+
+def searched_vault_line(vault: Path) -> str:
+    """What a search that no ``--vault`` named says on stderr: which vault it searched."""
+    home = Path.home()
+    shown = f"~/{vault.relative_to(home)}" if vault.is_relative_to(home) and vault != home else str(vault)
+    return f"searching {shown} (the last vault indexed; --vault to choose)"
 
 
 @contextlib.contextmanager
@@ -314,10 +321,14 @@ def format_sync_report(report: SyncReport, *, vault: str, db: str) -> str:
     return "\n".join(lines)
 
 
-def format_results(response: SearchResponse, *, color: bool) -> str:
+def format_results(response: SearchResponse, *, color: bool, verbose: bool = False) -> str:
     """The answer for a reader: notices, then a numbered entry per result. In the note view an
     entry is a note — its path and title, then its sections indented, each with its label, why
-    it ranked and its snippet; in the chunk view, a section with its heading context."""
+    it ranked and its snippet; in the chunk view, a section with its heading context.
+
+    A result shows how likely it is to answer the query (the calibrated relevance,
+    ``search/relevance.py``), not the fused score, which is normalised per query and means
+    nothing to a reader (the best hit of any query scores about 1); ``verbose`` adds it."""
     bold, dim, reset = ("\033[1m", "\033[2m", "\033[0m") if color else ("", "", "")
     lines: list[str] = [f"{dim}{format_parse(response.parsed)}{reset}"] if response.parsed is not None else []
     lines += [f"note: {n}" for n in response.notices]
@@ -330,7 +341,8 @@ def format_results(response: SearchResponse, *, color: bool) -> str:
     if response.view == "notes":
         for number, note in enumerate(response.notes, start=1):
             title = f" — {note.title}" if note.title and note.title != PurePosixPath(note.path).stem else ""
-            lines.append(f"{number:>2}. {bold}{clean(note.path)}{reset}{clean(title)}  {dim}{note.score:.4f}{reset}")
+            judged = _judgment(note.sections[0] if note.sections else None, verbose)
+            lines.append(f"{number:>2}. {bold}{clean(note.path)}{reset}{clean(title)}{f'  {dim}{judged}{reset}' if judged else ''}")
             for hit in note.sections:
                 label = clean(hit.label) or "(top of the note)"
                 lines.append(f"    › {label}  {dim}{_why(hit)}{reset}")
@@ -341,7 +353,8 @@ def format_results(response: SearchResponse, *, color: bool) -> str:
         if hit.location is not None and hit.location.label():
             where += f" · {hit.location.label()}"
         where = clean(f"{where} › {hit.section}" if hit.section else where)
-        lines.append(f"{number:>2}. {bold}{where}{reset}  {dim}{hit.score:.4f} · {_why(hit)}{reset}")
+        shown = " · ".join(part for part in (_judgment(hit, verbose), _why(hit)) if part)
+        lines.append(f"{number:>2}. {bold}{where}{reset}  {dim}{shown}{reset}")
         lines.append(f"    {dim}{clean(hit.heading_context)}{reset}")
         lines.append(f"    {clean(hit.snippet)}")
     return "\n".join(lines)
@@ -381,6 +394,27 @@ def format_parse(parsed: QueryParse) -> str:
     for prefix, words in parsed.prefixes.items():
         parts.append(f"{clean(prefix)} as {', '.join(words)}" if words else f"no word starts with {clean(prefix.rstrip('*'))}")
     return " · ".join(parts)
+
+
+def _judgment(hit: SearchResult | None, verbose: bool) -> str:
+    """``84% likely relevant`` (the calibrated probability that the hit answers the query),
+    and with ``verbose`` the raw fused score: ``84% likely relevant · score 1.0000``."""
+    if hit is None:
+        return ""
+    parts = [] if hit.relevance is None else [f"{_percent(hit.relevance)} likely relevant"]
+    if verbose:
+        parts.append(f"score {hit.score:.4f}")
+    return " · ".join(parts)
+
+
+def _percent(probability: float) -> str:
+    """``84%``; ``<1%`` and ``>99%`` at the ends, where a rounded 0% or 100% would claim
+    certainty the judgment does not have."""
+    if probability < 0.005:
+        return "<1%"
+    if probability > 0.995:
+        return ">99%"
+    return f"{probability:.0%}"
 
 
 def _why(hit: SearchResult) -> str:
