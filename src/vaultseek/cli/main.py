@@ -7,7 +7,7 @@ unusable · 7 index (or, for intake, the vault) not writable · 8 an optional ex
 (the hint names it) · 9 a server's port
 unavailable (in use, privileged) · 10 the PostgreSQL server unreachable, or the connection to it
 lost · 11 the PostgreSQL server lacks what vaultseek needs (version 14+, pgvector 0.7+ in the
-database) · 130 stopped by Ctrl-C.
+database) · 130 stopped by Ctrl-C · 143 ``serve --demo`` stopped by SIGTERM.
 Every error a user can cause prints one line (``error: …``) and a hint; ``--debug`` shows the
 traceback instead.
 """
