@@ -1,14 +1,23 @@
-"""The study app under abuse: peak memory of images attached at once.
+"""The study app under abuse: a token guesser, half-sent requests, and the peak memory of images
+attached at once.
 
-    python -m benchmarks.abuse [--size PIXELS] [--parallel N] [--json FILE]
+    python -m benchmarks.abuse [--size PIXELS] [--parallel N] [--seconds S] [--json FILE]
 
-Writes 16-bit PNGs (RGB and RGBA, ``--size`` pixels square, a gradient that compresses to
-about 1 MB) and cleans ``--parallel`` copies of each at once on threads, as that many chat
-attachments arriving together are cleaned (:func:`vaultseek.study.images.clean_image`), in a
-fresh child process per run; it prints the child's peak resident memory (``ru_maxrss``) and
-wall seconds. The baseline, measured in the same run, is the same decoding without the bounds
-(every image decoded at once, at full size, copied for its orientation before it is scaled
-down), as the app did before.
+**Guessing and half-sent requests.** Indexes a two-note vault and starts ``vaultseek serve
+--token-file`` on it (a fresh process, scratch data folders). Eight threads then send wrong
+tokens for ``--seconds`` seconds, half of them with a new ``X-Forwarded-For`` on every request;
+it prints how many wrong tokens were answered, and how long the owner's requests with the right
+token took meanwhile. Then it opens 1,000 connections that each send half a request head and
+stop, and prints how long the server took to close them all, and the owner's request time
+meanwhile.
+
+**Images.** Writes 16-bit PNGs (RGB and RGBA, ``--size`` pixels square, a gradient that
+compresses to about 1 MB) and cleans ``--parallel`` copies of each at once on threads, as that
+many chat attachments arriving together are cleaned
+(:func:`vaultseek.study.images.clean_image`), in a fresh child process per run; it prints the
+child's peak resident memory (``ru_maxrss``) and wall seconds. The baseline, measured in the
+same run, is the same decoding without the bounds (every image decoded at once, at full size,
+copied for its orientation before it is scaled down), as the app did before.
 """
 
 from __future__ import annotations
@@ -83,10 +92,122 @@ def run_child(path: Path, parallel: int, bounded: bool) -> dict[str, Any]:
     return {"seconds": json.loads(output)["seconds"], "peak_mb": usage.ru_maxrss / 1024}
 
 
+def serve(work: Path) -> tuple[subprocess.Popen[bytes], str, str]:
+    """``vaultseek serve --token-file`` on a two-note vault; the process, its URL, the token."""
+    import socket
+
+    import httpx
+
+    env = {**os.environ, "VAULTSEEK_DEEP_TIER": "false", **{f"XDG_{kind}_HOME": str(work / kind.lower())
+                                                             for kind in ("DATA", "STATE", "CONFIG")}}  # fmt: skip
+    vault = work / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("# Tenancy\n\nThe notice period for a tenancy is three months.\n")
+    (vault / "b.md").write_text("# Bread\n\nFeed the sourdough starter twice a day.\n")
+    subprocess.run([sys.executable, "-m", "vaultseek.cli.launcher", "index", str(vault), "-q"], env=env, check=True)
+    token = "correct-horse-battery-staple"
+    (work / "token").write_text(token + "\n")
+    (work / "token").chmod(0o600)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen([sys.executable, "-m", "vaultseek.cli.launcher", "serve", "--vault", str(vault),
+                                "--port", str(port), "--token-file", str(work / "token")],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            if httpx.get(url + "/", timeout=2).status_code == 200:
+                return process, url, token
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline or process.poll() is not None:
+            raise SystemExit("vaultseek serve did not start")
+        time.sleep(0.2)
+
+
+def owner_times(url: str, token: str, stop: threading.Event) -> list[float]:
+    """The owner's requests with the right token, one every 0.5 s until ``stop``: seconds each."""
+    import httpx
+
+    times = []
+    while not stop.wait(0.5):
+        started = time.perf_counter()
+        status = httpx.get(url + "/api/documents", headers={"authorization": f"Bearer {token}"}, timeout=30).status_code
+        times.append(time.perf_counter() - started if status == 200 else float("inf"))
+    return times
+
+
+def guessing(url: str, token: str, seconds: float) -> dict[str, Any]:
+    import httpx
+
+    answered: list[int] = []
+    stop = threading.Event()
+
+    def guess(worker: int) -> None:
+        n = 0
+        while not stop.is_set():
+            n += 1
+            forged = {"x-forwarded-for": f"10.{worker}.{n // 250}.{n % 250}"} if worker % 2 else {}
+            try:
+                response = httpx.get(url + "/api/documents", timeout=max(0.1, seconds - 0.5),
+                                     headers={"authorization": f"Bearer guess-{worker}-{n}", **forged})  # fmt: skip
+                answered.append(response.status_code)
+            except httpx.TimeoutException:
+                pass
+
+    threads = [threading.Thread(target=guess, args=(worker,)) for worker in range(8)]
+    for thread in threads:
+        thread.start()
+    owner: list[float] = []
+    owner_thread = threading.Thread(target=lambda: owner.extend(owner_times(url, token, stop)))
+    owner_thread.start()
+    time.sleep(seconds)
+    stop.set()
+    for thread in [*threads, owner_thread]:
+        thread.join()
+    return {"seconds": seconds, "wrong_answered": len(answered), "owner_max_s": max(owner), "owner_requests": len(owner)}
+
+
+def half_sent(url: str, token: str, connections: int) -> dict[str, Any]:
+    import select
+    import socket
+
+    port = int(url.rsplit(":", 1)[1])
+    started = time.perf_counter()
+    socks = []
+    for _ in range(connections):
+        sock = socket.create_connection(("127.0.0.1", port))
+        sock.sendall(b"GET /api/documents HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        socks.append(sock)
+    stop = threading.Event()
+    owner: list[float] = []
+    owner_thread = threading.Thread(target=lambda: owner.extend(owner_times(url, token, stop)))
+    owner_thread.start()
+    open_ = set(socks)
+    while open_ and time.perf_counter() - started < 120:
+        ready, _, _ = select.select(list(open_)[:500], [], [], 0.5)
+        for sock in ready:
+            try:
+                if sock.recv(4096) == b"":
+                    open_.discard(sock)
+            except OSError:
+                open_.discard(sock)
+    closed_after = time.perf_counter() - started
+    stop.set()
+    owner_thread.join()
+    for sock in socks:
+        sock.close()
+    return {"connections": connections, "all_closed_s": closed_after, "still_open": len(open_),
+            "owner_max_s": max(owner, default=0.0), "owner_requests": len(owner)}  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.abuse")
     parser.add_argument("--size", type=int, default=6000, help="pixels on each side (default 6000: 36 MP)")
     parser.add_argument("--parallel", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=10.0, help="how long the guessers guess")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--bounded", action="store_true", help=argparse.SUPPRESS)
@@ -94,6 +215,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         child(args.child, args.parallel, args.bounded)
         return 0
+    with tempfile.TemporaryDirectory(prefix="vaultseek-abuse-") as work:
+        process, url, token = serve(Path(work))
+        try:
+            guessed = guessing(url, token, args.seconds)
+            flooded = half_sent(url, token, 1000)
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+    print(f"8 guessers for {guessed['seconds']:.0f} s (half with a new X-Forwarded-For each time): "
+          f"{guessed['wrong_answered']} wrong tokens answered; the owner's {guessed['owner_requests']} "
+          f"requests meanwhile took at most {guessed['owner_max_s'] * 1000:.0f} ms")
+    print(f"{flooded['connections']:,} half-sent requests: all closed after {flooded['all_closed_s']:.1f} s "
+          f"({flooded['still_open']} still open); the owner's {flooded['owner_requests']} requests meanwhile "
+          f"took at most {flooded['owner_max_s'] * 1000:.0f} ms\n")
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="vaultseek-abuse-") as work:
         for alpha in (False, True):
@@ -111,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {row['image']} | {row['png_mb']:.1f} MB | {before['peak_mb']:,.0f} MB, {before['seconds']:.1f} "
               f"| {after['peak_mb']:,.0f} MB, {after['seconds']:.1f} | {before['peak_mb'] / after['peak_mb']:.1f}× |")
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=2))
+        args.json.write_text(json.dumps({"guessing": guessed, "half_sent": flooded, "images": rows}, indent=2))
     return 0
 
 
