@@ -445,6 +445,6 @@ def test_pocketsphinx_transcribes_speech_in_process_when_installed(tmp_path: Pat
             assert len(words) >= 3 and answer.json()["engine"] == "pocketsphinx"  # rough English, but words
             assert "inside vaultseek" in client.get("/api/privacy").json()["media"]["transcription"]["where"]
             webm = client.post("/api/transcribe", content=b"\x1aE\xdf\xa3 not wav", headers={"content-type": "audio/webm"})
-            assert webm.status_code == 502 and "WAV" in webm.json()["error"]["message"]
+            assert webm.status_code == 400 and "WAV" in webm.json()["error"]["message"]
     finally:
         app.notebook.close()

@@ -370,6 +370,8 @@ def test_search_and_privacy_pages(browser: Any, site: Site, width: str) -> None:
     page.locator('.app-nav a[data-route="privacy"]').click()
     page.locator(".privacy .facts").first.wait_for()
     assert "127.0.0.1" in page.locator(".privacy").inner_text()
+    # A card left out (no embedding server here) leaves no stray text behind.
+    assert "null" not in page.locator(".privacy").inner_text().split()
     port = site.url.rsplit(":", 1)[1]
     rows = [r.split("\t") for r in page.locator(".connections tbody tr").all_inner_texts()]
     assert ["listening", f"127.0.0.1:{port}"] in [r[:2] for r in rows]

@@ -7,6 +7,7 @@ scrolling; with a reranker set, the line above the results says what it did. Scr
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,12 @@ Shape the loaf, let it prove overnight in the fridge, and bake it hot with steam
 
 Keep the bread cut side down on a board, or sliced in the freezer; never in the fridge.
 """
+CRUMB = """\
+# Crumb
+
+An **open crumb** comes from a *well fed levain*; __rye__ makes it denser, and `hydration` is
+the word bakers use. **<img src=x onerror="window.__xss=1">** is not a picture.
+"""
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +67,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     root = tmp_path_factory.mktemp("ui-search")
     vault = make_study_vault(root)
     (vault / "cooking" / "sourdough-guide.md").write_text(GUIDE, "utf-8")
+    (vault / "cooking" / "crumb.md").write_text(CRUMB, "utf-8")
     with StandinLLM() as standin:
         app = make_app(vault, root / "index.db", standin.url)
         try:
@@ -87,7 +95,10 @@ def test_search_shows_notes_with_their_sections(browser: Any, site: Site, width:
     sections = card.locator(".note-sections .result")
     assert sections.locator(".badge").all_inner_texts() == [s["label"] for s in guide["sections"]]
     assert sections.first.locator("mark").count() >= 1  # the query's words marked in the snippet
-    assert "words #" in sections.first.locator(".result-why").inner_text()
+    why = sections.first.locator(".result-why")
+    assert re.search(r"(Strong|Likely|Weak) match", why.inner_text()), why.inner_text()
+    assert not re.search(r"\d\.\d", why.inner_text())  # no raw scores in the main view
+    assert "score " in why.get_attribute("title") and "words #" in why.get_attribute("title")
     meta = page.locator(".search-meta").inner_text()
     assert meta.startswith(f"{len(answer['results'])} notes in ") and "null" not in meta, meta
     no_sideways_scroll(page)
@@ -103,6 +114,44 @@ def test_search_shows_notes_with_their_sections(browser: Any, site: Site, width:
     page.locator(f'#panel .passage.cited[data-chunk-id="{guide["sections"][0]["chunk_id"]}"]').wait_for()
     page.keyboard.press("Escape")
     assert page.errors == [] and page.outside == []
+
+
+@pytest.mark.parametrize("width", ["desktop", "phone"])
+def test_snippets_show_emphasis_not_markdown_and_never_markup(browser: Any, site: Site, width: str) -> None:
+    page = open_page(browser, site, width, "#search/open%20crumb%20rye%20hydration")
+    snippet = page.locator(".result-snippet", has=page.locator("strong")).first
+    snippet.wait_for()
+    text = snippet.inner_text()
+    assert "**" not in text and "__" not in text and "`" not in text, text
+    assert snippet.locator("strong").all_inner_texts()[:2] == ["open crumb", "rye"]
+    assert snippet.locator("em").first.inner_text() == "well fed levain"
+    assert snippet.locator("code").inner_text() == "hydration"
+    assert snippet.locator("em mark, strong mark, mark").count() >= 2  # the query's words still marked
+    assert snippet.locator("img").count() == 0 and page.evaluate("window.__xss") is None
+    no_sideways_scroll(page)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"search-markdown-{WIDTHS[width][0]}.png"))
+    assert page.errors == []
+
+
+@pytest.mark.parametrize("route", ["search", "dashboard"])
+def test_every_section_of_the_nav_is_on_screen_on_a_phone(browser: Any, site: Site, route: str) -> None:
+    page = open_page(browser, site, "phone", f"#{route}")
+    links = page.locator(".app-nav a")
+    links.first.wait_for()
+    width = page.evaluate("window.innerWidth")
+    for i in range(links.count()):
+        box = links.nth(i).bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, (links.nth(i).inner_text(), box)
+    assert page.locator('.app-nav a[aria-current="page"]').inner_text().lower().startswith(route[:4])
+    # What sticks below the header (the chosen-files bar of the knowledge base) knows its height.
+    bottom = page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--header-bottom')")
+    height = page.evaluate("document.querySelector('.app-header').offsetHeight")
+    assert height > 52 and bottom == f"{height}px", (bottom, height)
+    no_sideways_scroll(page)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"nav-{route}-390.png"))
+    assert page.errors == []
 
 
 def test_every_section_of_the_page_is_a_button_a_keyboard_reaches(browser: Any, site: Site) -> None:

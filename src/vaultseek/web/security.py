@@ -8,10 +8,14 @@
   one from an opaque origin (``Origin: null``: a sandboxed frame, a ``file:`` page, a
   redirect across sites), whose page could be anyone's;
 * token — when one is set, every API request must carry it (``Authorization: Bearer``, or the
-  HttpOnly cookie set by opening ``/?token=…`` once); after three wrong tokens from one
-  address (an IPv6 /64 counts as one), its next try waits 1 s, then 2, 4, … up to a minute
-  (answered 429 with ``Retry-After`` meanwhile), so guessing runs at a few tries a minute
-  instead of thousands a second;
+  HttpOnly cookie set by opening ``/?token=…`` once). A right token is always checked and let
+  in at once, so a guesser cannot lock the owner out. Wrong tokens are counted for the whole
+  server (never by address: every client of a loopback binding is this machine, and no
+  forwarded header is trusted): after :attr:`WrongTokens.FREE_TRIES`, each wrong one is
+  answered in turn, 1 s after the one before, then 2, 4, … up to 30 s apart, its connection
+  held meanwhile (one whose turn is more than a minute off is held a minute and answered 429
+  with ``Retry-After``), so guessing runs at a few tries a minute instead of thousands a
+  second, however many connections or addresses it uses;
 * headers — a Content-Security-Policy that only allows this origin (no CDN could load even
   if a page asked): scripts only from files of this server (no inline script, no event-handler
   attributes, no ``eval``), styles only from its style sheets, images from it, ``data:`` and
@@ -20,6 +24,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 import json
@@ -90,58 +95,65 @@ def served_hosts(bind_host: str) -> frozenset[str] | None:
 
 
 class WrongTokens:
-    """Wrong tokens by client address, and how long each address waits before its next try.
+    """Wrong tokens offered to this server, and when the next one may be answered.
 
-    The first :data:`FREE_TRIES` failures cost nothing (a mistyped token); each one after
-    doubles the wait, from 1 s up to :data:`MAX_WAIT` seconds. A right token clears the
-    address; one quiet for :data:`FORGET_AFTER` seconds is forgotten. At most
-    :data:`MAX_CLIENTS` addresses are remembered (the longest-quiet ones go first)."""
+    The first :data:`FREE_TRIES` cost nothing (a mistyped token). Each one after takes the next
+    turn in one line for the whole server: turns are 1 s apart, then 2, 4, … up to
+    :data:`MAX_SPACING` seconds. A turn further off than :data:`MAX_HOLD` seconds is not taken
+    (that guess is held :data:`MAX_HOLD` seconds and refused). The count is forgotten after
+    :data:`FORGET_AFTER` quiet seconds; a right token does not reset it (a guesser must not
+    profit from the owner's visit)."""
 
-    FREE_TRIES = 3
-    MAX_WAIT = 60.0
+    FREE_TRIES = 5
+    MAX_SPACING = 30.0
+    MAX_HOLD = 60.0
     FORGET_AFTER = 15 * 60.0
-    MAX_CLIENTS = 4096
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
-        self.clients: dict[str, tuple[int, float]] = {}
-        """client key → (wrong tokens in a row, when the last one came)"""
+        self.count = 0
+        """wrong tokens since the last quiet spell"""
+        self.last = -math.inf
+        """when the last one came"""
+        self.next_turn = -math.inf
+        """when the last answer given a turn is due"""
 
-    def wait(self, client: str) -> float:
-        """Seconds ``client`` must still wait before a token of its is checked (0: now)."""
-        count, last = self._entry(client)
-        if count <= self.FREE_TRIES:
-            return 0.0
-        delay = min(2.0 ** (count - self.FREE_TRIES - 1), self.MAX_WAIT)
-        return max(0.0, last + delay - self.clock())
-
-    def failed(self, client: str) -> None:
-        count, _last = self._entry(client)
-        self.clients.pop(client, None)  # re-inserted last: the dict stays in order of activity
-        self.clients[client] = (count + 1, self.clock())
-        while len(self.clients) > self.MAX_CLIENTS:
-            del self.clients[next(iter(self.clients))]
-
-    def succeeded(self, client: str) -> None:
-        self.clients.pop(client, None)
-
-    def _entry(self, client: str) -> tuple[int, float]:
-        entry = self.clients.get(client)
-        if entry is None or self.clock() - entry[1] > self.FORGET_AFTER:
-            return 0, 0.0
-        return entry
+    def turn(self) -> tuple[float, bool]:
+        """Count one more wrong token: how many seconds its answer waits, and whether it has a
+        turn (True: answer 401 then) or only waits :data:`MAX_HOLD` (False: answer 429)."""
+        now = self.clock()
+        if now - self.last > self.FORGET_AFTER:
+            self.count = 0
+        self.last = now
+        self.count += 1
+        if self.count <= self.FREE_TRIES:
+            return 0.0, True
+        spacing = min(2.0 ** (self.count - self.FREE_TRIES - 1), self.MAX_SPACING)
+        due = max(now, self.next_turn) + spacing
+        if due - now > self.MAX_HOLD:
+            return self.MAX_HOLD, False
+        self.next_turn = due
+        return due - now, True
 
 
-def client_key(scope: dict[str, Any]) -> str:
-    """Who is guessing: the client's address, an IPv6 address by its /64 (one host's share)."""
-    address = str((scope.get("client") or ("",))[0])
+async def held(receive: Any, seconds: float) -> bool:
+    """Wait ``seconds`` unless the client hangs up first; True if it is still there (the request
+    body, if any, is read and dropped meanwhile: its request is refused anyway)."""
+    if seconds <= 0:
+        return True
+
+    async def hang_up() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+    watcher = asyncio.ensure_future(hang_up())
     try:
-        parsed = ipaddress.ip_address(address)
-    except ValueError:
-        return address
-    if parsed.version == 6:
-        return str(ipaddress.ip_network(f"{parsed}/64", strict=False))
-    return str(parsed)
+        await asyncio.wait_for(asyncio.shield(watcher), seconds)
+    except TimeoutError:
+        return True
+    finally:
+        watcher.cancel()
+    return False
 
 
 class Guard:
@@ -175,29 +187,17 @@ class Guard:
             query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
             offered = query.get("token", [None])[0] if path == "/" else None
             candidates = self._candidates(headers) if path.startswith("/api/") else []
-            client = client_key(scope)
-            if offered or candidates:  # a token will be checked: not while this client waits
-                wait = self.wrong_tokens.wait(client)
-                if wait > 0:
-                    await _refuse(send, 429, "too_many_wrong_tokens",
-                                  "too many wrong tokens from this address; wait before trying again",
-                                  "open /?token=YOUR_TOKEN with the token `vaultseek serve` was given",
-                                  retry_after=wait)  # fmt: skip
+            if offered and _same(offered, self.token):  # the right token: always, at once
+                await _set_cookie_and_redirect(send, self.token)
+                return
+            if path.startswith("/api/") and not any(_same(candidate, self.token) for candidate in candidates):
+                if candidates and not await self._wrong_token(receive, send):
                     return
-            if offered:
-                if _same(offered, self.token):
-                    self.wrong_tokens.succeeded(client)
-                    await _set_cookie_and_redirect(send, self.token)
-                    return
-                self.wrong_tokens.failed(client)
-            if path.startswith("/api/"):
-                if not any(_same(candidate, self.token) for candidate in candidates):
-                    if candidates:
-                        self.wrong_tokens.failed(client)
-                    await _refuse(send, 401, "unauthorised", "this server needs its token",
-                                  "open /?token=YOUR_TOKEN once, or send Authorization: Bearer YOUR_TOKEN")  # fmt: skip
-                    return
-                self.wrong_tokens.succeeded(client)
+                await _refuse(send, 401, "unauthorised", "this server needs its token",
+                              "open /?token=YOUR_TOKEN once, or send Authorization: Bearer YOUR_TOKEN")  # fmt: skip
+                return
+            if offered and not await self._wrong_token(receive, send):  # a wrong one: the page, in turn
+                return
 
         async def send_with_headers(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
@@ -205,6 +205,19 @@ class Guard:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+    async def _wrong_token(self, receive: Any, send: Any) -> bool:
+        """Hold a wrong token's answer until its turn (see :class:`WrongTokens`); False when
+        the request is done with (its client hung up, or it was refused 429)."""
+        wait, has_turn = self.wrong_tokens.turn()
+        if not await held(receive, wait):
+            return False
+        if has_turn:
+            return True
+        await _refuse(send, 429, "too_many_wrong_tokens", "too many wrong tokens; wait before trying again",
+                      "open /?token=YOUR_TOKEN with the token `vaultseek serve` was given",
+                      retry_after=self.wrong_tokens.MAX_SPACING)  # fmt: skip
+        return False
 
     @staticmethod
     def _candidates(headers: dict[str, str]) -> list[str]:

@@ -1,5 +1,13 @@
 """Running the study app: checks the binding is safe, then serves it with uvicorn (the one
-module that imports uvicorn)."""
+module that imports uvicorn).
+
+uvicorn is set up for a server anyone on the machine can reach: forwarded headers
+(``X-Forwarded-For``, ``Forwarded``) are not trusted, since no proxy stands in front of the
+app; a request's head must arrive whole within :data:`HEADER_TIMEOUT` seconds of its first byte
+and its body may pause at most :data:`READ_TIMEOUT` seconds, or the connection is closed; at
+most :data:`MAX_CONNECTIONS` connections are open at once — a new one beyond that closes the
+longest-waiting connection that has not sent a whole request head (a half-sent request), and
+is itself refused only when every connection is busy with a request."""
 
 from __future__ import annotations
 
@@ -14,6 +22,96 @@ from ..llm import ChatClient
 from .app import create_app
 from .ports import bind_port
 from .security import is_loopback
+
+HEADER_TIMEOUT = 5.0
+"""Seconds a request's head (request line and headers) may take to arrive."""
+READ_TIMEOUT = 10.0
+"""Seconds a request's body may pause between two pieces."""
+MAX_CONNECTIONS = 256
+"""Open connections at most."""
+
+
+def uvicorn_config(app: Any, *, host: str, port: int, **options: Any) -> Any:
+    """The one uvicorn configuration the app is served with (``serve``, tests, benchmarks)."""
+    import uvicorn
+
+    return uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
+                          proxy_headers=False, http=timed_protocol(), **options)  # fmt: skip
+
+
+_PROTOCOL: Any = None
+
+
+def timed_protocol() -> Any:
+    """uvicorn's h11 protocol with the head and body timeouts and the connection cap of the
+    module docstring (made once, on first use: uvicorn is imported only to serve)."""
+    global _PROTOCOL
+    if _PROTOCOL is not None:
+        return _PROTOCOL
+    import asyncio
+
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class TimedH11Protocol(H11Protocol):
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            self.reading: asyncio.TimerHandle | None = None
+            self.waiting_since = asyncio.get_running_loop().time()
+            if len(self.connections) >= MAX_CONNECTIONS and not self._close_a_half_sent_one():
+                transport.close()  # every connection is busy with a request: refused
+                return
+            super().connection_made(transport)
+            self._time_reading(HEADER_TIMEOUT)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._time_reading(None)
+            if getattr(self, "transport", None) is None:  # refused in connection_made
+                return
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.transport.is_closing():
+                self._time_reading(None)
+                return
+            state = self.conn.their_state
+            if state is h11.SEND_BODY and not self.flow.read_paused:
+                self._time_reading(READ_TIMEOUT)  # the body is coming: each piece restarts the clock
+            elif state is h11.IDLE and self.reading is None:  # a new head has started
+                self.waiting_since = self.loop.time()
+                self._time_reading(HEADER_TIMEOUT)  # the whole head within the limit
+            elif state is not h11.IDLE:
+                self._time_reading(None)
+
+        def _waiting_for_head(self) -> bool:
+            return getattr(self, "transport", None) is not None and self.conn.their_state is h11.IDLE and (
+                self.cycle is None or self.cycle.response_complete)  # fmt: skip
+
+        def _close_a_half_sent_one(self) -> bool:
+            waiting = [c for c in self.connections if isinstance(c, TimedH11Protocol) and c._waiting_for_head()]
+            if not waiting:
+                return False
+            oldest = min(waiting, key=lambda c: c.waiting_since)
+            oldest.transport.close()
+            oldest.connections.discard(oldest)
+            return True
+
+        def _time_reading(self, seconds: float | None) -> None:
+            if self.reading is not None:
+                self.reading.cancel()
+                self.reading = None
+            if seconds is not None:
+                self.reading = asyncio.get_running_loop().call_later(seconds, self._too_slow)
+
+        def _too_slow(self) -> None:
+            self.reading = None
+            if self.conn.their_state is h11.SEND_BODY and self.flow.read_paused:
+                self._time_reading(READ_TIMEOUT)  # the app is slow to read, not the client to send
+            elif not self.transport.is_closing() and self.conn.their_state in (h11.IDLE, h11.SEND_BODY):
+                self.transport.close()
+
+    _PROTOCOL = TimedH11Protocol
+    return _PROTOCOL
 
 
 def check_binding(config: Config) -> None:
@@ -49,8 +147,8 @@ def serve(index_factory: Callable[[], Index], config: Config, *, out: TextIO = s
         out.write(f"vaultseek study app: http://{shown}:{config.serve_port}/  (vault {config.vault}; "
                   f"LLM {llm}; Ctrl-C stops)\n")  # fmt: skip
         out.flush()
-        server = uvicorn.Server(uvicorn.Config(app, host=config.serve_host, port=config.serve_port, log_level="warning",
-                                               access_log=False, timeout_graceful_shutdown=3))  # fmt: skip
+        server = uvicorn.Server(uvicorn_config(app, host=config.serve_host, port=config.serve_port,
+                                               timeout_graceful_shutdown=3))  # fmt: skip
         try:
             server.run(sockets=sockets)
         except KeyboardInterrupt:  # uvicorn stops on Ctrl-C, then raises it again
@@ -89,8 +187,7 @@ class BackgroundServer:
 
         import uvicorn
 
-        self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                                    access_log=False, lifespan="on"))  # fmt: skip
+        self.server = uvicorn.Server(uvicorn_config(app, host=host, port=port, lifespan="on"))
         self.thread = threading.Thread(target=self.server.run, name="vaultseek-uvicorn", daemon=True)
         self.url = ""
 

@@ -21,7 +21,13 @@ from typing import Any
 from urllib.parse import quote
 
 from ...errors import LLMError, MissingExtraError, QueryError, TranscriptionError
-from ...llm.speech import MAX_AUDIO_BYTES, SETUP_HINT, Transcriber, create_transcriber
+from ...llm.speech import (
+    MAX_AUDIO_BYTES,
+    SETUP_HINT,
+    RecordingRefusedError,
+    Transcriber,
+    create_transcriber,
+)
 from ...study import attachments
 from ...study.library import UploadConflictError
 from ...study.uploads import UploadError
@@ -173,6 +179,8 @@ async def transcribe(request: Request) -> Response:
     suffix = AUDIO_SUFFIX.get(media_type, "wav")
     try:
         text = await transcriber.transcribe(bytes(audio), filename=f"speech.{suffix}", media_type=media_type)
+    except RecordingRefusedError as exc:
+        return error_response(400, "bad_recording", exc.message, exc.hint)
     except TranscriptionError as exc:
         return error_response(502, "transcription_failed", exc.message, exc.hint)
     return JSONResponse({"text": text, "engine": transcriber.engine})

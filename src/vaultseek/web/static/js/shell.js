@@ -170,6 +170,10 @@ function start() {
     if (event.key === "Escape" && !document.getElementById("panel").hidden) { event.preventDefault(); closePanel(); }
   });
   labelThemeToggle();
+  // The header's real height (on a phone its links wrap onto one or two more lines), for what
+  // sticks below it: --header-bottom.
+  const header = document.querySelector(".app-header");
+  new ResizeObserver(() => document.documentElement.style.setProperty("--header-bottom", `${header.offsetHeight}px`)).observe(header);
   // The model's state is asked for once the opening section has drawn (a second at most):
   // asked at once, it would compete with the section's own first requests.
   const opened = route();

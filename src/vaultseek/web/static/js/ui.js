@@ -116,6 +116,40 @@ export function plainText(text) {
   return String(text ?? "").replace(/<\/?[A-Za-z][^<>]{0,400}>/g, " ").replace(/\s+/g, " ").trim();
 }
 
+// A snippet's Markdown emphasis as nodes: **bold** and __bold__ become <strong>, *it* and _it_
+// <em>, `code` <code>; a [link](url) or [[note|alias]] shows its text; heading marks and stray
+// ** (an emphasis the snippet cut in half) go. Only text nodes are made (never HTML), so
+// nothing in a note can become markup; highlightTerms marks the query's words afterwards.
+const INLINE = new RegExp([
+  "`([^`\\n]{1,300})`",
+  "(\\*\\*|__)(?=\\S)([^\\n]{0,400}?\\S)\\2",
+  "(?<![\\p{L}\\p{N}*])\\*(?=[^\\s*])([^*\\n]{0,400}?[^\\s*])\\*(?![\\p{L}\\p{N}*])",
+  "(?<![\\p{L}\\p{N}_])_(?=[^\\s_])([^_\\n]{0,400}?[^\\s_])_(?![\\p{L}\\p{N}_])",
+  "!?\\[([^\\]\\n]{1,300})\\]\\([^)\\s]{0,1000}\\)",
+  "\\[\\[(?:[^\\]|\\n]{1,300}\\|)?([^\\]|\\n]{1,300})\\]\\]",
+].join("|"), "gu");
+
+function bare(text) {
+  return text.replace(/(^|\s)#{1,6}\s+/g, "$1").replace(/\*\*|__/g, "");
+}
+
+export function inlineMarkdown(text) {
+  const source = String(text ?? "");
+  const nodes = [];
+  let at = 0;
+  for (const m of source.matchAll(INLINE)) {
+    if (m.index > at) nodes.push(bare(source.slice(at, m.index)));
+    const [, code, , strong, em, under, link, wiki] = m;
+    if (code !== undefined) nodes.push(el("code", {}, code));
+    else if (strong !== undefined) nodes.push(el("strong", {}, bare(strong)));
+    else if (em !== undefined || under !== undefined) nodes.push(el("em", {}, bare(em ?? under)));
+    else nodes.push(bare(link ?? wiki));
+    at = m.index + m[0].length;
+  }
+  if (at < source.length) nodes.push(bare(source.slice(at)));
+  return nodes;
+}
+
 // Words too common to be worth marking in a passage.
 const COMMON = new Set(("the and for are was were what how who why with from that this does did into about when which " +
   "your you have has can could would should will not but all any its our their there they them then than also " +

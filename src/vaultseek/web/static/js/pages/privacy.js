@@ -49,7 +49,7 @@ async function load() {
         : el("p", { class: "notice error net-verdict net-other", role: "alert" }, "Connections to other hosts were found (marked red below).");
     const media = p.media || null;
     const speech = media?.transcription || null;
-    parts.body.replaceChildren(
+    parts.body.replaceChildren(...[
       card("On this machine",
         el("dl", { class: "facts" },
           el("dt", {}, "Knowledge base"), el("dd", {}, `${plural(p.documents, "document", "documents")}, ${plural(p.notes, "note", "notes")}, ${plural(p.chunks, "passage", "passages")}`),
@@ -81,7 +81,8 @@ async function load() {
           speech.url ? el("dt", {}, "Server") : null, speech.url ? el("dd", {}, speech.url) : null,
           speech.model ? el("dt", {}, "Model") : null, speech.model ? el("dd", {}, speech.model) : null) : null,
         speech?.hint ? el("div", { class: "muted small" }, renderMarkdown(speech.hint)) : null) : null,
-      el("section", { class: "card wide" }, el("h2", {}, "Live network connections"), verdict, connectionsTable(network)));
+      el("section", { class: "card wide" }, el("h2", {}, "Live network connections"), verdict, connectionsTable(network)),
+    ].filter(Boolean));  // replaceChildren would show a card left out as the text "null"
     parts.checked.textContent = `Checked at ${new Date().toLocaleTimeString()}`;
   } catch (error) {
     parts.body.replaceChildren(el("p", { class: "notice error", role: "alert" }, error.message, el("small", {}, error.hint)));

@@ -5,7 +5,7 @@
 // searched words marked. The query is part of the address (#search/<query>), so a search can
 // be bookmarked or reloaded.
 
-import { api, el, highlightTerms, openPassage, plainText, plural, recall, remember } from "../ui.js";
+import { api, el, highlightTerms, inlineMarkdown, openPassage, plainText, plural, recall, remember } from "../ui.js";
 
 export const title = "Search";
 
@@ -130,14 +130,31 @@ function noteResult(note, query) {
       ...note.sections.map((section) => el("li", {}, sectionResult(section, query)))));
 }
 
+// How well a section answers the query, in words: from its calibrated relevance (the
+// probability that it answers, search/relevance.py), never the fused score, whose scale means
+// nothing to a reader. The numbers stay in the line's tooltip.
+function matchOf(relevance) {
+  if (relevance == null) return null;
+  if (relevance >= 0.8) return { kind: "strong", text: "Strong match" };
+  if (relevance >= 0.5) return { kind: "likely", text: "Likely match" };
+  return { kind: "weak", text: "Weak match" };
+}
+
 function sectionResult(r, query) {
-  const snippet = el("p", { class: "result-snippet" }, plainText(r.snippet));
+  const snippet = el("p", { class: "result-snippet" }, inlineMarkdown(plainText(r.snippet)));
   highlightTerms(snippet, query);
-  const why = [`score ${Number(r.score).toFixed(3)}`];
-  if (r.bm25_rank != null) why.push(`words #${r.bm25_rank}`);
-  if (r.vec_rank != null) why.push(`meaning #${r.vec_rank}`);
+  const match = matchOf(r.relevance);
+  const how = [];
+  if (r.bm25_rank != null) how.push("has your words");
+  if (r.vec_rank != null) how.push("close in meaning");
+  const numbers = [`score ${Number(r.score).toFixed(3)}`];
+  if (r.relevance != null) numbers.push(`relevance ${Number(r.relevance).toFixed(2)}`);
+  if (r.bm25_rank != null) numbers.push(`words #${r.bm25_rank}`);
+  if (r.vec_rank != null) numbers.push(`meaning #${r.vec_rank}`);
   return el("button", { type: "button", class: "result", on: { click: () => openPassage({ path: r.path, chunkId: r.chunk_id, label: r.label, highlight: query }) } },
     r.label ? el("span", { class: "result-head" }, el("span", { class: "badge" }, r.label)) : null,
     snippet,
-    el("span", { class: "result-why muted" }, why.join(" · ")));
+    el("span", { class: "result-why muted", title: numbers.join(" · ") },
+      match ? el("span", { class: `match match-${match.kind}` }, match.text) : null,
+      how.length ? `${match ? " · " : ""}${how.join(", ")}` : null));
 }
