@@ -30,11 +30,17 @@ def add_parsers(commands: Any, add_common: AddCommon) -> None:
         ("post-tool-use", "add a ranked extract of a large tool output (PostToolUse)"),
     ):
         add_common(actions.add_parser(event, help=text))
-    for action, text in (("install", "add vaultseek's hooks to settings.json"), ("uninstall", "remove vaultseek's hooks from settings.json")):
+    for action, text, default in (
+        ("install", "add vaultseek's hooks to Claude Code's settings", " (the default)"),
+        ("uninstall", "remove vaultseek's hooks from Claude Code's settings", ""),
+    ):
         sub = actions.add_parser(action, help=text)
         where = sub.add_mutually_exclusive_group()
-        where.add_argument("--project", action="store_true", help="./.claude/settings.json (the default)")
-        where.add_argument("--user", action="store_true", help="~/.claude/settings.json")
+        where.add_argument("--local", dest="scope", action="store_const", const="local",
+                           help=f"./.claude/settings.local.json, personal, not committed{default}")  # fmt: skip
+        where.add_argument("--project", dest="scope", action="store_const", const="project",
+                           help="./.claude/settings.json, the project's shared settings")  # fmt: skip
+        where.add_argument("--user", dest="scope", action="store_const", const="user", help="~/.claude/settings.json")
         sub.add_argument("--dry-run", action="store_true", help="show the result, change nothing")
         add_common(sub)
 
@@ -77,11 +83,10 @@ def cmd_hook(args: argparse.Namespace, out: TextIO) -> int:
 
         return hook_runner.run(args.action, vault=args.vault, db=args.db, collection=args.collection,
                                config_file=args.config, stdout=out)  # fmt: skip
-    from ..agents.claude_settings import install, settings_path, uninstall
+    from ..agents import claude_settings as cs
 
-    path = settings_path(user=args.user, project_dir=Path.cwd())
     extra: list[str] = []
-    if args.vault or args.db:
+    if args.action == "install" and (args.vault or args.db):
         # Name the index exactly (absolute vault and database, and a PostgreSQL index's
         # collection): with an index file's --db in its command the hook can go straight to a
         # running daemon without loading any configuration.
@@ -91,9 +96,47 @@ def cmd_hook(args: argparse.Namespace, out: TextIO) -> int:
         extra = index_arguments(config)
     if args.config:
         extra.append(f"--config={Path(args.config).expanduser().absolute()}")
-    change = install(path, extra, dry_run=args.dry_run) if args.action == "install" else uninstall(path, dry_run=args.dry_run)
-    out.write(change.describe() + "\n")
+    project = Path.cwd()
+    if args.action == "install":
+        scope = args.scope or "local"
+        path = cs.settings_path(scope, project_dir=project)
+        changes = cs.install_in(path, extra, dry_run=args.dry_run)
+    else:  # uninstall: with no scope named, both of the project's files
+        scopes = [args.scope] if args.scope else ["local", "project"]
+        path = cs.settings_path(scopes[0], project_dir=project)
+        paths = [cs.settings_path(s, project_dir=project) for s in scopes]
+        changes = [cs.uninstall(p, dry_run=args.dry_run) for p in paths if p.exists() or args.scope]
+        if not changes:
+            out.write(f"no vaultseek hooks in {' or '.join(str(p) for p in paths)}: nothing changed\n")
+    for i, change in enumerate(changes):
+        if i and args.action == "install":  # the project's other file, which held our entries
+            if args.dry_run:
+                out.write(f"would remove vaultseek's earlier hooks from {change.path}, so they run once:\n")
+            else:
+                saved = f"; the previous version is in {change.backup}" if change.backup else ""
+                out.write(f"removed vaultseek's earlier hooks from {change.path}, so they run once{saved}\n")
+                continue
+        out.write(change.describe() + "\n")
+    if args.action == "install":
+        _warn_about_other_installs(path, args.scope or "local", out)
     return 0
+
+
+def _warn_about_other_installs(path: Path, scope: str, out: TextIO) -> None:
+    """Notes after an install: hooks of ours in another scope (Claude Code would run both),
+    and a personal settings file git would commit."""
+    from ..agents import claude_settings as cs
+
+    project = Path.cwd()
+    others = ["local", "project"] if scope == "user" else ["user"]
+    for other in others:
+        other_path = cs.settings_path(other, project_dir=project)
+        if other_path != path and cs.has_ours(other_path):
+            out.write(f"note: {other_path} holds vaultseek hooks too, and Claude Code runs both; "
+                      f"`vaultseek hook uninstall --{other}` removes those\n")  # fmt: skip
+    if scope == "local" and path.exists() and cs.git_would_commit(path):
+        out.write(f"note: git does not ignore {path}; add `.claude/settings.local.json` to .gitignore "
+                  "so your personal paths stay out of commits\n")  # fmt: skip
 
 
 # -- daemon ------------------------------------------------------------------------------------
