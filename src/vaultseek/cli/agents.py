@@ -64,6 +64,8 @@ def add_parsers(commands: Any, add_common: AddCommon) -> None:
     mcp.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
     mcp.add_argument("--port", type=int, default=MCP_HTTP_PORT, help=f"HTTP port (default {MCP_HTTP_PORT}; `serve` uses 8765)")
     mcp.add_argument("--watch", action="store_true", help="also re-index notes as they change")
+    mcp.add_argument("--print-command", action="store_true",
+                     help="print the `claude mcp add` command that serves this index (absolute paths) and exit")  # fmt: skip
     add_common(mcp)
 
 
@@ -303,10 +305,13 @@ def cmd_watch(args: argparse.Namespace, out: TextIO) -> int:
 
 # -- mcp ---------------------------------------------------------------------------------------
 def cmd_mcp(args: argparse.Namespace, out: TextIO) -> int:
+    config = _config(args)
+    if args.print_command:
+        out.write(claude_mcp_add_command(config, args.config) + "\n")
+        return 0
     from ..agents.mcp_server import build_mcp_server, run_mcp_server
     from ..engine import Index
 
-    config = _config(args)
     if config.database_url is None and not Path(config.db).exists() and not args.watch:
         raise ConfigError(f"no index at {config.db}", hint="run `vaultseek index` first, or pass --watch")
     if args.http:  # one clear error for a port in use, before the SDK's own bind fails
@@ -331,6 +336,21 @@ def cmd_mcp(args: argparse.Namespace, out: TextIO) -> int:
         if stop is not None:
             stop.set()
     return 0
+
+
+def claude_mcp_add_command(config: Any, config_file: str | None) -> str:
+    """The ``claude mcp add`` line that serves ``config``'s index: this installation's
+    ``vaultseek`` by its absolute path (as ``hook install`` writes it: Claude Code starts
+    servers with its own ``PATH``) and the index named exactly."""
+    import shlex
+
+    from ..agents.claude_settings import executable
+    from ..config import index_arguments
+
+    words = index_arguments(config)
+    if config_file:
+        words.append(f"--config={Path(config_file).expanduser().absolute()}")
+    return f"claude mcp add vaultseek -- {executable()} mcp " + " ".join(shlex.quote(w) for w in words)
 
 
 COMMANDS = {"hook": cmd_hook, "daemon": cmd_daemon, "watch": cmd_watch, "mcp": cmd_mcp}
