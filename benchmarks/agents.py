@@ -331,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
                 time.sleep(1.0)
                 figures["hook_daemon_busy"] = ms(time_hook(vault, args.runs, index_db))
                 figures["hook_daemon_busy_breakdown_ms"] = breakdown(_CLIENT, vault, index_db)
+                figures["load_average_busy"] = round(os.getloadavg()[0], 2)
             finally:
                 stop_burners(burners)
         if "freshness" in parts:

@@ -502,9 +502,8 @@ def test_a_server_killed_mid_sync_is_a_lost_connection_not_an_unexpected_error(
             spare.kill()
 
     try:
-        with open_index(vault, db=spare_env, create=True, collection="killed") as index:
-            with pytest.raises(VaultseekError) as caught:
-                index.sync(progress=kill_on_the_way, remember=False)
+        with open_index(vault, db=spare_env, create=True, collection="killed") as index, pytest.raises(VaultseekError) as caught:
+            index.sync(progress=kill_on_the_way, remember=False)
         assert len(calls) >= 2, "the sync finished before the server was killed"
         assert isinstance(caught.value, DatabaseUnavailableError), repr(caught.value)
         assert str(caught.value).startswith("lost the connection to PostgreSQL at "), str(caught.value)
