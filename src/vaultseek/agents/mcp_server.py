@@ -4,8 +4,12 @@
 tools — ``search``, ``get_note``, ``get_chunk``, ``links``, ``related``, ``status`` — built by
 :func:`build_mcp_server` around an open :class:`Index`; nothing is registered at import. The
 SDK runs plain tool functions on worker threads, so every call takes a lock: an ``Index`` is
-used by one thread at a time. Results are compact dicts with vault-relative paths; errors are
-vaultseek's own messages and hints, raised as tool errors the model can read.
+used by one thread at a time. Each tool takes its arguments whole and checks them itself
+(:class:`_RawArguments`), so a bad one is a one-line tool error naming it; each answers with
+its data as structured content and the same JSON, compact, as text (:func:`_answer`); search
+answers with :func:`lean_answer`, the search JSON without the ranking's bookkeeping. Paths are
+vault-relative; errors are vaultseek's own messages and hints, raised as tool errors the model
+can read.
 
 Over stdio, a line longer than :data:`MAX_LINE_BYTES` is skipped unread (in 64 KB pieces) and
 answered with a JSON-RPC error carrying the request's id where its first bytes show it; a line
