@@ -37,7 +37,6 @@ from ..store import (
 from ..vectors import quantize
 from ..writer_lock import LockHolder
 from . import fulltext, postings
-from .connection import Error, translate
 from .schema import migrate, schema_name
 
 HNSW_MIN_CHUNKS = 100_000
@@ -138,7 +137,11 @@ class PgStore(Store):
         the server releases when the holder's connection ends however it ends. A waiter
         hears who holds it (the holder's ``application_name``, address and start) and gives
         up after ``timeout`` seconds with :class:`IndexBusyError`. A connection lost while it
-        is held ends the sync with the error that says so, not with the failed unlock's."""
+        is held ends the sync with the error that says so, not with the failed unlock's.
+        (``connection`` is imported here: it loads psycopg, which a search of an index file,
+        importing this module for its classes, must not.)"""
+        from .connection import Error, translate
+
         try:
             key = (SYNC_LOCK_CLASS, self._one("SELECT hashtext(%s)", (self.schema,)))
         except Error as exc:
@@ -167,6 +170,8 @@ class PgStore(Store):
             self._unlock(key)
 
     def _try_lock(self, key: tuple[int, int]) -> bool:
+        from .connection import Error, translate
+
         try:
             return bool(self._one("SELECT pg_try_advisory_lock(%s, %s)", key))
         except Error as exc:
@@ -175,6 +180,8 @@ class PgStore(Store):
     def _unlock(self, key: tuple[int, int]) -> None:
         """Release the sync lock; on a connection that is gone there is nothing to release
         (the server ended the session, and its locks with it)."""
+        from .connection import Error, translate
+
         if self.pg.closed or self.pg.broken:
             return
         try:
