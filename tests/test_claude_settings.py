@@ -255,8 +255,12 @@ def test_notes_after_install_a_user_install_and_git(tmp_path: Path, sample_vault
     assert result.returncode == 0, result.stderr
     assert f"note: {home / '.claude' / 'settings.json'} holds vaultseek hooks too" in result.stdout
     assert "uninstall --user" in result.stdout
-    assert "git does not ignore" in result.stdout
+    assert "git does not ignore" in result.stdout and "`.claude/settings.local.json`" in result.stdout
     (project / ".gitignore").write_text(".claude/settings.local.json\n", "utf-8")
     assert run_cli("hook", "uninstall", "--user", cwd=project, env=env).returncode == 0
     result = run_cli("hook", "install", "--vault", str(sample_vault), cwd=project, env=env)
     assert result.returncode == 0 and "note:" not in result.stdout, result.stdout
+    # A backup holds the personal paths of the version before: said too, when git would commit it.
+    result = run_cli("hook", "install", "--vault", str(sample_vault / "cooking"), cwd=project, env=env)
+    assert f"git does not ignore {project / '.claude' / 'settings.local.json.bak'}" in result.stdout, result.stdout
+    assert "add `.claude/*.bak` to .gitignore" in result.stdout

@@ -120,13 +120,14 @@ def cmd_hook(args: argparse.Namespace, out: TextIO) -> int:
                 continue
         out.write(change.describe() + "\n")
     if args.action == "install":
-        _warn_about_other_installs(path, args.scope or "local", out)
+        backups = [c.backup for c in changes if c.backup is not None]
+        _warn_about_other_installs(path, args.scope or "local", backups, out)
     return 0
 
 
-def _warn_about_other_installs(path: Path, scope: str, out: TextIO) -> None:
+def _warn_about_other_installs(path: Path, scope: str, backups: list[Path], out: TextIO) -> None:
     """Notes after an install: hooks of ours in another scope (Claude Code would run both),
-    and a personal settings file git would commit."""
+    and personal files git would commit (the personal settings file, backups)."""
     from ..agents import claude_settings as cs
 
     project = Path.cwd()
@@ -136,8 +137,11 @@ def _warn_about_other_installs(path: Path, scope: str, out: TextIO) -> None:
         if other_path != path and cs.has_ours(other_path):
             out.write(f"note: {other_path} holds vaultseek hooks too, and Claude Code runs both; "
                       f"`vaultseek hook uninstall --{other}` removes those\n")  # fmt: skip
-    if scope == "local" and path.exists() and cs.git_would_commit(path):
-        out.write(f"note: git does not ignore {path}; add `.claude/settings.local.json` to .gitignore "
+    personal = ([path] if scope == "local" and path.exists() else []) + backups
+    exposed = [p for p in personal if cs.git_would_commit(p)]
+    if exposed:
+        patterns = " and ".join(sorted({"`.claude/*.bak`" if p.name.endswith(".bak") else f"`.claude/{p.name}`" for p in exposed}))
+        out.write(f"note: git does not ignore {', '.join(map(str, exposed))}; add {patterns} to .gitignore "
                   "so your personal paths stay out of commits\n")  # fmt: skip
 
 
