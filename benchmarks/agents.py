@@ -18,7 +18,16 @@ generator as ``python -m benchmarks``; 16,894 files by default) and indexes it, 
    for ``--readers-seconds`` while notes are edited every 0.5 s and the daemon's watcher
    re-indexes them; every exception in a reader counts as an error;
 5. **freshness**: 20 saves of a unique word into a note; the time until a search through the
-   daemon finds it, p50/p95.
+   daemon finds it, p50/p95;
+6. **hook on a busy machine**: step 2's command again while one CPU burner per core (processes
+   this benchmark starts and stops) keeps every core busy, p50/p95 beside the quiet figures;
+7. **MCP answer size**: the bytes of a ``search`` answer for k = 10 (structured content and
+   text content) over the ten prompts, against the full search JSON of the same searches in
+   the same two forms (``search --json``'s fields, the text indented as the SDK writes a
+   dict), measured in the same run.
+
+``--parts`` runs some of them (``hooks`` = 1, 2 and 6; ``mcp`` = 3 and 7; ``readers``;
+``freshness``), e.g. ``--parts hooks,mcp --files 2000`` for a run of a few minutes.
 """
 
 from __future__ import annotations
@@ -175,6 +184,49 @@ async def mcp_round_trips(vault: Path, calls: int) -> list[float]:
     return times
 
 
+async def mcp_answer_sizes(vault: Path, k: int = 10) -> dict[str, int]:
+    """Mean bytes of a search tool answer (structured, text) against the full search JSON of
+    the same search (compact, and indented as the SDK's text for a returned dict)."""
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    from vaultseek.contract import SearchRequest
+    from vaultseek.engine import open_index
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "vaultseek.cli.main", "mcp", "--vault", str(vault)],
+                                   env=dict(os.environ))  # fmt: skip
+    sizes = {"answer_structured": 0, "answer_text": 0, "search_json_structured": 0, "search_json_text": 0}
+    async with Client(params) as client:
+        for prompt in PROMPTS:
+            result = await client.call_tool("search", {"query": prompt, "k": k})
+            sizes["answer_structured"] += len(_compact(result.structured_content))
+            sizes["answer_text"] += sum(len(c.text.encode()) for c in result.content if c.type == "text")
+    with open_index(vault) as index:
+        for prompt in PROMPTS:
+            full = index.search(SearchRequest.from_mapping({"query": prompt, "k": k})).to_dict()
+            sizes["search_json_structured"] += len(_compact(full))
+            sizes["search_json_text"] += len(json.dumps(full, indent=2, ensure_ascii=False).encode())
+    return {key: round(value / len(PROMPTS)) for key, value in sizes.items()}
+
+
+def _compact(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+_BURN = "while True:\n    pass\n"
+
+
+def busy_cores() -> list[subprocess.Popen[bytes]]:
+    """One CPU burner per core, started here (stop them with :func:`stop_burners`)."""
+    return [subprocess.Popen([sys.executable, "-c", _BURN]) for _ in range(os.cpu_count() or 1)]
+
+
+def stop_burners(burners: list[subprocess.Popen[bytes]]) -> None:
+    for burner in burners:
+        burner.kill()
+        burner.wait()
+
+
 def readers_under_watcher(vault: Path, seconds: float, readers: int = 8) -> dict[str, Any]:
     procs = [subprocess.Popen([sys.executable, "-c", _READER, str(vault), str(seconds), str(n)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for n in range(readers)]  # fmt: skip
@@ -229,7 +281,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=30, help="fresh hook processes per variant")
     parser.add_argument("--readers-seconds", type=float, default=60.0)
     parser.add_argument("--json", type=Path, default=None, help="write the figures here too")
+    parser.add_argument("--parts", default="hooks,mcp,readers,freshness", help="which figures (default: all)")
     args = parser.parse_args(argv)
+    parts = set(args.parts.split(","))
 
     from vaultseek.config import load_config
     from vaultseek.engine import open_index
@@ -254,27 +308,47 @@ def main(argv: list[str] | None = None) -> int:
 
     cli = vaultseek_command()
     subprocess.run([*cli, "daemon", "stop", "--vault", str(vault)], capture_output=True, check=False)
-    print("hook without the daemon …", file=sys.stderr)
     index_db = load_config(vault=vault).db or db
-    figures["hook_cold"] = ms(time_hook(vault, max(args.runs // 2, 5), index_db))
-    figures["hook_cold_breakdown_ms"] = breakdown(_COLD, vault, index_db)
+    figures["cores"] = os.cpu_count()
+    if "hooks" in parts:
+        print("hook without the daemon …", file=sys.stderr)
+        figures["hook_cold"] = ms(time_hook(vault, max(args.runs // 2, 5), index_db))
+        figures["hook_cold_breakdown_ms"] = breakdown(_COLD, vault, index_db)
 
     subprocess.run([*cli, "daemon", "start", "--vault", str(vault)], check=True, capture_output=True)
     try:
-        print("hook with the daemon …", file=sys.stderr)
         figures["daemon_watcher_ready_s"] = wait_for_first_sync(index_db)
-        time_hook(vault, 3, index_db)  # warm the page cache for the client modules
-        figures["hook_daemon"] = ms(time_hook(vault, args.runs, index_db))
-        figures["hook_daemon_breakdown_ms"] = breakdown(_CLIENT, vault, index_db)
-        figures["hook_daemon_vault_only"] = ms(time_hook(vault, args.runs))
-        print("freshness …", file=sys.stderr)
-        figures["save_to_searchable"] = ms(freshness(vault, index_db))
-        print(f"8 readers for {args.readers_seconds:g} s under the watcher …", file=sys.stderr)
-        figures["readers_under_watcher"] = readers_under_watcher(vault, args.readers_seconds)
+        if "hooks" in parts:
+            print("hook with the daemon …", file=sys.stderr)
+            time_hook(vault, 3, index_db)  # warm the page cache for the client modules
+            figures["load_average_quiet"] = round(os.getloadavg()[0], 2)
+            figures["hook_daemon"] = ms(time_hook(vault, args.runs, index_db))
+            figures["hook_daemon_breakdown_ms"] = breakdown(_CLIENT, vault, index_db)
+            figures["hook_daemon_vault_only"] = ms(time_hook(vault, args.runs))
+            print(f"hook with the daemon, {os.cpu_count()} cores kept busy …", file=sys.stderr)
+            burners = busy_cores()
+            try:
+                time.sleep(1.0)
+                figures["hook_daemon_busy"] = ms(time_hook(vault, args.runs, index_db))
+                figures["hook_daemon_busy_breakdown_ms"] = breakdown(_CLIENT, vault, index_db)
+                figures["load_average_busy"] = round(os.getloadavg()[0], 2)
+            finally:
+                stop_burners(burners)
+        if "freshness" in parts:
+            print("freshness …", file=sys.stderr)
+            figures["save_to_searchable"] = ms(freshness(vault, index_db))
+        if "readers" in parts:
+            print(f"8 readers for {args.readers_seconds:g} s under the watcher …", file=sys.stderr)
+            figures["readers_under_watcher"] = readers_under_watcher(vault, args.readers_seconds)
     finally:
         subprocess.run([*cli, "daemon", "stop", "--vault", str(vault)], capture_output=True, check=False)
-    print("MCP round trips …", file=sys.stderr)
-    figures["mcp_search_warm"] = ms(asyncio.run(mcp_round_trips(vault, 200)))
+    if "mcp" in parts:
+        print("MCP round trips …", file=sys.stderr)
+        figures["mcp_search_warm"] = ms(asyncio.run(mcp_round_trips(vault, 200)))
+        sizes = asyncio.run(mcp_answer_sizes(vault))
+        figures["mcp_answer_bytes_k10"] = sizes
+        before = sizes["search_json_structured"] + sizes["search_json_text"]
+        figures["mcp_answer_vs_search_json"] = round((sizes["answer_structured"] + sizes["answer_text"]) / before, 2)
 
     print(json.dumps(figures, indent=2))
     if args.json:

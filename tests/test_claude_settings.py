@@ -55,6 +55,8 @@ def test_install_merges_keeps_everything_and_backs_up(tmp_path: Path) -> None:
 
     moved = install(path, ["--vault=/other"])  # a new vault replaces our entries, not adds
     assert len(ours_in(json.loads(path.read_text("utf-8")))) == 2 and moved.changed
+    # One backup per file, holding the version before the latest change: no pile-up.
+    assert moved.backup == change.backup and json.loads(moved.backup.read_text("utf-8")) == after
 
     removed = uninstall(path)
     assert removed.changed
@@ -102,7 +104,9 @@ def test_cli_install_project_and_user(tmp_path: Path, sample_vault: Path, monkey
     assert not (project / ".claude").exists()
     result = run_cli("hook", "install", "--vault", str(sample_vault), cwd=project)
     assert result.returncode == 0, result.stderr
-    settings = json.loads((project / ".claude" / "settings.json").read_text("utf-8"))
+    # The default is the personal file: the commands hold this machine's absolute paths.
+    assert not (project / ".claude" / "settings.json").exists()
+    settings = json.loads((project / ".claude" / "settings.local.json").read_text("utf-8"))
     assert len(ours_in(settings)) == 2
     db = load_config(vault=sample_vault).db
     for command in ours_in(settings):  # the index is named exactly: the hook's fast lane needs --db
@@ -137,7 +141,7 @@ def run_hook_command(command: str, stdin: str) -> subprocess.CompletedProcess[st
 
 
 def installed_commands(project: Path) -> dict[str, str]:
-    settings = json.loads((project / ".claude" / "settings.json").read_text("utf-8"))
+    settings = json.loads((project / ".claude" / "settings.local.json").read_text("utf-8"))
     return {event: group["hooks"][0]["command"] for event, groups in settings["hooks"].items()
             for group in groups if is_ours(group["hooks"][0]["command"])}  # fmt: skip
 
@@ -191,13 +195,72 @@ def test_reinstalling_after_the_installation_moved_replaces_our_old_entries(tmp_
     path.write_text(json.dumps(before), "utf-8")
 
     on_path = {"PATH": f"{SCRIPTS}:{PLAIN_PATH}"}
-    result = run_cli("hook", "install", "--vault", str(sample_vault), cwd=project, env=on_path)
+    result = run_cli("hook", "install", "--project", "--vault", str(sample_vault), cwd=project, env=on_path)
     assert result.returncode == 0, result.stderr
     after = json.loads(path.read_text("utf-8"))
     mine = ours_in(after)
     assert len(mine) == 2 and all(c.startswith(str(SCRIPTS / "vaultseek") + " hook ") for c in mine), mine
     assert after["hooks"]["UserPromptSubmit"][0] == {"hooks": [foreign]}  # the user's own hook stays
 
-    again = run_cli("hook", "install", "--vault", str(sample_vault), cwd=project, env=on_path)
+    again = run_cli("hook", "install", "--project", "--vault", str(sample_vault), cwd=project, env=on_path)
     assert again.returncode == 0 and "already up to date" in again.stdout
     assert json.loads(path.read_text("utf-8")) == after
+
+
+# -- the personal file, and an earlier install in the shared one ---------------------------------
+def test_install_moves_an_earlier_install_out_of_the_shared_file(tmp_path: Path, sample_vault: Path) -> None:
+    project = tmp_path / "project"
+    claude = project / ".claude"
+    claude.mkdir(parents=True)
+    shared = claude / "settings.json"
+    personal = claude / "settings.local.json"
+    # What an earlier `hook install` left in the committed file, beside the team's own settings.
+    earlier = {**FOREIGN, "hooks": {**FOREIGN["hooks"], "UserPromptSubmit": [
+        *FOREIGN["hooks"]["UserPromptSubmit"],
+        {"hooks": [{"type": "command", "command": "/old/.venv/bin/vaultseek hook user-prompt-submit --vault=/n"}]}]}}  # fmt: skip
+    shared.write_text(json.dumps(earlier), "utf-8")
+
+    result = run_cli("hook", "install", "--vault", str(sample_vault), cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(shared.read_text("utf-8")) == FOREIGN  # the team's file: only the team's settings
+    assert len(ours_in(json.loads(personal.read_text("utf-8")))) == 2  # the hooks run once
+    assert f"removed vaultseek's earlier hooks from {shared}" in result.stdout
+    assert json.loads((claude / "settings.json.bak").read_text("utf-8")) == earlier
+
+    again = run_cli("hook", "install", "--vault", str(sample_vault), cwd=project)
+    assert again.returncode == 0 and "already up to date" in again.stdout and "removed" not in again.stdout
+    assert sorted(p.name for p in claude.iterdir()) == ["settings.json", "settings.json.bak", "settings.local.json"]
+
+    # --project chooses the shared file; the personal one gives its entries up.
+    result = run_cli("hook", "install", "--project", "--vault", str(sample_vault), cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert len(ours_in(json.loads(shared.read_text("utf-8")))) == 2
+    assert ours_in(json.loads(personal.read_text("utf-8"))) == []
+
+    result = run_cli("hook", "uninstall", cwd=project)  # no scope named: both of the project's files
+    assert result.returncode == 0, result.stderr
+    assert json.loads(shared.read_text("utf-8")) == FOREIGN
+    assert ours_in(json.loads(personal.read_text("utf-8"))) == []
+
+
+def test_notes_after_install_a_user_install_and_git(tmp_path: Path, sample_vault: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home)}
+    assert run_cli("hook", "install", "--user", cwd=project, env=env).returncode == 0
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    result = run_cli("hook", "install", "--vault", str(sample_vault), cwd=project, env=env)
+    assert result.returncode == 0, result.stderr
+    assert f"note: {home / '.claude' / 'settings.json'} holds vaultseek hooks too" in result.stdout
+    assert "uninstall --user" in result.stdout
+    assert "git does not ignore" in result.stdout and "`.claude/settings.local.json`" in result.stdout
+    (project / ".gitignore").write_text(".claude/settings.local.json\n", "utf-8")
+    assert run_cli("hook", "uninstall", "--user", cwd=project, env=env).returncode == 0
+    result = run_cli("hook", "install", "--vault", str(sample_vault), cwd=project, env=env)
+    assert result.returncode == 0 and "note:" not in result.stdout, result.stdout
+    # A backup holds the personal paths of the version before: said too, when git would commit it.
+    result = run_cli("hook", "install", "--vault", str(sample_vault / "cooking"), cwd=project, env=env)
+    assert f"git does not ignore {project / '.claude' / 'settings.local.json.bak'}" in result.stdout, result.stdout
+    assert "add `.claude/*.bak` to .gitignore" in result.stdout

@@ -18,6 +18,7 @@ import pytest
 from conftest import run_cli
 from vaultseek import QueryError, open_index
 from vaultseek.agents import daemon_client
+from vaultseek.agents.mcp_server import lean_answer
 from vaultseek.config import load_config
 from vaultseek.contract import (
     MAX_K,
@@ -145,8 +146,9 @@ def test_one_search_is_one_json_on_every_surface(served: Path) -> None:
             via_daemon = run_cli("search", request["query"], *CLI_FLAGS[n], "--json", *vault)
             assert via_daemon.stdout == local.stdout
             assert daemon_client.request(db, {"op": "search", **request}) == expected
-            assert not mcp[n].is_error and mcp[n].structured_content == expected
-            assert json.loads(mcp[n].content[0].text) == expected  # the text content is the same JSON
+            # MCP: the same results, without the ranking's bookkeeping; the text is the same JSON.
+            assert not mcp[n].is_error and mcp[n].structured_content == lean_answer(expected)
+            assert json.loads(mcp[n].content[0].text) == mcp[n].structured_content
             assert batched[n] == {"id": n, **expected}
             got = http.get("/api/search", params=QUERY_STRINGS[n])
             assert got.status_code == 200, got.text

@@ -6,6 +6,8 @@ import json
 import os
 import signal
 import stat
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -205,3 +207,15 @@ def test_the_socket_folder_follows_the_configured_data_home(monkeypatch: pytest.
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
     assert daemon_client.socket_path("x.db").parent == tmp_path / "vaultseek"
     assert daemon_client.index_key("x.db") == daemon_client.index_key(Path.cwd() / "x.db")
+
+
+def test_the_hook_client_path_does_not_load_openssl() -> None:
+    """Naming a daemon's socket takes SHA-256 of the index path; hashlib would load OpenSSL
+    (about 12 ms of a hook's start) for it, the built-in module gives the same digest."""
+    import hashlib
+
+    code = ("import sys; from vaultseek.agents import daemon_client; from vaultseek.cli import launcher;"
+            "print(daemon_client.index_key('/notes/x.db'), sorted(m for m in ('hashlib', '_hashlib') if m in sys.modules))")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    expected = hashlib.sha256(b"/notes/x.db").hexdigest()[:16]  # the socket a running daemon has
+    assert out.stdout.split() == [expected, "[]"]

@@ -52,6 +52,8 @@ async def session_calls(vault: Path) -> dict[str, Any]:
         out["missing"] = await client.call_tool("get_note", {"path": "nope.md"})
         out["bm25"] = await client.call_tool("search", {"query": "_rrf_fuse", "mode": "bm25", "max_tokens": 60})
         out["document"] = await client.call_tool("search", {"query": "widget-33", "mode": "bm25"})
+        out["kind"] = await client.call_tool("search", {"query": "widget", "filters": {"kind": "csv"}})
+        out["kinds"] = await client.call_tool("search", {"query": "widget", "filters": {"kinds": ["csv"]}})
         out["bad"] = await client.call_tool("search", {"query": "x", "mode": "psychic"})
         out["filtered"] = await client.call_tool("search", {
             "query": "rotate refresh tokens", "k": 10,
@@ -73,6 +75,8 @@ def test_mcp_tools_over_stdio(indexed: Path) -> None:
     assert set(out["tools"]) == {"search", "get_note", "get_chunk", "links", "related", "status"}
     schema = out["tools"]["search"].input_schema
     assert tuple(schema["properties"]) == REQUEST_FIELDS and schema["additionalProperties"] is False
+    assert out["kind"].structured_content["results"][0]["path"] == "inventory.csv"  # the CLI's --kind
+    assert out["kind"].structured_content == out["kinds"].structured_content
     assert not out["terms"].is_error and out["terms"].structured_content["results"][0]["path"] == "security/oauth.md"
     assert out["bad_terms"].is_error and "term_match" in out["bad_terms"].content[0].text
     assert "where" in json.dumps(schema) and "modified_after" in json.dumps(schema)
@@ -81,23 +85,25 @@ def test_mcp_tools_over_stdio(indexed: Path) -> None:
     search = out["search"].structured_content
     assert not out["search"].is_error
     note = search["results"][0]  # the note view: a note, its best sections inside
-    assert search["view"] == "notes" and set(note) == {"path", "title", "score", "relevance", "sections"}
+    assert search["view"] == "notes"
     assert note["path"] == "security/oauth.md" and len({r["path"] for r in search["results"]}) == len(search["results"])
-    top = note["sections"][0]
-    assert set(top) == {"chunk_id", "path", "section", "heading_context", "label", "snippet", "score",
-                        "bm25_rank", "vec_rank", "deep_rank", "relevance", "signals", "location"}
+    assert set(note) == {"path", "title", "relevance", "sections"}
+    top = note["sections"][0]  # lean: what an agent reads, not the ranking's bookkeeping
+    assert set(top) == {"chunk_id", "section", "snippet", "relevance"}
     chunks = out["chunks"].structured_content  # the chunk view: sections as ranked, one note's twice
-    assert chunks["view"] == "chunks" and chunks["results"][0] == top
+    assert chunks["view"] == "chunks" and chunks["results"][0] == {"path": note["path"], **top}
     assert [r["path"] for r in chunks["results"]].count("security/oauth.md") >= 2
+    for answer in (out["search"], out["chunks"], out["chunk"], out["status"]):  # the data once more, compact
+        assert [c.text for c in answer.content] == [json.dumps(answer.structured_content, ensure_ascii=False, separators=(",", ":"))]
 
     chunk = out["chunk"].structured_content
-    assert chunk["path"] == top["path"] and chunk["section"] == top["section"] and chunk["text"]
+    assert chunk["path"] == note["path"] and chunk["section"] == top["section"] and chunk["text"]
     assert chunk["chunk_id"] == top["chunk_id"]
     whole = out["note"].structured_content
     assert [c["section"] for c in whole["chunks"]] == ["Detecting reuse"]
     assert out["status"].structured_content["files"] == 5
     document = out["document"].structured_content["results"][0]["sections"][0]
-    assert document["path"] == "inventory.csv"
+    assert out["document"].structured_content["results"][0]["path"] == "inventory.csv"
     assert document["location"] == {"row_start": 22, "row_end": 41}  # the header is row 1
 
     assert out["missing"].is_error
@@ -110,7 +116,7 @@ def test_mcp_tools_over_stdio(indexed: Path) -> None:
     assert {r["path"] for r in filtered} == {"security/oauth.md"} and not out["filtered"].is_error
     assert {r["path"] for r in out["elsewhere"].structured_content["results"]} == {"cooking/bread.md"}
     named = out["signals"].structured_content
-    assert named["results"][0]["path"] == "code/fusion.md" and set(named["results"][0]["sections"][0]["signals"]) == {"title", "recency"}
+    assert named["results"][0]["path"] == "code/fusion.md" and not out["signals"].is_error
     assert out["bad_filter"].is_error and "cannot read 'soon'" in json.dumps([c.model_dump() for c in out["bad_filter"].content])
     assert out["bad_field"].is_error
 
@@ -126,3 +132,72 @@ def test_importing_the_mcp_module_registers_nothing() -> None:
     code = "import sys, vaultseek.agents.mcp_server as m; print('build_mcp_server' in dir(m))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
+
+
+HOSTILE = (2**80, -(2**80), -1, 0, "abc", None, 1.5, True, [], {})
+"""Argument values an agent (or a prompt-injected one) may send for any argument."""
+
+
+async def hostile_calls(vault: Path, stderr: Path) -> list[tuple[str, dict[str, Any], Any]]:
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    server = f"exec {sys.executable} -m vaultseek.cli mcp --vault '{vault}' 2>>'{stderr}'"
+    params = StdioServerParameters(
+        command="/bin/sh", args=["-c", server],
+        env={k: v for k, v in os.environ.items() if k.startswith(("XDG_", "VAULTSEEK_")) or k == "PYTHONPATH"},
+    )  # fmt: skip
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for value in HOSTILE:
+        calls += [("get_chunk", {"chunk_id": value}), ("get_note", {"path": value}),
+                  ("get_note", {"path": "security/oauth.md", "section": value}), ("links", {"note": value}),
+                  ("related", {"note": value}), ("related", {"note": "security/oauth.md", "k": value}),
+                  ("search", {"query": value}), ("search", {"query": "tokens", "k": value})]  # fmt: skip
+    calls += [("status", {"verbose": True}), ("get_chunk", {"chunk_id": 1, "extra": 1})]
+    answers = []
+    async with Client(params) as client:
+        for tool, arguments in calls:
+            answers.append((tool, arguments, await client.call_tool(tool, arguments)))
+    return answers
+
+
+def test_hostile_arguments_get_one_clear_error_and_no_traceback(indexed: Path, tmp_path: Path) -> None:
+    stderr = tmp_path / "server-stderr.txt"
+    answers = run(hostile_calls(indexed, stderr))
+    allowed_none = {("get_note", "section"), ("related", "k"), ("search", "k")}  # optional: null is the default
+    for tool, arguments, result in answers:
+        text = " ".join(c.text for c in result.content)
+        name = [k for k in arguments if arguments[k] in HOSTILE or k in ("verbose", "extra")][-1]
+        if (tool, name) in allowed_none and arguments[name] is None:
+            continue
+        if isinstance(arguments[name], str) and name in ("path", "section", "note", "query"):
+            continue  # text where text belongs: a search, or a note that is not there
+        assert result.is_error, (tool, arguments, text)
+        message = text.removeprefix(f"Error executing tool {tool}: ")
+        assert "\n" not in message and "validation error" not in message, (tool, arguments, text)
+        assert name in message or "not in the index" in message or "query" in message, (tool, arguments, text)
+    huge = next(r for t, a, r in answers if t == "get_chunk" and a == {"chunk_id": 2**80}).content[0].text
+    assert huge.endswith(f"chunk_id must be a whole number from 1 to {2**63 - 1} (got {2**80})"), huge
+    assert "Traceback" not in stderr.read_text("utf-8")
+
+
+async def list_tools_through(command: str) -> set[str]:
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    kept = {k: v for k, v in os.environ.items() if k.startswith(("XDG_", "VAULTSEEK_")) or k in ("HOME", "PYTHONPATH")}
+    params = StdioServerParameters(command="/bin/sh", args=["-c", command], env={**kept, "PATH": "/usr/bin:/bin"})
+    async with Client(params) as client:
+        return {t.name for t in (await client.list_tools()).tools}
+
+
+def test_print_command_gives_a_claude_mcp_add_line_that_works_without_the_venv_on_path(indexed: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "vaultseek.cli", "mcp", "--vault", str(indexed), "--print-command"],
+                            capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    line = result.stdout.strip()
+    assert line.startswith("claude mcp add vaultseek -- /") and "\n" not in line
+    server = line.removeprefix("claude mcp add vaultseek -- ")
+    assert f"--vault={indexed}" in server and " mcp " in server
+    # Claude Code starts the server with its own PATH, without the virtual environment.
+    assert "get_chunk" in run(list_tools_through(server))

@@ -483,3 +483,30 @@ def test_search_reads_a_replica_and_index_is_refused_there(postgres: LocalPostgr
         assert done.stderr.splitlines()[0] == f"error: cannot write to {HOST}:{replica.port}/{database_of(pg_url)}: the connection is read-only"
     finally:
         replica.cleanup()
+
+
+def test_a_server_killed_mid_sync_is_a_lost_connection_not_an_unexpected_error(
+    spare: LocalPostgres, spare_env: str, tmp_path: Path
+) -> None:
+    from vaultseek import open_index
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for n in range(200):
+        (vault / f"note-{n:03}.md").write_text(f"# Note {n}\n\nText about topic {n} and its details.\n", "utf-8")
+    calls = []
+
+    def kill_on_the_way(progress: object) -> None:  # the server goes away with the sync half done
+        calls.append(progress)
+        if len(calls) == 2:
+            spare.kill()
+
+    try:
+        with open_index(vault, db=spare_env, create=True, collection="killed") as index, pytest.raises(VaultseekError) as caught:
+            index.sync(progress=kill_on_the_way, remember=False)
+        assert len(calls) >= 2, "the sync finished before the server was killed"
+        assert isinstance(caught.value, DatabaseUnavailableError), repr(caught.value)
+        assert str(caught.value).startswith("lost the connection to PostgreSQL at "), str(caught.value)
+        assert_one_line(caught.value, where=f"{HOST}:{spare.port}/postgres", secret=spare.password, exit_code=10)
+    finally:
+        spare.restart()

@@ -179,8 +179,8 @@ def test_mcp_shows_names_redacted_and_opens_them(planted: Any) -> None:
         )  # fmt: skip
         async with Client(params) as client:
             found = await client.call_tool("search", {"query": "walrus migration runbook", "k": 100})
-            first = found.structured_content["results"][0]["sections"][0]
-            chunk = await client.call_tool("get_chunk", {"chunk_id": first["chunk_id"]})
+            first = found.structured_content["results"][0]  # a note, its best section inside
+            chunk = await client.call_tool("get_chunk", {"chunk_id": first["sections"][0]["chunk_id"]})
             note = await client.call_tool("get_note", {"path": first["path"]})
             related = await client.call_tool("related", {"note": first["path"]})
             return [found, chunk, note, related]
@@ -189,7 +189,7 @@ def test_mcp_shows_names_redacted_and_opens_them(planted: Any) -> None:
     dumped = "\n".join(json.dumps(a.structured_content) + str(a.content) for a in answers)
     assert leaked(dumped, secrets) == []
     found, chunk, note, _related = answers
-    first = found.structured_content["results"][0]["sections"][0]
+    first = found.structured_content["results"][0]
     assert "[REDACTED:" in first["path"]
     assert not chunk.is_error and chunk.structured_content["path"] == first["path"]
     assert not note.is_error and "walrus" in json.dumps(note.structured_content)

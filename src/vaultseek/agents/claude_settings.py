@@ -1,7 +1,10 @@
-"""Adding vaultseek's hooks to Claude Code's ``settings.json``, and taking them out again.
+"""Adding vaultseek's hooks to Claude Code's settings files, and taking them out again.
 
-``vaultseek hook install`` merges two entries into ``.claude/settings.json`` (``--project``,
-the default, in the current folder) or ``~/.claude/settings.json`` (``--user``):
+``vaultseek hook install`` merges two entries into one of the three files Claude Code reads
+hooks from: ``.claude/settings.local.json`` in the current folder (``--local``, the default:
+Claude Code's place for personal project settings, which are not committed — our commands
+hold absolute paths of this machine), ``.claude/settings.json`` (``--project``: the project's
+shared, committed settings) or ``~/.claude/settings.json`` (``--user``):
 
     "UserPromptSubmit": [{"hooks": [{"type": "command",
         "command": "/home/me/.venv/bin/vaultseek hook user-prompt-submit", "timeout": 10}]}]
@@ -16,8 +19,11 @@ Every other key, event and hook is kept as it was, in its order. Running it agai
 nothing; our entries are recognised by their command — an executable named ``vaultseek``
 (bare or at any path, so entries written from a virtual environment that has since moved are
 replaced, not duplicated), or ``python -m vaultseek`` and the other ``OUR_MODULES``, followed
-by ``hook``. Before any change the old file is copied to ``settings.json.bak-<timestamp>``.
-``uninstall`` removes only our entries.
+by ``hook``. Claude Code runs the hooks of every file it reads, so installing into one of a
+project's two files takes our entries out of the other (an earlier install wrote them into
+``settings.json``): the hooks never run twice. Before a file changes, its previous content is
+copied to ``<name>.bak`` — one backup per file, the version before vaultseek's latest change,
+written only when the content changes. ``uninstall`` removes only our entries.
 """
 
 from __future__ import annotations
@@ -30,7 +36,6 @@ import shlex
 import shutil
 import sys
 import sysconfig
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,8 +49,25 @@ POST_TOOL_MATCHER = "Bash|Read|WebFetch|Grep"
 """The tools whose outputs get long enough to be worth an extract."""
 
 
-def settings_path(*, user: bool, project_dir: Path) -> Path:
-    return (Path.home() if user else project_dir) / ".claude" / "settings.json"
+SCOPES = ("local", "project", "user")
+"""Where hooks are installed: ``local`` (the default) ``.claude/settings.local.json``,
+``project`` ``.claude/settings.json``, ``user`` ``~/.claude/settings.json``."""
+
+
+def settings_path(scope: str, *, project_dir: Path) -> Path:
+    if scope == "user":
+        return Path.home() / ".claude" / "settings.json"
+    name = "settings.local.json" if scope == "local" else "settings.json"
+    return project_dir / ".claude" / name
+
+
+def sibling_path(path: Path) -> Path | None:
+    """The project's other settings file (``settings.json`` ↔ ``settings.local.json``), whose
+    hooks Claude Code runs too; None for the user's file."""
+    if path == Path.home() / ".claude" / "settings.json":
+        return None
+    other = "settings.json" if path.name == "settings.local.json" else "settings.local.json"
+    return path.with_name(other)
 
 
 def launcher_script() -> Path | None:
@@ -201,12 +223,8 @@ def _write(path: Path, before: dict[str, Any], after: dict[str, Any], dry_run: b
     backup = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists():
-            backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
-            n = 1
-            while backup.exists():
-                n += 1
-                backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
+        if path.exists():  # one backup per file: the version before this change
+            backup = backup_path(path)
             shutil.copy2(path, backup)
         scratch = path.with_name(path.name + ".tmp")
         scratch.write_text(render(after), "utf-8")
@@ -214,6 +232,11 @@ def _write(path: Path, before: dict[str, Any], after: dict[str, Any], dry_run: b
     except OSError as exc:
         raise ConfigError(f"cannot write {path}: {exc.strerror}") from exc
     return SettingsChange(path, before, after, dry_run, backup)
+
+
+def backup_path(path: Path) -> Path:
+    """``settings.json.bak``: the file as it was before vaultseek last changed it."""
+    return path.with_name(path.name + ".bak")
 
 
 def install(path: Path, extra_args: list[str], *, dry_run: bool = False) -> SettingsChange:
@@ -244,3 +267,35 @@ def uninstall(path: Path, *, dry_run: bool = False) -> SettingsChange:
     """Remove every vaultseek hook from the settings at ``path``; nothing else."""
     before = load_settings(path)
     return _write(path, before, without_ours(before), dry_run)
+
+
+def has_ours(path: Path) -> bool:
+    """Whether the settings at ``path`` hold a vaultseek hook (False for a file that cannot
+    be read: it is left to the command that writes it to say so)."""
+    try:
+        return bool(_ours(load_settings(path)))
+    except ConfigError:
+        return False
+
+
+def install_in(path: Path, extra_args: list[str], *, dry_run: bool = False) -> list[SettingsChange]:
+    """Install into ``path`` and take our entries out of the project's other settings file,
+    so the hooks run once: the changes, ``path``'s first."""
+    changes = [install(path, extra_args, dry_run=dry_run)]
+    other = sibling_path(path)
+    if other is not None and has_ours(other):
+        changes.append(uninstall(other, dry_run=dry_run))
+    return changes
+
+
+def git_would_commit(path: Path) -> bool:
+    """Whether ``path`` sits in a git work tree that does not ignore it (so a ``git add .``
+    would commit it); False when git is not installed or the folder is not a repository."""
+    import subprocess
+
+    try:
+        probe = subprocess.run(["git", "-C", str(path.parent), "check-ignore", "-q", path.name],
+                               capture_output=True, timeout=5, check=False)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return probe.returncode == 1  # 0: ignored; 128: not a repository, or git failed

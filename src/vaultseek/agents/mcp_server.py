@@ -4,8 +4,12 @@
 tools — ``search``, ``get_note``, ``get_chunk``, ``links``, ``related``, ``status`` — built by
 :func:`build_mcp_server` around an open :class:`Index`; nothing is registered at import. The
 SDK runs plain tool functions on worker threads, so every call takes a lock: an ``Index`` is
-used by one thread at a time. Results are compact dicts with vault-relative paths; errors are
-vaultseek's own messages and hints, raised as tool errors the model can read.
+used by one thread at a time. Each tool takes its arguments whole and checks them itself
+(:class:`_RawArguments`), so a bad one is a one-line tool error naming it; each answers with
+its data as structured content and the same JSON, compact, as text (:func:`_answer`); search
+answers with :func:`lean_answer`, the search JSON without the ranking's bookkeeping. Paths are
+vault-relative; errors are vaultseek's own messages and hints, raised as tool errors the model
+can read.
 
 Over stdio, a line longer than :data:`MAX_LINE_BYTES` is skipped unread (in 64 KB pieces) and
 answered with a JSON-RPC error carrying the request's id where its first bytes show it; a line
@@ -21,6 +25,7 @@ import os
 import re
 import sys
 import threading
+from collections.abc import Callable
 from typing import IO, Any, BinaryIO, cast
 
 from .. import __version__
@@ -37,7 +42,13 @@ try:
     from mcp.server.mcpserver.tools import Tool
     from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
     from mcp.server.stdio import stdio_server
-    from mcp.types import INVALID_REQUEST, PARSE_ERROR, jsonrpc_message_adapter
+    from mcp.types import (
+        INVALID_REQUEST,
+        PARSE_ERROR,
+        CallToolResult,
+        TextContent,
+        jsonrpc_message_adapter,
+    )
     from pydantic import ConfigDict  # the SDK's own validation library
 except ImportError as exc:  # installed without the mcp extra
     raise MissingExtraError.from_import(exc, "mcp", feature="the MCP server (vaultseek mcp)") from exc
@@ -68,9 +79,9 @@ The query reads search operators: "exact phrase" (every result holds it), -word 
 name), kind:pdf, after:2w / before:2026-01 (modified), [key:value] / [key>3] (frontmatter);
 quotes keep an operator as text ("-r"). The answer's `parsed` says what was read (null: no
 operator). Pass syntax: false to search prose or a pasted prompt word for word.
-filters narrow the search before ranking (fields AND, values of one field OR): folders
-(["work"], subfolders included), tags (["project"] also takes #project/alpha), kinds (["note",
-"pdf"]), where (frontmatter, ["status:done", "priority=1"]; a bare key: the key is set;
+filters narrow the search before ranking (fields AND, values of one field OR): folder
+(["work"], subfolders included), tag (["project"] also takes #project/alpha), kind (["note",
+"pdf"]; folders, tags and kinds are read too), where (frontmatter, ["status:done", "priority=1"]; a bare key: the key is set;
 comparisons of numbers and dates, each of which must hold: "priority<3", "rating>=4.5",
 "created>=2024-01", "due<2026-02-01", "created>=30d" (the last 30 days), "status!=done"),
 modified_after / modified_before ("2026-01-31", "7d", "2w"; after inclusive, before exclusive),
@@ -83,16 +94,167 @@ server's configuration. An unknown field, or a value of the wrong type or out of
 error that says which."""
 
 
-class _SearchArguments(ArgModelBase):
-    """The search tool's arguments, passed on whole and unchecked: the search contract
-    (``SearchRequest.from_mapping``) checks them, so this tool refuses what every surface
-    refuses — an unknown field included — in the same words. Its published input schema is
-    the contract's (``request_schema``)."""
+class _RawArguments(ArgModelBase):
+    """A tool's arguments, passed on whole and unchecked: each tool checks its own (the search
+    tool through the search contract, ``SearchRequest.from_mapping``), so a wrong type, an
+    out-of-range number or an unknown argument is refused in vaultseek's words — the words
+    every surface uses — rather than in pydantic's, and nothing reaches the index unchecked.
+    The published input schemas are written out below."""
 
     model_config = ConfigDict(**ArgModelBase.model_config, extra="allow")
 
     def model_dump_one_level(self) -> dict[str, Any]:
         return {"arguments": dict(self.model_extra or {})}
+
+
+MAX_ID = 2**63 - 1
+"""The largest chunk id there can be (SQLite's and PostgreSQL's 64-bit integers)."""
+
+_FILTER_ALIASES = {"kind": "kinds", "folder": "folders", "tag": "tags"}
+"""Filter names as the CLI's flags (``--kind``) and the query operators (``kind:``) spell
+them, read as the search request's own (``kinds``)."""
+
+
+def _shown(value: Any) -> str:
+    """A value as JSON, cut short: what the caller sent, in the caller's notation."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _checked(tool: str, arguments: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    """``arguments`` checked against a tool's input schema (``spec``: strings, whole numbers
+    with bounds, optional ones defaulted); raises ToolError naming the argument."""
+    properties = spec["properties"]
+    unknown = sorted(str(key) for key in arguments if key not in properties)
+    if unknown:
+        takes = ", ".join(properties) or "no arguments"
+        raise ToolError(f"{tool} has no argument {', '.join(unknown)} (it takes {takes})")
+    out: dict[str, Any] = {}
+    for name, rule in properties.items():
+        value = arguments.get(name)
+        if value is None:
+            if name in spec.get("required", ()):
+                raise ToolError(f'{tool} needs "{name}" ({rule["description"]})')
+            out[name] = rule.get("default")
+        elif rule["type"] == "string":
+            if not isinstance(value, str):
+                raise ToolError(f"{name} must be text (got {_shown(value)})")
+            out[name] = value
+        else:  # "integer"
+            low, high = rule["minimum"], rule["maximum"]
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise ToolError(f"{name} must be a whole number from {low} to {high} (got {_shown(value)})")
+            out[name] = value
+    return out
+
+
+def _schema(properties: dict[str, dict[str, Any]], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
+
+
+_NOTE = {"type": "string", "description": "a vault-relative path as search returns it, or a note's name"}
+# fmt: off
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "get_note": _schema({
+        "path": {"type": "string", "description": "the note's vault-relative path, as search returns it"},
+        "section": {"type": "string", "description": "only sections whose heading contains this"},
+    }, ("path",)),
+    "get_chunk": _schema({
+        "chunk_id": {"type": "integer", "minimum": 1, "maximum": MAX_ID,
+                     "description": "the chunk_id a search result gave"},
+    }, ("chunk_id",)),
+    "links": _schema({"note": _NOTE}, ("note",)),
+    "related": _schema({
+        "note": _NOTE,
+        "k": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10, "description": "how many"},
+    }, ("note",)),
+    "status": _schema({}),
+}
+# fmt: on
+"""The input schema of each tool but search (whose schema is the search request's)."""
+
+DESCRIPTIONS = {
+    "get_note": "Read a whole note by its vault-relative path (as returned by search): every "
+    "section in order with its heading context. section, if given, keeps only sections whose "
+    "heading contains it (case-insensitive).",
+    "get_chunk": "Read one section of a note by the chunk_id a search result gave, with its path "
+    "and heading context (ids change when the note is edited: search again if one is unknown).",
+    "links": "A note's links: `outgoing` (each with the `path` it resolves to, or null when "
+    "no indexed file matches, and for a link to a #heading `heading_found`: false when that note "
+    "has no such heading) and `backlinks` (the notes that link to it). note: a vault-relative "
+    "path as search returns, or a note's name as a [[link]] would write it.",
+    "related": "Notes related to a note, best first: linked with it (directly, or through notes "
+    "both link to or are linked from — `shared`) and similar in meaning (`similarity`). Use it to "
+    "explore around a note a search found. note: a path or a note's name; k: how many (1–50).",
+    "status": "What the index holds: vault folder, number of notes and sections, embedding "
+    "model, when it was last indexed, and files that could not be indexed.",
+}
+
+
+def _answer(data: dict[str, Any]) -> CallToolResult:
+    """A tool's answer: ``data`` as the structured content its output schema announces, and
+    the same JSON, compact, as the text content (the spec's serialization for clients that
+    read only text). Clients that read the structured content (Claude Code, VS Code) give the
+    model that alone."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def _tool(fn: Callable[[dict[str, Any]], dict[str, Any]], *, name: str, description: str,
+          parameters: dict[str, Any]) -> Tool:  # fmt: skip
+    """A tool that hands ``fn`` its arguments whole (see :class:`_RawArguments`) and answers
+    with :func:`_answer`; its input schema is ``parameters``."""
+
+    def run(arguments: dict[str, Any]) -> dict[str, Any]:
+        return fn(arguments)
+
+    tool = Tool.from_function(run, name=name, description=description)
+    tool.fn_metadata.arg_model = _RawArguments
+    tool.parameters = parameters
+    tool.fn = lambda arguments: _answer(fn(arguments))
+    return tool
+
+
+def _lean_section(section: dict[str, Any], *, with_path: bool) -> dict[str, Any]:
+    """A ranked section as an agent reads it: where it is, its excerpt, how likely it answers
+    the query, and the id that reads it whole. The ranks, signals, scores and heading context
+    of the search JSON (``vaultseek search --json``) are for judging the ranking, not for
+    reading: left out."""
+    out: dict[str, Any] = {"path": section["path"]} if with_path else {}
+    out["section"] = section["section"]
+    if section.get("location"):
+        out["location"] = section["location"]
+    out["snippet"] = section["snippet"]
+    if section.get("relevance") is not None:
+        out["relevance"] = round(section["relevance"], 2)
+    out["chunk_id"] = section["chunk_id"]
+    return out
+
+
+def lean_answer(response: dict[str, Any]) -> dict[str, Any]:
+    """The search JSON as the search tool answers: each note with its path, title, relevance
+    and sections (:func:`_lean_section`), or each section with its path in the chunk view;
+    ``query``, ``view`` and ``no_match`` always, and ``notices``, ``intent``, ``parsed``,
+    ``reranking`` and ``expansion`` when they say something."""
+    results: list[dict[str, Any]] = []
+    for item in response["results"]:
+        if response["view"] == "notes":
+            note = {"path": item["path"], "title": item["title"]}
+            if item.get("relevance") is not None:
+                note["relevance"] = round(item["relevance"], 2)
+            note["sections"] = [_lean_section(s, with_path=False) for s in item["sections"]]
+            results.append(note)
+        else:
+            results.append(_lean_section(item, with_path=True))
+    out: dict[str, Any] = {"query": response["query"], "view": response["view"], "results": results,
+                           "no_match": response["no_match"]}  # fmt: skip
+    for key in ("notices", "intent", "parsed", "reranking", "expansion"):
+        if response.get(key):
+            out[key] = response[key]
+    return out
 
 
 def _chunk(row: Any) -> dict[str, Any]:
@@ -128,63 +290,40 @@ def build_mcp_server(index: Index) -> MCPServer:
         if isinstance(filters, str) and filters.lstrip().startswith("{"):
             # Some clients send an object argument as JSON text; read it as the object it is.
             try:
-                arguments = {**arguments, "filters": json.loads(filters)}
+                filters = json.loads(filters)
             except ValueError:
                 pass
-        return call(lambda: index.search(SearchRequest.from_mapping(arguments)).to_dict())
+        if isinstance(filters, dict):
+            filters = dict(filters)
+            for alias, name in _FILTER_ALIASES.items():
+                if alias in filters:
+                    filters[name] = _joined(filters.get(name), filters.pop(alias))
+        if filters is not None:
+            arguments = {**arguments, "filters": filters}
+        return lean_answer(call(lambda: index.search(SearchRequest.from_mapping(arguments)).to_dict()))
 
-    # Built by hand rather than by the decorator, which would type-check each argument (in
-    # pydantic's words) and drop unknown ones: see _SearchArguments.
-    search_tool = Tool.from_function(search, name="search", description=SEARCH_DESCRIPTION)
-    search_tool.fn_metadata.arg_model = _SearchArguments
-    search_tool.parameters = request_schema()
-    server: MCPServer = MCPServer(
-        name="vaultseek", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING", tools=[search_tool]
-    )
-
-    @server.tool(
-        description="Read a whole note by its vault-relative path (as returned by search): every "
-        "section in order with its heading context. section, if given, keeps only sections whose "
-        "heading contains it (case-insensitive)."
-    )
-    def get_note(path: str, section: str | None = None) -> dict[str, Any]:
-        rows = call(index.get_note, path)
-        if section:
-            wanted = section.casefold()
+    def get_note(arguments: dict[str, Any]) -> dict[str, Any]:
+        args = _checked("get_note", arguments, SCHEMAS["get_note"])
+        rows = call(index.get_note, args["path"])
+        if args["section"]:
+            wanted = args["section"].casefold()
             rows = [r for r in rows if wanted in r.section.casefold()]
-        return {"path": path, "chunks": [_chunk(r) for r in rows]}
+        return {"path": args["path"], "chunks": [_chunk(r) for r in rows]}
 
-    @server.tool(
-        description="Read one section of a note by the chunk_id a search result gave, with its path "
-        "and heading context (ids change when the note is edited: search again if one is unknown)."
-    )
-    def get_chunk(chunk_id: int) -> dict[str, Any]:
-        return _chunk(call(index.get_chunk, chunk_id))
+    def get_chunk(arguments: dict[str, Any]) -> dict[str, Any]:
+        args = _checked("get_chunk", arguments, SCHEMAS["get_chunk"])
+        return _chunk(call(index.get_chunk, args["chunk_id"]))
 
-    @server.tool(
-        description="A note's links: `outgoing` (each with the `path` it resolves to, or null when "
-        "no indexed file matches, and for a link to a #heading `heading_found`: false when that note "
-        "has no such heading) and `backlinks` (the notes that link to it). note: a vault-relative "
-        "path as search returns, or a note's name as a [[link]] would write it."
-    )
-    def links(note: str) -> dict[str, Any]:
-        return call(index.links, note).to_dict()
+    def links(arguments: dict[str, Any]) -> dict[str, Any]:
+        args = _checked("links", arguments, SCHEMAS["links"])
+        return cast("dict[str, Any]", call(index.links, args["note"]).to_dict())
 
-    @server.tool(
-        description="Notes related to a note, best first: linked with it (directly, or through notes "
-        "both link to or are linked from — `shared`) and similar in meaning (`similarity`). Use it to "
-        "explore around a note a search found. note: a path or a note's name; k: how many (1–50)."
-    )
-    def related(note: str, k: int = 10) -> dict[str, Any]:
-        if k < 1 or k > 50:
-            raise ToolError("k must be between 1 and 50")
-        return call(index.related, note, k=k).to_dict()
+    def related(arguments: dict[str, Any]) -> dict[str, Any]:
+        args = _checked("related", arguments, SCHEMAS["related"])
+        return cast("dict[str, Any]", call(index.related, args["note"], k=args["k"]).to_dict())
 
-    @server.tool(
-        description="What the index holds: vault folder, number of notes and sections, embedding "
-        "model, when it was last indexed, and files that could not be indexed."
-    )
-    def status() -> dict[str, Any]:
+    def status(arguments: dict[str, Any]) -> dict[str, Any]:
+        _checked("status", arguments, SCHEMAS["status"])
         info = call(index.status)
         return {
             "vault": info.vault,
@@ -195,7 +334,37 @@ def build_mcp_server(index: Index) -> MCPServer:
             "skipped": [{"path": s.path, "reason": s.reason} for s in info.skipped[:50]],
         }
 
-    return server
+    tools = [_tool(search, name="search", description=SEARCH_DESCRIPTION, parameters=search_schema())]
+    for fn in (get_note, get_chunk, links, related, status):
+        name = fn.__name__
+        tools.append(_tool(fn, name=name, description=DESCRIPTIONS[name], parameters=SCHEMAS[name]))
+    return MCPServer(name="vaultseek", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING", tools=tools)
+
+
+def _joined(first: Any, second: Any) -> Any:
+    """Two values of one filter (``kinds`` and its alias ``kind``) as one list; either alone
+    as it was (the contract checks its type)."""
+    if first is None:
+        return second
+    as_list = [v if isinstance(v, list) else [v] for v in (first, second)]
+    return as_list[0] + as_list[1]
+
+
+def search_schema() -> dict[str, Any]:
+    """The search request's input schema, its filters named as the CLI's flags and the query
+    operators name them (``folder``, ``tag``, ``kind``), the request's own plural names
+    (``folders``, …) still read."""
+    schema = request_schema()
+    filters = next(s for s in schema["properties"]["filters"]["anyOf"] if s.get("type") == "object")
+    plural = {name: alias for alias, name in _FILTER_ALIASES.items()}
+    properties: dict[str, Any] = {}
+    for name, rule in filters["properties"].items():
+        if name in plural:
+            properties[plural[name]] = rule
+            rule = {**rule, "description": f"the same as {plural[name]}"}
+        properties[name] = rule
+    filters["properties"] = properties
+    return schema
 
 
 def run_mcp_server(server: MCPServer, *, http: bool = False, host: str = "127.0.0.1", port: int = MCP_HTTP_PORT) -> None:

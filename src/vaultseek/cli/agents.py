@@ -30,11 +30,17 @@ def add_parsers(commands: Any, add_common: AddCommon) -> None:
         ("post-tool-use", "add a ranked extract of a large tool output (PostToolUse)"),
     ):
         add_common(actions.add_parser(event, help=text))
-    for action, text in (("install", "add vaultseek's hooks to settings.json"), ("uninstall", "remove vaultseek's hooks from settings.json")):
+    for action, text, default in (
+        ("install", "add vaultseek's hooks to Claude Code's settings", " (the default)"),
+        ("uninstall", "remove vaultseek's hooks from Claude Code's settings", ""),
+    ):
         sub = actions.add_parser(action, help=text)
         where = sub.add_mutually_exclusive_group()
-        where.add_argument("--project", action="store_true", help="./.claude/settings.json (the default)")
-        where.add_argument("--user", action="store_true", help="~/.claude/settings.json")
+        where.add_argument("--local", dest="scope", action="store_const", const="local",
+                           help=f"./.claude/settings.local.json, personal, not committed{default}")  # fmt: skip
+        where.add_argument("--project", dest="scope", action="store_const", const="project",
+                           help="./.claude/settings.json, the project's shared settings")  # fmt: skip
+        where.add_argument("--user", dest="scope", action="store_const", const="user", help="~/.claude/settings.json")
         sub.add_argument("--dry-run", action="store_true", help="show the result, change nothing")
         add_common(sub)
 
@@ -58,6 +64,8 @@ def add_parsers(commands: Any, add_common: AddCommon) -> None:
     mcp.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
     mcp.add_argument("--port", type=int, default=MCP_HTTP_PORT, help=f"HTTP port (default {MCP_HTTP_PORT}; `serve` uses 8765)")
     mcp.add_argument("--watch", action="store_true", help="also re-index notes as they change")
+    mcp.add_argument("--print-command", action="store_true",
+                     help="print the `claude mcp add` command that serves this index (absolute paths) and exit")  # fmt: skip
     add_common(mcp)
 
 
@@ -77,11 +85,10 @@ def cmd_hook(args: argparse.Namespace, out: TextIO) -> int:
 
         return hook_runner.run(args.action, vault=args.vault, db=args.db, collection=args.collection,
                                config_file=args.config, stdout=out)  # fmt: skip
-    from ..agents.claude_settings import install, settings_path, uninstall
+    from ..agents import claude_settings as cs
 
-    path = settings_path(user=args.user, project_dir=Path.cwd())
     extra: list[str] = []
-    if args.vault or args.db:
+    if args.action == "install" and (args.vault or args.db):
         # Name the index exactly (absolute vault and database, and a PostgreSQL index's
         # collection): with an index file's --db in its command the hook can go straight to a
         # running daemon without loading any configuration.
@@ -91,9 +98,51 @@ def cmd_hook(args: argparse.Namespace, out: TextIO) -> int:
         extra = index_arguments(config)
     if args.config:
         extra.append(f"--config={Path(args.config).expanduser().absolute()}")
-    change = install(path, extra, dry_run=args.dry_run) if args.action == "install" else uninstall(path, dry_run=args.dry_run)
-    out.write(change.describe() + "\n")
+    project = Path.cwd()
+    if args.action == "install":
+        scope = args.scope or "local"
+        path = cs.settings_path(scope, project_dir=project)
+        changes = cs.install_in(path, extra, dry_run=args.dry_run)
+    else:  # uninstall: with no scope named, both of the project's files
+        scopes = [args.scope] if args.scope else ["local", "project"]
+        path = cs.settings_path(scopes[0], project_dir=project)
+        paths = [cs.settings_path(s, project_dir=project) for s in scopes]
+        changes = [cs.uninstall(p, dry_run=args.dry_run) for p in paths if p.exists() or args.scope]
+        if not changes:
+            out.write(f"no vaultseek hooks in {' or '.join(str(p) for p in paths)}: nothing changed\n")
+    for i, change in enumerate(changes):
+        if i and args.action == "install":  # the project's other file, which held our entries
+            if args.dry_run:
+                out.write(f"would remove vaultseek's earlier hooks from {change.path}, so they run once:\n")
+            else:
+                saved = f"; the previous version is in {change.backup}" if change.backup else ""
+                out.write(f"removed vaultseek's earlier hooks from {change.path}, so they run once{saved}\n")
+                continue
+        out.write(change.describe() + "\n")
+    if args.action == "install":
+        backups = [c.backup for c in changes if c.backup is not None]
+        _warn_about_other_installs(path, args.scope or "local", backups, out)
     return 0
+
+
+def _warn_about_other_installs(path: Path, scope: str, backups: list[Path], out: TextIO) -> None:
+    """Notes after an install: hooks of ours in another scope (Claude Code would run both),
+    and personal files git would commit (the personal settings file, backups)."""
+    from ..agents import claude_settings as cs
+
+    project = Path.cwd()
+    others = ["local", "project"] if scope == "user" else ["user"]
+    for other in others:
+        other_path = cs.settings_path(other, project_dir=project)
+        if other_path != path and cs.has_ours(other_path):
+            out.write(f"note: {other_path} holds vaultseek hooks too, and Claude Code runs both; "
+                      f"`vaultseek hook uninstall --{other}` removes those\n")  # fmt: skip
+    personal = ([path] if scope == "local" and path.exists() else []) + backups
+    exposed = [p for p in personal if cs.git_would_commit(p)]
+    if exposed:
+        patterns = " and ".join(sorted({"`.claude/*.bak`" if p.name.endswith(".bak") else f"`.claude/{p.name}`" for p in exposed}))
+        out.write(f"note: git does not ignore {', '.join(map(str, exposed))}; add {patterns} to .gitignore "
+                  "so your personal paths stay out of commits\n")  # fmt: skip
 
 
 # -- daemon ------------------------------------------------------------------------------------
@@ -260,10 +309,13 @@ def cmd_watch(args: argparse.Namespace, out: TextIO) -> int:
 
 # -- mcp ---------------------------------------------------------------------------------------
 def cmd_mcp(args: argparse.Namespace, out: TextIO) -> int:
+    config = _config(args)
+    if args.print_command:
+        out.write(claude_mcp_add_command(config, args.config) + "\n")
+        return 0
     from ..agents.mcp_server import build_mcp_server, run_mcp_server
     from ..engine import Index
 
-    config = _config(args)
     if config.database_url is None and not Path(config.db).exists() and not args.watch:
         raise ConfigError(f"no index at {config.db}", hint="run `vaultseek index` first, or pass --watch")
     if args.http:  # one clear error for a port in use, before the SDK's own bind fails
@@ -288,6 +340,21 @@ def cmd_mcp(args: argparse.Namespace, out: TextIO) -> int:
         if stop is not None:
             stop.set()
     return 0
+
+
+def claude_mcp_add_command(config: Any, config_file: str | None) -> str:
+    """The ``claude mcp add`` line that serves ``config``'s index: this installation's
+    ``vaultseek`` by its absolute path (as ``hook install`` writes it: Claude Code starts
+    servers with its own ``PATH``) and the index named exactly."""
+    import shlex
+
+    from ..agents.claude_settings import executable
+    from ..config import index_arguments
+
+    words = index_arguments(config)
+    if config_file:
+        words.append(f"--config={Path(config_file).expanduser().absolute()}")
+    return f"claude mcp add vaultseek -- {executable()} mcp " + " ".join(shlex.quote(w) for w in words)
 
 
 COMMANDS = {"hook": cmd_hook, "daemon": cmd_daemon, "watch": cmd_watch, "mcp": cmd_mcp}

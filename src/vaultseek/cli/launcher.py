@@ -4,9 +4,9 @@ Claude Code starts ``vaultseek hook user-prompt-submit`` on every prompt, so wha
 imports is paid on every prompt. When the hook names its index with ``--db`` (as
 ``vaultseek hook install`` writes it) and a daemon serves that index, this module forwards the
 event to the daemon and prints its answer, having imported nothing beyond ``json``, ``socket``
-and ``hashlib``: no argparse, no config loading, no pathlib, no typing. The daemon then does
-everything else with its own configuration: the triviality check, the session's last prompt,
-the search and the rendering.
+and CPython's built-in SHA-256: no argparse, no config loading, no pathlib, no typing, no
+OpenSSL. The daemon then does everything else with its own configuration: the triviality
+check, the session's last prompt, the search and the rendering.
 
 Anything else — no ``--db``, no daemon, input that is not a JSON object, a daemon error —
 goes down the ordinary path (:mod:`hook_runner`, with the same stdin bytes), which fails open

@@ -136,11 +136,19 @@ class PgStore(Store):
         :class:`~vaultseek.storage.writer_lock.WriterLock`): a session advisory lock, which
         the server releases when the holder's connection ends however it ends. A waiter
         hears who holds it (the holder's ``application_name``, address and start) and gives
-        up after ``timeout`` seconds with :class:`IndexBusyError`."""
-        key = (SYNC_LOCK_CLASS, self._one("SELECT hashtext(%s)", (self.schema,)))
+        up after ``timeout`` seconds with :class:`IndexBusyError`. A connection lost while it
+        is held ends the sync with the error that says so, not with the failed unlock's.
+        (``connection`` is imported here: it loads psycopg, which a search of an index file,
+        importing this module for its classes, must not.)"""
+        from .connection import Error, translate
+
+        try:
+            key = (SYNC_LOCK_CLASS, self._one("SELECT hashtext(%s)", (self.schema,)))
+        except Error as exc:
+            raise translate(exc, self.pg) from exc
         started = time.monotonic()
         told: LockHolder | None = None
-        while not self._one("SELECT pg_try_advisory_lock(%s, %s)", key):
+        while not self._try_lock(key):
             waited = time.monotonic() - started
             holder = self._lock_holder(key)
             if on_wait is not None and (told is None or holder != told):
@@ -159,7 +167,29 @@ class PgStore(Store):
         try:
             yield True
         finally:
+            self._unlock(key)
+
+    def _try_lock(self, key: tuple[int, int]) -> bool:
+        from .connection import Error, translate
+
+        try:
+            return bool(self._one("SELECT pg_try_advisory_lock(%s, %s)", key))
+        except Error as exc:
+            raise translate(exc, self.pg) from exc
+
+    def _unlock(self, key: tuple[int, int]) -> None:
+        """Release the sync lock; on a connection that is gone there is nothing to release
+        (the server ended the session, and its locks with it)."""
+        from .connection import Error, translate
+
+        if self.pg.closed or self.pg.broken:
+            return
+        try:
             self.pg.execute("SELECT pg_advisory_unlock(%s, %s)", key)
+        except Error as exc:
+            if self.pg.closed or self.pg.broken:
+                return
+            raise translate(exc, self.pg) from exc
 
     def _lock_holder(self, key: tuple[int, int]) -> LockHolder:
         row = self.pg.execute(
