@@ -1,0 +1,101 @@
+"""Images (screenshots, scans, photos of pages): the text on them, read by OCR.
+
+Indexed only with ``ocr_images`` on (the configuration leaves images out of the walk
+otherwise). The image is opened with Pillow, which reads only its header first, so one that
+claims more than :data:`MAX_PIXELS` pixels is refused before anything is decoded (a
+"decompression bomb": a 40 KB PNG can claim 30,000 × 30,000). It is then flattened onto white
+(a screenshot's transparent background would otherwise turn black, under black text), made
+grey, and shrunk to at most :data:`OCR_PIXELS` pixels — a 300-dpi letter page, what PDF pages
+are OCRed at — which bounds the time one image can take. The OCR engine is the one scanned
+PDF pages use (:func:`.ocr.open_engine`).
+
+An image that is too small to hold text (under :data:`MIN_SIDE` pixels on a side) or is one
+flat tone is not OCRed, and an image on which OCR finds no text yields no chunk: the file is
+indexed (so ``![[diagram.png]]`` links resolve) with nothing to find in it. When no OCR engine
+can run, the image is counted as waiting for OCR, as a scanned page is, and read once one can.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+from .extraction import MB, DocumentError, ExtractContext, Extracted, Segment
+
+MAX_PIXELS = 60_000_000
+"""A 48-megapixel phone photo is read; larger images are refused before they are decoded
+(decoded, 60 million pixels take 240 MB as RGBA)."""
+MAX_IMAGE_BYTES = 50 * MB
+OCR_PIXELS = 8_500_000
+"""Larger images are shrunk to this many pixels before OCR (the size of a 300-dpi letter page)."""
+MIN_SIDE = 16
+BLANK_RANGE = 10
+"""An image whose grey levels all lie within this many of each other is blank (as for PDF
+pages, :data:`.pdf.BLANK_RANGE`)."""
+
+
+def read(data: bytes, context: ExtractContext) -> Extracted:
+    if len(data) > MAX_IMAGE_BYTES:
+        raise DocumentError(f"image too large to read ({len(data) / MB:,.0f} MB, over {MAX_IMAGE_BYTES // MB} MB)")
+    if not context.ocr.enabled:
+        return Extracted(segments=[], pages=1)
+    try:
+        with Image.open(io.BytesIO(data)) as opened:
+            width, height = opened.size
+            if width * height > MAX_PIXELS:
+                raise DocumentError(
+                    f"image too large to read ({width:,} × {height:,} pixels, over "
+                    f"{MAX_PIXELS // 1_000_000} million)"
+                )
+            page = _prepared(opened)
+    except Image.DecompressionBombError as exc:
+        raise DocumentError(f"image too large to read ({exc})") from exc
+    except (UnidentifiedImageError, SyntaxError) as exc:
+        raise DocumentError("not a readable image (unknown format or damaged header)") from exc
+    except (OSError, ValueError, EOFError) as exc:
+        raise DocumentError(f"corrupt image ({exc})") from exc
+    result = Extracted(segments=[], pages=1)
+    if page is None:
+        return result
+    from .ocr import ocr_error_types, open_engine  # the OCR libraries: only for an image with text
+
+    engine = open_engine(context.ocr.engine, context.ocr.languages)
+    if engine.notice:
+        result.notices.append(engine.notice)
+    if not engine.available:
+        result.ocr_pending = 1
+        return result
+    context.progress("ocr", 1, 1)
+    try:
+        text = engine.read(page)
+    except ocr_error_types() as exc:
+        raise DocumentError(f"OCR failed ({exc})") from exc
+    result.pages_ocred = result.ocr_pages = 1
+    if text.strip():
+        result.segments.append(Segment(text))
+    return result
+
+
+def _prepared(image: Any) -> Any:
+    """The image as OCR reads it — grey, on white, at most :data:`OCR_PIXELS` — or None when
+    nothing on it can be text (too small, or one flat tone)."""
+    width, height = image.size
+    if min(width, height) < MIN_SIDE:
+        return None
+    scale = min(1.0, (OCR_PIXELS / (width * height)) ** 0.5)
+    if image.format == "JPEG" and scale < 1:
+        image.draft("L", (int(width * scale), int(height * scale)))  # decoded smaller, cheaper
+    image.seek(0)  # an animation's first frame
+    image = ImageOps.exif_transpose(image)  # a phone photo the right way up
+    if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
+        rgba = image.convert("RGBA")
+        flat = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        flat.alpha_composite(rgba)
+        image = flat
+    grey = image.convert("L")
+    if grey.width * grey.height > OCR_PIXELS:
+        grey.thumbnail((int(grey.width * scale) or 1, int(grey.height * scale) or 1))
+    low, high = grey.getextrema()
+    return None if high - low <= BLANK_RANGE else grey
