@@ -60,8 +60,8 @@ def test_odt_sections_lists_and_tables(vault: Path) -> None:
         ("h2", "Materials"),
         ("list", ["Housing of titanium grade 5, anodised", "Seals of FKM rubber rated to 200 degrees"]),
         ("table", [["Part", "Supplier"], ["Housing", "Okapi Metals of Rotterdam"]]),
-        ("xml", "<text:p>Deleted words stay out<text:tracked-changes><text:changed-region><text:deletion>"
-                "<text:p>the narwhal clause</text:p></text:deletion></text:changed-region></text:tracked-changes></text:p>"),
+        ("xml", ("<text:p>Deleted words stay out<text:tracked-changes><text:changed-region><text:deletion>"
+                 "<text:p>the narwhal clause</text:p></text:deletion></text:changed-region></text:tracked-changes></text:p>")),
         ("h2", "Testing"),
         ("p", "Every tenth widget is pressure tested at forty bar for ten minutes before it ships to a customer."),
     ])  # fmt: skip

@@ -176,9 +176,8 @@ class _Encryption(_Handler):
         name = local(tag)
         if name == "EncryptionMethod":
             self._method = attributes.get("Algorithm", "")
-        elif name == "CipherReference" and attributes.get("URI"):
-            if self._method not in _FONT_OBFUSCATION:  # obfuscated fonts are no DRM
-                self.encrypted.add(_href("", attributes["URI"]))
+        elif name == "CipherReference" and attributes.get("URI") and self._method not in _FONT_OBFUSCATION:
+            self.encrypted.add(_href("", attributes["URI"]))  # obfuscated fonts are no DRM
 
 
 class _Contents(_Handler):

@@ -144,7 +144,7 @@ def _parser(handler: XmlHandler) -> expat.XMLParserType:
     parser.buffer_text = True
     parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
 
-    def refuse(*_args: object) -> None:
+    def refuse(*_args: object) -> int:
         raise _Refused
 
     parser.EntityDeclHandler = refuse

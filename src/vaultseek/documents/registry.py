@@ -4,9 +4,9 @@ A markdown-only vault never imports any reader, so it never pays for pypdfium2, 
 trafilatura and the rest (a test checks ``sys.modules``).
 
 The PDF, Office, HTML and image readers' libraries come with the optional ``documents`` extra;
-plain text, CSV, JSON, YAML, canvases, EPUB and ODT are read by the core install. A reader whose library is not installed
-raises :class:`~vaultseek.errors.MissingExtraError` naming the extra, which indexing reports as
-one skipped file and one notice per run, not as a damaged document.
+plain text, CSV, JSON, YAML, canvases, EPUB and ODT are read by the core install. A reader whose
+library is not installed raises :class:`~vaultseek.errors.MissingExtraError` naming the extra,
+which indexing reports as one skipped file and one notice per run, not as a damaged document.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ _KINDS: dict[str, tuple[str, str]] = {
     ".canvas": ("canvas", "canvas:read"),
     ".epub": ("epub", "epub:read"),
     ".odt": ("odt", "opendocument:read"),
-    **{suffix: ("image", "picture:read") for suffix in IMAGE_SUFFIXES},
+    **dict.fromkeys(IMAGE_SUFFIXES, ("image", "picture:read")),
 }
 DOCUMENT_SUFFIXES = tuple(_KINDS)
 
