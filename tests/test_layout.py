@@ -139,8 +139,8 @@ THIRD_PARTY_OWNERS = {
     "trafilatura": {"documents.webpage"},
     "charset_normalizer": {"documents.encoding"},
     "fsrs": {"study.scheduling"},
-    # study.images re-encodes chat images without their metadata; documents.picture opens vault images
-    # for OCR (a layer below study); pypdfium2 hands Pillow images to pytesseract
+    # study.images re-encodes chat images without their metadata; documents.picture opens vault
+    # images for OCR (a layer below study); pypdfium2 hands Pillow images to pytesseract
     "PIL": {"study.images", "documents.picture"},
     "pocketsphinx": {"llm.speech"},
     "httpx": {"llm.transport"},

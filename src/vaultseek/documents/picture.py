@@ -5,8 +5,9 @@ otherwise). The image is opened with Pillow, which reads only its header first, 
 claims more than :data:`MAX_PIXELS` pixels is refused before anything is decoded (a
 "decompression bomb": a 40 KB PNG can claim 30,000 × 30,000). It is then flattened onto white
 (a screenshot's transparent background would otherwise turn black, under black text), made
-grey, and shrunk to at most :data:`OCR_PIXELS` pixels — a 300-dpi letter page, what PDF pages
-are OCRed at — which bounds the time one image can take. The OCR engine is the one scanned
+grey (16-bit grey scaled, not clipped), turned the way up the camera recorded, and shrunk to
+at most :data:`OCR_PIXELS` pixels — a 300-dpi letter page, what PDF pages are OCRed at — which
+bounds the time one image can take. At the pixel limit a transparent PNG peaks at ~310 MB. The OCR engine is the one scanned
 PDF pages use (:func:`.ocr.open_engine`).
 
 An image that is too small to hold text (under :data:`MIN_SIDE` pixels on a side) or is one
@@ -20,13 +21,13 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from PIL import Image, ImageOps, UnidentifiedImageError
+from PIL import Image, UnidentifiedImageError
 
 from .extraction import MB, DocumentError, ExtractContext, Extracted, Segment
 
-MAX_PIXELS = 60_000_000
+MAX_PIXELS = 50_000_000
 """A 48-megapixel phone photo is read; larger images are refused before they are decoded
-(decoded, 60 million pixels take 240 MB as RGBA)."""
+(decoded, 50 million pixels take 200 MB as RGBA; the image is shrunk before anything else)."""
 MAX_IMAGE_BYTES = 50 * MB
 OCR_PIXELS = 8_500_000
 """Larger images are shrunk to this many pixels before OCR (the size of a 300-dpi letter page)."""
@@ -34,6 +35,15 @@ MIN_SIDE = 16
 BLANK_RANGE = 10
 """An image whose grey levels all lie within this many of each other is blank (as for PDF
 pages, :data:`.pdf.BLANK_RANGE`)."""
+
+
+_ORIENTATION = 0x0112
+"""The EXIF tag a camera records which way up it was held in."""
+_TURNS = {
+    2: Image.Transpose.FLIP_LEFT_RIGHT, 3: Image.Transpose.ROTATE_180, 4: Image.Transpose.FLIP_TOP_BOTTOM,
+    5: Image.Transpose.TRANSPOSE, 6: Image.Transpose.ROTATE_270, 7: Image.Transpose.TRANSVERSE,
+    8: Image.Transpose.ROTATE_90,
+}  # fmt: skip
 
 
 def read(data: bytes, context: ExtractContext) -> Extracted:
@@ -88,14 +98,27 @@ def _prepared(image: Any) -> Any:
     if image.format == "JPEG" and scale < 1:
         image.draft("L", (int(width * scale), int(height * scale)))  # decoded smaller, cheaper
     image.seek(0)  # an animation's first frame
-    image = ImageOps.exif_transpose(image)  # a phone photo the right way up
-    if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
-        rgba = image.convert("RGBA")
-        flat = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
-        flat.alpha_composite(rgba)
-        image = flat
-    grey = image.convert("L")
+    image.load()
+    original = image
+    turn = _TURNS.get(image.getexif().get(_ORIENTATION, 1))  # a phone photo the right way up
+    alpha = None
+    if image.mode.startswith("I"):  # 16- or 32-bit grey: to 8 bits, not clipped to white
+        grey = image.convert("I").point(lambda value: value * (1 / 256)).convert("L")
+    else:
+        if "A" in image.getbands():
+            alpha = image.getchannel("A")
+        elif image.mode == "P" and "transparency" in image.info:
+            alpha = image.convert("RGBA").getchannel("A")
+        grey = image.convert("L")  # one byte a pixel; LA and RGBA take four
+    if grey is not original:
+        original.close()  # the decoded image is freed at once
+    if alpha is not None:  # onto white: a transparent background would turn black, like the text
+        flat = Image.new("L", grey.size, 255)
+        flat.paste(grey, mask=alpha)
+        grey = flat
     if grey.width * grey.height > OCR_PIXELS:
-        grey.thumbnail((int(grey.width * scale) or 1, int(grey.height * scale) or 1))
+        grey.thumbnail((max(1, int(width * scale)), max(1, int(height * scale))))
+    if turn is not None:
+        grey = grey.transpose(turn)
     low, high = grey.getextrema()
     return None if high - low <= BLANK_RANGE else grey
