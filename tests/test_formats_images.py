@@ -114,3 +114,20 @@ def test_images_without_text_and_bad_images_never_fail_the_run(vault: Path) -> N
         assert [tuple(row) for row in rows] == [("blank.png", 0), ("icon.gif", 0), ("photo.jpg", 0)]
         assert index.search("walrus fence", mode="bm25").results[0].path == "note.md"
         assert index.sync().unchanged == 4  # nothing read again
+
+
+def test_images_wait_for_an_ocr_engine_and_are_read_once_one_can(vault: Path) -> None:
+    needs_tesseract()
+    docgen.text_image(vault / "router.png", LINES)
+    (vault / ".vaultseek.toml").write_text('ocr_images = true\nocr_engine = "tesseract"\nocr_languages = "klingon"\n')
+    with open_index(vault, create=True) as index:
+        report = index.sync()
+        assert report.skipped == () and report.pages_ocred == 0
+        assert any("klingon" in notice for notice in report.notices)
+        assert index.status().ocr_pending == 1
+        assert index.sync().documents_extracted == 0  # still no engine: not read again
+    (vault / ".vaultseek.toml").write_text(OCR_ON)
+    with open_index(vault) as index:
+        report = index.sync()  # unchanged, but it was waiting for OCR
+        assert report.pages_ocred == 1 and index.status().ocr_pending == 0
+        assert index.search("FlamingoHangar", mode="bm25").results[0].path == "router.png"

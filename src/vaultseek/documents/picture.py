@@ -19,6 +19,7 @@ can run, the image is counted as waiting for OCR, as a scanned page is, and read
 from __future__ import annotations
 
 import io
+import warnings
 from typing import Any
 
 from PIL import Image, UnidentifiedImageError
@@ -52,7 +53,10 @@ def read(data: bytes, context: ExtractContext) -> Extracted:
     if not context.ocr.enabled:
         return Extracted(segments=[], pages=1)
     try:
-        with Image.open(io.BytesIO(data)) as opened:
+        with warnings.catch_warnings():  # Pillow warns of a large image; it is refused below
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            opened = Image.open(io.BytesIO(data))
+        with opened:
             width, height = opened.size
             if width * height > MAX_PIXELS:
                 raise DocumentError(
@@ -60,8 +64,10 @@ def read(data: bytes, context: ExtractContext) -> Extracted:
                     f"{MAX_PIXELS // 1_000_000} million)"
                 )
             page = _prepared(opened)
-    except Image.DecompressionBombError as exc:
-        raise DocumentError(f"image too large to read ({exc})") from exc
+    except Image.DecompressionBombError as exc:  # Pillow's own limit, far above ours
+        raise DocumentError(
+            f"image too large to read (over {MAX_PIXELS // 1_000_000} million pixels: a decompression bomb)"
+        ) from exc
     except (UnidentifiedImageError, SyntaxError) as exc:
         raise DocumentError("not a readable image (unknown format or damaged header)") from exc
     except (OSError, ValueError, EOFError) as exc:
