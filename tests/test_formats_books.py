@@ -111,6 +111,13 @@ def test_hostile_and_damaged_books_are_skipped_with_their_reason(vault: Path) ->
     rewrite(broken, "content.xml", b"<office:document-content><unclosed>")
     calc = docgen.odt_file(vault / "sheet.odt", [("p", "x")])
     rewrite(calc, "mimetype", b"application/vnd.oasis.opendocument.spreadsheet")
+    locked_odt = docgen.odt_file(vault / "password.odt", [("p", "x")])
+    rewrite(locked_odt, "META-INF/manifest.xml", (
+        b'<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
+        b'<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml">'
+        b'<manifest:encryption-data manifest:checksum-type="SHA1/1K" manifest:checksum="x"/>'
+        b"</manifest:file-entry></manifest:manifest>"
+    ))  # fmt: skip
     docgen.epub_file(vault / "good.epub", "Good", chapters)
     with open_index(vault, create=True) as index:
         reasons = {s.path: s.reason for s in index.sync().skipped}
@@ -122,6 +129,7 @@ def test_hostile_and_damaged_books_are_skipped_with_their_reason(vault: Path) ->
             "notzip.epub": "corrupt EPUB (not a readable zip archive: File is not a zip file)",
             "broken.odt": reasons["broken.odt"],
             "sheet.odt": "not an OpenDocument text (its type is application/vnd.oasis.opendocument.spreadsheet)",
+            "password.odt": "encrypted ODT (saved with a password)",
         }
         assert reasons["bomb.odt"].startswith("zip bomb: ODT part content.xml inflates")
         assert reasons["broken.odt"].startswith("corrupt ODT: content.xml is not well-formed XML")

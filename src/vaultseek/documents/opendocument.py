@@ -6,8 +6,8 @@ holds the text: ``text:h`` headings with their ``text:outline-level``, ``text:p`
 ``text:list-item`` s (written ``- item``) and ``table:table-row`` s (``cell | cell``). The XML
 is streamed, never built into a tree. Each section becomes one segment whose heading path
 (``Intro > Scope``) is kept, so a chunk cites its section the way a DOCX's does. Deleted text
-kept for tracked changes is left out; footnotes are read where they are anchored. Reading
-stops at the text cap.
+kept for tracked changes is left out; footnotes are read where they are anchored. A file saved
+with a password is refused with that reason. Reading stops at the text cap.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
 TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
 OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
 MIMETYPE = "application/vnd.oasis.opendocument.text"
+MANIFEST = "META-INF/manifest.xml"
+"""Lists the parts, and for a file saved with a password how each is encrypted."""
 _SKIPPED = {f"{TEXT} tracked-changes", f"{TEXT} sequence-decls", f"{OFFICE} annotation"}
 """Deleted text, numbering declarations and review comments (not the document's text)."""
 
@@ -31,6 +33,8 @@ def read(data: bytes, context: ExtractContext) -> Extracted:
             declared = read_small(archive, "mimetype", LABEL).decode("ascii", "replace").strip()
             if declared != MIMETYPE:
                 raise DocumentError(f"not an OpenDocument text (its type is {declared[:80] or 'empty'})")
+        if MANIFEST in archive.NameToInfo and b"encryption-data" in read_small(archive, MANIFEST, LABEL):
+            raise DocumentError("encrypted ODT (saved with a password)")
         reader = _Content(TextBudget(context.limits.max_text_chars))
         stream_xml(archive, "content.xml", reader, LABEL)
         reader.flush()
