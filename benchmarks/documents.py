@@ -15,6 +15,7 @@ figure is measured with its baseline in the same run:
   re-run after touching every document (stat changed, content not: hashed, never re-extracted);
 * images (``ocr_images``): seconds of wall and CPU time per screenshot-like image through the
   whole pipeline with each OCR engine, against that engine alone on the same images;
+* the peak memory of reading a transparent PNG just inside the pixel limit, in a fresh process;
 * canvases, EPUBs and ODTs: a first index of 100 of each against 300 notes of the same text.
 
 ``--only formats`` measures just the last two.
@@ -218,6 +219,8 @@ def run_formats(workdir: Path, *, per_size: int = 2, books: int = 100) -> dict[s
             "baseline_engine_alone_cpu_seconds_per_image": round(alone_cpu / len(images), 2),
         }  # fmt: skip
 
+    out["image_at_limit"] = _image_at_limit(workdir)
+
     folder, notes = workdir / "books", workdir / "books-notes"
     for target in (folder, notes):
         if target.exists():
@@ -240,6 +243,41 @@ def run_formats(workdir: Path, *, per_size: int = 2, books: int = 100) -> dict[s
     return out
 
 
+_PEAK = """
+import sys, time
+from pathlib import Path
+from vaultseek.documents import ExtractContext, OcrSettings, extract
+def peak():  # VmHWM: this process's own peak (ru_maxrss would carry the parent's over the fork)
+    line = next(l for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+    return int(line.split()[1]) / 1024
+path = Path(sys.argv[1])
+data = path.read_bytes()
+before = peak()
+started = time.perf_counter()
+found = extract(path.name, data, ExtractContext(path=path.name, ocr=OcrSettings(engine="tesseract", languages="eng")))
+print(time.perf_counter() - started, before, peak(), sum(len(s.text) for s in found.segments))
+"""
+
+
+def _image_at_limit(workdir: Path) -> dict[str, Any]:
+    """Peak memory of reading a transparent 7,000 × 7,000 PNG (49 million pixels, just under the
+    limit) in a fresh process, against the same process before it reads anything."""
+    import subprocess
+    import sys
+
+    from PIL import Image, ImageDraw
+
+    path = workdir / "poster.png"
+    poster = Image.new("RGBA", (7000, 7000), (0, 0, 0, 0))
+    ImageDraw.Draw(poster).text((300, 300), "Poster text at the pixel limit", fill=(0, 0, 0, 255), font_size=160)
+    poster.save(path)
+    del poster
+    output = subprocess.run([sys.executable, "-c", _PEAK, str(path)], capture_output=True, text=True, check=True)
+    seconds, before, peak, chars = output.stdout.split()
+    return {"pixels": 49_000_000, "file_mb": round(path.stat().st_size / 2**20, 2), "seconds": round(float(seconds), 2),
+            "baseline_process_mb": round(float(before)), "peak_mb": round(float(peak)), "chars": int(chars)}  # fmt: skip
+
+
 def _format_rows(figures: dict[str, Any]) -> list[tuple[str, str, str]]:
     rows = []
     for engine, found in figures["images"].items():
@@ -251,6 +289,10 @@ def _format_rows(figures: dict[str, Any]) -> list[tuple[str, str, str]]:
         rows.append((f"baseline: {engine} alone on the same images",
                      (f"{found['baseline_engine_alone_seconds_per_image']} s/image "
                       f"({found['baseline_engine_alone_cpu_seconds_per_image']} s CPU)"), ""))  # fmt: skip
+    limit = figures["image_at_limit"]
+    rows.append((f"transparent 7,000 × 7,000 PNG ({limit['file_mb']} MB), read and OCRed by Tesseract",
+                 f"{limit['peak_mb']} MB peak, {limit['seconds']} s", "≤ 500 MB"))  # fmt: skip
+    rows.append(("baseline: the same process before reading it", f"{limit['baseline_process_mb']} MB", ""))
     b = figures["books"]
     rows.append((f"first index of {b['files']} canvases, EPUBs and ODTs ({b['chunks']} chunks)", f"{b['first_index_seconds']} s", ""))
     rows.append((f"baseline: first index of {b['files']} notes of the same text", f"{b['baseline_notes_first_index_seconds']} s", ""))

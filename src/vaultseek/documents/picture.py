@@ -7,7 +7,7 @@ claims more than :data:`MAX_PIXELS` pixels is refused before anything is decoded
 (a screenshot's transparent background would otherwise turn black, under black text), made
 grey (16-bit grey scaled, not clipped), turned the way up the camera recorded, and shrunk to
 at most :data:`OCR_PIXELS` pixels — a 300-dpi letter page, what PDF pages are OCRed at — which
-bounds the time one image can take. At the pixel limit a transparent PNG peaks at ~310 MB.
+bounds the time one image can take. At the pixel limit a transparent PNG peaks at ~300 MB.
 The OCR engine is the one scanned PDF pages use (:func:`.ocr.open_engine`).
 
 An image that is too small to hold text (under :data:`MIN_SIDE` pixels on a side) or is one
