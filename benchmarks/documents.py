@@ -234,6 +234,8 @@ def run_formats(workdir: Path, *, per_size: int = 2, books: int = 100) -> dict[s
         docgen.odt_file(folder / f"memo-{i:03d}.odt", [item for h, t in sections for item in (("h1", h), ("p", t))])
         for kind in ("board", "book", "memo"):
             (notes / f"{kind}-{i:03d}.md").write_text("".join(f"# {h}\n\n{t}\n\n" for h, t in sections))
+    for db in (workdir / "books.db", workdir / "books-notes.db"):
+        db.unlink(missing_ok=True)  # a first index, also when --workdir is reused
     seconds, report = _timed(folder, workdir / "books.db")
     notes_seconds, _r = _timed(notes, workdir / "books-notes.db")
     out["books"] = {
