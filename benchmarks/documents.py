@@ -1,6 +1,6 @@
-"""Documents benchmark: text-PDF throughput, OCR seconds per page, unchanged re-runs.
+"""Documents benchmark: text-PDF throughput, OCR seconds per page and per image, unchanged re-runs.
 
-    python -m benchmarks.documents [--workdir DIR] [--json FILE]
+    python -m benchmarks.documents [--workdir DIR] [--json FILE] [--only formats]
 
 Builds, in the workdir, real documents with the same libraries people's come from: text PDFs
 with many pages, a PDF of image-only 300-dpi pages, 1,000 small mixed documents (PDF, DOCX,
@@ -12,7 +12,13 @@ figure is measured with its baseline in the same run:
 * OCR: seconds per image-only page through the whole pipeline, against Tesseract alone on the
   same rendered page;
 * re-run over an unchanged folder of 1,000 documents against the same over 1,000 notes, and a
-  re-run after touching every document (stat changed, content not: hashed, never re-extracted).
+  re-run after touching every document (stat changed, content not: hashed, never re-extracted);
+* images (``ocr_images``): seconds of wall and CPU time per screenshot-like image through the
+  whole pipeline with each OCR engine, against that engine alone on the same images;
+* the peak memory of reading a transparent PNG just inside the pixel limit, in a fresh process;
+* canvases, EPUBs and ODTs: a first index of 100 of each against 300 notes of the same text.
+
+``--only formats`` measures just the last two.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import tempfile
 import time
@@ -163,15 +170,158 @@ def run(workdir: Path, *, text_pdfs: int = 10, pages_per_pdf: int = 50, scan_pag
     return out
 
 
+SCREENSHOTS = (("small", (1280, 720), 12), ("full HD", (1920, 1080), 26), ("phone", (1170, 2532), 60))
+"""(name, size, lines of 20-pixel text): typical screenshots."""
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (Tesseract runs as a child)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def run_formats(workdir: Path, *, per_size: int = 2, books: int = 100) -> dict[str, Any]:
+    """OCR cost per image with each engine, and a first index of canvases, EPUBs and ODTs."""
+    from PIL import Image
+
+    from vaultseek.documents.ocr import open_engine
+
+    rng = random.Random(11)
+    out: dict[str, Any] = {"images": {}}
+    shots = workdir / "images"
+    if shots.exists():
+        shutil.rmtree(shots)
+    shots.mkdir(parents=True)
+    for name, size, lines in SCREENSHOTS:
+        for i in range(per_size):
+            docgen.text_image(shots / f"{name.replace(' ', '-')}-{i}.png", [_prose(rng, 7)[:90] for _ in range(lines)], size=size)
+    images = sorted(shots.glob("*.png"))
+    for engine_name in ("rapidocr", "tesseract"):
+        engine = open_engine(engine_name, "eng+deu")
+        if not engine.available:
+            out["images"][engine_name] = {"unavailable": engine.notice}
+            continue
+        engine.read(Image.new("L", (200, 60), 255))  # load the models outside the timings
+        started, cpu = time.perf_counter(), _cpu()
+        for image in images:
+            engine.read(Image.open(image).convert("L"))
+        alone_wall, alone_cpu = time.perf_counter() - started, _cpu() - cpu
+        (shots / ".vaultseek.toml").write_text(f'ocr_images = true\nocr_engine = "{engine_name}"\n')
+        db = workdir / f"images-{engine_name}.db"
+        db.unlink(missing_ok=True)
+        started, cpu = time.perf_counter(), _cpu()
+        report = _index(shots, db)
+        wall, used = time.perf_counter() - started, _cpu() - cpu
+        out["images"][engine_name] = {
+            "images": report.pages_ocred, "seconds_per_image": round(wall / len(images), 2),
+            "cpu_seconds_per_image": round(used / len(images), 2),
+            "baseline_engine_alone_seconds_per_image": round(alone_wall / len(images), 2),
+            "baseline_engine_alone_cpu_seconds_per_image": round(alone_cpu / len(images), 2),
+        }  # fmt: skip
+
+    out["image_at_limit"] = _image_at_limit(workdir)
+
+    folder, notes = workdir / "books", workdir / "books-notes"
+    for target in (folder, notes):
+        if target.exists():
+            shutil.rmtree(target)
+        target.mkdir(parents=True)
+    for i in range(books):
+        sections = [(f"Part {j}", _prose(rng, 120)) for j in range(4)]
+        docgen.canvas_file(folder / f"board-{i:03d}.canvas", [{"id": str(j), "type": "text", "text": f"# {h}\n{t}"}
+                                                               for j, (h, t) in enumerate(sections)])  # fmt: skip
+        docgen.epub_file(folder / f"book-{i:03d}.epub", f"Book {i}", [(h, f"<h1>{h}</h1><p>{t}</p>") for h, t in sections])
+        docgen.odt_file(folder / f"memo-{i:03d}.odt", [item for h, t in sections for item in (("h1", h), ("p", t))])
+        for kind in ("board", "book", "memo"):
+            (notes / f"{kind}-{i:03d}.md").write_text("".join(f"# {h}\n\n{t}\n\n" for h, t in sections))
+    for db in (workdir / "books.db", workdir / "books-notes.db"):
+        db.unlink(missing_ok=True)  # a first index, also when --workdir is reused
+    seconds, report = _timed(folder, workdir / "books.db")
+    notes_seconds, _r = _timed(notes, workdir / "books-notes.db")
+    out["books"] = {
+        "files": report.scanned, "chunks": report.chunks_written, "skipped": len(report.skipped),
+        "first_index_seconds": round(seconds, 2), "baseline_notes_first_index_seconds": round(notes_seconds, 2),
+    }  # fmt: skip
+    return out
+
+
+_PEAK = """
+import sys, time
+from pathlib import Path
+from vaultseek.documents import ExtractContext, OcrSettings, extract
+def peak():  # VmHWM: this process's own peak (ru_maxrss would carry the parent's over the fork)
+    line = next(l for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+    return int(line.split()[1]) / 1024
+path = Path(sys.argv[1])
+data = path.read_bytes()
+before = peak()
+started = time.perf_counter()
+found = extract(path.name, data, ExtractContext(path=path.name, ocr=OcrSettings(engine="tesseract", languages="eng")))
+print(time.perf_counter() - started, before, peak(), sum(len(s.text) for s in found.segments))
+"""
+
+
+def _image_at_limit(workdir: Path) -> dict[str, Any]:
+    """Peak memory of reading a transparent 7,000 × 7,000 PNG (49 million pixels, just under the
+    limit) in a fresh process, against the same process before it reads anything."""
+    import subprocess
+    import sys
+
+    from PIL import Image, ImageDraw
+
+    path = workdir / "poster.png"
+    poster = Image.new("RGBA", (7000, 7000), (0, 0, 0, 0))
+    ImageDraw.Draw(poster).text((300, 300), "Poster text at the pixel limit", fill=(0, 0, 0, 255), font_size=160)
+    poster.save(path)
+    del poster
+    output = subprocess.run([sys.executable, "-c", _PEAK, str(path)], capture_output=True, text=True, check=True)
+    seconds, before, peak, chars = output.stdout.split()
+    return {"pixels": 49_000_000, "file_mb": round(path.stat().st_size / 2**20, 2), "seconds": round(float(seconds), 2),
+            "baseline_process_mb": round(float(before)), "peak_mb": round(float(peak)), "chars": int(chars)}  # fmt: skip
+
+
+def _format_rows(figures: dict[str, Any]) -> list[tuple[str, str, str]]:
+    rows = []
+    for engine, found in figures["images"].items():
+        if "unavailable" in found:
+            rows.append((f"image OCR with {engine}", "unavailable", ""))
+            continue
+        rows.append((f"image OCR with {engine}, whole pipeline ({found['images']} screenshots)",
+                     f"{found['seconds_per_image']} s/image ({found['cpu_seconds_per_image']} s CPU)", ""))  # fmt: skip
+        rows.append((f"baseline: {engine} alone on the same images",
+                     (f"{found['baseline_engine_alone_seconds_per_image']} s/image "
+                      f"({found['baseline_engine_alone_cpu_seconds_per_image']} s CPU)"), ""))  # fmt: skip
+    limit = figures["image_at_limit"]
+    rows.append((f"transparent 7,000 × 7,000 PNG ({limit['file_mb']} MB), read and OCRed by Tesseract",
+                 f"{limit['peak_mb']} MB peak, {limit['seconds']} s", "≤ 500 MB"))  # fmt: skip
+    rows.append(("baseline: the same process before reading it", f"{limit['baseline_process_mb']} MB", ""))
+    b = figures["books"]
+    rows.append((f"first index of {b['files']} canvases, EPUBs and ODTs ({b['chunks']} chunks)", f"{b['first_index_seconds']} s", ""))
+    rows.append((f"baseline: first index of {b['files']} notes of the same text", f"{b['baseline_notes_first_index_seconds']} s", ""))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.documents", description=__doc__.splitlines()[0])
     parser.add_argument("--workdir", type=Path, help="where to build the documents (default: a temporary folder)")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument("--mixed", type=int, default=1000, help="how many small mixed documents")
+    parser.add_argument("--only", choices=["formats"], help="measure only images, canvases, EPUBs and ODTs")
     args = parser.parse_args(argv)
     os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp()  # the user's config must not shape the figures
+    os.environ.setdefault("VAULTSEEK_DEEP_TIER", "false")  # no background worker in the timings
     with tempfile.TemporaryDirectory() as scratch:
-        figures = run(args.workdir or Path(scratch), mixed=args.mixed)
+        workdir = args.workdir or Path(scratch)
+        if args.only == "formats":
+            formats = run_formats(workdir)
+            print("| figure | measured | target |\n|---|---:|---|")
+            for row in _format_rows(formats):
+                print(f"| {row[0]} | {row[1]} | {row[2]} |")
+            if args.json:
+                args.json.write_text(json.dumps(formats, indent=2))
+            return 0
+        figures = run(workdir, mixed=args.mixed)
+        figures["formats"] = run_formats(workdir)
     t, o, m = figures["text_pdf"], figures["ocr"], figures["mixed"]
     rows = [
         ("text PDFs extracted + indexed", f"{t['pages_per_second']:,} pages/s ({t['pages']} pages, {t['seconds']} s)", ""),
@@ -182,6 +332,7 @@ def main(argv: list[str] | None = None) -> int:
         (f"re-run, {m['documents']:,} unchanged documents", f"{m['unchanged_rerun_seconds']} s", "≤ 1 s"),
         (f"baseline: re-run, {m['documents']:,} unchanged notes", f"{m['baseline_notes_unchanged_rerun_seconds']} s", ""),
         (f"re-run after touching all {m['documents']:,} (hashed, {m['re_extracted_after_touch']} re-extracted)", f"{m['touched_rerun_seconds']} s", ""),
+        *_format_rows(figures["formats"]),
     ]
     print("| figure | measured | target |\n|---|---:|---|")
     for row in rows:

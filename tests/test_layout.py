@@ -139,7 +139,9 @@ THIRD_PARTY_OWNERS = {
     "trafilatura": {"documents.webpage"},
     "charset_normalizer": {"documents.encoding"},
     "fsrs": {"study.scheduling"},
-    "PIL": {"study.images"},  # re-encodes chat images without their metadata; pypdfium2 hands Pillow images to pytesseract
+    # study.images re-encodes chat images without their metadata; documents.picture opens vault
+    # images for OCR (a layer below study); pypdfium2 hands Pillow images to pytesseract
+    "PIL": {"study.images", "documents.picture"},
     "pocketsphinx": {"llm.speech"},
     "httpx": {"llm.transport"},
     "starlette": {

@@ -65,13 +65,21 @@ DEEP_PROMPTS = ("auto", "e5", "nomic", "qwen3", "gemma", "mxbai", "none", "input
 NOTE_GLOBS = ("*.md", "*.markdown")
 DOCUMENT_GLOBS = (
     "*.pdf", "*.docx", "*.pptx", "*.xlsx", "*.xlsm", "*.csv", "*.tsv",
-    "*.html", "*.htm", "*.txt", "*.json", "*.yaml", "*.yml",
+    "*.html", "*.htm", "*.txt", "*.json", "*.yaml", "*.yml", "*.canvas", "*.epub", "*.odt",
+    "*.png", "*.jpg", "*.jpeg", "*.webp", "*.gif", "*.tif", "*.tiff", "*.bmp",
 )  # fmt: skip
 """Every document type vaultseek can read (``documents/registry.py`` maps them to readers;
 a test keeps the two lists equal)."""
-FILE_KINDS = ("note", "pdf", "docx", "pptx", "xlsx", "csv", "html", "txt", "json", "yaml")
+FILE_KINDS = ("note", "pdf", "docx", "pptx", "xlsx", "csv", "html", "txt", "json", "yaml", "canvas",
+              "epub", "odt", "image")  # fmt: skip
 """The kinds an indexed file can have: a note, or the document kind its reader gives (the
 ``kinds`` filter takes these; a test keeps them equal to the readers')."""
+IMAGE_EXCLUDES = tuple(
+    "*." + "".join(f"[{c}{c.upper()}]" for c in ending)
+    for ending in ("png", "jpg", "jpeg", "webp", "gif", "tif", "tiff", "bmp")
+)
+"""Image files whatever the case of their ending (``*.[pP][nN][gG]``): skipped unless
+``ocr_images`` (and ``ocr``) is on."""
 
 
 @dataclass(frozen=True)
@@ -148,6 +156,11 @@ class Config:
     it reads, Tesseract for languages only it has a pack for. On scans in English, German and
     Chinese RapidOCR got at most 0.02 % of characters wrong, Tesseract up to 0.9 % on good
     scans and 8–15 % on worn copies, in 1.6–2.7 times less CPU time (docs/documents.md)."""
+    ocr_images: bool = False
+    """Read the text in images (PNG, JPEG, WebP, GIF, TIFF, BMP: screenshots, scans) by OCR,
+    so they are found by the words on them. Off by default: OCR takes about 5.8 s of CPU per
+    screenshot with RapidOCR, 1.4 s with Tesseract, once per image (docs/documents.md). Off,
+    images are not indexed at all."""
     ocr_max_pages_per_document: int = 100
     """OCR at most this many pages of one PDF (~0.6 s a page on one core); the pages past it
     keep only their text layer, and ``vaultseek status`` counts them as not OCRed. Raise it
@@ -340,9 +353,11 @@ class Config:
 
     @property
     def excluded(self) -> tuple[str, ...]:
-        """Everything skipped: the built-in names, the configured ``exclude`` and the intake
-        folders (unprocessed, undecided and discarded items are not the vault's knowledge)."""
+        """Everything skipped: the built-in names, the configured ``exclude``, images unless
+        ``ocr_images`` is on, and the intake folders (unprocessed, undecided and discarded
+        items are not the vault's knowledge)."""
         base = ALWAYS_EXCLUDED + tuple(p for p in self.exclude if p not in ALWAYS_EXCLUDED)
+        base += () if self.ocr and self.ocr_images else IMAGE_EXCLUDES
         return base + tuple(p for p in self.intake_folders if p not in base)
 
     @property

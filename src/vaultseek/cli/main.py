@@ -116,7 +116,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     narrow.add_argument("--folder", action="append", metavar="FOLDER", help="only files in this folder (and its subfolders)")
     narrow.add_argument("--tag", action="append", metavar="TAG", help="only notes with this tag (#a also takes #a/b)")
     narrow.add_argument("--where", action="append", metavar="KEY:VALUE", help="frontmatter: status:done (repeat for alternatives), a bare KEY (the key is set), or comparisons, each of which must hold: priority<3, created>=2024-01, created>=30d, status!=done (also <=, >)")
-    narrow.add_argument("--kind", action="append", metavar="KIND", help="note, pdf, docx, pptx, xlsx, csv, html, txt, json, yaml")
+    narrow.add_argument("--kind", action="append", metavar="KIND", help="note, pdf, docx, pptx, xlsx, csv, html, txt, json, yaml, canvas, epub, odt, image")
     narrow.add_argument("--after", metavar="WHEN", help="modified at or after: 2026-01-31, 2026-01-31T14:00, or an age: 12h, 7d, 2w, 3mo, 1y")
     narrow.add_argument("--before", metavar="WHEN", help="modified before (same forms as --after)")
     signals = search.add_argument_group("ranking signals (default: the configuration's)")

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..records import Location, ProgressPhase
+from ..records import Link, Location, ProgressPhase
 
 MB = 1024 * 1024
 
@@ -55,6 +55,8 @@ class Extracted:
     notices: list[str] = field(default_factory=list)
     truncated: bool = False
     """The reader stopped at the text cap (``max_document_text_mb``): the rest was dropped."""
+    links: list[Link] = field(default_factory=list)
+    """Links to other files the document makes (a canvas's file cards and card links)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,10 +3,10 @@
 A markdown-only vault never imports any reader, so it never pays for pypdfium2, openpyxl,
 trafilatura and the rest (a test checks ``sys.modules``).
 
-The PDF, Office and HTML readers' libraries come with the optional ``documents`` extra; plain
-text, CSV, JSON and YAML are read by the core install. A reader whose library is not installed
-raises :class:`~vaultseek.errors.MissingExtraError` naming the extra, which indexing reports as
-one skipped file and one notice per run, not as a damaged document.
+The PDF, Office, HTML and image readers' libraries come with the optional ``documents`` extra;
+plain text, CSV, JSON, YAML, canvases, EPUB and ODT are read by the core install. A reader whose
+library is not installed raises :class:`~vaultseek.errors.MissingExtraError` naming the extra,
+which indexing reports as one skipped file and one notice per run, not as a damaged document.
 """
 
 from __future__ import annotations
@@ -19,6 +19,10 @@ from .extraction import DocumentError, ExtractContext, Extracted, ExtractionStop
 from .limits import cap_text, check_package
 
 DOCUMENTS_EXTRA = "documents"
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".gif", ".tif", ".tiff", ".bmp")
+"""Screenshots, scans and photos: their text is read by OCR (``ocr_images``; a GIF's first
+frame). Obsidian's other image types are not: SVG is drawn, not written, and HEIC/AVIF need
+codecs Pillow lacks."""
 
 _KINDS: dict[str, tuple[str, str]] = {
     ".pdf": ("pdf", "pdf:read"),
@@ -34,10 +38,15 @@ _KINDS: dict[str, tuple[str, str]] = {
     ".json": ("json", "data:read_json"),
     ".yaml": ("yaml", "data:read_yaml"),
     ".yml": ("yaml", "data:read_yaml"),
+    ".canvas": ("canvas", "canvas:read"),
+    ".epub": ("epub", "epub:read"),
+    ".odt": ("odt", "opendocument:read"),
+    **dict.fromkeys(IMAGE_SUFFIXES, ("image", "picture:read")),
 }
 DOCUMENT_SUFFIXES = tuple(_KINDS)
 
-_NEEDS_EXTRA = {"pdf": "PDF", "docx": "Word", "pptx": "PowerPoint", "xlsx": "Excel", "html": "HTML"}
+_NEEDS_EXTRA = {"pdf": "PDF", "docx": "Word", "pptx": "PowerPoint", "xlsx": "Excel", "html": "HTML",
+                "image": "image"}
 """The kinds whose readers' libraries come with the ``documents`` extra, with the name the
 error gives them."""
 
@@ -48,11 +57,9 @@ _UNSUPPORTED = {
     ".doc": "save it as .docx",
     ".ppt": "save it as .pptx",
     ".xls": "save it as .xlsx",
-    ".odt": "save it as .docx",
     ".ods": "save it as .xlsx",
     ".odp": "save it as .pptx",
     ".rtf": "save it as .docx",
-    ".epub": "convert it to PDF or HTML",
     ".pages": "export it as .docx or PDF",
     ".key": "export it as .pptx or PDF",
     ".numbers": "export it as .xlsx or CSV",

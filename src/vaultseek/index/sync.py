@@ -569,7 +569,7 @@ class Syncer:
         return _Parsed(
             source,
             loaded.content_hash,
-            Note(title=title, body="", type=kind),
+            Note(title=title, body="", type=kind, links=tuple(extracted.links)),
             drafts,
             hashes,
             kind=kind,

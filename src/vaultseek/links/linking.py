@@ -23,9 +23,11 @@ NFD); ``.md`` is optional wherever a note is named.
 5. Otherwise the link is **unresolved** (dangling).
 
 Only indexed files are targets — notes and the documents vaultseek reads, so
-``[[report.pdf]]`` resolves when the PDF is indexed, while ``![[diagram.png]]`` stays
-unresolved (images are not indexed). A heading or block (``#…``) never changes the file;
-whether the heading exists there is :mod:`anchors`' question, asked when links are listed.
+``[[report.pdf]]`` resolves when the PDF is indexed, while ``![[diagram.png]]`` resolves only
+with ``ocr_images`` on (images are not indexed otherwise). A canvas's links are its file cards
+(embeds, written as vault paths) and the links inside its cards. A heading or block (``#…``)
+never changes the file; whether the heading exists there is :mod:`anchors`' question, asked
+when links are listed.
 
 Resolutions are stored (``links.resolved``, ``m004_links``), with the names every file can be
 linked by (``link_names``). Triggers record every file row written or removed; :func:`relink`,

@@ -9,7 +9,7 @@ import { api, el, highlightTerms, inlineMarkdown, openPassage, plainText, plural
 
 export const title = "Search";
 
-const KINDS = ["note", "pdf", "docx", "pptx", "xlsx", "csv", "html", "txt", "json", "yaml"];
+const KINDS = ["note", "pdf", "docx", "pptx", "xlsx", "csv", "html", "txt", "json", "yaml", "canvas", "epub", "odt", "image"];
 const SYNTAX = [
   ['"exact phrase"', "every result holds it"],
   ["-word", "no result from a note with it"],
