@@ -148,15 +148,27 @@ def _names_a_secret(value: str) -> bool:
     return _SNAKE_WORDS.fullmatch(value) is not None and _SECRET_WORD.search(value) is not None
 
 
+def _strip_unopened_closers(value: str) -> str:
+    """``f(password=pw)``, ``{"password": auth[1]}``: trailing closers the value did not open are
+    the code's. The brackets are counted once, so a value of a million ``)`` is one pass."""
+    counts = {c: value.count(c) for c in "()[]{}"}
+    end = len(value)
+    while end and value[end - 1] in _OPENER:
+        closer = value[end - 1]
+        if counts[closer] <= counts[_OPENER[closer]]:
+            break
+        counts[closer] -= 1
+        end -= 1
+    return value[:end]
+
+
 def _is_literal(m: re.Match[str], value: str, group: str) -> bool:
     """A real literal rather than a placeholder, variable, template or (unquoted) code."""
     if _PLACEHOLDER.match(value) or _in_template(m) or _names_a_secret(value):
         return False
     if _quoted(m, group):
         return True
-    bare = value.rstrip(":")  # ``def f(password: str):`` is a signature, not a value
-    while bare[-1:] in (")", "]", "}") and bare.count(bare[-1]) > bare.count(_OPENER[bare[-1]]):
-        bare = bare[:-1]  # ``f(password=pw)``, ``{"password": auth[1]}``: the closer is the code's
+    bare = _strip_unopened_closers(value.rstrip(":"))  # ``def f(password: str):`` is a signature
     return bool(bare) and not (_UNQUOTED_NON_LITERAL.match(bare) or _PLACEHOLDER.match(bare)
                                or _names_a_secret(bare))
 
@@ -521,6 +533,12 @@ def _public_armor(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _covered(spans: list[tuple[int, int]], offset: int) -> bool:
+    """Whether ``offset`` lies in one of the sorted, non-overlapping ``spans``."""
+    i = bisect_left(spans, (offset + 1,)) - 1
+    return i >= 0 and spans[i][0] <= offset < spans[i][1]
+
+
 def _runs(text: str) -> list[tuple[int, int]]:
     """Spans of long token-like runs. ``encode("ascii", "replace")`` maps each non-ASCII character
     to one ``?``, so byte offsets are character offsets."""
@@ -571,6 +589,7 @@ def _entropy_spans(text: str, runs: list[tuple[int, int]]) -> list[tuple[int, in
     """Spans of high-entropy hex (only in a secret-ish line context) and base64 runs."""
     found: list[tuple[int, int, int]] = []
     armored: list[tuple[int, int]] | None = None
+    has_armor = "-----BEGIN" in text  # once per text: per run it made long lines quadratic
     for run_start, run_end in runs:
         if run_end - run_start < 32:
             continue
@@ -596,10 +615,10 @@ def _entropy_spans(text: str, runs: list[tuple[int, int]]) -> list[tuple[int, in
             continue  # an SSH public key
         if bare.startswith(_B64_PEM) and b"PRIVATE" not in _base64_pem_label(bare):
             continue  # a base64-encoded certificate or public key (private ones have a pattern)
-        if "-----BEGIN" in text:
+        if has_armor:
             if armored is None:
-                armored = _public_armor(text)
-            if any(a <= start < b for a, b in armored):
+                armored = [(a, b) for a, b, _ in _merge([(a, b, 0) for a, b in _public_armor(text)])]
+            if _covered(armored, start):
                 continue  # a certificate, public key or CMS message body
         found.append((start, start + len(core), _BASE64_PRIO))
     return found
