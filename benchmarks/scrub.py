@@ -89,6 +89,8 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "`Cookie: sessionid=` / `Authorization: Token ` repeated":
         _repeat("Cookie: sessionid=a1; Authorization: Token b2 "),
     "`<password>x</password>` repeated": _repeat("<password>x</password>"),
+    "table rows under a `password` column":
+        lambda size: "| host | password |\n|---|---|\n" + _repeat("| router | `Xk9mPq2Lw` |\n")(size - 30),
     "`Passwort: x contraseña: y` repeated": _repeat("Passwort: x contraseña: y "),
     "`HRKU-HRKU-…` (a token past its cap)": _repeat("HRKU-"),
     "`-u a:b ` after one `curl`": lambda size: "curl " + _repeat("-u a:b ")(size - 5),

@@ -109,6 +109,9 @@ def test_scrub_work_is_linear_on_generated_adversarial_lines(line: tuple[str, st
     " ".join(_GEN.chars(B64, 40) for _ in range(20)) + " ",  # base64 tokens
     " ".join(_GEN.mixed(40) for _ in range(20)) + " " + f"{DASHES}BEGIN CERTIFICATE{DASHES} ",
     _GEN.chars("0123456789abcdef", 64) + " key ",
+    "| service | password |\n|---|---|\n| router | `" + _GEN.mixed(12) + "` |\n",  # tables
+    "|---|password|", "mysql -pX9 docker login -p Y8 redis-cli -a Z7 ",
+    "Cookie: sessionid=" + _GEN.mixed(20) + "; Authorization: Token " + _GEN.mixed(20) + " ",
 ], ids=repr)
 def test_scrub_work_is_linear_on_reported_lines(unit: str) -> None:
     assert_linear(unit)

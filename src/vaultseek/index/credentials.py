@@ -749,12 +749,15 @@ def _find(text: str) -> list[tuple[int, int, int]]:
             if hint in where:
                 awake.update(prios)
     found: list[tuple[int, int, int]] = []
+    breaks: list[int] = []  # line starts, built once for every pattern with a line word
     for prio in awake:
         pat = _PATTERNS[prio]
         regex, scanned = pat.regex, text
         if pat.ci_regex is not None:
             regex, scanned = (pat.regex, lowered) if aligned else (pat.ci_regex, text)
-        found.extend(_matches(pat, prio, regex, scanned, text, runs))
+        if pat.line_word is not None and not breaks:
+            breaks = [-1, *(b.start() for b in _NEWLINE.finditer(text))]
+        found.extend(_matches(pat, prio, regex, scanned, text, runs, breaks))
     found.extend(_entropy_spans(text, runs))
     if "|" in text and "--" in text and _TABLE_SECRET_HEADER.search(lowered if aligned else text):
         found.extend(_table_columns(text))
@@ -764,7 +767,7 @@ def _find(text: str) -> list[tuple[int, int, int]]:
 
 
 def _matches(pat: _Pattern, prio: int, regex: re.Pattern[str], scanned: str, text: str,
-             runs: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
+             runs: list[tuple[int, int]], breaks: list[int]) -> list[tuple[int, int, int]]:
     """One pattern's accepted spans. Each character is read a bounded number of times: values
     stop at a cap and a longer one is read on by its tail once (matches starting inside it are
     skipped), and the line-word test is two bisections into indexes built once per text."""
@@ -776,10 +779,8 @@ def _matches(pat: _Pattern, prio: int, regex: re.Pattern[str], scanned: str, tex
     found: list[tuple[int, int, int]] = []
     tails = pat.tails
     words: list[int] = []
-    breaks: list[int] = []
-    if pat.line_word is not None:
+    if pat.line_word is not None:  # (``breaks``: the text's newlines, after a -1 sentinel)
         words = [w.start() for w in pat.line_word.finditer(scanned)]
-        breaks = [b.start() for b in _NEWLINE.finditer(scanned)]
     reach = 0
     for m in matches:
         group = next((g for g in pat.groups if m.start(g) >= 0), "")
@@ -795,7 +796,7 @@ def _matches(pat: _Pattern, prio: int, regex: re.Pattern[str], scanned: str, tex
         if pat.line_word is not None:
             word = bisect_left(words, m.start()) - 1
             line = bisect_left(breaks, m.start()) - 1
-            if word < 0 or (line >= 0 and words[word] < breaks[line]):
+            if word < 0 or words[word] < breaks[line]:
                 continue
         if start < end and (pat.check is None or pat.check(m, text[start:end], group)):
             found.append((start, end, prio))
