@@ -21,10 +21,10 @@ barely moves them.
 from __future__ import annotations
 
 import argparse
+import base64
 import random
 import time
 from collections.abc import Callable
-import base64
 from functools import partial
 from pathlib import Path
 

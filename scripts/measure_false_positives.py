@@ -3,7 +3,7 @@
 Documentation sets and research abstracts hold no real secrets, so every redaction here is a
 candidate false positive for a human to judge. Usage::
 
-    python scripts/measure_false_positives.py [PATH ...] [--baseline OLD_CREDENTIALS_PY] [--samples N]
+    python scripts/measure_false_positives.py [PATH ...] [--baseline OLD.py] [--samples N]
 
 Each PATH is a folder of markdown (every ``*.md`` under it is one file) or a BEIR
 ``corpus.jsonl`` (every document is one file, its title and text). Without a PATH, the shared
@@ -12,8 +12,8 @@ IR collections (SciFact, CACM, CISI, Cranfield, LISA, Medline, NPL) under ``../s
 
 A unit is a line of a markdown file or one document of a collection; it counts as redacted when
 its scrubbed text holds a marker. With ``--baseline`` (another version of
-``src/vaultseek/index/credentials.py``, e.g. from ``git show REV:src/vaultseek/index/credentials.py``),
-both scrubbers run on the same text, and the units only the current one redacts are sampled.
+``src/vaultseek/index/credentials.py``, e.g. saved from ``git show REV:<that path>``), both
+scrubbers run on the same text, and the units only the current one redacts are sampled.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def _load(path: Path) -> ModuleType:
 
 def measure(path: Path, current: Scrub, baseline: Scrub | None, samples: list[str]
             ) -> tuple[int, int, int | None, Counter[str], float, int]:
-    """``(units, redacted now, redacted by the baseline, redactions by pattern, seconds, bytes)``."""
+    """``(units, redacted now, redacted by the baseline, redactions, seconds, bytes)``."""
     units = now = 0
     before = 0 if baseline else None
     kinds: Counter[str] = Counter()

@@ -35,7 +35,7 @@ def work(run: Callable[[], object]) -> int:
     """Operation count of ``run()`` (see the module docstring)."""
     total = 0
 
-    def meter(_frame: FrameType, event: str, arg: Any) -> None:  # noqa: ANN401 - any callable
+    def meter(_frame: FrameType, event: str, arg: Any) -> None:
         nonlocal total
         if event == "call":
             total += 1
