@@ -486,7 +486,7 @@ _GENERIC = (
          hints=["redis-cli", "valkey-cli", "keydb-cli"], line_word=r"\b(?:redis|valkey|keydb)-cli\b",
          check=_after_blank, tails=_WORD_TAILS),
     _pat("password-assignment", r"""<(?P<k>pass(?:word|wd|phrase)?|pwd|secret|client_?secret|api_?key|token)"""
-         r"""(?:[ \t][^<>\n]{0,200}+)?>(?P<v>[^<\n]{1,512}+)</""", lower=["pass", "pwd", "secret", "key", "token"],
+         r"""(?:[ \t][^<>\n]{0,200}+)?>(?P<v>[^<\n]{1,512}+)</""", lower=["pass", "pw", "secret", "key", "token"],
          ci=True, check=_value_literal),
     _pat("cookie-header", r"""cookie["']?[ \t]*:[ \t]*["']?(?P<v>[^\s=;'"]{1,64}+=[^\n'"]*+)""",
          lower=["cookie"], ci=True, check=_cookie_values),
