@@ -22,8 +22,14 @@ Design choices, and why:
   cap is read on to its end once by the pattern's tail (matches starting inside it are skipped),
   so a long secret is redacted whole, in one pass. A context word that may be far back on the line
   (``curl`` before ``-u user:pass``) is looked up in an index of the text instead of being
-  rescanned from every occurrence. Time per MB stays flat on adversarial lines of any length
-  (``python -m benchmarks.scrub``).
+  rescanned from every occurrence. Facts about the whole text (is there a PEM ``BEGIN`` line,
+  where its lines start) and about a whole value (its bracket counts) are worked out once, never
+  once per match. Time per MB stays flat on adversarial lines of any length
+  (``python -m benchmarks.scrub``; ``tests/test_scrub_linear.py`` counts the operations).
+* **Where secrets hide in notes.** Values may be quoted with a markdown code span as well as
+  quotes; ``| key | value |`` rows and the cells under a ``password`` (``token``, ``API key``...)
+  column of a table count; tool flags are tool-specific (``mysql -p…``, ``docker login -p``,
+  ``redis-cli -a``: never a bare ``-p``, which is ``mkdir -p`` and ``ssh -p 22`` elsewhere).
 * **Idempotent.** Passes repeat until nothing changes; spans that are only existing markers are
   ignored, so each pass strictly shrinks the unredacted text and
   ``scrub(scrub(x).text) == scrub(x)``.
