@@ -174,4 +174,21 @@ def fake_secrets(seed: int = 20240611) -> list[FakeSecret]:
     add("high-entropy-hex", g.chars(HEX, 61) + "a1f", "the old session key was {} until rotation")
     add("high-entropy-base64", g.mixed(44, B64), "restic repository unlock material {} (offline copy)")
     add("high-entropy-base64", h.mixed(800, B64), "sealed recovery blob {} (printed copy in the safe)")
+
+    # -- forms added later (issue 29), from their own stream ------------------------------------
+    k = _Gen(seed + 2)
+    add("openai-api-key", "sk-" + k.chars(HEX, 31) + "a", "deepseek key {} for the summariser")
+    add("password-assignment", k.password(), "wifi password: `{}`")
+    add("password-assignment", k.password(), "| router | password | `{}` |")
+    add("password-assignment", k.password(), "**Password:** `{}`")
+    add("password-assignment", k.password(), "<password>{}</password>")
+    add("password-assignment", k.password(), "WLAN-Passwort: {}")
+    add("password-assignment", k.password(), "contraseña: {}")
+    add("password-assignment", k.password(), "mot de passe : {}")
+    add("cli-password", k.password(), "mysql -u root -p{} notes_db")
+    add("cli-password", k.password(), "docker login -u deploy -p {} registry.example.com")
+    add("cli-password", k.password(), "redis-cli -h cache.internal -a {} ping")
+    add("bearer-token", k.chars(HEX, 39) + "f", "Authorization: Token {}")
+    add("cookie-header", "sessionid=" + k.mixed(32) + "; csrftoken=" + k.mixed(32),
+        "curl -H 'Cookie: {}' https://app.example.com/admin")
     return out

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vaultseek.notes.chunking import MAX_CHUNK_CHARS, MIN_CHUNK_CHARS, chunk_note
+from vaultseek.notes.chunking import MAX_CHUNK_CHARS, MAX_FENCED_CHARS, MIN_CHUNK_CHARS, chunk_note
 from vaultseek.notes.markdown import fence_spans, parse_note
 from vaultseek.records import ChunkDraft, Note
 
@@ -144,13 +144,39 @@ def test_note_without_level_two_headings_is_packed() -> None:
     assert [c.position for c in out] == [0, 1, 2]
 
 
-def test_long_paragraph_is_split_at_line_breaks_but_long_line_stays_whole() -> None:
+def test_long_paragraph_is_split_at_line_breaks_and_a_long_line_at_spaces() -> None:
     lines = [para(f"l{i}x", 300) for i in range(12)]
     out = chunks("## Lines\n\n" + "\n".join(lines))
     assert len(out) > 1 and all(len(c.text) <= MAX_CHUNK_CHARS for c in out)
     one_line = para("z", 5000)
     out = chunks("## One line\n\n" + one_line)
-    assert any(one_line in c.text for c in out)
+    assert len(out) > 1 and all(len(c.text) <= MAX_CHUNK_CHARS for c in out)
+    words = " ".join(c.text for c in out).split()
+    assert words[words.index("z0"):] == one_line.split()  # the heading alone is a dropped crumb
+
+
+def test_a_three_megabyte_single_line_note_gives_bounded_chunks_with_all_its_words() -> None:
+    """A line without breaks stayed one 3-million-character chunk, which the deep model spent
+    ~25 minutes of CPU on."""
+    one_line = para("w", 3_000_000)
+    out = chunks(one_line)
+    assert len(out) > 1000
+    assert all(MIN_CHUNK_CHARS <= len(c.text) <= MAX_CHUNK_CHARS for c in out)
+    assert " ".join(c.text for c in out).split() == one_line.split()
+
+
+def test_a_line_without_spaces_is_cut_at_the_limit_and_loses_nothing() -> None:
+    blob = "".join(f"{i:08x}" for i in range(60_000))  # 480,000 characters, no space
+    out = chunks("## Blob\n\n" + blob + "x" * 5)
+    assert all(len(c.text) <= MAX_CHUNK_CHARS for c in out)
+    assert "".join(c.text for c in out) == blob + "x" * 5  # the heading alone is a dropped crumb
+
+
+def test_an_enormous_fenced_block_is_cut_at_the_hard_bound() -> None:
+    code = "```\n" + "\n".join(f"line_{i} = {i}" for i in range(20_000)) + "\n```"
+    out = chunks("## Code\n\n" + code)
+    assert len(out) > 1 and all(len(c.text) <= MAX_FENCED_CHARS for c in out)
+    assert sum(f"line_{i} = {i}\n" in c.text + "\n" for c in out for i in (0, 9_999, 19_999)) == 3
 
 
 def test_fenced_block_is_never_split() -> None:

@@ -18,7 +18,7 @@ from vaultseek.index.credentials import PATTERN_NAMES, Scrubbed, scrub
 
 FAKES = fake_secrets()
 GENERIC = {"private-key-block", "pgp-private-key-block", "private-key-base64", "database-url-password",
-           "basic-auth-url", "jwt", "bearer-token", "basic-auth-header", "securestring-plaintext", "cli-password",
+           "basic-auth-url", "jwt", "bearer-token", "basic-auth-header", "cookie-header", "securestring-plaintext", "cli-password",
            "netrc-password", "password-assignment", "secret-assignment", "token-assignment",
            "api-key-assignment", "high-entropy-hex", "high-entropy-base64"}
 

@@ -249,3 +249,36 @@ def test_the_watcher_gives_an_edited_note_its_deep_vector_within_seconds(tmp_pat
         stop.set()
         thread.join(30)
     assert not thread.is_alive()
+
+
+class _SpyEngine:
+    """The real engine, refusing a passage longer than a chunk could fairly be (the bound is the
+    test's own, so the test fails fast on a model that would read megabytes)."""
+
+    def __init__(self, engine: object) -> None:
+        self.engine = engine
+        self.lengths: list[int] = []
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.engine, name)
+
+    def passage(self, texts: list[str]) -> object:
+        self.lengths.extend(len(t) for t in texts)
+        assert max(self.lengths) <= 10_000, "the deep model was handed a whole huge chunk"
+        return self.engine.passage(texts)  # type: ignore[attr-defined]
+
+
+def test_the_deep_model_reads_a_bounded_prefix_of_a_huge_passage() -> None:
+    """A 3 MB chunk was embedded whole, in windows: ~25 minutes of CPU for one chunk, while
+    notes saved meanwhile waited."""
+    from vaultseek.embeddings.deep import MAX_PASSAGE_CHARS, BundledModel, load_deep_model
+
+    model = load_deep_model()
+    assert isinstance(model, BundledModel)
+    spy = _SpyEngine(model._engine)
+    model._engine = spy
+    huge = "sourdough starter feeding schedule " * 90_000  # ~3 MB
+    vectors = model.embed_passages([huge, "a short note about bread"])
+    assert max(spy.lengths) <= MAX_PASSAGE_CHARS
+    again = model.embed_passages([huge[:MAX_PASSAGE_CHARS]])
+    assert abs(float(vectors[0] @ again[0]) - 1.0) < 1e-5

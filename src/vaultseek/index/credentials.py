@@ -22,8 +22,14 @@ Design choices, and why:
   cap is read on to its end once by the pattern's tail (matches starting inside it are skipped),
   so a long secret is redacted whole, in one pass. A context word that may be far back on the line
   (``curl`` before ``-u user:pass``) is looked up in an index of the text instead of being
-  rescanned from every occurrence. Time per MB stays flat on adversarial lines of any length
-  (``python -m benchmarks.scrub``).
+  rescanned from every occurrence. Facts about the whole text (is there a PEM ``BEGIN`` line,
+  where its lines start) and about a whole value (its bracket counts) are worked out once, never
+  once per match. Time per MB stays flat on adversarial lines of any length
+  (``python -m benchmarks.scrub``; ``tests/test_scrub_linear.py`` counts the operations).
+* **Where secrets hide in notes.** Values may be quoted with a markdown code span as well as
+  quotes; ``| key | value |`` rows and the cells under a ``password`` (``token``, ``API key``...)
+  column of a table count; tool flags are tool-specific (``mysql -p…``, ``docker login -p``,
+  ``redis-cli -a``: never a bare ``-p``, which is ``mkdir -p`` and ``ssh -p 22`` elsewhere).
 * **Idempotent.** Passes repeat until nothing changes; spans that are only existing markers are
   ignored, so each pass strictly shrinks the unredacted text and
   ``scrub(scrub(x).text) == scrub(x)``.
@@ -132,7 +138,7 @@ _SNAKE_WORDS = re.compile(r"[A-Za-z]+(?:_[A-Za-z]+)+")
 
 def _quoted(m: re.Match[str], group: str) -> bool:
     start = m.start(group) if group else m.start()
-    return start > 0 and m.string[start - 1] in "\"'"
+    return start > 0 and m.string[start - 1] in "\"'`"
 
 
 def _in_template(m: re.Match[str]) -> bool:
@@ -148,15 +154,27 @@ def _names_a_secret(value: str) -> bool:
     return _SNAKE_WORDS.fullmatch(value) is not None and _SECRET_WORD.search(value) is not None
 
 
+def _strip_unopened_closers(value: str) -> str:
+    """``f(password=pw)``, ``{"password": auth[1]}``: trailing closers the value did not open are
+    the code's. The brackets are counted once, so a value of a million ``)`` is one pass."""
+    counts = {c: value.count(c) for c in "()[]{}"}
+    end = len(value)
+    while end and value[end - 1] in _OPENER:
+        closer = value[end - 1]
+        if counts[closer] <= counts[_OPENER[closer]]:
+            break
+        counts[closer] -= 1
+        end -= 1
+    return value[:end]
+
+
 def _is_literal(m: re.Match[str], value: str, group: str) -> bool:
     """A real literal rather than a placeholder, variable, template or (unquoted) code."""
     if _PLACEHOLDER.match(value) or _in_template(m) or _names_a_secret(value):
         return False
     if _quoted(m, group):
         return True
-    bare = value.rstrip(":")  # ``def f(password: str):`` is a signature, not a value
-    while bare[-1:] in (")", "]", "}") and bare.count(bare[-1]) > bare.count(_OPENER[bare[-1]]):
-        bare = bare[:-1]  # ``f(password=pw)``, ``{"password": auth[1]}``: the closer is the code's
+    bare = _strip_unopened_closers(value.rstrip(":"))  # ``def f(password: str):`` is a signature
     return bool(bare) and not (_UNQUOTED_NON_LITERAL.match(bare) or _PLACEHOLDER.match(bare)
                                or _names_a_secret(bare))
 
@@ -166,6 +184,11 @@ def _random_value(m: re.Match[str], value: str, group: str) -> bool:
     entropy)."""
     return (len(value) >= 12 and not any(c.isspace() for c in value) and _is_literal(m, value, group)
             and (_has_digit_and_letter(value) or _entropy(value) >= 3.5))
+
+
+_LOWER_HEX = re.compile(r"[0-9a-f]{32,}")
+"""``sk-`` and 32+ lower-case hex digits (DeepSeek and OpenAI-compatible gateways): random, not a
+kebab-case name."""
 
 
 def _has_digit_and_letter(value: str) -> bool:
@@ -214,7 +237,7 @@ _VENDOR = (
          tails=_longer(r"[A-Za-z0-9_-]")),
     _pat("openai-api-key", _tok("sk-", r"(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{32,400}"),
          runs=["sk-"],
-         check=_value(lambda v: _has_digit_and_letter(v) and _mixed_case(v)),
+         check=_value(lambda v: _has_digit_and_letter(v) and (_mixed_case(v) or _LOWER_HEX.fullmatch(v[3:]) is not None)),
          tails=_longer(r"[A-Za-z0-9_-]")),
     _pat("github-pat", _tok("ghp_", r"[A-Za-z0-9]{36,255}|") + _tok("github_pat_", r"[A-Za-z0-9_]{40,255}"),
          runs=["ghp_", "github_pat_"], tails=_longer(r"[A-Za-z0-9_]")),
@@ -308,14 +331,17 @@ _ARMOR_BODY = r"(?:(?!-----BEGIN )[\s\S])"
 # costs linear time (and possessive ``{1,512}+`` never backtracks into the value). A value that
 # fills the cap and goes on is read to its end by the pattern's tail, from after the cap.
 _QUOTED = (r"""(?:"(?P<v1>[^"\n]{1,512}+)(?:"|(?=[^"\n]))"""
-           r"""|'(?P<v2>[^'\n]{1,512}+)(?:'|(?=[^'\n]))""")
+           r"""|'(?P<v2>[^'\n]{1,512}+)(?:'|(?=[^'\n]))"""
+           r"""|`(?P<v5>[^`\n]{1,512}+)(?:`|(?=[^`\n]))""")
 _STATEMENT_END = r"""(?=[ \t]*+(?:$|[#,;&|`\r]|//))"""
 _VALUE = (_QUOTED + r"""|(?P<v3>[^\s"'`,;&|]{1,512}+)(?:""" + _STATEMENT_END
           + r"""|(?=[^\s"'`,;&|]))"""
           + r"""|(?P<v4>(?:[^\s"'`,;&|#/]|/(?!/)){1,512}+)(?=#|//))""")
-"""Quoted, or unquoted and ending the statement: ``Password: Enter your password`` is prose. A
-word that does not end the statement still has a value up to a ``#`` or ``//`` inside it."""
-_QUOTED_TAILS = {"v1": r'(?P<more>[^"\n]*+)"', "v2": r"(?P<more>[^'\n]*+)'"}
+"""Quoted (a markdown code span counts: ``wifi password: `x` ``), or unquoted and ending the
+statement: ``Password: Enter your password`` is prose. A word that does not end the statement
+still has a value up to a ``#`` or ``//`` inside it."""
+_QUOTED_TAILS = {"v1": r'(?P<more>[^"\n]*+)"', "v2": r"(?P<more>[^'\n]*+)'",
+                 "v5": r"(?P<more>[^`\n]*+)`"}
 _VALUE_TAILS = {**_QUOTED_TAILS, "v3": r"""(?P<more>[^\s"'`,;&|]*+)""" + _STATEMENT_END}
 _WORD_TAILS = {**_QUOTED_TAILS, "v3": r"""(?P<more>[^\s"'`]*+)"""}
 """How a value that filled its 512-character cap goes on: to its closing quote, or to the end of
@@ -336,8 +362,8 @@ def _table_row(m: re.Match[str], group: str) -> bool:
     text, start, end = m.string, m.start(), m.end(group)
     before = text[max(0, start - 200):start]
     before = before[before.rfind("\n") + 1:].lstrip()
-    after = text[end:end + 200].lstrip(" \t\"'")
-    return before.startswith("|") and before.count("|") == 1 and after.startswith("|")
+    after = text[end:end + 200].lstrip(" \t\"'`")
+    return "|" in before and after.startswith("|")
 
 
 def _assignment(name: str, keys: str, lower: Iterable[str], value_ok: Check,
@@ -363,7 +389,25 @@ def _password_key(m: re.Match[str], value: str, group: str) -> bool:
         return False
     if key == "pwd" and prev not in ("_", ".", ";", '"', "'", "-"):
         return False
+    if key not in ("pass", "pw", "pwd") and prev.isalnum():
+        return False  # ``resenha`` (a review) is not ``senha``
     return len(value) >= 4 and _is_literal(m, value, group)
+
+
+def _value_literal(m: re.Match[str], value: str, group: str) -> bool:
+    """``<password>x</password>``: the element's text, unless a placeholder."""
+    return len(value.strip()) >= 4 and _is_literal(m, value.strip(), group)
+
+
+_COOKIE_VALUE = re.compile(r"=[ \t]*([^;\s]+)")
+
+
+def _cookie_values(m: re.Match[str], value: str, group: str) -> bool:
+    """``Cookie: sessionid=…``: the header goes whole when any of its values looks random (a
+    session id, a token); ``Cookie: theme=dark`` is kept."""
+    return not _in_template(m) and any(
+        len(v) >= 8 and _has_digit_and_letter(v) and not _PLACEHOLDER.match(v)
+        for v in _COOKIE_VALUE.findall(value))
 
 
 def _after_blank(m: re.Match[str], value: str, group: str) -> bool:
@@ -435,7 +479,31 @@ _GENERIC = (
          lower=["curl"], ci=True, line_word=r"curl\b", check=_after_blank),
     _pat("netrc-password", r"machine[ \t]+\S+\s+login[ \t]+\S+\s+password[ \t]+(?P<v>\S+)",
          lower=["machine"], ci=True, check=_is_literal),
-    _assignment("password-assignment", r"pass(?:word|wd|phrase)?", ["pass"], _password_key),
+    # Command-line password flags of particular tools, found at the flag with the tool looked up
+    # earlier on the line (as for curl). Case-sensitive: ``mysql -P 3306`` is a port, and a
+    # spaced ``mysql -p dbname`` prompts for the password (the word after it is a database).
+    _pat("cli-password", r"""-p(?:""" + _QUOTED + r"""|(?P<v3>[^\s"'`-][^\s"'`]{0,511}+)))""",
+         hints=["mysql", "mariadb"], line_word=r"\b(?:mysql(?:dump|admin|import|show|slap)?|mariadb(?:-dump)?)\b",
+         check=_after_blank, tails=_WORD_TAILS),
+    _pat("cli-password", r"""-p[ \t]++(?:""" + _QUOTED + r"""|(?P<v3>[^\s"'`-][^\s"'`]{0,511}+)))""",
+         hints=["login"], line_word=r"\b(?:(?:docker|podman|nerdctl|buildah|skopeo)[ \t]+login|helm[ \t]+registry[ \t]+login)\b",
+         check=_after_blank, tails=_WORD_TAILS),
+    _pat("cli-password", r"""-a[ \t]++(?:""" + _QUOTED + r"""|(?P<v3>[^\s"'`-][^\s"'`]{0,511}+)))""",
+         hints=["redis-cli", "valkey-cli", "keydb-cli"], line_word=r"\b(?:redis|valkey|keydb)-cli\b",
+         check=_after_blank, tails=_WORD_TAILS),
+    _pat("password-assignment", r"""<(?P<k>pass(?:word|wd|phrase)?|pwd|secret|client_?secret|api_?key|token)"""
+         r"""(?:[ \t][^<>\n]{0,200}+)?>(?P<v>[^<\n]{1,512}+)</""", lower=["pass", "pw", "secret", "key", "token"],
+         ci=True, check=_value_literal),
+    _pat("cookie-header", r"""cookie["']?[ \t]*:[ \t]*["']?(?P<v>[^\s=;'"]{1,64}+=[^\n'"]*+)""",
+         lower=["cookie"], ci=True, check=_cookie_values),
+    _pat("bearer-token", r"""authorization["']?[ \t]*[:=][ \t]*["']?(?:token|apikey|api-key|key|sso-key)"""
+         r"""[ \t]+(?P<v>[a-z0-9._~+/=:-]{8,4096})""", lower=["authorization"], ci=True,
+         check=lambda m, v, g: _has_digit_and_letter(v) and _is_literal(m, v, g)),
+    _assignment("password-assignment", r"pass(?:word|wd|wort|phrase)?", ["pass"], _password_key),
+    _assignment("password-assignment", r"(?:kennwort|contrase(?:ñ|n)a|mot[ -]de[ -]passe|senha|wachtwoord"
+                r"|passord|adgangskode|lösenord|salasana|hasło|jelszó)",
+                ["kennwort", "contrase", "mot de passe", "mot-de-passe", "senha", "wachtwoord", "passord",
+                 "adgangskode", "lösenord", "salasana", "hasło", "jelszó"], _password_key),
     _assignment("password-assignment", r"pwd?", ["pw"], _password_key),  # own regex: a literal prefix
     _assignment("secret-assignment", r"secret", ["secret"], _random_value),
     _assignment("secret-assignment", r"key", ["key"],
@@ -521,6 +589,12 @@ def _public_armor(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _covered(spans: list[tuple[int, int]], offset: int) -> bool:
+    """Whether ``offset`` lies in one of the sorted, non-overlapping ``spans``."""
+    i = bisect_left(spans, (offset + 1,)) - 1
+    return i >= 0 and spans[i][0] <= offset < spans[i][1]
+
+
 def _runs(text: str) -> list[tuple[int, int]]:
     """Spans of long token-like runs. ``encode("ascii", "replace")`` maps each non-ASCII character
     to one ``?``, so byte offsets are character offsets."""
@@ -567,10 +641,68 @@ def _orphan_key_ends(text: str) -> list[tuple[int, int, int]]:
     return spans
 
 
+_TABLE_SECRET_HEADER = re.compile(
+    r"pass(?:word|wd|wort|phrase)?|pwd|pw|kennwort|contrase(?:ñ|n)a|mot de passe|senha|wachtwoord"
+    r"|secret|client[ _-]?secret|api[ _-]?key|(?:access[ _-]?|auth[ _-]?)?token", re.I)
+_TABLE_RULE = re.compile(r"[ \t]*\|?(?:[ \t]*:?-++:?[ \t]*\|)+(?:[ \t]*:?-++:?[ \t]*)?")
+_TABLE_CELL_TRIM = " \t`*_"
+
+
+def _cells(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Spans of a markdown table row's cells (between its pipes), in order."""
+    line = text[start:end]
+    pipes = [i for i, ch in enumerate(line) if ch == "|" and (i == 0 or line[i - 1] != "\\")]
+    if line.lstrip()[:1] == "|":
+        pipes = pipes[1:]
+        first = line.index("|") + 1
+    else:
+        first = 0
+    bounds = [first, *(p + 1 for p in pipes)]
+    return [(start + a, start + b - 1) for a, b in pairwise(bounds)] + (
+        [(start + bounds[-1], end)] if line[bounds[-1]:].strip() else [])
+
+
+def _table_columns(text: str) -> list[tuple[int, int, int]]:
+    """Cells under a ``password`` (``token``, ``api key``, ``Passwort``...) column of a markdown
+    table: ``| service | password |`` / ``|---|---|`` / ``| router | `x` |``. One pass over the
+    lines; only single-token literal cells are taken (prose in that column is kept)."""
+    spans: list[tuple[int, int, int]] = []
+    prio = _PRIO_NAMES.index("password-assignment")
+    starts = [0, *(m.end() for m in _NEWLINE.finditer(text))]
+    ends = [e - 1 for e in starts[1:]] + [len(text)]
+    header: tuple[int, int] | None = None
+    columns: list[int] = []
+    for start, end in zip(starts, ends, strict=True):
+        if "|" not in text[start:end]:
+            header, columns = None, []
+            continue
+        if columns:
+            for i in columns:
+                cells = _cells(text, start, end)
+                if i < len(cells):
+                    a, b = cells[i]
+                    raw = text[a:b]
+                    value = raw.strip(_TABLE_CELL_TRIM)
+                    if (len(value) >= 4 and not any(c.isspace() for c in value)
+                            and not _PLACEHOLDER.match(value) and not _names_a_secret(value)
+                            and "{{" not in value):
+                        v_start = a + raw.index(value)
+                        spans.append((v_start, v_start + len(value), prio))
+            continue
+        if header is not None and _TABLE_RULE.fullmatch(text, start, end):
+            columns = [i for i, (a, b) in enumerate(_cells(text, *header))
+                       if _TABLE_SECRET_HEADER.fullmatch(text[a:b].strip(_TABLE_CELL_TRIM)) is not None]
+            header = None
+            continue
+        header = (start, end)
+    return spans
+
+
 def _entropy_spans(text: str, runs: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
     """Spans of high-entropy hex (only in a secret-ish line context) and base64 runs."""
     found: list[tuple[int, int, int]] = []
     armored: list[tuple[int, int]] | None = None
+    has_armor = "-----BEGIN" in text  # once per text: per run it made long lines quadratic
     for run_start, run_end in runs:
         if run_end - run_start < 32:
             continue
@@ -596,10 +728,10 @@ def _entropy_spans(text: str, runs: list[tuple[int, int]]) -> list[tuple[int, in
             continue  # an SSH public key
         if bare.startswith(_B64_PEM) and b"PRIVATE" not in _base64_pem_label(bare):
             continue  # a base64-encoded certificate or public key (private ones have a pattern)
-        if "-----BEGIN" in text:
+        if has_armor:
             if armored is None:
-                armored = _public_armor(text)
-            if any(a <= start < b for a, b in armored):
+                armored = [(a, b) for a, b, _ in _merge([(a, b, 0) for a, b in _public_armor(text)])]
+            if _covered(armored, start):
                 continue  # a certificate, public key or CMS message body
         found.append((start, start + len(core), _BASE64_PRIO))
     return found
@@ -623,20 +755,25 @@ def _find(text: str) -> list[tuple[int, int, int]]:
             if hint in where:
                 awake.update(prios)
     found: list[tuple[int, int, int]] = []
+    breaks: list[int] = []  # line starts, built once for every pattern with a line word
     for prio in awake:
         pat = _PATTERNS[prio]
         regex, scanned = pat.regex, text
         if pat.ci_regex is not None:
             regex, scanned = (pat.regex, lowered) if aligned else (pat.ci_regex, text)
-        found.extend(_matches(pat, prio, regex, scanned, text, runs))
+        if pat.line_word is not None and not breaks:
+            breaks = [-1, *(b.start() for b in _NEWLINE.finditer(text))]
+        found.extend(_matches(pat, prio, regex, scanned, text, runs, breaks))
     found.extend(_entropy_spans(text, runs))
+    if "|" in text and "--" in text and _TABLE_SECRET_HEADER.search(lowered if aligned else text):
+        found.extend(_table_columns(text))
     if _ARMOR_PRIO in awake and "-----END" in text:
         found.extend(_orphan_key_ends(text))
     return found
 
 
 def _matches(pat: _Pattern, prio: int, regex: re.Pattern[str], scanned: str, text: str,
-             runs: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
+             runs: list[tuple[int, int]], breaks: list[int]) -> list[tuple[int, int, int]]:
     """One pattern's accepted spans. Each character is read a bounded number of times: values
     stop at a cap and a longer one is read on by its tail once (matches starting inside it are
     skipped), and the line-word test is two bisections into indexes built once per text."""
@@ -648,10 +785,8 @@ def _matches(pat: _Pattern, prio: int, regex: re.Pattern[str], scanned: str, tex
     found: list[tuple[int, int, int]] = []
     tails = pat.tails
     words: list[int] = []
-    breaks: list[int] = []
-    if pat.line_word is not None:
+    if pat.line_word is not None:  # (``breaks``: the text's newlines, after a -1 sentinel)
         words = [w.start() for w in pat.line_word.finditer(scanned)]
-        breaks = [b.start() for b in _NEWLINE.finditer(scanned)]
     reach = 0
     for m in matches:
         group = next((g for g in pat.groups if m.start(g) >= 0), "")
@@ -667,7 +802,7 @@ def _matches(pat: _Pattern, prio: int, regex: re.Pattern[str], scanned: str, tex
         if pat.line_word is not None:
             word = bisect_left(words, m.start()) - 1
             line = bisect_left(breaks, m.start()) - 1
-            if word < 0 or (line >= 0 and words[word] < breaks[line]):
+            if word < 0 or words[word] < breaks[line]:
                 continue
         if start < end and (pat.check is None or pat.check(m, text[start:end], group)):
             found.append((start, end, prio))

@@ -32,11 +32,16 @@ if TYPE_CHECKING:
 MARKER = "[REDACTED:"
 """How every redaction starts; a path holding it is a shown one, not a real one."""
 
-TEXT_HINTS = ("://", ":AA", "PRIVATE KEY", "Q~", "SG.", "hooks.slack.com", "hvb.", "hvs.", "sig=", "ya29.")
+TEXT_HINTS = (
+    "://", ":AA", "PRIVATE KEY", "Q~", "SG.", "hooks.slack.com", "hvb.", "hvs.", "keydb-cli", "login",
+    "mariadb", "mysql", "redis-cli", "sig=", "valkey-cli", "ya29.",
+)  # fmt: skip
 """Literals at least one of which a case-sensitive pattern needs in the text."""
 LOWER_HINTS = (
-    "authorization", "bearer", "convertto-securestring", "curl", "discord", "heroku", "key",
-    "machine", "pass", "pw", "secret", "token", "twilio",
+    "adgangskode", "authorization", "bearer", "contrase", "convertto-securestring", "cookie", "curl",
+    "discord", "hasło", "heroku", "jelszó", "kennwort", "key", "lösenord", "machine", "mot de passe",
+    "mot-de-passe", "pass", "passord", "pw", "salasana", "secret", "senha", "token", "twilio",
+    "wachtwoord",
 )  # fmt: skip
 """Literals at least one of which a case-insensitive pattern needs in the lower-cased text."""
 _NOTE_SUFFIXES = ("md", "markdown", "txt")

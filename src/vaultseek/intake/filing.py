@@ -46,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import IntakeError, VaultAccessError
+from ..index.credentials import scrub
+from ..index.names import shown_path
 
 LOCK_TIMEOUT = 60.0
 _TMP_SUFFIX = ".intake-tmp"
@@ -171,9 +173,17 @@ def carry_out(vault: Path, move: Move) -> Path:
 def save_assessment(vault: Path, move_id: str, record: dict[str, Any]) -> None:
     """Keep a filed note's full assessment (scores, reasons, routing) under its id, in the
     vault's intake folder: the index never reads it, and it follows the note wherever the note
-    is moved or renamed, since the note carries the id (``intake_id``)."""
-    _write_atomic(_assessment_path(vault, move_id), json.dumps(record, ensure_ascii=False, indent=1).encode("utf-8"),
-                  replace=True)  # fmt: skip
+    is moved or renamed, since the note carries the id (``intake_id``). It sits in the vault,
+    where sync tools may carry it, so a credential in the item's name or title is redacted
+    (``_intake/inbox/ghp_….md``) and the file is readable by its owner only."""
+    shown = dict(record)
+    for key in ("source", "item"):
+        if isinstance(shown.get(key), str):
+            shown[key] = shown_path(shown[key])
+    if isinstance(shown.get("title"), str):
+        shown["title"] = scrub(shown["title"]).text
+    _write_atomic(_assessment_path(vault, move_id), json.dumps(shown, ensure_ascii=False, indent=1).encode("utf-8"),
+                  replace=True, mode=0o600)  # fmt: skip
 
 
 def find_assessment(vault: Path, move_id: object) -> dict[str, Any] | None:
@@ -252,14 +262,17 @@ def _finish(sources: list[Path]) -> None:
         _fsync_dir(folder)
 
 
-def _write_atomic(path: Path, data: bytes, *, replace: bool) -> None:
+def _write_atomic(path: Path, data: bytes, *, replace: bool, mode: int | None = None) -> None:
     """Write ``data`` to a temporary file beside ``path``, fsync it, then move it into place:
     ``replace`` renames over ``path``; otherwise a hard link refuses an existing file. The
-    temporary file never outlives the call; a failed write is a :class:`VaultAccessError`."""
+    temporary file never outlives the call; a failed write is a :class:`VaultAccessError`.
+    ``mode`` (e.g. ``0o600``) is set on the temporary file before a byte is written to it."""
     tmp = _tmp_of(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as handle:
+            if mode is not None:
+                os.fchmod(handle.fileno(), mode)
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())

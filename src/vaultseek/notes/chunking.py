@@ -16,8 +16,10 @@ Rules, in order:
    indexed: they are link lists whose words would match every query about their targets.
 4. A section over :data:`MAX_CHUNK_CHARS` is cut at its ``###`` headings; a piece still over the
    limit is cut at blank lines, packing paragraphs greedily. A plain paragraph over the limit
-   is cut at line breaks; a fenced code block is never cut, so a chunk may exceed the limit
-   only when it holds a code block or a single over-long line.
+   is cut at line breaks, and a line over the limit at the last space before it (at the limit
+   itself when there is none: a 3 MB base64 line). A fenced code block stays whole up to
+   :data:`MAX_FENCED_CHARS`, and a longer one is cut the same way, so no chunk is ever longer
+   than that: the deep model's work per chunk, and the size of a search hit, stay bounded.
 5. Pieces under :data:`MIN_CHUNK_CHARS` (typically a lone heading line) are dropped.
 
 Only the first piece of a split section starts with the heading line; later pieces carry the
@@ -44,6 +46,7 @@ from vaultseek.records import ChunkDraft, Note
 __all__ = [
     "MAX_CHUNK_CHARS",
     "MAX_CONTEXT_TAGS",
+    "MAX_FENCED_CHARS",
     "MIN_CHUNK_CHARS",
     "SKIPPED_SECTION_NAMES",
     "chunk_note",
@@ -51,6 +54,8 @@ __all__ = [
 
 MAX_CHUNK_CHARS = 2000
 """Soft upper bound on a chunk's length; only unsplittable blocks exceed it."""
+MAX_FENCED_CHARS = 4 * MAX_CHUNK_CHARS
+"""Hard upper bound on a chunk's length: a fenced code block longer than this is cut too."""
 MIN_CHUNK_CHARS = 30
 """Pieces shorter than this (stripped) carry too little meaning to be worth a vector."""
 MAX_CONTEXT_TAGS = 8
@@ -212,25 +217,50 @@ def _overlaps(spans: list[tuple[int, int]], start: int, end: int) -> bool:
 
 
 def _add_block(blocks: list[str], block: str, fenced: bool) -> None:
-    """Append a block, pre-cut at line breaks if it is an over-long plain paragraph."""
+    """Append a block, pre-cut at line breaks (and long lines at spaces) if it is over the limit:
+    :data:`MAX_CHUNK_CHARS` for plain text, :data:`MAX_FENCED_CHARS` for one holding code."""
     block = block.rstrip()
     if not block.strip():
         return
-    if fenced or len(block) <= MAX_CHUNK_CHARS:
+    limit = MAX_FENCED_CHARS if fenced else MAX_CHUNK_CHARS
+    if len(block) <= limit:
         blocks.append(block)
-    else:
-        blocks.extend(_greedy(block.split("\n"), "\n"))
+        return
+    lines: list[str] = []
+    for line in block.split("\n"):
+        lines.extend(_cut_line(line, limit) if len(line) > limit else (line,))
+    blocks.extend(_greedy(lines, "\n", limit))
 
 
-def _greedy(items: list[str], sep: str) -> list[str]:
-    """Join consecutive items while the result stays within the limit; an item over the limit
+def _cut_line(line: str, limit: int) -> list[str]:
+    """Pieces of an over-long line, each at most ``limit`` characters: cut after the last space
+    in the second half of each stretch, else at the limit. The spaces at the cuts are dropped
+    and nothing else: every word stays whole unless it alone is longer than half the limit."""
+    pieces: list[str] = []
+    start = 0
+    while len(line) - start > limit:
+        # Leave at least a fragment's worth for the last piece, which would be dropped otherwise.
+        end = start + min(limit, len(line) - start - MIN_CHUNK_CHARS)
+        cut = line.rfind(" ", start + limit // 2, end)
+        if cut == -1:
+            pieces.append(line[start:end])
+            start = end
+        else:
+            pieces.append(line[start:cut])
+            start = cut + 1
+    pieces.append(line[start:])
+    return pieces
+
+
+def _greedy(items: list[str], sep: str, limit: int = MAX_CHUNK_CHARS) -> list[str]:
+    """Join consecutive items while the result stays within ``limit``; an item over the limit
     on its own becomes a piece of its own rather than being cut."""
     out: list[str] = []
     current: list[str] = []
     size = 0
     for item in items:
         extra = len(item) + (len(sep) if current else 0)
-        if current and size + extra > MAX_CHUNK_CHARS:
+        if current and size + extra > limit:
             out.append(sep.join(current))
             current, size = [], 0
             extra = len(item)
