@@ -74,6 +74,26 @@ def test_look_alikes_in_ordinary_docs_are_kept(line: str) -> None:
     assert scrub(line).text == line
 
 
+@pytest.mark.parametrize("template", [
+    "the wifi password: {} until the router is replaced",
+    "db password={} (rotated in May)",
+    "Passwort: {} bis Ende Mai",
+])
+def test_a_password_followed_by_more_words_is_redacted(template: str) -> None:
+    secret = "hunter" + _G.chars(HEX, 6) + "x9"
+    result = scrub(template.format(secret))
+    assert secret not in result.text and result.counts.get("password-assignment") == 1, result
+
+
+@pytest.mark.parametrize("line", [
+    "Password: Enter your password and press OK", "password: SHA256 hashed before storing",
+    "password: 8 characters minimum", "password: AES-256 encrypted at rest",
+    "password: v1.2.3-beta introduced it", "the password: required for every login",
+])
+def test_prose_after_a_password_key_is_kept(line: str) -> None:
+    assert scrub(line).text == line
+
+
 @pytest.fixture
 def planted(vault: Path, write: Callable[..., Path]) -> Path:
     body = "\n\n".join(f"Setup step {i}:\n\n{template.replace('{}', SECRETS[form])}"

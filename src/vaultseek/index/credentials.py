@@ -366,16 +366,22 @@ def _table_row(m: re.Match[str], group: str) -> bool:
     return "|" in before and after.startswith("|")
 
 
+_IN_PROSE = _ASSIGN[:-1] + r"""|(?P<v6>[^\s"'`,;&|]{8,64}+)(?=[ \t]))"""
+"""``_ASSIGN``, and a value followed by more words on its line (``password: hunter2x9 until
+May``); only password keys take it, and only for a value that looks like one
+(``_prose_password``)."""
+
+
 def _assignment(name: str, keys: str, lower: Iterable[str], value_ok: Check,
-                before: str | None = None) -> _Pattern:
+                before: str | None = None, *, in_prose: bool = False) -> _Pattern:
     """``<...key> = value`` in code, env files, YAML, JSON and INI; only the value is redacted."""
     ok = value_ok if before is None else _after(before, value_ok)
 
     def check(m: re.Match[str], value: str, group: str) -> bool:
         piped = "|" in m.string[m.end("k"):m.start(group)]
         return (not piped or _table_row(m, group)) and ok(m, value, group)
-    return _pat(name, r"(?P<k>" + keys + r")" + _ASSIGN, lower=lower, ci=True, check=check,
-                tails=_VALUE_TAILS)
+    return _pat(name, r"(?P<k>" + keys + r")" + (_IN_PROSE if in_prose else _ASSIGN), lower=lower,
+                ci=True, check=check, tails=_VALUE_TAILS)
 
 
 def _password_key(m: re.Match[str], value: str, group: str) -> bool:
@@ -391,7 +397,18 @@ def _password_key(m: re.Match[str], value: str, group: str) -> bool:
         return False
     if key not in ("pass", "pw", "pwd") and prev.isalnum():
         return False  # ``resenha`` (a review) is not ``senha``
+    if group == "v6" and not _prose_password(value):
+        return False
     return len(value) >= 4 and _is_literal(m, value, group)
+
+
+def _prose_password(value: str) -> bool:
+    """A word in a sentence is a password when it has letters and digits and a lower-case
+    letter: ``hunter2x9`` and ``Tr0ub4dor7Zq`` are, ``SHA256``, ``AES-256`` and ``required`` are
+    not."""
+    word = value.rstrip(".,:;!?)")
+    return (len(word) >= 8 and _has_digit_and_letter(word) and any(c.islower() for c in word)
+            and "/" not in word and "." not in word)
 
 
 def _value_literal(m: re.Match[str], value: str, group: str) -> bool:
@@ -499,11 +516,13 @@ _GENERIC = (
     _pat("bearer-token", r"""authorization["']?[ \t]*[:=][ \t]*["']?(?:token|apikey|api-key|key|sso-key)"""
          r"""[ \t]+(?P<v>[a-z0-9._~+/=:-]{8,4096})""", lower=["authorization"], ci=True,
          check=lambda m, v, g: _has_digit_and_letter(v) and _is_literal(m, v, g)),
-    _assignment("password-assignment", r"pass(?:word|wd|wort|phrase)?", ["pass"], _password_key),
+    _assignment("password-assignment", r"pass(?:word|wd|wort|phrase)?", ["pass"], _password_key,
+                in_prose=True),
     _assignment("password-assignment", r"(?:kennwort|contrase(?:ñ|n)a|mot[ -]de[ -]passe|senha|wachtwoord"
                 r"|passord|adgangskode|lösenord|salasana|hasło|jelszó)",
                 ["kennwort", "contrase", "mot de passe", "mot-de-passe", "senha", "wachtwoord", "passord",
-                 "adgangskode", "lösenord", "salasana", "hasło", "jelszó"], _password_key),
+                 "adgangskode", "lösenord", "salasana", "hasło", "jelszó"], _password_key,
+                in_prose=True),
     _assignment("password-assignment", r"pwd?", ["pw"], _password_key),  # own regex: a literal prefix
     _assignment("secret-assignment", r"secret", ["secret"], _random_value),
     _assignment("secret-assignment", r"key", ["key"],
