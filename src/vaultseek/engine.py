@@ -53,7 +53,14 @@ from .records import (
     SyncReport,
 )
 from .search.expansion import Expander
-from .search.hybrid import DeepSide, NearestVectors, SearchParams, VectorsUnavailable, run_search
+from .search.hybrid import (
+    DeepSide,
+    NearestVectors,
+    SearchParams,
+    VectorsUnavailable,
+    deep_window,
+    run_search,
+)
 from .search.linkgraph import LinkGraph
 from .search.rerank import RerankerLike, skipped
 from .storage import db
@@ -801,7 +808,7 @@ class Index:
         if self.config.deep_tier:
             try:
                 deep_vectors, deep_model, _coverage = self._deep_side()
-                deep = (deep_vectors, deep_model.embed_one(query), deep_model.name)
+                deep = (deep_vectors, deep_model.embed_one(deep_window(deep_model, query)), deep_model.name)
             except (VectorsUnavailable, ModelError):  # a server that failed: judged without it
                 pass
         with self._database_errors():

@@ -163,6 +163,8 @@ def scan_hits(
         return index.top(scan, limit, rows=restriction.rows(store, index, scope))
     if scope is None:
         return index.top(scan, limit)
+    if store.backend == "sqlite":  # the scope's chunks, marked once per scope and index version
+        return index.top(scan, limit, rows=np.flatnonzero(store.scope_mask(scope).inside(index.ids)))
     if index.files is None:  # once per matrix
         index.files = store.file_ids_of(index.ids)
     probe, floor = index.best_rows(scan, max(SCOPE_PROBE, limit * 10))
@@ -305,7 +307,8 @@ def run_search(
                 raise QueryError(f"deep search is unavailable: {exc}", hint=exc.hint) from exc
             notices.append(f"deep list unavailable ({exc})")
         else:  # started first: the deep model's query embedding is the slowest step
-            deep_scanning = _start(params.mode == "hybrid", _scan, deep_index, deep_model, wanted, pool, scope, restriction)
+            window = deep_window(deep_model, wanted)
+            deep_scanning = _start(params.mode == "hybrid", _scan, deep_index, deep_model, window, pool, scope, restriction)
     if params.mode in ("hybrid", "vector") and wanted.strip():
         try:
             index, model = vector_side()
@@ -466,6 +469,19 @@ class _SubQuerySides:
                     hits = scan_hits(self.store, vectors, scan, self.pool, self.scope, self.restriction)
                 out[f"{name}:{n}"] = [i for i, _s in hits]
         return out
+
+
+DEEP_QUERY_CHARS = 4_096
+"""What a deep model without its own :meth:`~vaultseek.embeddings.deep.DeepModel.query_window`
+is sent of a query."""
+
+
+def deep_window(model: QueryModel, text: str) -> str:
+    """What the deep list embeds of a query: the part its model reads in one window (a model
+    reading more would average windows, ~1 s of CPU each for the bundled one). The static list
+    takes the query whole: its model cuts it at its own 512 tokens, in about a millisecond."""
+    window = getattr(model, "query_window", None)
+    return str(window(text)) if callable(window) else text[:DEEP_QUERY_CHARS]
 
 
 def _scan(
