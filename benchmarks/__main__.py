@@ -216,8 +216,7 @@ def run_filters(args: argparse.Namespace) -> dict[str, Any]:
 def render_filters(r: dict[str, Any]) -> str:
     base, first = r["interleaved_unfiltered"], r["first_use"]
     lines = [
-        f"{r['queries']} queries, each unfiltered and under every filter in turn; CPU time p50 "
-        f"(wall p50 in brackets)",
+        f"{r['queries']} queries, each unfiltered and under every filter in turn; CPU time p50 (wall p50 in brackets)",
         "",
         "| warm hybrid query | filter kept | added | first use of the filter | added |",
         "|---|---:|---:|---:|---:|",
