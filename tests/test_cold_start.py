@@ -71,7 +71,7 @@ NOT_FOR_A_PLAIN_SEARCH = (
     # indexing (markdown, chunking, document readers), links
     "vaultseek.web", "vaultseek.study", "vaultseek.llm", "vaultseek.agents.mcp_server",
     "vaultseek.index.sync", "vaultseek.notes", "vaultseek.links", "vaultseek.intake",
-    "vaultseek.documents.pdf", "vaultseek.documents.word", "vaultseek.documents.ocr",
+    "vaultseek.documents",
     # the PostgreSQL backend and the writer lock (a search of a SQLite index takes neither)
     "vaultseek.storage.postgres", "vaultseek.storage.writer_lock", "psycopg",
     # libraries a search does not use: the pool module (and logging), the model hub, the deep
