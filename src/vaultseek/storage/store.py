@@ -52,6 +52,17 @@ class ScopeMask:
     chunks: np.ndarray
     """By chunk id: True for a chunk inside the scope (ids past its end are not)."""
 
+    @classmethod
+    def build(cls, key: int, files: np.ndarray, ids: np.ndarray, owners: np.ndarray) -> ScopeMask:
+        """The mask of the scope whose files are ``files`` (ascending), from every chunk's id
+        (ascending) and its file's id."""
+        size = max(int(owners.max()) if len(owners) else 0, int(files[-1]) if len(files) else 0) + 1
+        inside = np.zeros(size, dtype=bool)
+        inside[files] = True
+        chunks = np.zeros(int(ids[-1]) + 1 if len(ids) else 1, dtype=bool)
+        chunks[ids[inside[owners]]] = True
+        return cls(key, files, chunks)
+
     def inside(self, ids: np.ndarray) -> np.ndarray:
         """For each of ``ids`` (chunk ids), whether it is inside the scope."""
         known = (ids >= 0) & (ids < len(self.chunks))
@@ -713,15 +724,8 @@ class Store:
         key = (scope, self.data_version(), self.total_changes())
         found = self._scopes.get(key)
         if found is None:
-            files = self.file_ids_in(scope)
-            ids, owners = self._chunk_owners()
-            size = max(int(owners.max()) if len(owners) else 0, int(files[-1]) if len(files) else 0) + 1
-            inside = np.zeros(size, dtype=bool)
-            inside[files] = True
-            chunks = np.zeros(int(ids[-1]) + 1 if len(ids) else 1, dtype=bool)
-            chunks[ids[inside[owners]]] = True
             self._scope_serial += 1
-            found = ScopeMask(self._scope_serial, files, chunks)
+            found = ScopeMask.build(self._scope_serial, self.file_ids_in(scope), *self._chunk_owners())
             while len(self._scopes) >= SCOPES_KEPT:
                 self._scope_masks.pop(self._scopes.pop(next(iter(self._scopes))).key, None)
             self._scopes[key] = found
