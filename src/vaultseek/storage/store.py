@@ -726,10 +726,13 @@ class Store:
         if found is None:
             self._scope_serial += 1
             found = ScopeMask.build(self._scope_serial, self.file_ids_in(scope), *self._chunk_owners())
-            while len(self._scopes) >= SCOPES_KEPT:
-                self._scope_masks.pop(self._scopes.pop(next(iter(self._scopes))).key, None)
+            while len(self._scopes) >= SCOPES_KEPT and (oldest := next(iter(self._scopes), None)) is not None:
+                self._scopes.pop(oldest, None)
             self._scopes[key] = found
             self._scope_masks[found.key] = found.chunks.tobytes()
+            # A dropped scope's bytes stay a while longer: a search on another thread may be
+            # between asking for its mask and BM25 reading it.
+            self._scope_masks.pop(found.key - 2 * SCOPES_KEPT, None)
         return found
 
     def files_inside(self, file_ids: Sequence[int], scope: SearchFilter) -> set[int]:
