@@ -775,3 +775,20 @@ def test_an_unknown_kind_is_an_error_that_lists_the_kinds(meta_vault: Path, kind
     assert result.returncode == 2
     assert result.stderr.startswith(f"error: unknown kind '{kind}'")
     assert "hint: use some of note, pdf, docx" in result.stderr
+
+
+def test_more_filters_than_the_index_keeps_each_answer_alike(vault: Path, write: Callable[..., Path]) -> None:
+    """Twice as many folders as the scopes an index keeps, searched in turn, twice: each
+    search finds its folder's note only, whether its scope was kept or read again."""
+    from vaultseek.storage.store import SCOPES_KEPT
+
+    folders = [f"f{i}" for i in range(2 * SCOPES_KEPT + 2)]
+    for folder in folders:
+        write(f"{folder}/note.md", f"# Note {folder}\n\nRotate the refresh tokens of {folder}.\n")
+    with open_index(vault, create=True) as index:
+        index.sync()
+        for _round in range(2):
+            for folder in folders:
+                for mode in ("bm25", "hybrid"):
+                    found = index.search("rotate refresh tokens", mode=mode, filters=SearchFilter(folders=(folder,)))
+                    assert [r.path for r in found.results] == [f"{folder}/note.md"], (folder, mode)
