@@ -182,6 +182,57 @@ def _filtered_latencies(index: Any, queries: list[str]) -> dict[str, Any]:
     }
 
 
+def _first_use_latencies(index: Any, queries: list[str]) -> dict[str, Any]:
+    """Each filter's CPU time when the store has forgotten every scope it kept (a filter's
+    first use, or its first after the index changed: its files are listed and marked), beside
+    the unfiltered query, interleaved as :func:`_filtered_latencies` does."""
+    scopes = {"unfiltered": None, **{name: f["scope"] for name, f in _filters(index).items()}}
+    cpu: dict[str, list[float]] = {name: [] for name in scopes}
+    for query in queries:
+        for name, scope in scopes.items():
+            getattr(index.store, "_scopes", {}).clear()  # (code before the scope masks has none)
+            c = time.process_time()
+            index.search(query, **({"filters": scope} if scope else {}))
+            cpu[name].append((time.process_time() - c) * 1000)
+    return {name: {"cpu_p50_ms": percentile(v, 50), "n": len(v)} for name, v in cpu.items()}
+
+
+def run_filters(args: argparse.Namespace) -> dict[str, Any]:
+    """``--filters-only``: the filtered rows of :func:`run`, warm and at each filter's first use."""
+    work = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="vaultseek-bench-"))
+    vault, db = work / "vault", work / "index.db"
+    if not vault.exists():
+        build_vault(vault, VaultSpec.scaled(args.files, seed=args.seed))
+    with open_index(vault, db=db, create=True) as index:
+        index.sync(remember=False)
+        queries = _sample_queries(index, args.queries, args.seed)
+        for q in _sample_queries(index, args.queries, args.seed + 1):
+            index.search(q)
+        figures = _filtered_latencies(index, queries)
+        figures["first_use"] = _first_use_latencies(index, queries)
+    return {**figures, "queries": len(queries)}
+
+
+def render_filters(r: dict[str, Any]) -> str:
+    base, first = r["interleaved_unfiltered"], r["first_use"]
+    lines = [
+        f"{r['queries']} queries, each unfiltered and under every filter in turn; CPU time p50 (wall p50 in brackets)",
+        "",
+        "| warm hybrid query | filter kept | added | first use of the filter | added |",
+        "|---|---:|---:|---:|---:|",
+        (f"| unfiltered | {base['cpu_p50_ms']:.2f} ms ({base['p50_ms']:.2f}) | — | "
+         f"{first['unfiltered']['cpu_p50_ms']:.2f} ms | — |"),
+    ]  # fmt: skip
+    for name, f in r["filtered"].items():
+        cold = first[name]["cpu_p50_ms"]
+        lines.append(
+            f"| {name} ({f['share']:.0%} of files) | {f['cpu_p50_ms']:.2f} ms ({f['p50_ms']:.2f}) | "
+            f"{f['cpu_p50_ms'] - base['cpu_p50_ms']:+.2f} ms | {cold:.2f} ms | "
+            f"{cold - first['unfiltered']['cpu_p50_ms']:+.2f} ms |"
+        )
+    return "\n".join(lines)
+
+
 def _latencies(fn: Any, items: list[str]) -> dict[str, float]:
     times = []
     for item in items:
@@ -342,8 +393,17 @@ def main() -> None:
     parser.add_argument("--workdir", help="reuse this folder (the vault is built once)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary vault and index")
     parser.add_argument("--json", metavar="FILE", help="also write the raw numbers here")
+    parser.add_argument("--filters-only", action="store_true",
+                        help="only the filtered queries, on the --workdir's index (indexed when missing): "
+                             "each filter's warm cost and its first use's")  # fmt: skip
     args = parser.parse_args()
     np.random.seed(args.seed)
+    if args.filters_only:
+        figures = run_filters(args)
+        if args.json:
+            Path(args.json).write_text(json.dumps(figures, indent=2, default=float))
+        print(render_filters(figures))
+        return
     results = run(args)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2, default=float))

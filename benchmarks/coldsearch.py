@@ -6,7 +6,9 @@ a bare interpreter, and what a running daemon saves.
 2. Runs, round-robin so a shared machine's slow spells fall on all of them alike, ``--runs``
    times each: ``python -c pass`` (the baseline), ``python -c "import vaultseek"``,
    ``vaultseek search --no-daemon`` in BM25 and in hybrid mode, and a hybrid search routed
-   through a daemon started for the index (``vaultseek daemon start --no-watch``).
+   through a daemon started for the index (``vaultseek daemon start --no-watch``); with
+   ``--baseline-src DIR``, also the two in-process searches on the code in ``DIR`` (another
+   checkout's ``src``), so a change's before and after share the run.
 3. Checks that the daemon's answer is the in-process one, and that after ``daemon stop`` the
    command falls back to searching in its own process.
 4. Breaks one in-process search down by stage (``benchmarks/coldstart.py``).
@@ -83,15 +85,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "vaultseek search --no-daemon": [*search, "--no-daemon"],
         "vaultseek search, daemon running": search,
     }
+    envs = dict.fromkeys(commands, env)
+    if args.baseline_src:  # the same searches on another checkout's code, in the same rounds
+        other = {**env, "PYTHONPATH": str(Path(args.baseline_src).resolve())}
+        for name in ("vaultseek search --mode bm25 --no-daemon", "vaultseek search --no-daemon"):
+            commands[f"{name} (baseline code)"], envs[f"{name} (baseline code)"] = commands[name], other
     local = _timed(commands["vaultseek search --no-daemon"], env)[2]  # also warms the page cache
     subprocess.run([*vaultseek, "daemon", "start", "--no-watch", *common], env=env, check=True, capture_output=True)
     try:
         routed = _timed(search, env)[2]
         walls: dict[str, list[float]] = {name: [] for name in commands}
         cpus: dict[str, list[float]] = {name: [] for name in commands}
+        for name, cmd in commands.items():  # writes each code's bytecode cache, warms the page cache
+            _timed(cmd, envs[name])
         for _ in range(args.runs):
             for name, cmd in commands.items():
-                wall, cpu, _out = _timed(cmd, env)
+                wall, cpu, _out = _timed(cmd, envs[name])
                 walls[name].append(wall)
                 cpus[name].append(cpu)
     finally:
@@ -140,6 +149,9 @@ def main() -> None:
     parser.add_argument("--workdir", help="keep the index here (reused by the next run)")
     parser.add_argument("--vault", help="the vault to index (default: the shared tldr pages)")
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--baseline-src", metavar="DIR",
+                        help="also time the searches with this src folder's code (e.g. a checkout of "
+                             "the previous release: git archive HEAD~1 src | tar -x -C /tmp/old)")  # fmt: skip
     parser.add_argument("--json", metavar="FILE", help="also write the raw figures here")
     args = parser.parse_args()
     result = run(args)

@@ -70,3 +70,18 @@ def test_the_embedding_server_benchmark_runs(tmp_path: Path) -> None:
     figures = json.loads(out.read_text("utf-8"))
     assert figures["texts"] == 4 and figures["max_vector_difference"] < 1e-4
     assert "server / bundled" in result.stdout
+
+
+def test_the_filter_benchmark_runs_each_filter_kept_and_at_first_use(tmp_path: Path) -> None:
+    out = tmp_path / "filters.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--filters-only", "--files", "300", "--queries", "4",
+         "--workdir", str(tmp_path / "work"), "--json", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    figures = json.loads(out.read_text("utf-8"))
+    assert len(figures["filtered"]) >= 5
+    assert set(figures["first_use"]) == {"unfiltered", *figures["filtered"]}
+    assert all(variant["n"] == figures["queries"] > 0 for variant in figures["first_use"].values())
+    assert "first use of the filter" in result.stdout

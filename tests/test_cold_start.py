@@ -6,6 +6,8 @@ check that the cuts stay in place and change no result.
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -62,3 +64,48 @@ def test_the_model_estimates_token_length_only_for_a_text_it_may_cut() -> None:
     limit = model.max_length * model._median_token_chars
     assert len(long_text) > limit
     assert (vectors[0] == model.embed([long_text[:limit]])[0]).all()
+
+
+NOT_FOR_A_PLAIN_SEARCH = (
+    # other surfaces and features: the web app, the study app, language models, the MCP server,
+    # indexing (markdown, chunking, document readers), links
+    "vaultseek.web", "vaultseek.study", "vaultseek.llm", "vaultseek.agents.mcp_server",
+    "vaultseek.index.sync", "vaultseek.notes", "vaultseek.links", "vaultseek.intake",
+    "vaultseek.documents",
+    # the PostgreSQL backend and the writer lock (a search of a SQLite index takes neither)
+    "vaultseek.storage.postgres", "vaultseek.storage.writer_lock", "psycopg",
+    # libraries a search does not use: the pool module (and logging), the model hub, the deep
+    # model's runtime, safetensors (the model's matrix is memory-mapped), YAML, HTTP
+    "concurrent.futures", "logging", "huggingface_hub", "onnxruntime", "safetensors", "yaml",
+    "http", "email", "socket", "difflib",
+)  # fmt: skip
+
+
+def test_a_plain_search_loads_only_what_it_uses(sample_vault: Path) -> None:
+    """A fresh `vaultseek search` in hybrid mode (the default), with a result named like a
+    daily note (a long hyphenated name: the name scrubber runs): none of the modules above is
+    imported, and the answer is the one an in-process search gives."""
+    (sample_vault / "2024-05-14-refresh-token-rotation-notes.md").write_text(
+        "# Rotation\n\nRefresh tokens are rotated every week.\n", encoding="utf-8"
+    )
+    with open_index(sample_vault, create=True) as index:
+        index.sync()
+        expected = [note["path"] for note in index.search("refresh tokens rotated").to_dict()["results"]]
+    code = (
+        "import json, sys; from vaultseek.cli.launcher import main;"
+        f"code = main(['search', 'refresh tokens rotated', '--vault', {str(sample_vault)!r}, '--json']);"
+        "import os, threading;"
+        "print(json.dumps([code, sorted(sys.modules), threading.active_count(), os.environ.get('OPENBLAS_NUM_THREADS')]))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    answer, last = out.stdout.strip().splitlines()[:-1], out.stdout.strip().splitlines()[-1]
+    exit_code, modules, threads, blas_threads = json.loads(last)
+    assert exit_code == 0
+    assert [note["path"] for note in json.loads("\n".join(answer))["results"]] == expected
+    assert "2024-05-14-refresh-token-rotation-notes.md" in expected
+    loaded = [m for m in modules if any(m == name or m.startswith(name + ".") for name in NOT_FOR_A_PLAIN_SEARCH)]
+    assert loaded == []
+    assert "numpy" in modules and "apsw" in modules  # it did search, in both lists
+    assert threads == 1  # no pool's idle threads left behind
+    assert blas_threads == "1"  # OpenBLAS starts no thread per core (a user's own setting stands)

@@ -16,7 +16,7 @@ import pytest
 from conftest import wait_for
 from vaultseek import open_index
 from vaultseek.cli.main import main
-from vaultseek.embeddings.deep import deep_model_available
+from vaultseek.embeddings.deep import QUERY_TOKENS, deep_model_available
 from vaultseek.index import deep_queue
 
 pytestmark = pytest.mark.skipif(
@@ -85,6 +85,28 @@ def test_a_question_in_each_language_finds_its_note_by_meaning(deep_vault: tuple
     assert deep.results[0].path == expected
     assert deep.results[0].deep_rank == 1
     assert expected in [hit.path for hit in hybrid.results]
+
+
+def test_a_long_query_is_embedded_for_the_deep_list_as_one_window_of_the_model(deep_vault: tuple[Path, Path]) -> None:
+    """An 8,000-character query (the longest a search takes) is cut to the model's 512-token
+    window before the deep model embeds it — not embedded window by window, ~1 s of CPU each;
+    a short query is embedded as typed."""
+    vault, db = deep_vault
+    long_query = "stop my laptop from dozing off during a long build " + " ".join(
+        f"then the build runs step {n} of the release and waits for the tests" for n in range(200)
+    )[: 8_000 - 51]
+    with open_index(vault, db=db, deep_tier=True) as index:
+        found = index.search(long_query, mode="deep", k=1)
+        short = index.search("stop my laptop from dozing off during a long build", mode="deep", k=1)
+        model = index._deep_side()[1]
+    assert len(long_query) == 8_000
+    assert found.results and short.results[0].path == "en/sleep.md"
+    embedded = [text for text in model._queries if text.startswith("stop my laptop")]  # type: ignore[attr-defined]
+    assert "stop my laptop from dozing off during a long build" in embedded
+    window = max(embedded, key=len)
+    assert long_query.startswith(window)
+    tokens = model._engine.token_count  # type: ignore[attr-defined]
+    assert 480 <= tokens(window, True) <= QUERY_TOKENS < tokens(long_query, True)
 
 
 def test_related_notes_pair_one_topic_across_languages_by_the_deep_list(deep_vault: tuple[Path, Path]) -> None:

@@ -72,6 +72,46 @@ def test_a_single_core_answers_as_the_vector_workers_do(scoped_vault: Path, monk
             index.search("rotate refresh tokens")
 
 
+@contextmanager
+def _statements(index: Index) -> Iterator[list[str]]:
+    """The SQL statements the index's connection runs meanwhile."""
+    seen: list[str] = []
+
+    def trace(_cursor: Any, sql: str, _bindings: Any) -> bool:
+        seen.append(sql)
+        return True
+
+    index.conn.exec_trace = trace
+    try:
+        yield seen
+    finally:
+        index.conn.exec_trace = None
+
+
+def test_a_scope_is_read_once_while_the_index_is_unchanged(scoped_vault: Path, write: Callable[..., Path]) -> None:
+    """A filter's files are listed by one query the first time it is used; later searches under
+    it (a session, a daemon, an agent narrowing by folder or tag) read no file, tag or
+    frontmatter row for it — no join to the files per full-text match, no file list for the
+    vectors — and answer alike. After the index changes, the scope is read again and sees it."""
+    scope = SearchFilter(tags=("security",), folders=("work",))
+    with open_index(scoped_vault, create=True) as index:
+        index.sync()
+        first = index.search("rotate refresh tokens", k=20, filters=scope)
+        with _statements(index) as seen:
+            again = index.search("rotate refresh tokens", k=20, filters=scope)
+            bm25 = index.search("rotate refresh tokens", mode="bm25", k=20, filters=scope)
+            vector = index.search("rotate refresh tokens", mode="vector", k=20, filters=scope)
+        assert [r.path for r in again.results] == [r.path for r in first.results]
+        assert len(first.results) == 12 and {r.path for r in bm25.results} == {r.path for r in vector.results} == {r.path for r in first.results}
+        assert [sql for sql in seen if "m.file_id = f.id" in sql or "f.path >= ?" in sql] == []
+        write("work/late.md", "---\ntags: [security]\n---\n# Late\n\nRotate refresh tokens on Fridays.\n")
+        index.sync()
+        with _statements(index) as seen:
+            later = index.search("rotate refresh tokens", k=20, filters=scope)
+        assert "work/late.md" in {r.path for r in later.results}
+        assert len([sql for sql in seen if "m.file_id = f.id" in sql or "f.path >= ?" in sql]) == 1
+
+
 def test_scope_fields_paths_tags_kinds_and_empty(scoped_vault: Path) -> None:
     with open_index(scoped_vault, create=True) as index:
         index.sync()
@@ -735,3 +775,20 @@ def test_an_unknown_kind_is_an_error_that_lists_the_kinds(meta_vault: Path, kind
     assert result.returncode == 2
     assert result.stderr.startswith(f"error: unknown kind '{kind}'")
     assert "hint: use some of note, pdf, docx" in result.stderr
+
+
+def test_more_filters_than_the_index_keeps_each_answer_alike(vault: Path, write: Callable[..., Path]) -> None:
+    """Twice as many folders as the scopes an index keeps, searched in turn, twice: each
+    search finds its folder's note only, whether its scope was kept or read again."""
+    from vaultseek.storage.store import SCOPES_KEPT
+
+    folders = [f"f{i}" for i in range(2 * SCOPES_KEPT + 2)]
+    for folder in folders:
+        write(f"{folder}/note.md", f"# Note {folder}\n\nRotate the refresh tokens of {folder}.\n")
+    with open_index(vault, create=True) as index:
+        index.sync()
+        for _round in range(2):
+            for folder in folders:
+                for mode in ("bm25", "hybrid"):
+                    found = index.search("rotate refresh tokens", mode=mode, filters=SearchFilter(folders=(folder,)))
+                    assert [r.path for r in found.results] == [f"{folder}/note.md"], (folder, mode)

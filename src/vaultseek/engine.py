@@ -16,10 +16,10 @@ import os
 import posixpath
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 
@@ -53,15 +53,39 @@ from .records import (
     SyncReport,
 )
 from .search.expansion import Expander
-from .search.hybrid import DeepSide, NearestVectors, SearchParams, VectorsUnavailable, run_search
+from .search.hybrid import (
+    DeepSide,
+    NearestVectors,
+    SearchParams,
+    VectorsUnavailable,
+    deep_window,
+    run_search,
+)
 from .search.linkgraph import LinkGraph
 from .search.rerank import RerankerLike, skipped
 from .storage import db
 from .storage.migrations import migrate
-from .storage.postgres.store import HnswVectors, PgStore
 from .storage.store import REEMBEDDING, ChunkRow, Store, utc_now
 from .storage.vectors import VectorIndex
-from .storage.writer_lock import LockHolder, WriterLock, file_writer_lock
+
+
+def _on_postgres(store: Store) -> TypeGuard[PgStore]:
+    """Whether ``store`` is the PostgreSQL backend's (its module, and the driver's, are
+    imported only by an index that lives there: a fresh SQLite search need not load them)."""
+    return store.backend == "postgresql"
+
+
+def _file_writer_lock(db_path: Path) -> WriterLock:
+    """The SQLite index's writer lock, its module (``fcntl``, ``shlex``) imported by the first
+    sync that takes it rather than by every search."""
+
+    def lock(**kwargs: Any) -> AbstractContextManager[bool]:
+        from .storage.writer_lock import file_writer_lock
+
+        return file_writer_lock(db_path)(**kwargs)
+
+    return lock
+
 
 SERVER_RETRY_SECONDS = 30.0
 """An embedding server that could not be reached is asked again after this long (a search
@@ -73,6 +97,8 @@ if TYPE_CHECKING:
     from .index.sync import ProgressCallback, StopCheck
     from .links.extract import Extract
     from .search.relevance import Evidence
+    from .storage.postgres.store import HnswVectors, PgStore
+    from .storage.writer_lock import LockHolder, WriterLock
 
 # Indexing (sync: markdown, chunking, credential scrubbing, document readers), links, related
 # notes and extracts are imported where they are used: a fresh `vaultseek search` or hook
@@ -124,7 +150,7 @@ class Index:
         """The reranker and the expander, built on the first search that asks for each."""
         self._hnsw_version: int | None = None
         self.writer_lock: WriterLock = (
-            self.store.sync_lock if isinstance(self.store, PgStore) else file_writer_lock(self.db_path)
+            self.store.sync_lock if _on_postgres(self.store) else _file_writer_lock(self.db_path)
         )
         """The index's one-writer lock, which :meth:`sync` holds while it writes (a backend
         on a database server provides its own, e.g. an advisory lock)."""
@@ -143,6 +169,7 @@ class Index:
         """The collection's store in the PostgreSQL database at ``url`` (created on first
         use, with the ``vector`` extension, unless ``read_only``)."""
         from .storage.postgres.connection import connect, ensure_pgvector
+        from .storage.postgres.store import PgStore
 
         # The index lives in the database; local state beside db_path (the deep job's lock
         # and log, the study database) gets a private folder.
@@ -169,7 +196,7 @@ class Index:
         database (without its password), collection, server and pgvector versions, size and
         how vectors are searched."""
         store = self.store
-        if not isinstance(store, PgStore) or self.database_url is None:
+        if not _on_postgres(store) or self.database_url is None:
             return {"backend": "sqlite"}
         from .storage.postgres.connection import display_url, server_info
         from .storage.postgres.store import HNSW_MIN_CHUNKS
@@ -558,7 +585,7 @@ class Index:
         from .storage.postgres.connection import connect
 
         store = self.store
-        assert isinstance(store, PgStore) and self.database_url is not None
+        assert _on_postgres(store) and self.database_url is not None
         version = store.data_version()
         if self._hnsw is None or version != self._hnsw_version:
             if self._hnsw is not None:
@@ -781,7 +808,7 @@ class Index:
         if self.config.deep_tier:
             try:
                 deep_vectors, deep_model, _coverage = self._deep_side()
-                deep = (deep_vectors, deep_model.embed_one(query), deep_model.name)
+                deep = (deep_vectors, deep_model.embed_one(deep_window(deep_model, query)), deep_model.name)
             except (VectorsUnavailable, ModelError):  # a server that failed: judged without it
                 pass
         with self._database_errors():
@@ -843,7 +870,7 @@ class Index:
 
         counts = self.store.counts()
         ocr_pages, ocr_pending, ocr_over_limit = self.store.ocr_totals()
-        if isinstance(self.store, PgStore):
+        if _on_postgres(self.store):
             size = sum(self.store.sizes().values())
         else:
             size = sum(

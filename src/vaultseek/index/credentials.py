@@ -79,6 +79,22 @@ Check = Callable[[re.Match[str], str, str], bool]
 """``(match, the secret as written in the original text, its group name) -> keep it?``"""
 
 
+class _Regex:
+    """A regex compiled on first use: a text wakes few patterns, and compiling all ~120 costs
+    ~20 ms, which a search pays whenever a result's file name might hold a secret."""
+
+    __slots__ = ("_compiled", "flags", "source")
+
+    def __init__(self, source: str, flags: int) -> None:
+        self.source, self.flags = source, flags
+        self._compiled: re.Pattern[str] | None = None
+
+    def get(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source, self.flags)
+        return self._compiled
+
+
 @dataclass(frozen=True, slots=True)
 class _Pattern:
     """One detector: a regex plus the cheap literal gates that decide whether it runs at all.
@@ -88,15 +104,15 @@ class _Pattern:
     (10-40x slower). Boundaries that would need one are checked in ``check`` instead."""
 
     name: str
-    regex: re.Pattern[str]
-    ci_regex: re.Pattern[str] | None  # the re.I twin, for texts whose lower() changes length
+    regex: _Regex
+    ci_regex: _Regex | None  # the re.I twin, for texts whose lower() changes length
     hints: frozenset[str]  # runs only if one of these is in the text, its lower() or its long runs
     lower_hints: frozenset[str]
     run_hints: frozenset[str]
     check: Check | None
     groups: tuple[str, ...]  # groups named v... hold the secret; else the whole match is it
-    tails: Mapping[str, re.Pattern[str]]  # value group -> how a value cut at its cap goes on
-    line_word: re.Pattern[str] | None  # a word that must come earlier on the match's line
+    tails: Mapping[str, _Regex]  # value group -> how a value cut at its cap goes on
+    line_word: _Regex | None  # a word that must come earlier on the match's line
     in_runs: int  # > 0: searched only inside long token-like runs at least this long (no literal)
 
 
@@ -106,13 +122,16 @@ def _pat(name: str, regex: str, *, hints: Iterable[str] = (), lower: Iterable[st
          in_runs: int = 0) -> _Pattern:
     """Build a pattern; ``ci`` patterns are written in lower case and matched on
     ``text.lower()``."""
-    compiled = re.compile(regex, re.M)
     flags = re.M | re.I if ci else re.M
-    return _Pattern(name, compiled, re.compile(regex, flags) if ci else None, frozenset(hints),
-                    frozenset(lower), frozenset(runs), check,
-                    tuple(g for g in compiled.groupindex if g.startswith("v")),
-                    {g: re.compile(t, flags) for g, t in (tails or {}).items()},
-                    re.compile(line_word, flags) if line_word else None, in_runs)
+    return _Pattern(name, _Regex(regex, re.M), _Regex(regex, flags) if ci else None,
+                    frozenset(hints), frozenset(lower), frozenset(runs), check,
+                    tuple(g for g in _GROUP_NAME.findall(regex) if g.startswith("v")),
+                    {g: _Regex(t, flags) for g, t in (tails or {}).items()},
+                    _Regex(line_word, flags) if line_word else None, in_runs)
+
+
+_GROUP_NAME = re.compile(r"\(\?P<(\w+)>")
+"""A named group's opening in a pattern's source (its names, in order, without compiling it)."""
 
 
 # -- value checks ---------------------------------------------------------------------------------
@@ -201,10 +220,10 @@ def _mixed_case(value: str) -> bool:
 
 def _after(before: str, then: Check | None = None) -> Check:
     """A check that the text just before the match ends with ``before`` (a regex), then ``then``."""
-    rx = re.compile(r"(?:" + before + r")\Z", re.I)
+    rx = _Regex(r"(?:" + before + r")\Z", re.I)
 
     def check(m: re.Match[str], value: str, group: str) -> bool:
-        return (rx.search(m.string, max(0, m.start() - 32), m.start()) is not None
+        return (rx.get().search(m.string, max(0, m.start() - 32), m.start()) is not None
                 and (then is None or then(m, value, group)))
     return check
 
@@ -782,7 +801,7 @@ def _find(text: str) -> list[tuple[int, int, int]]:
             regex, scanned = (pat.regex, lowered) if aligned else (pat.ci_regex, text)
         if pat.line_word is not None and not breaks:
             breaks = [-1, *(b.start() for b in _NEWLINE.finditer(text))]
-        found.extend(_matches(pat, prio, regex, scanned, text, runs, breaks))
+        found.extend(_matches(pat, prio, regex.get(), scanned, text, runs, breaks))
     found.extend(_entropy_spans(text, runs))
     if "|" in text and "--" in text and _TABLE_SECRET_HEADER.search(lowered if aligned else text):
         found.extend(_table_columns(text))
@@ -805,7 +824,7 @@ def _matches(pat: _Pattern, prio: int, regex: re.Pattern[str], scanned: str, tex
     tails = pat.tails
     words: list[int] = []
     if pat.line_word is not None:  # (``breaks``: the text's newlines, after a -1 sentinel)
-        words = [w.start() for w in pat.line_word.finditer(scanned)]
+        words = [w.start() for w in pat.line_word.get().finditer(scanned)]
     reach = 0
     for m in matches:
         group = next((g for g in pat.groups if m.start(g) >= 0), "")
@@ -814,7 +833,7 @@ def _matches(pat: _Pattern, prio: int, regex: re.Pattern[str], scanned: str, tex
             continue  # inside a long value already read to its end
         tail = tails.get(group)
         if tail is not None:  # a value cut at its cap goes on to its end (or the match is void)
-            more = tail.match(scanned, end)
+            more = tail.get().match(scanned, end)
             if more is None:
                 continue
             end = reach = more.end("more")

@@ -62,13 +62,12 @@ def scrub_path(path: str) -> Scrubbed:
     (``password=…/notes.md``: the folder's name is the assignment, not ``…/notes.md``), and a
     file's suffix, when it is one vaultseek reads (``.md``, ``.pdf``, …), is kept out of it, so
     ``password=….md`` is shown as ``password=[REDACTED:password-assignment].md``."""
-    from ..documents.registry import kind_of  # only for the rare name that might hold one
-    from .credentials import Scrubbed, scrub
+    from .credentials import Scrubbed, scrub  # only for the rare name that might hold one
 
     *folders, name = path.split("/")
     stem, dot, suffix = name.rpartition(".")
     kept = ""
-    if stem and dot and (kind_of(name) is not None or suffix.lower() in _NOTE_SUFFIXES):
+    if stem and dot and (suffix.lower() in _NOTE_SUFFIXES or _document_kind(name) is not None):
         name, kept = stem, dot + suffix
     parts = [scrub(part) for part in (*folders, name)]
     counts: dict[str, int] = {}
@@ -76,6 +75,14 @@ def scrub_path(path: str) -> Scrubbed:
         for kind, n in part.counts.items():
             counts[kind] = counts.get(kind, 0) + n
     return Scrubbed("/".join(part.text for part in parts) + kept, counts)
+
+
+def _document_kind(name: str) -> str | None:
+    """The document kind vaultseek reads ``name`` as (the readers' registry, with ``zipfile``,
+    is imported only for a name that is not a note's)."""
+    from ..documents.registry import kind_of
+
+    return kind_of(name)
 
 
 @lru_cache(maxsize=65_536)

@@ -14,9 +14,8 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -40,6 +39,9 @@ from .signals import apply_signals
 from .syntax import parse_syntax, plain_query
 from .termmatch import RERANK_DEPTH, blend, idf, match_scores
 from .vocabulary import prefix_completions, refine_query, vault_languages
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 
 class VectorsUnavailable(Exception):
@@ -169,6 +171,8 @@ def scan_hits(
         return index.top(scan, limit, rows=restriction.rows(store, index, scope))
     if scope is None:
         return index.top(scan, limit)
+    if store.backend == "sqlite":  # the scope's chunks, marked once per scope and index version
+        return index.top(scan, limit, rows=np.flatnonzero(store.scope_mask(scope).inside(index.ids)))
     if index.files is None:  # once per matrix
         index.files = store.file_ids_of(index.ids)
     probe, floor = index.best_rows(scan, max(SCOPE_PROBE, limit * 10))
@@ -312,7 +316,8 @@ def run_search(
                 raise QueryError(f"deep search is unavailable: {exc}", hint=exc.hint) from exc
             notices.append(f"deep list unavailable ({exc})")
         else:  # started first: the deep model's query embedding is the slowest step
-            deep_scanning = _start(params.mode == "hybrid", _scan, deep_index, deep_model, wanted, pool, scope, restriction)
+            window = deep_window(deep_model, wanted)
+            deep_scanning = _start(params.mode == "hybrid", _scan, deep_index, deep_model, window, pool, scope, restriction)
     if params.mode in ("hybrid", "vector") and wanted.strip():
         try:
             index, model = vector_side()
@@ -475,6 +480,19 @@ class _SubQuerySides:
         return out
 
 
+DEEP_QUERY_CHARS = 4_096
+"""What a deep model without its own :meth:`~vaultseek.embeddings.deep.DeepModel.query_window`
+is sent of a query."""
+
+
+def deep_window(model: QueryModel, text: str) -> str:
+    """What the deep list embeds of a query: the part its model reads in one window (a model
+    reading more would average windows, ~1 s of CPU each for the bundled one). The static list
+    takes the query whole: its model cuts it at its own 512 tokens, in about a millisecond."""
+    window = getattr(model, "query_window", None)
+    return str(window(text)) if callable(window) else text[:DEEP_QUERY_CHARS]
+
+
 def _scan(
     index: VectorIndex | NearestVectors, model: QueryModel, text: str, pool: int, scope: SearchFilter | None,
     restriction: Restriction | None = None,
@@ -504,21 +522,56 @@ def _cores() -> int:
 
 _workers: ThreadPoolExecutor | None = None
 _workers_lock = threading.Lock()
+_started = 0
+"""Background scans this process has started: the first ``_OWN_THREADS`` (one search's static
+and deep lists) each have a thread of their own, later ones the pool's."""
+_OWN_THREADS = 2
 
 
 def _start(background: bool, fn: Callable[..., ScanResult], *args: object) -> Callable[[], ScanResult]:
     """Start ``fn(*args)`` on the vector workers — a few threads shared by every search of
     the process — and return what waits for its result; run it right here instead when not
-    ``background`` or on a single core, where there is nothing to overlap with."""
-    global _workers
+    ``background`` or on a single core, where there is nothing to overlap with. A process's
+    first search starts plain threads instead: the pool's module (``concurrent.futures``, which
+    loads ``logging``) costs a fresh ``vaultseek search`` ~8 ms, more than it saves."""
+    global _workers, _started
     cores = _cores()
     if not background or cores < 2:
         result = fn(*args)
         return lambda: result
     with _workers_lock:
-        if _workers is None:
+        first, _started = _started < _OWN_THREADS, _started + 1
+        if not first and _workers is None:
+            from concurrent.futures import ThreadPoolExecutor
+
             _workers = ThreadPoolExecutor(max_workers=min(4, cores), thread_name_prefix="vaultseek-vectors")
+    if first:
+        return _in_thread(fn, *args)
+    assert _workers is not None
     return _workers.submit(fn, *args).result
+
+
+def _in_thread(fn: Callable[..., ScanResult], *args: object) -> Callable[[], ScanResult]:
+    """``fn(*args)`` on a thread of its own; what waits for its result (or raises its error)."""
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, fn(*args)))
+        except BaseException as exc:  # noqa: BLE001 - raised again in the waiting thread
+            outcome.append((False, exc))
+
+    thread = threading.Thread(target=run, name="vaultseek-vectors", daemon=True)
+    thread.start()
+
+    def wait() -> ScanResult:
+        thread.join()
+        done, value = outcome[0]
+        if not done:
+            raise value
+        return value
+
+    return wait
 
 
 @dataclass(frozen=True, slots=True)

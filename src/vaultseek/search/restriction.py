@@ -51,7 +51,9 @@ class Restriction:
             keep &= np.isin(index.ids, self.chunks)
         if self.excluded_chunks is not None and len(self.excluded_chunks):
             keep &= ~np.isin(index.ids, self.excluded_chunks)
-        if scope is not None:
+        if scope is not None and store.backend == "sqlite":  # marked once per scope and version
+            keep &= store.scope_mask(scope).inside(index.ids)
+        elif scope is not None:
             if index.files is None:  # once per matrix
                 index.files = store.file_ids_of(index.ids)
             keep &= np.isin(index.files, store.file_ids_in(scope))
