@@ -20,6 +20,7 @@ from .extraction import (
     Segment,
 )
 from .registry import DOCUMENT_SUFFIXES, extract, kind_of
+from .sandbox import STOPPED_READER, ReaderProcess, extract_once
 
 __all__ = [
     "DOCUMENT_SUFFIXES",
@@ -30,9 +31,12 @@ __all__ = [
     "Limits",
     "OcrSettings",
     "PageLog",
+    "ReaderProcess",
+    "STOPPED_READER",
     "Segment",
     "document_chunks",
     "extract",
+    "extract_once",
     "kind_of",
     "short_heading",
 ]
