@@ -74,7 +74,7 @@ from .sources import (
     walks_into,
 )
 
-PIPELINE_VERSION = "8"
+PIPELINE_VERSION = "9"
 """Bump when reading, scrubbing or chunking changes what a file becomes: the next run then
 re-processes every file (vectors are reused wherever the embedded text is unchanged), so
 e.g. a new credential pattern reaches notes that have not been edited since. (3: frontmatter
@@ -89,7 +89,9 @@ keys, Azure AD client secrets, new-format Mailgun keys, Twilio ``SK`` keys witho
 or batch of rows over 8,000 characters cut like running text, headings over 200 characters
 shortened, workbook rows read past a sheet's stated size, Office files that would inflate past
 ``max_inflated_mb`` skipped. 8: a credential in a file or folder name is redacted in the title,
-the names links resolve by and the heading context made from it.)"""
+the names links resolve by and the heading context made from it. 9: a PDF's short pages are
+kept: a document of short pages becomes one chunk per page, a short page beside long ones joins
+the chunk before it, which cites both pages.)"""
 REPROCESSING_META = "reprocessing"
 """Meta key: ``<pipeline version> <highest file id at its start>`` while every file is being
 brought to a new pipeline version (the first index included); removed when that run
