@@ -24,6 +24,7 @@ from .sandbox import STOPPED_READER, ReaderProcess, extract_once
 
 __all__ = [
     "DOCUMENT_SUFFIXES",
+    "STOPPED_READER",
     "DocumentError",
     "ExtractContext",
     "Extracted",
@@ -32,7 +33,6 @@ __all__ = [
     "OcrSettings",
     "PageLog",
     "ReaderProcess",
-    "STOPPED_READER",
     "Segment",
     "document_chunks",
     "extract",

@@ -177,9 +177,13 @@ class ReaderProcess:
                         self.close()
                     return result
                 else:
-                    self._raise(message)
+                    self._raise(message)  # the child is idle again: it is kept
+        except (DocumentError, ExtractionStopped, MissingExtraError):
+            raise
         except (EOFError, OSError) as exc:
             code = self._ended()
+            if context.should_stop():  # ended by the same stop request (Ctrl-C) as the run
+                raise ExtractionStopped from exc
             if code is None:
                 raise DocumentError(f"{STOPPED_READER}: lost touch with it ({exc})") from exc
             how = _signal_name(-code) if code < 0 else f"exit code {code}"
@@ -187,6 +191,9 @@ class ReaderProcess:
                 f"{STOPPED_READER}: it ended with {how} while reading (a reader may use "
                 f"{budget // MB:,} MB of memory)"
             ) from exc
+        except BaseException:  # a callback failed (a full disk), or the caller was interrupted
+            self._kill()  # the child is mid-document: it cannot be reused
+            raise
 
     def _wait(self, conn: Connection, budget: int) -> None:
         """Until the child says something; it is killed, and :class:`DocumentError` raised,
@@ -359,6 +366,7 @@ def _serve(conn: Connection, budget: int) -> None:
 
 def _main(argv: list[str]) -> int:
     _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which asks to stop
     read_fd, write_fd, budget = int(argv[0]), int(argv[1]), int(argv[2])
     conn = _Duplex(read_fd, write_fd)
     with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):

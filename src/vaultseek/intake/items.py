@@ -128,8 +128,7 @@ def _read_bounded(path: Path, limit: int, setting: str) -> bytes:
         raise IntakeError(f"cannot read {path}: {exc.strerror or exc}") from exc
     if size > limit:
         raise IntakeError(
-            f"{path.name} is {megabytes(size)}, over {setting} ({megabytes(limit)}); it was "
-            "left where it is",
+            f"{path.name} is {megabytes(size)}, over {setting} ({megabytes(limit)})",
             hint=f"raise {setting} in the configuration to take it",
         )
     return data
