@@ -279,6 +279,8 @@ class Syncer:
                 self.counts["unchanged"] += 1
             else:  # new, changed, or skipped last time (the cause may be fixed: try again)
                 todo.append((source, state))
+        if stopped and stopped["path"] not in {s.path for s in sources} and named is not None:
+            self._remember_stopped(stopped)  # not in this run's paths: kept for a later run
         if not interrupted:
             interrupted = self._index(todo)
         if not interrupted:
@@ -331,6 +333,12 @@ class Syncer:
         except (ValueError, KeyError, TypeError):
             return {}
         return {} if pages > int(reading.get("pages", 0)) else dict(reading)
+
+    def _remember_stopped(self, reading: dict[str, object]) -> None:
+        path, size, mtime_ns = reading.get("path"), reading.get("size"), reading.get("mtime_ns")
+        if isinstance(path, str) and isinstance(size, int) and isinstance(mtime_ns, int):
+            kind = kind_of(path) or "note"
+            self.store.record_skip(path, size=size, mtime_ns=mtime_ns, reason=STOPPED_LAST_TIME, kind=kind)
 
     @staticmethod
     def _same_stat(source: SourceFile, reading: dict[str, object]) -> bool:
