@@ -10,14 +10,16 @@ read by :func:`.registry.extract` in a :class:`ReaderProcess`:
 
 * the parent watches the child's resident memory every :data:`WATCH_SECONDS` and kills it
   once it holds more than ``Limits.max_reader_bytes`` (default :data:`READER_MEMORY_MB`) past
-  what it held after start-up; as a backstop against one huge allocation, the child's address
-  space (``RLIMIT_AS``) is capped at :data:`ADDRESS_SPACE_FACTOR` times that (address space,
-  not memory: the OCR engine's runtime reserves far more than it touches). A reader that
-  needs more is stopped, and the file skipped with a reason starting :data:`STOPPED_READER`;
+  what it held after start-up (and the child watches itself the same way, so the cap holds
+  where the parent cannot read another process's memory, as on macOS); as a backstop against
+  one huge allocation, the child's address space (``RLIMIT_AS``) is capped at
+  :data:`ADDRESS_SPACE_FACTOR` times that (address space, not memory: the OCR engine's runtime
+  reserves far more than it touches). A reader that needs more is stopped, and the file
+  skipped with a reason starting :data:`STOPPED_READER`;
 * a child that says nothing for :data:`QUIET_SECONDS` (it reports every page) is killed, and
   the file skipped the same way;
-* one child reads a run's documents one after another (starting one costs about 0.3 s; a
-  document then costs a round trip of well under a millisecond), and it exits once it holds
+* one child reads a run's documents one after another (starting one takes 0.2 to 0.4 s; a
+  small PDF then costs about 1 ms more than read in the calling process), and it exits once it holds
   more than :data:`RECYCLE_MB` above its start, so memory a large document took goes back to
   the operating system instead of staying with the process;
 * the child dies with its parent (``PR_SET_PDEATHSIG`` on Linux; elsewhere at its next
@@ -65,6 +67,8 @@ WATCH_SECONDS = 0.02
 """How often the parent looks at the child's resident memory while it reads. PDFium takes
 about 50 MB a second at most while it loads a hostile page, so the overshoot is a few MB."""
 ADDRESS_SPACE_FACTOR = 4
+OVER_BUDGET_EXIT = 75
+"""The exit code of a child that found itself over its memory budget."""
 QUIET_SECONDS = 300.0
 """A reader that reports nothing (no page done) for this long is stopped."""
 RECYCLE_MB = 256
@@ -184,6 +188,8 @@ class ReaderProcess:
             code = self._ended()
             if context.should_stop():  # ended by the same stop request (Ctrl-C) as the run
                 raise ExtractionStopped from exc
+            if code == OVER_BUDGET_EXIT:
+                raise self._over_budget(budget) from exc
             if code is None:
                 raise DocumentError(f"{STOPPED_READER}: lost touch with it ({exc})") from exc
             how = _signal_name(-code) if code < 0 else f"exit code {code}"
@@ -203,16 +209,20 @@ class ReaderProcess:
             held = _resident_bytes(self._proc.pid if self._proc else None) - self._baseline
             if held > budget:
                 self._kill()
-                raise DocumentError(
-                    f"{STOPPED_READER}: it needed more than {budget // MB:,} MB of memory "
-                    "(what reading one document may take)"
-                )
+                raise self._over_budget(budget)
             if time.monotonic() > quiet_until:
                 self._kill()
                 raise DocumentError(
                     f"{STOPPED_READER}: it read for {self.quiet_seconds:,.0f} s without "
                     "finishing a page"
                 )
+
+    @staticmethod
+    def _over_budget(budget: int) -> DocumentError:
+        return DocumentError(
+            f"{STOPPED_READER}: it needed more than {budget // MB:,} MB of memory "
+            "(what reading one document may take)"
+        )
 
     @staticmethod
     def _raise(message: tuple[Any, ...]) -> None:
@@ -286,6 +296,21 @@ def _address_space() -> int:
         return 0
 
 
+def _peak_bytes() -> int:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024  # bytes on macOS, KiB elsewhere
+
+
+def _watch_self(baseline: int, budget: int) -> None:
+    """Exit with :data:`OVER_BUDGET_EXIT` once this process holds more than ``budget`` past
+    ``baseline`` (its resident memory where /proc tells it, else its peak)."""
+    while True:
+        held = _resident_bytes() or _peak_bytes()
+        if held - baseline > budget:
+            os._exit(OVER_BUDGET_EXIT)
+        time.sleep(WATCH_SECONDS)
+
+
 def _die_with_parent() -> None:
     with contextlib.suppress(Exception):
         import ctypes
@@ -314,6 +339,9 @@ def _serve(conn: Connection, budget: int) -> None:
 
     baseline = _resident_bytes()
     conn.send(baseline)
+    if budget > 0:  # native readers release the GIL, so this thread runs while they read
+        self_baseline = baseline or _peak_bytes()
+        threading.Thread(target=_watch_self, args=(self_baseline, budget), daemon=True).start()
     space = _address_space()
     if space and budget > 0:
         with contextlib.suppress(ValueError, OSError):
