@@ -162,9 +162,10 @@ class ReaderProcess:
         require_reader(path)
         budget = context.limits.max_reader_bytes
         conn = self._start(budget)
-        request = ("read", path, data, asdict(context.ocr), asdict(context.limits), context.pages.done())
+        request = ("read", path, asdict(context.ocr), asdict(context.limits), context.pages.done())
         try:
             conn.send(request)
+            conn.send_bytes(data)  # written from the buffer: no pickled copy of a 100 MB file
             while True:
                 self._wait(conn, budget)
                 message = conn.recv()
@@ -261,6 +262,9 @@ class _Duplex(Connection):
     def send(self, obj: Any) -> None:
         self._writer.send(obj)
 
+    def send_bytes(self, buf: Any, offset: int = 0, size: int | None = None) -> None:
+        self._writer.send_bytes(buf, offset, size)
+
     def close(self) -> None:
         try:
             self._writer.close()
@@ -354,8 +358,8 @@ def _serve(conn: Connection, budget: int) -> None:
             request = conn.recv()
         except (EOFError, OSError):
             return
-        _tag, path, data, ocr, limits, done = request
-        del request
+        _tag, path, ocr, limits, done = request
+        data = conn.recv_bytes()
 
         def stop_check() -> bool:
             conn.send(("stop?",))
