@@ -125,3 +125,20 @@ def test_an_inbox_item_over_its_size_limit_is_refused_unread(tmp_path: Path) -> 
     with pytest.raises(IntakeError, match=r"cannot read bomb\.pdf: stopped the reader"):
         read_item(pdf)
     assert peak_mb() - before < GROWTH_MB
+
+
+def test_a_pdf_is_read_no_further_than_its_text_cap(tmp_path: Path) -> None:
+    from tests.support import docgen
+
+    from vaultseek.documents import ExtractContext, Limits, extract
+
+    page = "The cranes on the north quay were inspected and oiled. " * 18  # ~1,000 characters
+    data = docgen.text_pdf(tmp_path / "long.pdf", [page] * 40).read_bytes()
+    seen: list[int] = []
+    context = ExtractContext(
+        path="long.pdf", limits=Limits(max_text_chars=5_000),
+        progress=lambda phase, number, _total: seen.append(number) if phase == "extract" else None,
+    )  # fmt: skip
+    extracted = extract("long.pdf", data, context)
+    assert extracted.truncated and sum(len(s.text) for s in extracted.segments) == 5_000
+    assert max(seen) <= 6, f"read {max(seen)} of 40 pages for 5,000 characters"
