@@ -445,7 +445,8 @@ def intake_inbox(workdir: Path, pdf: Path, *, timeout: float, memory_cap_mb: int
 def reader_overhead(workdir: Path, *, files: int = 200) -> dict[str, float]:
     """Seconds per small PDF read in this process and through a reader child, and what
     starting the child costs."""
-    from vaultseek.documents import ExtractContext, ReaderProcess, extract
+    from vaultseek.documents import ExtractContext, extract
+    from vaultseek.documents.sandbox import ReaderProcess
 
     folder = workdir / "small-pdfs"
     paths = [folder / f"memo-{n}.pdf" for n in range(files)]

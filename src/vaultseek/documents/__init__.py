@@ -20,11 +20,9 @@ from .extraction import (
     Segment,
 )
 from .registry import DOCUMENT_SUFFIXES, extract, kind_of
-from .sandbox import STOPPED_READER, ReaderProcess, extract_once
 
 __all__ = [
     "DOCUMENT_SUFFIXES",
-    "STOPPED_READER",
     "DocumentError",
     "ExtractContext",
     "Extracted",
@@ -32,11 +30,9 @@ __all__ = [
     "Limits",
     "OcrSettings",
     "PageLog",
-    "ReaderProcess",
     "Segment",
     "document_chunks",
     "extract",
-    "extract_once",
     "kind_of",
     "short_heading",
 ]

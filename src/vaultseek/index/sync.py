@@ -41,7 +41,6 @@ import numpy as np
 
 from ..config import Config
 from ..documents import (
-    STOPPED_READER,
     DocumentError,
     ExtractContext,
     ExtractionStopped,
@@ -51,7 +50,7 @@ from ..documents import (
     kind_of,
     short_heading,
 )
-from ..documents.sandbox import ReaderProcess
+from ..documents.sandbox import STOPPED_READER, ReaderProcess
 from ..embeddings.static import StaticEmbedder
 from ..errors import MissingExtraError, VaultseekError
 from ..notes.chunking import chunk_note

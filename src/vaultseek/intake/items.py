@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..documents import DocumentError, ExtractContext, OcrSettings, extract_once, kind_of
+from ..documents import DocumentError, ExtractContext, OcrSettings, kind_of
 from ..documents.encoding import decode_text
 from ..documents.limits import megabytes
+from ..documents.sandbox import extract_once
 from ..errors import IntakeError, MissingExtraError
 from ..index.credentials import scrub
 from ..notes.markdown import split_frontmatter
