@@ -1,7 +1,8 @@
 """Hostile documents: Office zip bombs and one enormous line of text, each indexed in a fresh
 process and measured against an ordinary document of the same type.
 
-    python -m benchmarks.hostile [--workdir DIR] [--json FILE] [--timeout S] [--memory-cap-mb MB]
+    python -m benchmarks.hostile [--workdir DIR] [--json FILE] [--cases NAME ...] [--timeout S]
+        [--memory-cap-mb MB] [--no-intake] [--no-overhead]
 
 Builds, with :mod:`zipfile` and highly compressible XML written straight into the archive:
 
