@@ -1,5 +1,6 @@
-"""Hostile documents: Office zip bombs and one enormous line of text, each indexed in a fresh
-process and measured against an ordinary document of the same type.
+"""Hostile documents: Office zip bombs, PDFs that inflate, one enormous line of text and a 2 GB
+inbox item, each indexed (or taken) in a fresh process and measured against an ordinary
+document of the same type.
 
     python -m benchmarks.hostile [--workdir DIR] [--json FILE] [--cases NAME ...] [--timeout S]
         [--memory-cap-mb MB] [--no-intake] [--no-overhead]
