@@ -148,10 +148,13 @@ class ReaderProcess:
         self._conn = _Duplex(from_child_r, to_child_w)
         self._budget = budget
         self.started += 1
-        if not self._conn.poll(60):  # it says how much it holds once started
-            self._kill()
-            raise DocumentError(f"{STOPPED_READER}: it did not start")
-        self._baseline = int(self._conn.recv())
+        try:  # it says how much it holds once started
+            if not self._conn.poll(60):
+                raise EOFError("no answer in 60 s")
+            self._baseline = int(self._conn.recv())
+        except (EOFError, OSError, ValueError) as exc:
+            self._kill()  # not the file's fault: it is tried again on the next run
+            raise DocumentError(f"the document reader could not start ({exc or 'it ended'})") from exc
         return self._conn
 
     def extract(self, path: str, data: bytes, context: ExtractContext) -> Extracted:
