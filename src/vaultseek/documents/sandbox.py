@@ -154,7 +154,7 @@ class ReaderProcess:
             self._baseline = int(self._conn.recv())
         except (EOFError, OSError, ValueError) as exc:
             self._kill()  # not the file's fault: it is tried again on the next run
-            raise DocumentError(f"the document reader could not start ({exc or 'it ended'})") from exc
+            raise DocumentError(f"the document reader could not start ({str(exc) or 'it ended at once'})") from exc
         return self._conn
 
     def extract(self, path: str, data: bytes, context: ExtractContext) -> Extracted:
