@@ -142,3 +142,24 @@ def test_a_pdf_is_read_no_further_than_its_text_cap(tmp_path: Path) -> None:
     extracted = extract("long.pdf", data, context)
     assert extracted.truncated and sum(len(s.text) for s in extracted.segments) == 5_000
     assert max(seen) <= 6, f"read {max(seen)} of 40 pages for 5,000 characters"
+
+
+def test_a_stop_mid_pdf_stops_the_reader_between_pages_and_the_next_run_reads_it(vault: Path) -> None:
+    """Ctrl-C reaches the reader child as the stop request it asks about each page: the run
+    stops, the file is not marked as having stopped the reader, and the next run indexes it."""
+    from tests.support import docgen
+
+    docgen.text_pdf(vault / "log.pdf", [f"Page {n}: the cranes on the north quay were oiled." * 3 for n in range(1, 31)])
+    (vault / "zz-harbour.md").write_text(NOTE, "utf-8")
+    pages_seen: list[int] = []
+
+    def progress(p: object) -> None:
+        if getattr(p, "phase", "") == "extract":
+            pages_seen.append(int(getattr(p, "done", 0)))
+
+    with open_index(vault, create=True) as index:
+        stopped = index.sync(progress=progress, should_stop=lambda: len(pages_seen) >= 3)
+        assert stopped.interrupted and stopped.skipped == () and max(pages_seen) < 30
+        again = index.sync()
+        assert not again.interrupted and again.skipped == () and again.pages_extracted == 30
+        assert "log.pdf" in {r.path for r in index.search("cranes", mode="bm25").results}
