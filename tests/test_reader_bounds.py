@@ -163,3 +163,20 @@ def test_a_stop_mid_pdf_stops_the_reader_between_pages_and_the_next_run_reads_it
         again = index.sync()
         assert not again.interrupted and again.skipped == () and again.pages_extracted == 30
         assert "log.pdf" in {r.path for r in index.search("cranes", mode="bm25").results}
+
+
+def test_an_inbox_item_that_stopped_the_reader_is_not_read_again_until_it_changes(tmp_path: Path) -> None:
+    """The daemon takes the inbox after every change in the vault: the hostile item is refused
+    at once the next times, and read again once it changes."""
+    pdf = inflating_pdf(tmp_path / "inbox" / "bomb.pdf", 1_000_000)
+    with pytest.raises(IntakeError, match="stopped the reader") as first:
+        read_item(pdf)
+    started = time.perf_counter()
+    with pytest.raises(IntakeError) as again:
+        read_item(pdf)
+    assert str(again.value) == str(first.value) and time.perf_counter() - started < 0.5
+    inflating_pdf(pdf, 1_000_000, varied=True)  # changed: read (and refused) again
+    started = time.perf_counter()
+    with pytest.raises(IntakeError, match="stopped the reader"):
+        read_item(pdf)
+    assert time.perf_counter() - started > 0.5

@@ -11,7 +11,8 @@ An item is never read whole before its size is known: one over the vault's ``max
 (a note or other text) or ``max_document_mb`` (a document) is refused with its size and the
 limit, and stays in the inbox; reading stops at the limit should the file grow meanwhile.
 Documents are read in a reader child with a memory cap (:mod:`vaultseek.documents.sandbox`),
-so an inbox the daemon takes by itself never costs it more than that cap.
+so an inbox the daemon takes by itself never costs it more than that cap; an item that stopped
+the reader is not read again by the same process until it changes.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 from ..documents import DocumentError, ExtractContext, OcrSettings, kind_of
 from ..documents.encoding import decode_text
 from ..documents.limits import megabytes
-from ..documents.sandbox import extract_once
+from ..documents.sandbox import STOPPED_READER, extract_once
 from ..errors import IntakeError, MissingExtraError
 from ..index.credentials import scrub
 from ..notes.markdown import split_frontmatter
@@ -97,10 +98,18 @@ def read_item(
                                  else (max_document_bytes, "max_document_mb")))  # fmt: skip
     if kind is None:
         return item_from_text(_decode(data, path), name=path.stem, source=str(path))
+    key = _version(path)
+    if key in _STOPPED:
+        raise IntakeError(_STOPPED[key])
     try:
         extracted = extract_once(path.name, data, ExtractContext(path=path.name, ocr=ocr or OcrSettings()))
     except DocumentError as exc:
-        raise IntakeError(f"cannot read {path.name}: {exc}") from exc
+        message = f"cannot read {path.name}: {exc}"
+        if str(exc).startswith(STOPPED_READER) and key is not None:
+            if len(_STOPPED) >= _STOPPED_KEPT:
+                _STOPPED.pop(next(iter(_STOPPED)))
+            _STOPPED[key] = message
+        raise IntakeError(message) from exc
     except MissingExtraError as exc:  # one item's error, so the rest of the inbox goes on
         raise IntakeError(f"cannot read {path.name}: {exc}; {exc.install}") from exc
     meta = _html_meta(data) if kind == "html" else {}
@@ -114,6 +123,21 @@ def read_item(
         kind=kind,
         original=path,
     )
+
+
+_STOPPED: dict[tuple[str, int, int], str] = {}
+"""Inbox items that stopped the reader (by path, size and mtime), with the message: the
+daemon takes the inbox after every change in the vault, and such an item is not read again
+in this process until it changes."""
+_STOPPED_KEPT = 1000
+
+
+def _version(path: Path) -> tuple[str, int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return (str(path.absolute()), stat.st_size, stat.st_mtime_ns)
 
 
 def _read_bounded(path: Path, limit: int, setting: str) -> bytes:
