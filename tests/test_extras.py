@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import tomllib
 from importlib.metadata import packages_distributions
 from pathlib import Path
@@ -45,16 +46,39 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
+_BLOCKED_SITE = """
+import os, sys
+blocked = set(os.environ.get("VAULTSEEK_TEST_BLOCKED", "").split(",")) - {""}
+
+class RefuseBlocked:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in blocked:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+if blocked:
+    sys.meta_path.insert(0, RefuseBlocked())
+"""
+
+
 def run_without(
     blocked: tuple[str, ...], *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """``vaultseek ARGS`` in a child process that cannot import the ``blocked`` modules (with
-    ``env`` for its environment variables, default: this process's)."""
+    ``env`` for its environment variables, default: this process's). Processes it starts
+    (the document reader) cannot either: a ``sitecustomize`` on their ``PYTHONPATH`` refuses
+    the same modules."""
+    env = dict(os.environ) if env is None else dict(env)
+    site = Path(tempfile.gettempdir()) / f"vaultseek-blocked-site-{os.getpid()}"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(_BLOCKED_SITE, "utf-8")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), env.get("PYTHONPATH")) if p)
+    env["VAULTSEEK_TEST_BLOCKED"] = ",".join(blocked)
     return subprocess.run(
         [sys.executable, "-c", _BLOCKED_RUN, ",".join(blocked), *args],
         capture_output=True,
         text=True,
-        env=dict(os.environ) if env is None else env,
+        env=env,
         timeout=120,
         check=False,
     )

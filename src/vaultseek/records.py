@@ -65,6 +65,8 @@ class Location:
     sheet: str | None = None
     row_start: int | None = None
     row_end: int | None = None
+    page_end: int | None = None
+    """The last page of a chunk that runs over pages (``pp. 3–4``); None for one page."""
 
     def to_dict(self) -> dict[str, Any]:
         """Only the parts that are set, e.g. ``{"page": 3}``."""
@@ -72,13 +74,16 @@ class Location:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Location:
-        return cls(**{k: data[k] for k in ("page", "slide", "sheet", "row_start", "row_end") if k in data})
+        keys = ("page", "slide", "sheet", "row_start", "row_end", "page_end")
+        return cls(**{k: data[k] for k in keys if k in data})
 
     def words(self, *, short: bool = True) -> list[str]:
         """The location's parts in words: short for display (``p. 3``, ``slide 4``, ``Q1``,
         ``rows 2–21``), long for a chunk's heading context (``page 3``, ``sheet Q1``)."""
         parts = []
-        if self.page is not None:
+        if self.page is not None and self.page_end is not None and self.page_end != self.page:
+            parts.append(f"{'pp.' if short else 'pages'} {self.page}–{self.page_end}")
+        elif self.page is not None:
             parts.append(f"{'p.' if short else 'page'} {self.page}")
         if self.slide is not None:
             parts.append(f"slide {self.slide}")

@@ -2,8 +2,10 @@
 
 Running text (PDF pages, DOCX sections, HTML, TXT) is cut by :func:`~.splitting.split_text`
 (~1,000 characters, ~100 overlap) and pieces under 100 characters are dropped; structured
-text (rows, slides, flattened data) keeps pieces down to 20 characters. A page never shares a
-chunk with another page, so each chunk cites exactly one page (slide, row range). A segment
+text (rows, slides, flattened data) keeps pieces down to 20 characters. A chunk cites the
+page (slide, row range) its text is on: pages are chunked one by one, and a short page is not
+dropped but joins the chunk before it, which then cites both (``pp. 3–4``); a document of short
+pages only becomes one chunk per page, each citing its own. A segment
 meant to stay whole (a slide, a batch of rows) is still cut once it passes
 :data:`MAX_WHOLE_CHARS`, and a heading past :data:`MAX_HEADING_CHARS` is shortened, so one
 enormous slide or title never becomes one enormous chunk or context line.
@@ -15,6 +17,7 @@ Every chunk's heading context names the document, its type and the place in it �
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ..records import ChunkDraft, Location
 from .extraction import Segment
@@ -51,6 +54,8 @@ def document_chunks(segments: list[Segment], *, title: str, kind: str) -> list[C
     """Ordered chunk drafts for a document's (already scrubbed) segments."""
     drafts: list[ChunkDraft] = []
     leftovers: list[tuple[str, Segment]] = []
+    previous: Segment | None = None
+    drafted = Segment("")  # the segment the last draft came from
     for segment in segments:
         text = clean_text(segment.text)
         if not text:
@@ -64,17 +69,58 @@ def document_chunks(segments: list[Segment], *, title: str, kind: str) -> list[C
         )
         minimum = MIN_STRUCTURED_CHARS if segment.structured else MIN_RUNNING_CHARS
         for piece in pieces:
-            if len(piece) < minimum:
+            if len(piece) >= minimum:
+                drafts.append(_draft(piece, segment, title, kind, len(drafts)))
+                drafted = segment
+            elif _joins(piece, segment, previous, drafts):
+                last = drafts[-1]
+                assert last.location is not None and segment.location is not None
+                spans = replace(drafted, location=replace(last.location, page_end=segment.location.page))
+                drafts[-1] = _draft(f"{last.text}\n\n{piece}", spans, title, kind, last.position)
+            else:
                 leftovers.append((piece, segment))
-                continue
-            drafts.append(_draft(piece, segment, title, kind, len(drafts)))
+        previous = segment
     if not drafts and leftovers:
         # A short document ("Call Bob re: invoice") is below the fragment limit, but it is a
-        # whole document, not a fragment: keep it as one chunk so it can be found at all.
-        first = leftovers[0][1]
-        text = "\n\n".join(piece for piece, _s in leftovers)
-        drafts.append(_draft(text, first, title, kind, 0))
+        # whole document, not a fragment: keep it so it can be found at all, one chunk per
+        # page (or slide, …) so each cites the place its text is on.
+        for location, group in _by_location(leftovers):
+            text = "\n\n".join(piece for piece, _s in group)
+            drafts.append(_draft(text, replace(group[0][1], location=location), title, kind, len(drafts)))
     return drafts
+
+
+def _joins(piece: str, segment: Segment, previous: Segment | None, drafts: list[ChunkDraft]) -> bool:
+    """Whether a short piece is a whole page of running text that can join the chunk before
+    it (the previous page's last), rather than be dropped: the fact on a short page is found
+    and cited with both pages."""
+    last = drafts[-1] if drafts else None
+    return (
+        last is not None
+        and previous is not None
+        and not segment.structured
+        and len(piece) >= MIN_STRUCTURED_CHARS
+        and _page(segment.location) is not None
+        and _page(previous.location) is not None
+        and last.location is not None
+        and (last.location.page_end or last.location.page) == _page(previous.location)
+        and len(last.text) + len(piece) <= CHUNK_CHARS + MIN_RUNNING_CHARS
+    )
+
+
+def _page(location: Location | None) -> int | None:
+    return location.page if location is not None else None
+
+
+def _by_location(leftovers: list[tuple[str, Segment]]) -> list[tuple[Location | None, list[tuple[str, Segment]]]]:
+    """Consecutive pieces grouped by the place they come from."""
+    groups: list[tuple[Location | None, list[tuple[str, Segment]]]] = []
+    for piece, segment in leftovers:
+        if groups and groups[-1][0] == segment.location:
+            groups[-1][1].append((piece, segment))
+        else:
+            groups.append((segment.location, [(piece, segment)]))
+    return groups
 
 
 def short_heading(text: str) -> str:

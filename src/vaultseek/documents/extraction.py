@@ -98,6 +98,9 @@ class Limits:
     inflated and parsed."""
     max_text_chars: int = 20 * MB
     """``max_document_text_mb``: the most characters of text taken from one document."""
+    max_reader_bytes: int = 1024 * MB
+    """The memory (address space) the child process reading a document may take past its
+    start-up (:mod:`.sandbox`); a reader that needs more is stopped and the file skipped."""
 
 
 class PageLog(Protocol):

@@ -16,6 +16,10 @@ Up to :data:`OCR_WORKERS` pages are OCRed at once: each Tesseract runs single-th
 (``OMP_THREAD_LIMIT=1``), so two pages in flight use both cores of a small machine. Pages are
 rendered on the calling thread (PDFium is not thread-safe); only Tesseract runs in workers,
 and every checkpoint is written from the calling thread.
+
+Pages are read until their text fills ``max_document_text_mb``; the pages after it are not
+read at all. What one page costs PDFium to load is bounded by the reader child it runs in
+(:mod:`.sandbox`), since nothing tells that cost before the page is loaded.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from .extraction import (
     ExtractionStopped,
     Segment,
 )
+from .limits import TextBudget
 
 if TYPE_CHECKING:  # imported with pytesseract, on the first scanned page only
     from .ocr import PageReader
@@ -78,6 +83,7 @@ def _read_pages(document: pdfium.PdfDocument, context: ExtractContext, result: E
     engine: Any = None
     in_flight: dict[int, Future[str]] = {}
     taken = 0  # pages OCRed (or resumed from a checkpoint) against the document's budget
+    budget = TextBudget(context.limits.max_text_chars)
     with ThreadPoolExecutor(max_workers=OCR_WORKERS, thread_name_prefix="ocr") as pool:
         try:
             for index in range(total):
@@ -111,6 +117,10 @@ def _read_pages(document: pdfium.PdfDocument, context: ExtractContext, result: E
                 finally:
                     page.close()
                 texts.append(text)
+                budget.take(text)
+                if budget.spent and number < total:  # the rest would be dropped: not read
+                    result.truncated = True
+                    break
         finally:
             # Finished pages are checkpointed even when stopping, so no OCR is wasted.
             for number in sorted(in_flight):

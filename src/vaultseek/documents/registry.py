@@ -121,3 +121,24 @@ def extract(path: str, data: bytes, context: ExtractContext) -> Extracted:
             + (f": {detail})" if detail else ")")
         ) from exc
     return cap_text(result, path, context.limits.max_text_chars)
+
+
+def require_reader(path: str) -> None:
+    """Raise what :func:`extract` would for ``path`` before reading anything: a
+    :class:`DocumentError` for a type no reader takes, :class:`MissingExtraError` when its
+    reader's library is not installed (checked in the calling process, which a reader child
+    of :mod:`.sandbox` may not mirror)."""
+    suffix = _suffix(path)
+    if suffix in _UNSUPPORTED:
+        raise DocumentError(f"unsupported document type {suffix}; {_UNSUPPORTED[suffix]}")
+    if suffix not in _KINDS:
+        raise DocumentError(f"unsupported document type {suffix or '(no suffix)'}")
+    kind, target = _KINDS[suffix]
+    try:
+        import_module(f".{target.split(':')[0]}", __package__)
+    except ImportError as exc:
+        if kind not in _NEEDS_EXTRA:
+            raise
+        raise MissingExtraError.from_import(
+            exc, DOCUMENTS_EXTRA, feature=f"reading {_NEEDS_EXTRA[kind]} files"
+        ) from exc

@@ -17,11 +17,20 @@ another reader, and are written as soon as each is extracted rather than in batc
 may take minutes. Within a PDF, every OCRed page is checkpointed in the index the moment it is
 done (scrubbed first, like everything stored), so a run killed mid-OCR resumes at the next
 page; the document's chunks replace its checkpoints in one transaction.
+
+Documents are read in a child process with a memory cap (:mod:`vaultseek.documents.sandbox`),
+one child for the run. A file that ends or stalls its reader is skipped with a reason starting
+``stopped the reader``, and is not read again until it changes (size or mtime). Should the run
+itself end while a document is read (the system's out-of-memory killer, a crash in a library),
+the document is recorded as in flight before it is read (:data:`READING_META`), and the next
+run skips it the same way — unless the run that ended had checkpointed OCR pages of it since
+(it was making progress, as a run killed mid-OCR was: it resumes).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
@@ -38,10 +47,10 @@ from ..documents import (
     Limits,
     OcrSettings,
     document_chunks,
-    extract,
     kind_of,
     short_heading,
 )
+from ..documents.sandbox import STOPPED_READER, ReaderProcess
 from ..embeddings.static import StaticEmbedder
 from ..errors import MissingExtraError, VaultseekError
 from ..notes.chunking import chunk_note
@@ -82,11 +91,18 @@ shortened, workbook rows read past a sheet's stated size, Office files that woul
 the names links resolve by and the heading context made from it. 9: a note's over-long lines
 are cut into chunks of at most 2,000 characters (code blocks 8,000), and more credential
 patterns: code spans and tables, XML, ``mysql -p``, ``docker login -p``, ``redis-cli -a``,
-passwords named in German, Spanish, French, ``Authorization: Token``, cookies, hex ``sk-``.)"""
+passwords named in German, Spanish, French or mid-sentence, ``Authorization: Token``, cookies,
+hex ``sk-``; a PDF's short pages are kept: a document of short pages becomes one chunk per page,
+a short page beside long ones joins the chunk before it, which cites both pages.)"""
 REPROCESSING_META = "reprocessing"
 """Meta key: ``<pipeline version> <highest file id at its start>`` while every file is being
 brought to a new pipeline version (the first index included); removed when that run
 completes."""
+READING_META = "reading"
+"""Meta key: the document being read (JSON: path, size, mtime_ns, OCR checkpoints it had),
+written before it is read and removed after; found at the start of a run, it names the file
+the last run ended on."""
+STOPPED_LAST_TIME = f"{STOPPED_READER} last time: the index run ended while reading it"
 
 ProgressCallback = Callable[[Progress], None]
 StopCheck = Callable[[], bool]
@@ -177,6 +193,7 @@ class Syncer:
         """Extra name → one error per document skipped for want of it (one notice per extra)."""
         self.reprocess_all = False
         self._ocr_ready: bool | None = None
+        self.reader = ReaderProcess()
 
     def _reprocessing_since(self) -> int:
         """The highest file id when the run that brings every file to this pipeline version
@@ -192,6 +209,13 @@ class Syncer:
         return highest
 
     def run(self, paths: Collection[str] | None = None) -> SyncReport:
+        """:meth:`_run`, with the run's document reader ended afterwards."""
+        try:
+            return self._run(paths)
+        finally:
+            self.reader.close()
+
+    def _run(self, paths: Collection[str] | None = None) -> SyncReport:
         """Bring the index in line with the vault — or, given ``paths`` (vault-relative, '/'
         separated), with just those files: each is (re)indexed, recorded as skipped or
         removed exactly as a full run would treat it, and no other file is looked at.
@@ -229,12 +253,22 @@ class Syncer:
                 for p in named
             )
             sources = [source for source in found if source is not None]
+        stopped = self._stopped_last_time()
         known = self.store.file_states(named)
         todo: list[tuple[SourceFile, FileState | None]] = []
         for source in sources:
             state = known.get(source.path)
             if source.error is not None:
                 self._skip(source, state, source.error)
+            elif source.path == stopped.get("path") and self._same_stat(source, stopped):
+                self._skip(source, state, STOPPED_LAST_TIME)
+            elif (
+                state is not None
+                and state.status == "skipped"
+                and (state.error or "").startswith(STOPPED_READER)
+                and (state.size, state.mtime_ns) == (source.size, source.mtime_ns)
+            ):  # it ended or stalled the reader: not again until it changes
+                self.skipped.append(SkippedFile(shown_path(source.path), state.error or ""))
             elif (
                 state is not None
                 and state.status == "indexed"
@@ -247,6 +281,8 @@ class Syncer:
                 self.counts["unchanged"] += 1
             else:  # new, changed, or skipped last time (the cause may be fixed: try again)
                 todo.append((source, state))
+        if stopped and stopped["path"] not in {s.path for s in sources} and named is not None:
+            self._remember_stopped(stopped)  # not in this run's paths: kept for a later run
         if not interrupted:
             interrupted = self._index(todo)
         if not interrupted:
@@ -285,6 +321,30 @@ class Syncer:
             pages_resumed=self.counts["resumed"],
             full=named is None,
         )
+
+    def _stopped_last_time(self) -> dict[str, object]:
+        """The document the last run ended on while reading it (its path, size and mtime), or
+        {} — also {} when that run checkpointed OCR pages of it: it was making progress."""
+        mark = self.store.get_meta(READING_META)
+        if not mark:
+            return {}
+        self.store.delete_meta(READING_META)
+        try:
+            reading = json.loads(mark)
+            pages = len(self.store.ocr_checkpoints(reading["path"], reading["hash"]))
+        except (ValueError, KeyError, TypeError):
+            return {}
+        return {} if pages > int(reading.get("pages", 0)) else dict(reading)
+
+    def _remember_stopped(self, reading: dict[str, object]) -> None:
+        path, size, mtime_ns = reading.get("path"), reading.get("size"), reading.get("mtime_ns")
+        if isinstance(path, str) and isinstance(size, int) and isinstance(mtime_ns, int):
+            kind = kind_of(path) or "note"
+            self.store.record_skip(path, size=size, mtime_ns=mtime_ns, reason=STOPPED_LAST_TIME, kind=kind)
+
+    @staticmethod
+    def _same_stat(source: SourceFile, reading: dict[str, object]) -> bool:
+        return (source.size, source.mtime_ns) == (reading.get("size"), reading.get("mtime_ns"))
 
     def _size_limit(self, rel_path: str) -> tuple[int, str]:
         """Documents have their own, larger cap; notes and any other file the note cap."""
@@ -543,8 +603,12 @@ class Syncer:
                 max_text_chars=self.config.max_document_text_chars,
             ),
         )
+        self.store.set_meta({READING_META: json.dumps({
+            "path": path, "size": source.size, "mtime_ns": source.mtime_ns,
+            "hash": loaded.content_hash, "pages": len(context.pages.done()),
+        })})  # fmt: skip
         try:
-            extracted = extract(path, loaded.data, context)
+            extracted = self.reader.extract(path, loaded.data, context)
         except DocumentError as exc:
             self._skip(source, state, str(exc))
             return None
@@ -552,6 +616,8 @@ class Syncer:
             self._skip(source, state, f"needs the optional '{exc.extra}' extra, which is not installed")
             self.missing_extras.setdefault(exc.extra, []).append(exc)
             return None
+        finally:
+            self.store.delete_meta(READING_META)
         self.counts["documents"] += 1
         if kind == "pdf":
             self.counts["pages"] += extracted.pages

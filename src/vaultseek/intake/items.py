@@ -6,18 +6,28 @@ Documents — everything :mod:`vaultseek.documents` can read — become their ex
 sections per page, slide, sheet or heading, and keep the original file beside the note. HTML
 also gives its author, site and canonical address (authority signals) from its ``<meta>``
 tags.
+
+An item is never read whole before its size is known: one over the vault's ``max_file_mb``
+(a note or other text) or ``max_document_mb`` (a document) is refused with its size and the
+limit, and stays in the inbox; reading stops at the limit should the file grow meanwhile.
+Documents are read in a reader child with a memory cap (:mod:`vaultseek.documents.sandbox`),
+so an inbox the daemon takes by itself never costs it more than that cap; an item that stopped
+the reader is not read again by the same process until it changes.
 """
 
 from __future__ import annotations
 
 import codecs
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..documents import DocumentError, ExtractContext, OcrSettings, extract, kind_of
+from ..documents import DocumentError, ExtractContext, OcrSettings, kind_of
 from ..documents.encoding import decode_text
+from ..documents.limits import megabytes
+from ..documents.sandbox import STOPPED_READER, extract_once
 from ..errors import IntakeError, MissingExtraError
 from ..index.credentials import scrub
 from ..notes.markdown import split_frontmatter
@@ -36,6 +46,10 @@ _HTML_META_REVERSED = re.compile(
 _CANONICAL = re.compile(r"<link\s+[^>]*?rel\s*=\s*[\"']canonical[\"'][^>]*?href\s*=\s*[\"']([^\"']+)[\"']", re.I)
 _UNSAFE_NAME = re.compile(r"[^\w.\- ]+", re.UNICODE)
 _DASHES = re.compile(r"[\s_]+")
+MAX_NOTE_BYTES = 10 * 1024 * 1024
+"""The default ``max_file_mb``: the largest note or text item intake reads."""
+MAX_DOCUMENT_BYTES = 100 * 1024 * 1024
+"""The default ``max_document_mb``: the largest document item intake reads."""
 SKIPPED_SUFFIXES = (".part", ".crdownload", ".download", ".tmp", ".swp", ".intake-tmp")
 """Files still being written by a browser or an editor: left in the inbox until they are whole."""
 
@@ -70,20 +84,32 @@ def is_waiting(path: Path) -> bool:
     return name.startswith((".", "~$")) or name.lower().endswith(SKIPPED_SUFFIXES)
 
 
-def read_item(path: Path, *, ocr: OcrSettings | None = None) -> Item:
-    """Read one file. Raises :class:`IntakeError` when it cannot be read (the item then stays
-    where it is)."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise IntakeError(f"cannot read {path}: {exc.strerror or exc}") from exc
+def read_item(
+    path: Path,
+    *,
+    ocr: OcrSettings | None = None,
+    max_note_bytes: int = MAX_NOTE_BYTES,
+    max_document_bytes: int = MAX_DOCUMENT_BYTES,
+) -> Item:
+    """Read one file. Raises :class:`IntakeError` when it cannot be read or is over its size
+    limit (the item then stays where it is)."""
     kind = kind_of(path.name)
+    data = _read_bounded(path, *((max_note_bytes, "max_file_mb") if kind is None
+                                 else (max_document_bytes, "max_document_mb")))  # fmt: skip
     if kind is None:
         return item_from_text(_decode(data, path), name=path.stem, source=str(path))
+    key = _version(path)
+    if key in _STOPPED:
+        raise IntakeError(_STOPPED[key])
     try:
-        extracted = extract(path.name, data, ExtractContext(path=path.name, ocr=ocr or OcrSettings()))
+        extracted = extract_once(path.name, data, ExtractContext(path=path.name, ocr=ocr or OcrSettings()))
     except DocumentError as exc:
-        raise IntakeError(f"cannot read {path.name}: {exc}") from exc
+        message = f"cannot read {path.name}: {exc}"
+        if str(exc).startswith(STOPPED_READER) and key is not None:
+            if len(_STOPPED) >= _STOPPED_KEPT:
+                _STOPPED.pop(next(iter(_STOPPED)))
+            _STOPPED[key] = message
+        raise IntakeError(message) from exc
     except MissingExtraError as exc:  # one item's error, so the rest of the inbox goes on
         raise IntakeError(f"cannot read {path.name}: {exc}; {exc.install}") from exc
     meta = _html_meta(data) if kind == "html" else {}
@@ -97,6 +123,40 @@ def read_item(path: Path, *, ocr: OcrSettings | None = None) -> Item:
         kind=kind,
         original=path,
     )
+
+
+_STOPPED: dict[tuple[str, int, int], str] = {}
+"""Inbox items that stopped the reader (by path, size and mtime), with the message: the
+daemon takes the inbox after every change in the vault, and such an item is not read again
+in this process until it changes."""
+_STOPPED_KEPT = 1000
+
+
+def _version(path: Path) -> tuple[str, int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return (str(path.absolute()), stat.st_size, stat.st_mtime_ns)
+
+
+def _read_bounded(path: Path, limit: int, setting: str) -> bytes:
+    """The file's bytes, refused unread when it is over ``limit`` (and never more than
+    ``limit`` of them read, should it grow meanwhile)."""
+    try:
+        with path.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size <= limit:
+                data = handle.read(limit + 1)
+                size = max(size, len(data))
+    except OSError as exc:
+        raise IntakeError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if size > limit:
+        raise IntakeError(
+            f"{path.name} is {megabytes(size)}, over {setting} ({megabytes(limit)})",
+            hint=f"raise {setting} in the configuration to take it",
+        )
+    return data
 
 
 def item_from_text(text: str, *, name: str | None = None, source: str = "stdin") -> Item:

@@ -271,7 +271,8 @@ class Intake:
                     continue
                 try:
                     ocr = OcrSettings(self.config.ocr, self.config.ocr_languages, self.config.ocr_max_pages_per_document)
-                    item = read_item(path, ocr=ocr)
+                    item = read_item(path, ocr=ocr, max_note_bytes=self.config.max_file_bytes,
+                                     max_document_bytes=self.config.max_document_bytes)
                 except IntakeError as exc:
                     outcomes.append(Outcome(path.name, error=exc.message, dry_run=dry_run))
                     continue

@@ -42,7 +42,7 @@ from ..documents import (
     kind_of,
     short_heading,
 )
-from ..documents import extract as extract_document
+from ..documents.sandbox import extract_once as extract_document
 from ..errors import AttachmentNotFoundError
 from ..index.credentials import scrub
 from ..records import ChunkDraft, Location, SearchResult
