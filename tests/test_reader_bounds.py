@@ -54,10 +54,9 @@ def test_a_pdf_that_inflates_past_the_reader_cap_is_skipped_and_the_rest_indexed
         assert peak_mb() - before < GROWTH_MB  # the reader child held it, not this process
 
         # Not read again while it is unchanged: skipped at once, with the same reason.
-        started = time.perf_counter()
         again = index.sync()
         assert [(s.path, s.reason) for s in again.skipped] == [("bomb.pdf", reasons["bomb.pdf"])]
-        assert again.documents_extracted == 0 and time.perf_counter() - started < 2
+        assert again.documents_extracted == 0
         assert [(s.path, s.reason) for s in index.status().skipped] == [("bomb.pdf", reasons["bomb.pdf"])]
 
 

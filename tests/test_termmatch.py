@@ -43,6 +43,9 @@ def test_the_cli_flag_alone_and_the_default_mean_the_measured_weight() -> None:
 def test_idf_is_bm25s_and_never_below_the_floor() -> None:
     assert idf(1, 100) == pytest.approx(math.log(99.5 / 1.5))
     assert idf(90, 100) == 0.05
+    # A chunk count read before a writer added chunks, a frequency read after (a search racing
+    # an index run): the word counts as everywhere, not a math domain error.
+    assert idf(12, 10) == 0.05
 
 
 def test_word_similarity_by_hand() -> None:

@@ -61,9 +61,11 @@ def content_words(text: str) -> list[str]:
 
 
 def idf(document_frequency: int, chunks: int) -> float:
-    """BM25's inverse document frequency, floored at :data:`MIN_IDF`."""
+    """BM25's inverse document frequency, floored at :data:`MIN_IDF`. A chunk count read a
+    moment before a writer added chunks can be below a frequency read after: it counts as the
+    frequency then (the word is everywhere)."""
     df = max(0, document_frequency)
-    return max(math.log((chunks - df + 0.5) / (df + 0.5)), MIN_IDF)
+    return max(math.log((max(chunks, df) - df + 0.5) / (df + 0.5)), MIN_IDF)
 
 
 def word_similarity(a: str, b: str) -> float:
