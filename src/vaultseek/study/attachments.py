@@ -103,7 +103,8 @@ def kind_for(name: str) -> str:
         return "document"
     raise AttachmentRefusedError(
         f"{name!r} is not a type the chat reads",
-        hint="attach an image (PNG, JPEG, GIF, WebP) or a document (PDF, DOCX, PPTX, XLSX, CSV, HTML, text, Markdown)",
+        hint="attach an image (PNG, JPEG, GIF, WebP, BMP) or a document (PDF, DOCX, PPTX, XLSX, ODT, EPUB, CSV, HTML, JSON, "
+             "text, Markdown, a canvas or a TIFF scan)",
     )
 
 
