@@ -86,6 +86,21 @@ def _worksheets(archive: zipfile.ZipFile) -> set[str]:
     return {name for name, worksheet in kinds.items() if worksheet == {True}}
 
 
+def check_member(member: zipfile.ZipInfo, label: str, odd_compression: str) -> None:
+    """Refuse a zip part stored with a compression other than none or deflate
+    (``odd_compression`` says what it is to the format), or inflating more than
+    :data:`MAX_RATIO`:1 (a zip bomb): raises :class:`DocumentError` naming ``label``."""
+    if member.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        raise DocumentError(f"{label} part {member.filename} uses {odd_compression} (method {member.compress_type})")
+    size = member.file_size
+    if size > RATIO_MIN_BYTES and size > MAX_RATIO * max(member.compress_size, 1):
+        ratio = size / max(member.compress_size, 1)
+        raise DocumentError(
+            f"zip bomb: {label} part {member.filename} inflates {ratio:,.0f}:1 "
+            f"({megabytes(member.compress_size)} → {megabytes(size)}; at most {MAX_RATIO}:1 is read)"
+        )
+
+
 def check_package(data: bytes, kind: str, limits: Limits) -> None:
     """Refuse a DOCX, PPTX or XLSX whose zip directory says it would cost too much to read:
     raises :class:`DocumentError` with the reason (see the module docstring)."""
@@ -100,18 +115,8 @@ def check_package(data: bytes, kind: str, limits: Limits) -> None:
         raise DocumentError(f"corrupt {label} (not a readable zip archive: {exc})") from exc
     xml = other = 0
     for member in members:
-        if member.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-            raise DocumentError(
-                f"{label} part {member.filename} uses a compression Office never writes "
-                f"(method {member.compress_type})"
-            )
+        check_member(member, label, "a compression Office never writes")
         size = member.file_size
-        if size > RATIO_MIN_BYTES and size > MAX_RATIO * max(member.compress_size, 1):
-            ratio = size / max(member.compress_size, 1)
-            raise DocumentError(
-                f"zip bomb: {label} part {member.filename} inflates {ratio:,.0f}:1 "
-                f"({megabytes(member.compress_size)} → {megabytes(size)}; at most {MAX_RATIO}:1 is read)"
-            )
         if member.filename in streamed:
             continue
         if member.filename.endswith(_XML_SUFFIXES) or member.filename == _CONTENT_TYPES:

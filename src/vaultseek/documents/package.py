@@ -25,7 +25,7 @@ from typing import Protocol
 from xml.parsers import expat
 
 from .extraction import MB, DocumentError
-from .limits import MAX_MEMBERS, MAX_RATIO, RATIO_MIN_BYTES, megabytes
+from .limits import MAX_MEMBERS, check_member, megabytes
 
 PIECE_BYTES = 64 * 1024
 MAX_SMALL_BYTES = 4 * MB
@@ -66,17 +66,7 @@ def open_package(data: bytes, label: str) -> zipfile.ZipFile:
     if len(members) > MAX_MEMBERS:
         raise DocumentError(f"{label} holds {len(members):,} parts (at most {MAX_MEMBERS:,} are read)")
     for member in members:
-        if member.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-            raise DocumentError(
-                f"{label} part {member.filename} uses an unusual compression (method {member.compress_type})"
-            )
-        size = member.file_size
-        if size > RATIO_MIN_BYTES and size > MAX_RATIO * max(member.compress_size, 1):
-            ratio = size / max(member.compress_size, 1)
-            raise DocumentError(
-                f"zip bomb: {label} part {member.filename} inflates {ratio:,.0f}:1 "
-                f"({megabytes(member.compress_size)} → {megabytes(size)}; at most {MAX_RATIO}:1 is read)"
-            )
+        check_member(member, label, "an unusual compression")
     return archive
 
 
