@@ -110,7 +110,7 @@ class SearchRequest:
     def __post_init__(self) -> None:
         query = self.query
         if not isinstance(query, str):
-            raise QueryError(f"the query must be text (got {_shown(query)})", hint=_QUERY_HINT)
+            raise QueryError(f"the query must be text (got {shown(query)})", hint=_QUERY_HINT)
         # Lone surrogates (from a broken terminal or file) cannot be encoded; keep the rest.
         object.__setattr__(self, "query", query.encode("utf-8", "replace").decode("utf-8"))
         if not query.strip():
@@ -121,10 +121,10 @@ class SearchRequest:
                 hint="its most telling words are enough",
             )
         if self.mode not in SEARCH_MODES:
-            raise QueryError(f"unknown search mode {_shown(self.mode)}", hint=f"use one of {', '.join(SEARCH_MODES)}")
+            raise QueryError(f"unknown search mode {shown(self.mode)}", hint=f"use one of {', '.join(SEARCH_MODES)}")
         if self.view not in SEARCH_VIEWS:
             raise QueryError(
-                f"unknown search view {_shown(self.view)}",
+                f"unknown search view {shown(self.view)}",
                 hint="use notes (one result per file, with its best sections) or chunks (every section on its own)",
             )
         _whole("k", self.k, 1, MAX_K, "how many results to return")
@@ -133,7 +133,7 @@ class SearchRequest:
         for name in _FLAGS:
             value = getattr(self, name)
             if value is not None and not isinstance(value, bool):
-                raise QueryError(f"{name} must be true or false (got {_shown(value)})")
+                raise QueryError(f"{name} must be true or false (got {shown(value)})")
         _number("recency_half_life_days", self.recency_half_life_days, "a half-life in days, at least 0",
                 upper=None, hint="e.g. 30; 0 turns recency off")  # fmt: skip
         _number("term_match", self.term_match, "a number from 0 to 1", upper=1.0, hint="0 turns term matching off")
@@ -144,7 +144,7 @@ class SearchRequest:
         if self.filters is not None and not isinstance(self.filters, SearchFilter):
             raise QueryError("filters must be a SearchFilter (use SearchRequest.create for the JSON shape)")
         if self.now is not None and (isinstance(self.now, bool) or not isinstance(self.now, (int, float))):
-            raise QueryError(f"now must be epoch seconds (got {_shown(self.now)})")
+            raise QueryError(f"now must be epoch seconds (got {shown(self.now)})")
         if self.syntax is not False and may_have_operators(self.query):  # refused here, before any search
             parse_syntax(self.query, now=self.now)
 
@@ -266,7 +266,7 @@ def request_schema() -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": ["query"], "additionalProperties": False}
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
     """A value as JSON, cut short: what the caller sent, in the caller's notation."""
     try:
         text = json.dumps(value, ensure_ascii=False)
@@ -280,7 +280,7 @@ def _whole(name: str, value: Any, lower: int, upper: int | None, hint: str) -> N
         return
     if isinstance(value, bool) or not isinstance(value, int) or value < lower or (upper is not None and value > upper):
         span = f" from {lower} to {upper}" if upper is not None else f", at least {lower}"
-        raise QueryError(f"{name} must be a whole number{span} (got {_shown(value)})", hint=hint)
+        raise QueryError(f"{name} must be a whole number{span} (got {shown(value)})", hint=hint)
 
 
 def _number(name: str, value: Any, what: str, *, upper: float | None, hint: str) -> None:
@@ -290,9 +290,9 @@ def _number(name: str, value: Any, what: str, *, upper: float | None, hint: str)
         isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
         or value < 0 or (upper is not None and value > upper)
     ):  # fmt: skip
-        raise QueryError(f"{name} must be {what} (got {_shown(value)})", hint=hint)
+        raise QueryError(f"{name} must be {what} (got {shown(value)})", hint=hint)
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
     if value is not None and value not in allowed:
-        raise QueryError(f"{name} must be one of {', '.join(allowed)} (got {_shown(value)})")
+        raise QueryError(f"{name} must be one of {', '.join(allowed)} (got {shown(value)})")

@@ -30,7 +30,7 @@ from typing import IO, Any, BinaryIO, cast
 
 from .. import __version__
 from ..config import MCP_HTTP_PORT
-from ..contract import SearchRequest, request_schema
+from ..contract import SearchRequest, request_schema, shown
 from ..engine import Index
 from ..errors import MissingExtraError, QueryError, VaultseekError
 from ..payload import load_json, shown_size
@@ -115,15 +115,6 @@ _FILTER_ALIASES = {"kind": "kinds", "folder": "folders", "tag": "tags"}
 them, read as the search request's own (``kinds``)."""
 
 
-def _shown(value: Any) -> str:
-    """A value as JSON, cut short: what the caller sent, in the caller's notation."""
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 40 else text[:39] + "…"
-
-
 def _checked(tool: str, arguments: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
     """``arguments`` checked against a tool's input schema (``spec``: strings, whole numbers
     with bounds, optional ones defaulted); raises ToolError naming the argument."""
@@ -141,12 +132,12 @@ def _checked(tool: str, arguments: dict[str, Any], spec: dict[str, Any]) -> dict
             out[name] = rule.get("default")
         elif rule["type"] == "string":
             if not isinstance(value, str):
-                raise ToolError(f"{name} must be text (got {_shown(value)})")
+                raise ToolError(f"{name} must be text (got {shown(value)})")
             out[name] = value
         else:  # "integer"
             low, high = rule["minimum"], rule["maximum"]
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-                raise ToolError(f"{name} must be a whole number from {low} to {high} (got {_shown(value)})")
+                raise ToolError(f"{name} must be a whole number from {low} to {high} (got {shown(value)})")
             out[name] = value
     return out
 

@@ -21,6 +21,8 @@ import html.entities
 import io
 import re
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Protocol
 from xml.parsers import expat
 
@@ -74,7 +76,7 @@ def read_small(archive: zipfile.ZipFile, name: str, label: str) -> bytes:
     """A manifest member whole; :class:`DocumentError` when it is missing or over
     :data:`MAX_SMALL_BYTES`."""
     try:
-        with archive.open(name) as stream:
+        with _xml_errors(label, name), archive.open(name) as stream:
             data = stream.read(MAX_SMALL_BYTES + 1)
     except KeyError as exc:
         raise DocumentError(f"corrupt {label} (no {name})") from exc
@@ -92,7 +94,7 @@ def stream_xml(archive: zipfile.ZipFile, name: str, handler: XmlHandler, label: 
     parser = _parser(handler)
     carry = b""
     try:
-        with archive.open(name) as stream:
+        with _xml_errors(label, name), archive.open(name) as stream:
             while not handler.done:
                 piece = stream.read(PIECE_BYTES)
                 data, carry = _split_entity(carry + piece) if piece else (carry, b"")
@@ -101,12 +103,6 @@ def stream_xml(archive: zipfile.ZipFile, name: str, handler: XmlHandler, label: 
                     break
     except KeyError as exc:
         raise DocumentError(f"corrupt {label} (no {name})") from exc
-    except _Refused as exc:
-        raise DocumentError(f"{label} part {name} declares XML entities, which are not read") from exc
-    except expat.ExpatError as exc:
-        raise DocumentError(
-            f"corrupt {label}: {name} is not well-formed XML (line {exc.lineno}: {expat.errors.messages[exc.code]})"
-        ) from exc
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
         raise DocumentError(f"corrupt {label} ({name} cannot be read: {exc})") from exc
 
@@ -114,8 +110,16 @@ def stream_xml(archive: zipfile.ZipFile, name: str, handler: XmlHandler, label: 
 def parse_small(data: bytes, handler: XmlHandler, label: str, name: str) -> None:
     """:func:`stream_xml` for a manifest already read by :func:`read_small`."""
     parser = _parser(handler)
-    try:
+    with _xml_errors(label, name):
         parser.Parse(_characters(data), True)
+
+
+@contextmanager
+def _xml_errors(label: str, name: str) -> Iterator[None]:
+    """The parser's refusals as :class:`DocumentError`: declared entities, XML that is not
+    well-formed."""
+    try:
+        yield
     except _Refused as exc:
         raise DocumentError(f"{label} part {name} declares XML entities, which are not read") from exc
     except expat.ExpatError as exc:

@@ -90,12 +90,7 @@ def extract(path: str, data: bytes, context: ExtractContext) -> Extracted:
     an Office file that would inflate past the limits included; :class:`ExtractionStopped` on
     request; and :class:`MissingExtraError` when the reader's library (the ``documents`` extra)
     is not installed."""
-    suffix = _suffix(path)
-    if suffix in _UNSUPPORTED:
-        raise DocumentError(f"unsupported document type {suffix}; {_UNSUPPORTED[suffix]}")
-    if suffix not in _KINDS:
-        raise DocumentError(f"unsupported document type {suffix or '(no suffix)'}")
-    kind, target = _KINDS[suffix]
+    kind, target = _reader_of(path)
     module_name, function = target.split(":")
     if kind in _ZIPPED:
         check_package(data, kind, context.limits)
@@ -123,17 +118,23 @@ def extract(path: str, data: bytes, context: ExtractContext) -> Extracted:
     return cap_text(result, path, context.limits.max_text_chars)
 
 
-def require_reader(path: str) -> None:
-    """Raise what :func:`extract` would for ``path`` before reading anything: a
-    :class:`DocumentError` for a type no reader takes, :class:`MissingExtraError` when its
-    reader's library is not installed (checked in the calling process, which a reader child
-    of :mod:`.sandbox` may not mirror)."""
+def _reader_of(path: str) -> tuple[str, str]:
+    """The kind of ``path`` and its reader (``module:function``); :class:`DocumentError` for a
+    type no reader takes."""
     suffix = _suffix(path)
     if suffix in _UNSUPPORTED:
         raise DocumentError(f"unsupported document type {suffix}; {_UNSUPPORTED[suffix]}")
     if suffix not in _KINDS:
         raise DocumentError(f"unsupported document type {suffix or '(no suffix)'}")
-    kind, target = _KINDS[suffix]
+    return _KINDS[suffix]
+
+
+def require_reader(path: str) -> None:
+    """Raise what :func:`extract` would for ``path`` before reading anything: a
+    :class:`DocumentError` for a type no reader takes, :class:`MissingExtraError` when its
+    reader's library is not installed (checked in the calling process, which a reader child
+    of :mod:`.sandbox` may not mirror)."""
+    kind, target = _reader_of(path)
     try:
         import_module(f".{target.split(':')[0]}", __package__)
     except ImportError as exc:
