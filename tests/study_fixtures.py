@@ -11,6 +11,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,44 @@ def wait_until_serving(process: Any, log: Any, ready: Any, what: str, *, seconds
             log.seek(0)
             raise AssertionError(f"{what} did not start: {log.read().decode(errors='replace')[-2000:]}")
         time.sleep(0.1)
+
+
+@dataclass
+class Served:
+    """A ``vaultseek serve`` started by :func:`serve_with_token`: its URL, its process, and
+    what it has printed so far (:meth:`output`)."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+    log: Any
+
+    def output(self) -> str:
+        self.log.seek(0)
+        return str(self.log.read().decode(errors="replace"))
+
+
+@contextmanager
+def serve_with_token(vault: Path, token_file: Path, log_path: Path) -> Iterator[Served]:
+    """``vaultseek serve --token-file`` on ``vault`` (already indexed), on a free port, until
+    the block ends."""
+    import httpx
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = open(log_path, "w+b")  # noqa: SIM115 - a pipe could fill and stall it
+    process = subprocess.Popen([sys.executable, "-m", "vaultseek.cli.launcher", "serve", "--vault", str(vault),
+                                "--port", str(port), "--token-file", str(token_file)],
+                               stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())  # fmt: skip
+    served = Served(f"http://127.0.0.1:{port}", process, log)
+    try:
+        wait_until_serving(process, log, lambda: httpx.get(f"{served.url}/", timeout=2).status_code == 200,
+                           "vaultseek serve", seconds=120)  # fmt: skip
+        yield served
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+        log.close()
 
 
 def make_study_vault(root: Path) -> Path:

@@ -19,7 +19,7 @@ import pytest
 from tests.support.standin_llm import StandinLLM
 
 from conftest import run_cli
-from study_fixtures import make_app, wait_until_serving
+from study_fixtures import make_app, serve_with_token
 from vaultseek import open_index
 from vaultseek.agents import daemon_client
 from vaultseek.config import load_config
@@ -126,28 +126,13 @@ def test_serve_takes_its_token_from_a_file_and_warns_about_the_flag(tmp_path: Pa
     token_file = tmp_path / "token"
     token_file.write_text("correct-horse-battery-staple\n")
     token_file.chmod(0o600)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    log = open(tmp_path / "serve.log", "w+b")  # noqa: SIM115 - a pipe could fill and stall it
-    process = subprocess.Popen([sys.executable, "-m", "vaultseek.cli.launcher", "serve", "--vault", str(vault),
-                                "--port", str(port), "--token-file", str(token_file)],
-                               stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_serving(process, log, lambda: httpx.get(f"{url}/", timeout=2).status_code == 200,
-                           "vaultseek serve", seconds=120)  # fmt: skip
-        assert httpx.get(f"{url}/api/documents", timeout=10).status_code == 401
+    with serve_with_token(vault, token_file, tmp_path / "serve.log") as server:
+        assert httpx.get(f"{server.url}/api/documents", timeout=10).status_code == 401
         bearer = {"authorization": "Bearer correct-horse-battery-staple"}
-        assert httpx.get(f"{url}/api/documents", headers=bearer, timeout=10).status_code == 200
-        command_line = Path(f"/proc/{process.pid}/cmdline").read_bytes()
+        assert httpx.get(f"{server.url}/api/documents", headers=bearer, timeout=10).status_code == 200
+        command_line = Path(f"/proc/{server.process.pid}/cmdline").read_bytes()
         assert b"correct-horse" not in command_line
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
-        log.seek(0)
-        output = log.read().decode()
-        log.close()
+        output = server.output()
     assert "warning" not in output
     flag = run_cli("serve", "--vault", str(vault), "--token", "correct-horse-battery-staple", "--get", "/api/documents")
     assert flag.returncode == 0 and "warning: --token SECRET is visible to every user" in flag.stderr

@@ -5,7 +5,6 @@ attached at once, and recordings at nonsense or unusual sample rates, several at
 from __future__ import annotations
 
 import io
-import os
 import select
 import socket
 import struct
@@ -24,7 +23,7 @@ import httpx
 import pytest
 
 from conftest import run_cli
-from study_fixtures import make_app, make_study_vault, missing, wait_until_serving
+from study_fixtures import make_app, make_study_vault, missing, serve_with_token
 
 TOKEN = "correct-horse-battery-staple"
 RIGHT = {"authorization": f"Bearer {TOKEN}"}
@@ -38,22 +37,8 @@ def served(tmp_path: Path) -> Iterator[str]:
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN + "\n")
     token_file.chmod(0o600)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    log = open(tmp_path / "serve.log", "w+b")  # noqa: SIM115 - a pipe could fill and stall it
-    process = subprocess.Popen([sys.executable, "-m", "vaultseek.cli.launcher", "serve", "--vault", str(vault),
-                                "--port", str(port), "--token-file", str(token_file)],
-                               stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_serving(process, log, lambda: httpx.get(f"{url}/", timeout=2).status_code == 200,
-                           "vaultseek serve", seconds=120)  # fmt: skip
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
-        log.close()
+    with serve_with_token(vault, token_file, tmp_path / "serve.log") as server:
+        yield server.url
 
 
 # -- the token ------------------------------------------------------------------------------------
