@@ -1,6 +1,6 @@
-"""Hostile documents: Office zip bombs, PDFs that inflate, one enormous line of text and a 2 GB
-inbox item, each indexed (or taken) in a fresh process and measured against an ordinary
-document of the same type.
+"""Hostile documents: Office and ODT zip bombs, PDFs that inflate, XML entity bombs, huge
+canvases, pixel bombs, enormous lines of text and a 2 GB inbox item, each indexed (or taken) in
+a fresh process and measured against an ordinary document of the same type.
 
     python -m benchmarks.hostile [--workdir DIR] [--json FILE] [--cases NAME ...] [--timeout S]
         [--memory-cap-mb MB] [--no-intake] [--no-overhead]
@@ -18,6 +18,21 @@ Builds, with :mod:`zipfile` and highly compressible XML written straight into th
   operators, written byte by byte with :mod:`zlib` (``tests/support/hostile_pdf.py``): 1.2 MB
   (1.85 million operators) and 3.6 MB (5.5 million); PDFium needs about 1 GB per million;
 * a PDF of five short pages (a fact on page 4), whose outcome shows the chunks it became;
+* EPUB and ODT files whose XML declares entities: a chapter holding a "billion laughs" (an
+  entity expanding to 10⁹ ``lol`` s), a chapter loading a DTD and entities from the network
+  and ``/etc/passwd`` (XXE), an ODT whose text is ``/etc/passwd``;
+* ODTs whose ``content.xml`` holds 300 MB of identical paragraphs (a zip bomb), 250 MB of prose
+  (past ``max_inflated_mb``, which binds only Office files: ODT is streamed) and 22 MB of prose
+  (just inside the 20 MB text cap);
+* canvases of 18,500 and 20,000 cards of 1,000 characters (just under and over the 20 MB a
+  canvas may be), of 100,000 cards, 100,000 connections and 1,000 groups (past the cards,
+  connections and groups read), and of JSON lists nested 5 million deep;
+* PNGs, read with ``ocr_images`` on (``VAULTSEEK_OCR_IMAGES=true`` in the child's environment):
+  one of a few hundred bytes claiming 100,000 × 100,000 pixels, a 4K screenshot and a
+  full-page screenshot of 1,440 × 30,000 pixels;
+* notes of 3 MB on one line: ``password=`` repeated, ``api_key=<hex>`` repeated, base64 tokens
+  (the scrubbing benchmark's adversarial lines, :mod:`benchmarks.scrub`) and prose; their
+  outcome adds the longest chunk and the CPU seconds per MB past the ordinary note's;
 * ``vaultseek intake`` of an inbox holding a 2 GB file (sparse: it costs no disk) and the
   1.2 MB inflating PDF, with the peak memory of the intake process and its reader;
 
@@ -26,11 +41,11 @@ and, as each one's baseline, an ordinary document of the same type. Each file is
 at ``--memory-cap-mb`` (a run that needs more fails inside the child, not on the machine) and
 which is stopped after ``--timeout`` seconds. For each file it prints wall and CPU seconds,
 peak resident memory (the child's own ``ru_maxrss``, from ``os.wait4``), the exit code, and
-what the index made of the file (chunks, or the reason it was skipped). Peak memory is the
-largest of the index process and the document reader child it starts (``ru_maxrss`` counts
-the children it waited for). The target is at most 500 MB per file for the index process;
-the reader child of a document may take 1,024 MB past its start (``Limits.max_reader_bytes``)
-before it is stopped.
+what the index made of the file (chunks and the longest one's characters, or the reason it was
+skipped, and any notice). Peak memory is the largest of the index process and the document
+reader child it starts (``ru_maxrss`` counts the children it waited for). The target is at
+most 500 MB per file for the index process; the reader child of a document may take 1,024 MB
+past its start (``Limits.max_reader_bytes``) before it is stopped.
 
 It also measures what reading documents in a child costs per file: the same small PDFs read
 in this process and through one :class:`~vaultseek.documents.sandbox.ReaderProcess`.
@@ -44,6 +59,7 @@ import os
 import random
 import resource
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -56,6 +72,9 @@ from typing import IO, Any
 
 from tests.support import docgen, hostile_pdf
 
+from benchmarks.scrub import FAMILIES, _tokens
+from vaultseek.documents.limits import megabytes
+
 MB = 1024 * 1024
 TARGET_MB = 500
 
@@ -66,6 +85,7 @@ WORDS = (
 
 _DOCX_PARAGRAPH = b"<w:p><w:r><w:t>Line 0001 of the hangar log: mooring mast inspected.</w:t></w:r></w:p>"
 _PPTX_PARAGRAPH = b"<a:p><a:r><a:t>Slide text: the mooring mast was inspected again.</a:t></a:r></a:p>"
+_ODT_PARAGRAPH = b"<text:p>Line 0001 of the hangar log: the mooring mast was inspected.</text:p>"
 
 
 def _write_repeated(out: IO[bytes], unit: bytes, size: int) -> None:
@@ -78,7 +98,7 @@ def _write_repeated(out: IO[bytes], unit: bytes, size: int) -> None:
     out.write(unit * ((size - written) // len(unit)))
 
 
-def _repack(source: Path, target: Path, member: str, write: Callable[[IO[bytes]], None]) -> Path:
+def _repack(source: Path, target: Path, member: str, write: Callable[[IO[bytes]], object]) -> Path:
     """Copy the archive ``source`` to ``target`` with ``member`` rewritten by ``write``, streamed
     into the archive at the strongest deflate level."""
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -121,34 +141,77 @@ def _write_varied_whole(out: IO[bytes], wrap: bytes, size: int) -> None:
             written += len(paragraph)
 
 
-def docx_inflating(path: Path, *, inflated_mb: float = 300, varied: bool = False) -> Path:
-    """A real DOCX whose ``word/document.xml`` holds ``inflated_mb`` MB of paragraphs: identical
-    ones (about 300:1 compressed, a zip bomb), or ``varied`` prose (a huge honest document)."""
-    base = docgen.docx_file(path.with_suffix(".base.docx"), [("h1", "Hangar log"), ("p", "BODYMARK")])
-    xml = zipfile.ZipFile(base).read("word/document.xml")
+def _inflating(path: Path, base: Path, member: str, marker: bytes, paragraph: bytes, wrap: bytes, *,
+               inflated_mb: float, varied: bool) -> Path:  # fmt: skip
+    """``base`` (a real document) copied to ``path`` with ``inflated_mb`` MB of paragraphs in
+    ``member`` right after ``marker``: ``paragraph`` repeated (a zip bomb, about 300:1), or
+    ``varied`` prose, each paragraph ``wrap`` around its text (a huge honest document)."""
+    xml = zipfile.ZipFile(base).read(member)
     size = int(inflated_mb * MB)
     fill = (
-        (lambda out: _write_varied_whole(out, b"<w:p><w:r><w:t>%s</w:t></w:r></w:p>", size))
+        (lambda out: _write_varied_whole(out, wrap, size))
         if varied
-        else (lambda out: _write_repeated(out, _DOCX_PARAGRAPH, size))
+        else (lambda out: _write_repeated(out, paragraph, size))
     )
-    _repack(base, path, "word/document.xml", _splice(xml, b"<w:body>", fill))
+    _repack(base, path, member, _splice(xml, marker, fill))
     base.unlink()
     return path
 
 
+def docx_inflating(path: Path, *, inflated_mb: float = 300, varied: bool = False) -> Path:
+    """A real DOCX whose ``word/document.xml`` holds ``inflated_mb`` MB of paragraphs."""
+    base = docgen.docx_file(path.with_suffix(".base.docx"), [("h1", "Hangar log"), ("p", "BODYMARK")])
+    return _inflating(path, base, "word/document.xml", b"<w:body>", _DOCX_PARAGRAPH,
+                      b"<w:p><w:r><w:t>%s</w:t></w:r></w:p>", inflated_mb=inflated_mb, varied=varied)  # fmt: skip
+
+
 def pptx_inflating(path: Path, *, inflated_mb: float = 1536, varied: bool = False) -> Path:
-    """A real PPTX whose one slide holds ``inflated_mb`` MB of paragraphs in its body: identical
-    ones (a zip bomb), or ``varied`` prose."""
+    """A real PPTX whose one slide holds ``inflated_mb`` MB of paragraphs in its body."""
     base = docgen.pptx_file(path.with_suffix(".base.pptx"), [("Mooring", "BODYMARK", "")])
-    xml = zipfile.ZipFile(base).read("ppt/slides/slide1.xml")
-    size = int(inflated_mb * MB)
-    fill = (
-        (lambda out: _write_varied_whole(out, b"<a:p><a:r><a:t>%s</a:t></a:r></a:p>", size))
-        if varied
-        else (lambda out: _write_repeated(out, _PPTX_PARAGRAPH, size))
-    )
-    _repack(base, path, "ppt/slides/slide1.xml", _splice(xml, b"BODYMARK</a:t></a:r></a:p>", fill))
+    return _inflating(path, base, "ppt/slides/slide1.xml", b"BODYMARK</a:t></a:r></a:p>", _PPTX_PARAGRAPH,
+                      b"<a:p><a:r><a:t>%s</a:t></a:r></a:p>", inflated_mb=inflated_mb, varied=varied)  # fmt: skip
+
+
+def odt_inflating(path: Path, *, inflated_mb: float = 300, varied: bool = False) -> Path:
+    """A real ODT whose ``content.xml`` holds ``inflated_mb`` MB of paragraphs."""
+    base = docgen.odt_file(path.with_suffix(".base.odt"), [("h1", "Hangar log"), ("p", "BODYMARK")])
+    return _inflating(path, base, "content.xml", b"<office:text>", _ODT_PARAGRAPH,
+                      b"<text:p>%s</text:p>", inflated_mb=inflated_mb, varied=varied)  # fmt: skip
+
+
+_LAUGHS = (
+    b'<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE html [<!ENTITY lol0 "lol">'
+    + b"".join(b'<!ENTITY lol%d "%s">' % (n, b"&lol%d;" % (n - 1) * 10) for n in range(1, 10))
+    + b']>\n<html xmlns="http://www.w3.org/1999/xhtml"><body><p>&lol9;</p></body></html>'
+)
+"""A chapter whose one paragraph is an entity that expands to 10⁹ ``lol`` s (3 GB)."""
+_EPUB_XXE = (
+    b'<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE html SYSTEM "http://127.0.0.1:9/xhtml.dtd" ['
+    b'<!ENTITY % remote SYSTEM "http://127.0.0.1:9/evil.dtd"> %remote;'
+    b'<!ENTITY secret SYSTEM "file:///etc/passwd">]>\n'
+    b'<html xmlns="http://www.w3.org/1999/xhtml"><body><p>&secret;</p></body></html>'
+)
+"""A chapter that would load a DTD and a parameter entity from the network and read a file."""
+_ODT_XXE = (
+    b'<?xml version="1.0" encoding="UTF-8"?><!DOCTYPE d [<!ENTITY secret SYSTEM "file:///etc/passwd">]>'
+    b"<office:document-content " + docgen.ODT_NAMESPACES.encode() + b"><office:body><office:text>"
+    b"<text:p>&secret;</text:p></office:text></office:body></office:document-content>"
+)
+
+
+def epub_chapter(path: Path, chapter: bytes) -> Path:
+    """An ordinary two-chapter EPUB whose first chapter is replaced by ``chapter``."""
+    base = docgen.epub_file(path.with_suffix(".base.epub"), "Hangar log",
+                            [("One", "<p>The mooring mast was inspected.</p>"), ("Two", "<p>Crew rota.</p>")])  # fmt: skip
+    _repack(base, path, "OEBPS/text/chapter1.xhtml", lambda out: out.write(chapter))
+    base.unlink()
+    return path
+
+
+def odt_content(path: Path, content: bytes) -> Path:
+    """An ODT whose ``content.xml`` is ``content``."""
+    base = docgen.odt_file(path.with_suffix(".base.odt"), [("p", "The mooring mast was inspected.")])
+    _repack(base, path, "content.xml", lambda out: out.write(content))
     base.unlink()
     return path
 
@@ -248,6 +311,61 @@ def one_line_txt(path: Path, *, mb: float = 99) -> Path:
     return path
 
 
+def canvas_cards(path: Path, *, cards: int = 18_500, chars: int = 1_000) -> Path:
+    """A canvas of ``cards`` text cards of ``chars`` characters of prose each, written on one
+    line: at the defaults 19.6 MB, just under the 20 MB a canvas may be."""
+    rng = random.Random(7)
+    nodes = []
+    for n in range(cards):
+        words = f"Card {n}:"
+        while len(words) < chars:
+            words += " " + rng.choice(WORDS)
+        nodes.append({"id": f"c{n}", "type": "text", "text": words[:chars]})
+    return docgen.canvas_file(path, nodes, indent=None)
+
+
+def canvas_crowded(path: Path, *, cards: int = 100_000, groups: int = 1_000) -> Path:
+    """A canvas of ``groups`` nested groups framing ``cards`` short cards joined in a chain by as
+    many connections (every tenth labelled), far past the cards, connections and groups read."""
+    frames = [{"id": f"g{n}", "type": "group", "label": f"Bay {n}", "x": -groups + n, "y": -groups + n,
+               "width": 400 * cards, "height": 4 * groups} for n in range(groups)]  # fmt: skip
+    nodes = [{"id": f"c{n}", "type": "text", "text": f"Card {n}: bay {n % 97} checked."} for n in range(cards)]
+    edges = [{"id": f"e{n}", "fromNode": f"c{n}", "toNode": f"c{(n + 1) % cards}", **({"label": "then"} if n % 10 == 0 else {})}
+             for n in range(cards)]  # fmt: skip
+    return docgen.canvas_file(path, frames + nodes, edges, indent=None)
+
+
+def canvas_nested(path: Path, *, depth: int = 5_000_000) -> Path:
+    """A canvas whose one card holds JSON lists nested ``depth`` deep (10 MB at the default)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as out:
+        out.write('{"nodes": [{"id": "a", "type": "text", "text": "Deep card", "x": 0, "y": 0, "width": 1, '
+                  '"height": 1, "extra": ')  # fmt: skip
+        out.write("[" * depth + "]" * depth)
+        out.write('}], "edges": []}')
+    return path
+
+
+def screenshot(path: Path, *, size: tuple[int, int] = (1440, 30_000)) -> Path:
+    """A full-page screenshot: lines of prose down a tall page (43 million pixels at the
+    default, under the 50 million an image may claim)."""
+    rng = random.Random(9)
+    lines = [" ".join(rng.choice(WORDS) for _ in range(12)).capitalize() + "." for _ in range((size[1] - 60) // 36)]
+    return docgen.text_image(path, lines, size=size)
+
+
+def pixel_bomb(path: Path) -> Path:
+    return docgen.png_claiming(path, 100_000, 100_000)
+
+
+def one_line_note(path: Path, line: Callable[[int], str], *, mb: float = 3) -> Path:
+    """A note that is one line of ``mb`` MB, from one of the scrubbing benchmark's adversarial
+    line builders."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(line(int(mb * MB)))
+    return path
+
+
 def ordinary(kind: str, path: Path) -> Path:
     """The baseline: an ordinary document of ``kind``, a few pages' worth."""
     rng = random.Random(5)
@@ -267,6 +385,14 @@ def ordinary(kind: str, path: Path) -> Path:
         return docgen.xlsx_file(path, {"Parts": rows})
     if kind == "pdf":
         return docgen.text_pdf(path, [prose(300) for _ in range(10)])
+    if kind == "epub":
+        return docgen.epub_file(path, "Hangar log", [(f"Week {n + 1}", f"<p>{prose(120)}</p><p>{prose(80)}</p>") for n in range(20)])
+    if kind == "odt":
+        return docgen.odt_file(path, [block for n in range(20) for block in (("h1", f"Week {n + 1}"), ("p", prose(120)), ("p", prose(80)))])
+    if kind == "canvas":
+        return docgen.canvas_file(path, [{"id": f"c{n}", "type": "text", "text": f"# Week {n + 1}\n{prose(60)}"} for n in range(20)])
+    if kind == "png":
+        return docgen.text_image(path, [prose(12) for _ in range(15)])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n\n".join(prose(100) for _ in range(200)))
     return path
@@ -301,8 +427,32 @@ CASES: dict[str, tuple[str, str, Callable[[Path], Path]]] = {
     "pdf": ("PDF, 1.2 MB inflating to 1.85 million text operators", "pdf", partial(inflating, operators=1_850_000)),
     "pdf-large": ("PDF, 3.6 MB inflating to 5.5 million text operators", "pdf", partial(inflating, operators=5_550_000)),
     "pdf-short": ("PDF of five short pages (a fact on page 4)", "pdf", short_pages),
+    "epub-laughs": ("EPUB, a chapter declaring a billion laughs (10⁹ `lol`s)", "epub", partial(epub_chapter, chapter=_LAUGHS)),
+    "epub-xxe": ("EPUB, a chapter with an external DTD and entities (XXE)", "epub", partial(epub_chapter, chapter=_EPUB_XXE)),
+    "odt-xxe": ("ODT whose text is the external entity `file:///etc/passwd` (XXE)", "odt", partial(odt_content, content=_ODT_XXE)),
+    "odt": ("ODT bomb (300 MB inflated)", "odt", odt_inflating),
+    "odt-large": ("ODT of 250 MB of prose XML, past max_inflated_mb", "odt", partial(odt_inflating, inflated_mb=250, varied=True)),
+    "odt-limit": ("ODT just inside the text cap: 22 MB of prose XML", "odt", partial(odt_inflating, inflated_mb=22, varied=True)),
+    "canvas": ("Canvas of 18,500 cards of 1,000 characters (under the 20 MB cap)", "canvas", canvas_cards),
+    "canvas-over": ("Canvas of 20,000 cards of 1,000 characters (over the 20 MB cap)", "canvas", partial(canvas_cards, cards=20_000)),
+    "canvas-crowded": ("Canvas of 100,000 cards, 100,000 connections, 1,000 groups", "canvas", canvas_crowded),
+    "canvas-deep": ("Canvas holding JSON lists nested 5 million deep", "canvas", canvas_nested),
+    "png-bomb": ("PNG claiming 100,000 × 100,000 pixels", "png", pixel_bomb),
+    "png-4k": ("PNG 4K screenshot, 3,840 × 2,160 pixels, 58 lines (OCR)", "png", partial(screenshot, size=(3840, 2160))),
+    "png-tall": ("PNG full-page screenshot, 1,440 × 30,000 pixels, 831 lines (OCR)", "png", screenshot),
+    "line-password": ("Note, 3 MB on one line: `password=password=…`", "md",
+                      partial(one_line_note, line=FAMILIES["`password=password=…` (values past the cap)"])),
+    "line-apikey": ("Note, 3 MB on one line: `api_key=<hex> ` repeated", "md",
+                    partial(one_line_note, line=_tokens(lambda raw: b"api_key=" + raw.hex().encode(), 20))),
+    "line-base64": ("Note, 3 MB on one line: base64 tokens", "md",
+                    partial(one_line_note, line=FAMILIES["base64 tokens (40 random bytes each)"])),
+    "line-prose": ("Note, 3 MB on one line: prose", "md", partial(one_line_txt, mb=3)),
 }
 """Name → (what it is, file suffix, how to build it)."""
+
+SETTINGS = {"png": {"VAULTSEEK_OCR_IMAGES": "true"}}
+"""File suffix → the settings (environment variables) its files, hostile and ordinary, are
+indexed with: images are read only with ``ocr_images`` on."""
 
 
 def build(workdir: Path, names: list[str]) -> dict[str, tuple[Path, Path]]:
@@ -321,9 +471,11 @@ def build(workdir: Path, names: list[str]) -> dict[str, tuple[Path, Path]]:
     return files
 
 
-def measured(command: list[str], *, timeout: float, memory_cap_mb: int) -> tuple[dict[str, Any], str, str]:
-    """Run ``command`` in a child process whose address space is capped: its figures (wall and
-    CPU seconds, peak memory, exit code), stdout and stderr."""
+def measured(command: list[str], *, timeout: float, memory_cap_mb: int,
+             settings: dict[str, str] | None = None) -> tuple[dict[str, Any], str, str]:  # fmt: skip
+    """Run ``command`` in a child process whose address space is capped, with ``settings``
+    added to its environment: its figures (wall and CPU seconds, peak memory, exit code), stdout
+    and stderr."""
     cap = memory_cap_mb * MB
 
     def limit() -> None:  # runs in the child: a capped address space, its own process group
@@ -332,7 +484,8 @@ def measured(command: list[str], *, timeout: float, memory_cap_mb: int) -> tuple
 
     started = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        child = subprocess.Popen(command, stdout=out, stderr=err, preexec_fn=limit)  # setrlimit must run in the child
+        child = subprocess.Popen(command, stdout=out, stderr=err, env={**os.environ, **(settings or {})},
+                                 preexec_fn=limit)  # setrlimit must run in the child
         timed_out = False
         deadline = started + timeout
         own_peak = 0  # the process's own peak (VmHWM), without the reader child it starts
@@ -381,9 +534,10 @@ def index_alone(file: Path, db: Path, *, timeout: float, memory_cap_mb: int) -> 
     if db.exists():
         db.unlink()
     command = [sys.executable, "-m", "vaultseek.cli", "index", str(file.parent), "--db", str(db), "--json", "--no-deep"]
-    figure, stdout, stderr = measured(command, timeout=timeout, memory_cap_mb=memory_cap_mb)
+    figure, stdout, stderr = measured(command, timeout=timeout, memory_cap_mb=memory_cap_mb,
+                                      settings=SETTINGS.get(file.suffix[1:]))
     timed_out = figure["timed_out"]
-    figure["size_mb"] = round(file.stat().st_size / MB, 2)
+    figure["size_mb"] = round(file.stat().st_size / MB, 3)
     try:
         report = json.loads(stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -394,13 +548,29 @@ def index_alone(file: Path, db: Path, *, timeout: float, memory_cap_mb: int) -> 
     if file.name in skipped:
         figure["outcome"] = f"skipped: {skipped[file.name]}"
     else:
-        figure["outcome"] = f"{report.get('chunks_written', 0):,} chunks"
+        chunks = report.get("chunks_written", 0)
+        figure["outcome"] = f"{chunks:,} chunk{'' if chunks == 1 else 's'}"
+        if chunks:
+            figure["largest_chunk"] = _largest_chunk(db)
+            figure["outcome"] += f", the largest {figure['largest_chunk']:,} characters"
         if file.name == "hostile.pdf" and "short" in file.parent.name:
             figure["outcome"] += ", " + _cited_page(file.parent, db)
     notices = [n for n in report.get("notices", []) if file.name in n]
     if notices:
         figure["notice"] = notices[0]
+        if "only its first" in notices[0]:  # the text cap: "… only its first 20 MB of text was …"
+            figure["outcome"] += ", the first " + notices[0].split("only its first ", 1)[1].split(" was", 1)[0]
+        figure["outcome"] += " (notice)"
     return figure
+
+
+def _largest_chunk(db: Path) -> int:
+    """The characters in the index's longest chunk."""
+    connection = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return int(connection.execute("SELECT coalesce(max(length(text)), 0) FROM chunks").fetchone()[0])
+    finally:
+        connection.close()
 
 
 def _cited_page(vault: Path, db: Path) -> str:
@@ -483,10 +653,13 @@ def run(workdir: Path, names: list[str], *, timeout: float, memory_cap_mb: int) 
     for name, (hostile, plain) in files.items():
         if plain not in baselines:
             baselines[plain] = index_alone(plain, dbs / f"{plain.stem}-{plain.suffix[1:]}.db", timeout=timeout, memory_cap_mb=memory_cap_mb)
-        out[name] = {
-            "hostile": index_alone(hostile, dbs / f"{name}-hostile.db", timeout=timeout, memory_cap_mb=memory_cap_mb),
-            "ordinary": baselines[plain],
-        }
+        figure = index_alone(hostile, dbs / f"{name}-hostile.db", timeout=timeout, memory_cap_mb=memory_cap_mb)
+        if hostile.suffix in (".md", ".txt") and figure.get("largest_chunk"):
+            # The text's own cost: CPU seconds past the ordinary file's (the process starting,
+            # the model loading), per MB.
+            figure["cpu_s_per_mb"] = round((figure["cpu_seconds"] - baselines[plain]["cpu_seconds"]) / figure["size_mb"], 2)
+            figure["outcome"] += f", {figure['cpu_s_per_mb']} CPU s per MB past the baseline"
+        out[name] = {"hostile": figure, "ordinary": baselines[plain]}
     return out
 
 
@@ -523,7 +696,7 @@ def main(argv: list[str] | None = None) -> int:
         for which, title in (("hostile", label), ("ordinary", f"baseline: ordinary {suffix.upper()}")):
             f = pair[which]
             peak = f"**{f['peak_rss_mb']:,} MB**" if which == "hostile" else f"{f['peak_rss_mb']:,} MB"
-            print(f"| {title} | {f['size_mb']} MB | {f['seconds']} ({f['cpu_seconds']}) | {peak} | "
+            print(f"| {title} | {megabytes(f['size_mb'] * MB)} | {f['seconds']} ({f['cpu_seconds']}) | {peak} | "
                   f"{f['process_peak_mb']:,} MB | {f['exit']} | {f['outcome']} |")
     if "intake" in extra:
         f = extra["intake"]

@@ -3,7 +3,8 @@
 Used by the documents benchmark and by the tests: text PDFs (fpdf2), image-only "scanned" PDF
 pages (text drawn with Pillow at 300 dpi, no text layer), encrypted PDFs, Word, PowerPoint and
 Excel files, CSV in any encoding, Obsidian canvases, EPUB and ODT (zipped XML written here),
-screenshot-like images. fpdf2 is a test/bench dependency only.
+screenshot-like images and a PNG claiming more pixels than it holds. fpdf2 is a test/bench
+dependency only.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import struct
 import zipfile
+import zlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -151,14 +154,15 @@ def csv_file(
     return path
 
 
-def canvas_file(path: Path, nodes: Sequence[dict[str, Any]], edges: Sequence[dict[str, Any]] = ()) -> Path:
+def canvas_file(path: Path, nodes: Sequence[dict[str, Any]], edges: Sequence[dict[str, Any]] = (),
+                *, indent: str | None = "\t") -> Path:  # fmt: skip
     """A JSON Canvas 1.0 file (Obsidian's ``.canvas``). Nodes without a position get one in a
-    row, 300 pixels apart."""
+    row, 300 pixels apart; ``indent=None`` writes the JSON on one line, as small as it goes."""
     placed = []
     for i, node in enumerate(nodes):
         placed.append({"x": i * 300, "y": 0, "width": 250, "height": 150, **node})
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"nodes": placed, "edges": list(edges)}, indent="\t"), "utf-8")
+    path.write_text(json.dumps({"nodes": placed, "edges": list(edges)}, indent=indent), "utf-8")
     return path
 
 
@@ -285,4 +289,19 @@ def text_image(path: Path, lines: Sequence[str], *, size: tuple[int, int] = (128
     if path.suffix.lower() in (".jpg", ".jpeg", ".bmp"):
         image = image.convert("RGB")
     image.save(path)
+    return path
+
+
+def png_claiming(path: Path, width: int, height: int) -> Path:
+    """A small white PNG whose header is rewritten to claim ``width`` × ``height`` pixels (a
+    "pixel bomb": its few bytes of pixel data end long before the rows it claims)."""
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("L", (64, 64), 255).save(buffer, format="PNG")
+    data = bytearray(buffer.getvalue())
+    data[16:24] = struct.pack(">II", width, height)  # IHDR: after the signature, length and type
+    data[29:33] = struct.pack(">I", zlib.crc32(bytes(data[12:29])))  # the chunk's CRC, over type and data
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(bytes(data))
     return path
