@@ -3,6 +3,7 @@ blank, damaged and oversized images handled without an empty chunk or a tracebac
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import struct
@@ -131,3 +132,55 @@ def test_images_wait_for_an_ocr_engine_and_are_read_once_one_can(vault: Path) ->
         report = index.sync()  # unchanged, but it was waiting for OCR
         assert report.pages_ocred == 1 and index.status().ocr_pending == 0
         assert index.search("FlamingoHangar", mode="bm25").results[0].path == "router.png"
+
+
+def tall_screenshot(path: Path, lines: dict[int, str], size: tuple[int, int] = (900, 9_000)) -> Path:
+    """A full-page screenshot: ``lines`` of 20-pixel text at their heights, the rest blank."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    image = Image.new("L", size, 248)
+    draw = ImageDraw.Draw(image)
+    try:
+        font: object = ImageFont.truetype("DejaVuSans.ttf", 20)
+    except OSError:
+        font = ImageFont.load_default(size=20)
+    for y, line in lines.items():
+        draw.text((24, y), line, fill=15, font=font)
+    image.save(path)
+    return path
+
+
+def test_a_tall_image_is_read_in_strips_cut_between_lines_of_text(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from vaultseek.documents.picture import STRIP_ASPECT, strip_bounds, strips
+
+    lines = {60 + i * 30: f"Line {i} of the long page" for i in range(290)}  # text all the way down
+    with Image.open(tall_screenshot(tmp_path / "page.png", lines)) as page:
+        page.load()
+        bounds = strip_bounds(page)
+        assert len(bounds) > 1 and bounds[0][0] == 0 and bounds[-1][1] == page.height
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(bounds))  # no row lost
+        for top, bottom in bounds:
+            assert bottom - top <= page.width * STRIP_ASPECT
+            if bottom < page.height:  # every cut is a blank row: no line of text is split
+                low, high = page.crop((0, bottom, page.width, bottom + 1)).getextrema()
+                assert high - low <= 10, bottom
+        assert {s.size for s in strips(page)} == {(900, int(900 * STRIP_ASPECT))}
+    blank = Image.new("L", (900, 9_000), 248)
+    assert list(strips(blank)) == []
+    short = Image.new("L", (1280, 720), 248)
+    assert list(strips(short)) == [short]
+
+
+def test_a_full_page_screenshot_is_read_to_its_end_by_rapidocr(vault: Path) -> None:
+    pytest.importorskip("rapidocr", reason="RapidOCR comes with the documents extra")
+    tall_screenshot(vault / "page.png", {80: "Harbour crane inspection starts Monday",
+                                         4_500: "Zeppelin mooring moved to the north mast",
+                                         8_850: "Invoice number walrus seventeen is overdue"})
+    (vault / ".vaultseek.toml").write_text('ocr_images = true\nocr_engine = "rapidocr"\nocr_languages = "eng"\n')
+    with open_index(vault, create=True) as index:
+        assert index.sync().pages_ocred == 1
+        for question in ("when does the crane inspection start", "where is the zeppelin moored",
+                         "which invoice is overdue"):
+            assert index.search(question, mode="bm25").results[0].path == "page.png", question

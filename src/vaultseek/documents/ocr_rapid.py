@@ -21,6 +21,8 @@ state on its detector, and one page on two threads keeps a small machine's cores
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import importlib.util
 import os
 import threading
@@ -70,7 +72,27 @@ class RapidEngine:
                 output = recogniser(page)
             except Exception as exc:  # the library raises its own types: one error for the page
                 raise RuntimeError(f"RapidOCR failed ({exc.__class__.__name__}: {exc})") from exc
+            finally:
+                _give_back_memory()
         return "\n".join(output.txts or ())  # the library's reading order: top to bottom
+
+
+@lru_cache(maxsize=1)
+def _malloc_trim() -> Any:
+    """glibc's ``malloc_trim``, or None on another C library."""
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+def _give_back_memory() -> None:
+    """Return the heap's free memory to the system after a page. The recogniser's buffers are
+    freed after each page but glibc keeps them, so a reader grew by 30-190 MB a page of a
+    full-page screenshot (to 850 MB); trimmed, it stays at ~160 MB between pages."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 def reads(language: str) -> bool:
@@ -130,6 +152,9 @@ def _recogniser() -> Any:
         "Global.max_side_len": 10_000,  # lines are read from the render as it is
         "Det.limit_type": "max",
         "Det.limit_side_len": DETECT_SIDE,
+        # One text line at a time: the same text, in 10-25 % less CPU on two cores, and half
+        # the memory (a page's peak ~700 MB → ~350 MB; batches pad every line to the widest).
+        "Rec.rec_batch_num": 1,
         "EngineConfig.onnxruntime.intra_op_num_threads": threads,
         "EngineConfig.onnxruntime.inter_op_num_threads": 1,
     }

@@ -7,8 +7,9 @@ claims more than :data:`MAX_PIXELS` pixels is refused before anything is decoded
 (a screenshot's transparent background would otherwise turn black, under black text), made
 grey (16-bit grey scaled, not clipped), turned the way up the camera recorded, and shrunk to
 at most :data:`OCR_PIXELS` pixels — a 300-dpi letter page, what PDF pages are OCRed at — which
-bounds the time one image can take. At the pixel limit a transparent PNG peaks at ~300 MB.
-The OCR engine is the one scanned PDF pages use (:func:`.ocr.open_engine`).
+bounds the time one image can take. A tall image (a full-page screenshot) is read in strips
+about as tall as a page (:func:`strips`). The OCR engine is the one scanned PDF pages use
+(:func:`.ocr.open_engine`).
 
 An image that is too small to hold text (under :data:`MIN_SIDE` pixels on a side) or is one
 flat tone is not OCRed, and an image on which OCR finds no text yields no chunk: the file is
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import io
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 from PIL import Image, UnidentifiedImageError
@@ -32,6 +34,8 @@ MAX_PIXELS = 50_000_000
 MAX_IMAGE_BYTES = 50 * MB
 OCR_PIXELS = 8_500_000
 """Larger images are shrunk to this many pixels before OCR (the size of a 300-dpi letter page)."""
+STRIP_ASPECT = 1.5
+"""A taller image is OCRed in strips of at most this height-to-width ratio (:func:`strips`)."""
 MIN_SIDE = 16
 BLANK_RANGE = 10
 """An image whose grey levels all lie within this many of each other is blank (as for PDF
@@ -85,13 +89,60 @@ def read(data: bytes, context: ExtractContext) -> Extracted:
         return result
     context.progress("ocr", 1, 1)
     try:
-        text = engine.read(page)
+        texts = [engine.read(strip) for strip in strips(page)]
     except ocr_error_types() as exc:
         raise DocumentError(f"OCR failed ({exc})") from exc
     result.pages_ocred = result.ocr_pages = 1
-    if text.strip():
+    text = "\n".join(t for t in texts if t.strip())
+    if text:
         result.segments.append(Segment(text))
     return result
+
+
+def strips(page: Any) -> Iterator[Any]:
+    """``page`` in strips :data:`STRIP_ASPECT` times as tall as wide (:func:`strip_bounds`),
+    each padded to that height, blank strips left out; a page no taller than that is one strip.
+    OCR finds text lines on an image scaled to a fixed longest side (RapidOCR: 960 pixels),
+    which would shrink the lines of a full-page screenshot below a pixel."""
+    width, height = page.size
+    tall = max(MIN_SIDE, int(width * STRIP_ASPECT))
+    if height <= tall:
+        yield page
+        return
+    for top, bottom in strip_bounds(page):
+        strip = page.crop((0, top, width, bottom))
+        low, high = strip.getextrema()
+        if high - low > BLANK_RANGE:
+            # Every strip the same size, padded with the quiet row's tone: the OCR engine's
+            # buffers are sized by the image and reused only for one size.
+            padded = Image.new("L", (width, tall), page.getpixel((0, min(bottom, height - 1))))
+            padded.paste(strip, (0, 0))
+            yield padded
+
+
+def strip_bounds(page: Any) -> list[tuple[int, int]]:
+    """The rows ``(top, bottom)`` of each strip of ``page``: at most :data:`STRIP_ASPECT` times
+    its width tall, each cut at the quietest row of its last quarter (a gap between lines of
+    text)."""
+    width, height = page.size
+    tall = max(MIN_SIDE, int(width * STRIP_ASPECT))
+    bounds: list[tuple[int, int]] = []
+    top = 0
+    while top < height:
+        bottom = height if height - top <= tall else _quietest_row(page, top + tall * 3 // 4, top + tall)
+        bounds.append((top, bottom))
+        top = bottom
+    return bounds
+
+
+def _quietest_row(page: Any, start: int, end: int) -> int:
+    """The row in ``[start, end)`` whose grey levels vary least (by each row's mean and mean
+    square, from Pillow's box averaging)."""
+    band = page.crop((0, start, page.width, end))
+    means = band.resize((1, band.height), Image.Resampling.BOX).tobytes()  # one byte a row
+    squares = band.point(lambda v: v * v // 255).resize((1, band.height), Image.Resampling.BOX).tobytes()
+    spread = [square * 255 - mean * mean for mean, square in zip(means, squares, strict=True)]
+    return start + min(range(len(spread)), key=spread.__getitem__)
 
 
 def _prepared(image: Any) -> Any:
