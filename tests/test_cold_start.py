@@ -78,6 +78,8 @@ NOT_FOR_A_PLAIN_SEARCH = (
     # model's runtime, safetensors (the model's matrix is memory-mapped), YAML, HTTP
     "concurrent.futures", "logging", "huggingface_hub", "onnxruntime", "safetensors", "yaml",
     "http", "email", "socket", "difflib",
+    # the tokenizers library: a short ASCII query is tokenized in Python (embeddings.wordpiece)
+    "tokenizers",
 )  # fmt: skip
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -46,3 +48,43 @@ def test_fingerprint_is_stable() -> None:
 def test_bad_model_specs_are_model_errors(spec: str) -> None:
     with pytest.raises(ModelError):
         load_embedder(spec)
+
+
+REPO = Path(__file__).resolve().parents[1]
+TOKENIZER_EDGES = [
+    "don't... stop!!", "a\tb\x00c\x7fd\x1fe\r\nf", "x" * 150, "antidisestablishmentarianism",
+    "C++ / rust_lang @home #tag ~user {a:[1,2]}", "tar -xzvf file.tar.gz", "", "   ",
+    "UPPER Case MiXeD", "q" * 100, "zzzzqqqxj", "word " * 700,
+]  # fmt: skip
+
+
+def test_a_short_ascii_text_is_tokenized_in_python_as_tokenizers_does() -> None:
+    """The bundled model's WordPiece in Python (what a fresh search tokenizes a query with)
+    gives the ids the ``tokenizers`` library gives, on every line of this repository's docs and
+    on edge cases (control characters, runs of punctuation, over-long words, a text past the
+    512-token limit); a text it cannot be sure of is left to the library."""
+    model = load_embedder()
+    assert model._wordpiece is not None
+    lines = [
+        line for path in sorted([REPO / "README.md", *(REPO / "docs").glob("*.md")])
+        for line in path.read_text("utf-8").splitlines()
+    ]  # fmt: skip
+    checked = 0
+    for text in TOKENIZER_EDGES + lines:
+        ids = model._wordpiece.ids(text, model.max_length)
+        if ids is None:
+            assert not text.isascii()
+            continue
+        assert ids == model.tokenizer.encode(text, add_special_tokens=False).ids, text
+        checked += 1
+    assert checked > 1_000
+    for text in ["Die Kündigungsfrist", "🙂", "an [UNK] token", "a [pad] token"]:
+        assert model._wordpiece.ids(text, model.max_length) is None
+
+
+def test_a_query_is_embedded_without_building_the_tokenizers_tokenizer() -> None:
+    model = load_embedder()
+    query = model.embed(["how do I rotate refresh tokens"])
+    assert model._tokenizer is None
+    assert (model.embed(["how do I rotate refresh tokens"] * 100)[0] == query[0]).all()  # batch path
+    assert model._tokenizer is not None
