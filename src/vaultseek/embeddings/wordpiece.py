@@ -19,14 +19,15 @@ before normalising) returns None: the caller uses ``tokenizers``. A test checks 
 
 from __future__ import annotations
 
-import string
 from collections.abc import Mapping
 from typing import Any
 
 _DROPPED = "".join(chr(c) for c in [*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
 """ASCII control characters other than tab and line breaks: the normaliser removes them."""
 _CLEAN = str.maketrans({"\t": " ", "\n": " ", "\r": " "} | dict.fromkeys(_DROPPED))
-_SPACED = str.maketrans({p: f" {p} " for p in string.punctuation})
+_PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+"""ASCII punctuation, as ``string.punctuation`` (not imported for it): each its own word."""
+_SPACED = str.maketrans({p: f" {p} " for p in _PUNCTUATION})
 
 
 class WordPiece:
