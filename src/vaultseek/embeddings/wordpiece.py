@@ -45,11 +45,14 @@ class WordPiece:
     def ids(self, text: str, max_length: int | None) -> list[int] | None:
         """Token ids of ``text`` (no special tokens, cut at ``max_length``), or None when this
         module cannot tell them for it."""
-        lowered = text.lower()
-        if not text.isascii() or any(t in text or t.lower() in lowered for t in self.added):
+        if not text.isascii():
+            return None
+        cleaned = text.lower().translate(_CLEAN)
+        # An added token is matched in the text as given or as normalised: either way, not here.
+        if any(t in text or t.lower() in cleaned for t in self.added):
             return None
         out: list[int] = []
-        for word in lowered.translate(_CLEAN).translate(_SPACED).split():
+        for word in cleaned.translate(_SPACED).split():
             out.extend(self._pieces(word))
             if max_length is not None and len(out) >= max_length:
                 return out[:max_length]
