@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 
 
@@ -22,6 +23,9 @@ def main() -> None:
     args = parser.parse_args()
 
     marks: dict[str, float] = {}
+    # As the console script sets it for a search (cli/launcher.py): without it, numpy's import
+    # starts an OpenBLAS thread per core and the import stage is not the one a search pays.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     t = time.perf_counter()
     from vaultseek.engine import open_index
 

@@ -78,13 +78,17 @@ NOT_FOR_A_PLAIN_SEARCH = (
     # model's runtime, safetensors (the model's matrix is memory-mapped), YAML, HTTP
     "concurrent.futures", "logging", "huggingface_hub", "onnxruntime", "safetensors", "yaml",
     "http", "email", "socket", "difflib",
+    # the tokenizers library: a short ASCII query is tokenized in Python (embeddings.wordpiece);
+    # the other commands' report types (sync, status, links, deep)
+    "tokenizers", "vaultseek.reports",
 )  # fmt: skip
 
 
 def test_a_plain_search_loads_only_what_it_uses(sample_vault: Path) -> None:
     """A fresh `vaultseek search` in hybrid mode (the default), with a result named like a
     daily note (a long hyphenated name: the name scrubber runs): none of the modules above is
-    imported, and the answer is the one an in-process search gives."""
+    imported, none of the other commands' report types is built, and the answer is the one an
+    in-process search gives."""
     (sample_vault / "2024-05-14-refresh-token-rotation-notes.md").write_text(
         "# Rotation\n\nRefresh tokens are rotated every week.\n", encoding="utf-8"
     )
@@ -95,17 +99,19 @@ def test_a_plain_search_loads_only_what_it_uses(sample_vault: Path) -> None:
         "import json, sys; from vaultseek.cli.launcher import main;"
         f"code = main(['search', 'refresh tokens rotated', '--vault', {str(sample_vault)!r}, '--json']);"
         "import os, threading;"
-        "print(json.dumps([code, sorted(sys.modules), threading.active_count(), os.environ.get('OPENBLAS_NUM_THREADS')]))"
+        "built = [n for n in ('SyncReport', 'IndexStatus', 'DeepStatus') if n in vars(sys.modules['vaultseek.records'])];"
+        "print(json.dumps([code, sorted(sys.modules), threading.active_count(), os.environ.get('OPENBLAS_NUM_THREADS'), built]))"
     )
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     answer, last = out.stdout.strip().splitlines()[:-1], out.stdout.strip().splitlines()[-1]
-    exit_code, modules, threads, blas_threads = json.loads(last)
+    exit_code, modules, threads, blas_threads, reports_built = json.loads(last)
     assert exit_code == 0
     assert [note["path"] for note in json.loads("\n".join(answer))["results"]] == expected
     assert "2024-05-14-refresh-token-rotation-notes.md" in expected
     loaded = [m for m in modules if any(m == name or m.startswith(name + ".") for name in NOT_FOR_A_PLAIN_SEARCH)]
     assert loaded == []
+    assert reports_built == []  # the other commands' report types were not built (records.py)
     assert "numpy" in modules and "apsw" in modules  # it did search, in both lists
     assert threads == 1  # no pool's idle threads left behind
     assert blas_threads == "1"  # OpenBLAS starts no thread per core (a user's own setting stands)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -46,3 +49,45 @@ def test_fingerprint_is_stable() -> None:
 def test_bad_model_specs_are_model_errors(spec: str) -> None:
     with pytest.raises(ModelError):
         load_embedder(spec)
+
+
+REPO = Path(__file__).resolve().parents[1]
+TOKENIZER_EDGES = [
+    "don't... stop!!", "a\tb\x00c\x7fd\x1fe\r\nf", "x" * 150, "antidisestablishmentarianism",
+    "C++ / rust_lang @home #tag ~user {a:[1,2]}", "tar -xzvf file.tar.gz", "", "   ",
+    "UPPER Case MiXeD", "q" * 100, "zzzzqqqxj", "word " * 700,
+]  # fmt: skip
+
+
+def test_a_short_ascii_text_is_tokenized_in_python_as_tokenizers_does() -> None:
+    """The bundled model's WordPiece in Python (what a fresh search tokenizes a query with)
+    gives the ids the ``tokenizers`` library gives, on every line of this repository's docs, on
+    random ASCII and on edge cases (control characters, runs of punctuation, over-long words, a
+    text past the 512-token limit); a text it cannot be sure of is left to the library."""
+    model = load_embedder()
+    assert model._wordpiece is not None
+    lines = [
+        line for path in sorted([REPO / "README.md", *(REPO / "docs").glob("*.md")])
+        for line in path.read_text("utf-8").splitlines()
+    ]  # fmt: skip
+    chance = random.Random(29)  # and random ASCII, control characters included
+    noise = ["".join(chr(chance.randrange(128)) for _ in range(chance.randrange(1, 60))) for _ in range(2_000)]
+    checked = 0
+    for text in TOKENIZER_EDGES + lines + noise:
+        ids = model._wordpiece.ids(text, model.max_length)
+        if ids is None:
+            assert not text.isascii() or "[" in text  # not ASCII, or may name an added token
+            continue
+        assert ids == model.tokenizer.encode(text, add_special_tokens=False).ids, text
+        checked += 1
+    assert checked > 1_000
+    for text in ["Die Kündigungsfrist", "🙂", "an [UNK] token", "a [pad] token", "[P\x00AD]"]:
+        assert model._wordpiece.ids(text, model.max_length) is None
+
+
+def test_a_query_is_embedded_without_building_the_tokenizers_tokenizer() -> None:
+    model = load_embedder()
+    query = model.embed(["how do I rotate refresh tokens"])
+    assert model._tokenizer is None
+    assert (model.embed(["how do I rotate refresh tokens"] * 100)[0] == query[0]).all()  # batch path
+    assert model._tokenizer is not None

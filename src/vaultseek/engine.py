@@ -38,20 +38,7 @@ from .errors import (
 )
 from .index.activity import note_interactive
 from .index.names import MARKER, matching_paths, shown_path
-from .records import (
-    DeepReport,
-    DeepState,
-    DeepStatus,
-    IndexStatus,
-    NoteLinks,
-    RelatedNotes,
-    ResolvedLink,
-    SearchFilter,
-    SearchResponse,
-    SearchResult,
-    SkippedFile,
-    SyncReport,
-)
+from .records import DeepState, SearchFilter, SearchResponse, SearchResult, SkippedFile
 from .search.expansion import Expander
 from .search.hybrid import (
     DeepSide,
@@ -96,6 +83,15 @@ if TYPE_CHECKING:
     from .index.deepening import DeepProgressCallback
     from .index.sync import ProgressCallback, StopCheck
     from .links.extract import Extract
+    from .reports import (
+        DeepReport,
+        DeepStatus,
+        IndexStatus,
+        NoteLinks,
+        RelatedNotes,
+        ResolvedLink,
+        SyncReport,
+    )
     from .search.relevance import Evidence
     from .storage.postgres.store import HnswVectors, PgStore
     from .storage.writer_lock import LockHolder, WriterLock
@@ -335,6 +331,8 @@ class Index:
             )
         with self.writer_lock(timeout=wait, on_wait=on_wait, should_stop=should_stop) as held:
             if not held:
+                from .reports import SyncReport  # a search builds no report types
+
                 return SyncReport(
                     interrupted=True, full=paths is None,
                     notices=("stopped while another process was writing the index; nothing was written",),
@@ -475,6 +473,8 @@ class Index:
         else:
             queued = queue_state(self.db_path)
             state = "waiting" if queued is None else queued
+        from .reports import DeepStatus  # a search builds no report types
+
         return DeepStatus(
             model=name, chunks=chunks, embedded=embedded, state=state, rate=rate, reason=reason,
             openings=openings, openings_embedded=openings_embedded, serving_model=serving,
@@ -879,6 +879,8 @@ class Index:
                 if os.path.exists(p)
             )
         skipped = tuple(_shown_skip(item) for item in self.store.skipped_files())
+        from .reports import IndexStatus  # a search builds no report types
+
         return IndexStatus(
             vault=str(self.vault),
             db_path=str(self.db_path),

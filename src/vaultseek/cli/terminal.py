@@ -16,19 +16,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..records import (
-    DeepProgress,
-    DeepStatus,
-    DeepWorkerStatus,
-    IndexStatus,
-    Progress,
-    QueryParse,
-    SearchResponse,
-    SearchResult,
-    SyncReport,
-)
+from ..records import QueryParse, SearchResponse, SearchResult
 
 if TYPE_CHECKING:
+    from ..reports import (
+        DeepProgress,
+        DeepStatus,
+        DeepWorkerStatus,
+        IndexStatus,
+        Progress,
+        SyncReport,
+    )
     from ..storage.writer_lock import LockHolder
 
 _PHASE_LABEL = {
