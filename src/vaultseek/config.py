@@ -158,8 +158,8 @@ class Config:
     scans and 8–15 % on worn copies, in 1.6–2.7 times less CPU time (docs/documents.md)."""
     ocr_images: bool = False
     """Read the text in images (PNG, JPEG, WebP, GIF, TIFF, BMP: screenshots, scans) by OCR,
-    so they are found by the words on them. Off by default: OCR takes about 5.8 s of CPU per
-    screenshot with RapidOCR, 1.4 s with Tesseract, once per image (docs/documents.md). Off,
+    so they are found by the words on them. Off by default: OCR takes about 4 s of CPU per
+    screenshot with RapidOCR, 1.3 s with Tesseract, once per image (docs/documents.md). Off,
     images are not indexed at all."""
     ocr_max_pages_per_document: int = 100
     """OCR at most this many pages of one PDF (~0.6 s a page on one core); the pages past it
