@@ -44,3 +44,13 @@ def test_a_short_page_after_a_long_one_is_found_and_cited_with_both_pages(vault:
         assert (hit.location.page, hit.location.page_end, hit.location.label()) == (1, 2, "pp. 1–2")
     shown = run_cli("search", "mooring fee", "--mode", "bm25", "--vault", str(vault))
     assert "pp. 1–2" in shown.stdout, shown.stdout
+
+
+def test_a_short_first_page_opens_the_chunk_after_it_and_is_cited_with_it(vault: Path) -> None:
+    short_pages_pdf(vault / "report.pdf", ["Harbour board report, draft for the walrus committee.", LONG, LONG])
+    with open_index(vault, create=True) as index:
+        index.sync()
+        hit = index.search("walrus committee", mode="bm25").results[0]
+        assert hit.path == "report.pdf" and hit.location is not None
+        assert (hit.location.page, hit.location.page_end, hit.location.label()) == (1, 2, "pp. 1–2")
+        assert [r.location.label() for r in index.get_note("report.pdf") if r.location] == ["pp. 1–2", "p. 3"]

@@ -4,7 +4,8 @@ Running text (PDF pages, DOCX sections, HTML, TXT) is cut by :func:`~.splitting.
 (~1,000 characters, ~100 overlap) and pieces under 100 characters are dropped; structured
 text (rows, slides, flattened data) keeps pieces down to 20 characters. A chunk cites the
 page (slide, row range) its text is on: pages are chunked one by one, and a short page is not
-dropped but joins the chunk before it, which then cites both (``pp. 3–4``); a document of short
+dropped but joins the chunk before it, which then cites both (``pp. 3–4``), or, before the
+first long page, the chunk after it (``pp. 1–2``); a document of short
 pages only becomes one chunk per page, each citing its own. A segment
 meant to stay whole (a slide, a batch of rows) is still cut once it passes
 :data:`MAX_WHOLE_CHARS`, and a heading past :data:`MAX_HEADING_CHARS` is shortened, so one
@@ -70,6 +71,14 @@ def document_chunks(segments: list[Segment], *, title: str, kind: str) -> list[C
         minimum = MIN_STRUCTURED_CHARS if segment.structured else MIN_RUNNING_CHARS
         for piece in pieces:
             if len(piece) >= minimum:
+                if not drafts and _opens(leftovers, piece, segment):
+                    # Short pages before the first long one (a cover, a title page) open it.
+                    assert segment.location is not None and leftovers[0][1].location is not None
+                    first = leftovers[0][1].location.page
+                    piece = "\n\n".join([*(p for p, _s in leftovers), piece])
+                    segment = replace(segment, location=replace(segment.location, page=first,
+                                                                page_end=segment.location.page))  # fmt: skip
+                    leftovers.clear()
                 drafts.append(_draft(piece, segment, title, kind, len(drafts)))
                 drafted = segment
             elif _joins(piece, segment, previous, drafts):
@@ -105,6 +114,20 @@ def _joins(piece: str, segment: Segment, previous: Segment | None, drafts: list[
         and last.location is not None
         and (last.location.page_end or last.location.page) == _page(previous.location)
         and len(last.text) + len(piece) <= CHUNK_CHARS + MIN_RUNNING_CHARS
+    )
+
+
+def _opens(leftovers: list[tuple[str, Segment]], piece: str, segment: Segment) -> bool:
+    """Whether the short pages kept back so far are whole pages of running text before
+    ``segment``'s, short enough together to open the first chunk (which then cites them all)."""
+    page = _page(segment.location)
+    return (
+        bool(leftovers)
+        and page is not None
+        and not segment.structured
+        and all(not s.structured and len(p) >= MIN_STRUCTURED_CHARS and (_page(s.location) or page) < page
+                for p, s in leftovers)
+        and sum(len(p) for p, _s in leftovers) + len(piece) <= CHUNK_CHARS + MIN_RUNNING_CHARS
     )
 
 
