@@ -157,6 +157,8 @@ def test_a_panic_in_the_tokenizers_thread_pool_does_not_end_the_run(vault: Path,
     (vault / "harbour.md").write_text(NOTE)
     (vault / "bolts.txt").write_text("Mooring mast bolts are torqued to spec each month by the crew.")
     docgen.docx_file(vault / "memo.docx", [("h1", "Memo"), ("p", "The zeppelin envelope fabric was patched.")])
+    # Non-ASCII text is tokenized by the tokenizers library (short ASCII text is not).
+    (vault / "kran.md").write_text("# Kräne\n\nDie Kranprüfung im Frühling übernimmt die Nachtschicht.")
     cap = 2 * 1024**3
 
     def limit() -> None:  # in the child, before it starts
@@ -178,7 +180,8 @@ def test_a_panic_in_the_tokenizers_thread_pool_does_not_end_the_run(vault: Path,
     assert result.returncode == 0, result.stderr[-2000:]
     assert "Traceback" not in result.stderr
     report = json.loads(result.stdout.strip().splitlines()[-1])
-    assert report["skipped"] == [] and report["added"] == 3
+    assert report["skipped"] == [] and report["added"] == 4
     assert found(vault, db, "crane inspection in spring", mode="vector")[0] == "harbour.md"
     assert found(vault, db, "bolts torqued", mode="vector")[0] == "bolts.txt"
     assert found(vault, db, "zeppelin envelope", mode="vector")[0] == "memo.docx"
+    assert found(vault, db, "Kranprüfung Frühling", mode="vector")[0] == "kran.md"
