@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..config import Config
 from ..documents import DocumentError, ExtractContext, OcrSettings, kind_of
 from ..documents.encoding import decode_text
 from ..documents.limits import megabytes
@@ -46,9 +47,9 @@ _HTML_META_REVERSED = re.compile(
 _CANONICAL = re.compile(r"<link\s+[^>]*?rel\s*=\s*[\"']canonical[\"'][^>]*?href\s*=\s*[\"']([^\"']+)[\"']", re.I)
 _UNSAFE_NAME = re.compile(r"[^\w.\- ]+", re.UNICODE)
 _DASHES = re.compile(r"[\s_]+")
-MAX_NOTE_BYTES = 10 * 1024 * 1024
+MAX_NOTE_BYTES = Config().max_file_bytes
 """The default ``max_file_mb``: the largest note or text item intake reads."""
-MAX_DOCUMENT_BYTES = 100 * 1024 * 1024
+MAX_DOCUMENT_BYTES = Config().max_document_bytes
 """The default ``max_document_mb``: the largest document item intake reads."""
 SKIPPED_SUFFIXES = (".part", ".crdownload", ".download", ".tmp", ".swp", ".intake-tmp")
 """Files still being written by a browser or an editor: left in the inbox until they are whole."""
