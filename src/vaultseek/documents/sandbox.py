@@ -286,21 +286,24 @@ def extract_once(path: str, data: bytes, context: ExtractContext) -> Extracted:
 
 
 # -- the child ----------------------------------------------------------------------------
-def _resident_bytes(pid: int | None = None) -> int:
-    """A process's resident memory (this one's by default); 0 where /proc cannot tell."""
+def _statm(field: int, pid: int | None = None) -> int:
+    """Field ``field`` of a process's ``/proc/<pid>/statm`` (this one's by default), in bytes;
+    0 where /proc cannot tell."""
     try:
         with open(f"/proc/{pid or 'self'}/statm", "rb") as stats:
-            return int(stats.read().split()[1]) * resource.getpagesize()
+            return int(stats.read().split()[field]) * resource.getpagesize()
     except (OSError, IndexError, ValueError):
         return 0
+
+
+def _resident_bytes(pid: int | None = None) -> int:
+    """A process's resident memory (this one's by default); 0 where /proc cannot tell."""
+    return _statm(1, pid)
 
 
 def _address_space() -> int:
-    try:
-        with open("/proc/self/statm", "rb") as stats:
-            return int(stats.read().split()[0]) * resource.getpagesize()
-    except (OSError, IndexError, ValueError):
-        return 0
+    """This process's address space (virtual size); 0 where /proc cannot tell."""
+    return _statm(0)
 
 
 def _peak_bytes() -> int:
