@@ -27,6 +27,7 @@ from typing import Any
 from PIL import Image, UnidentifiedImageError
 
 from .extraction import MB, DocumentError, ExtractContext, Extracted, Segment
+from .limits import megabytes
 
 MAX_PIXELS = 50_000_000
 """A 48-megapixel phone photo is read; larger images are refused before they are decoded
@@ -53,7 +54,7 @@ _TURNS = {
 
 def read(data: bytes, context: ExtractContext) -> Extracted:
     if len(data) > MAX_IMAGE_BYTES:
-        raise DocumentError(f"image too large to read ({len(data) / MB:,.0f} MB, over {MAX_IMAGE_BYTES // MB} MB)")
+        raise DocumentError(f"image too large to read ({megabytes(len(data))}, over {megabytes(MAX_IMAGE_BYTES)})")
     if not context.ocr.enabled:
         return Extracted(segments=[], pages=1)
     try:
