@@ -1,4 +1,5 @@
-"""Documents beside the notes: PDF, Word, PowerPoint, Excel, CSV, HTML, plain text, JSON/YAML.
+"""Documents beside the notes: PDF, Word, PowerPoint, Excel, OpenDocument text, EPUB, CSV, HTML,
+plain text, JSON/YAML, canvases and (with ``ocr_images``) images.
 
 Each format has one reader module, and each third-party library one owner among them, imported
 only when a document of that kind is met (``registry.py`` maps suffixes to readers). A reader

@@ -2,9 +2,9 @@
 XML streamed through expat with no entity expansion.
 
 :func:`open_package` reads the zip directory and refuses, with the reason, an archive of more
-than :data:`~.limits.MAX_MEMBERS` members, a member compressed with anything but deflate, and a
-member over :data:`~.limits.RATIO_MIN_BYTES` that inflates more than
-:data:`~.limits.MAX_RATIO` to 1 — the same rules as for Office files (:mod:`.limits`).
+than :data:`~.limits.MAX_MEMBERS` members, a member compressed with anything but deflate (or
+stored uncompressed), and a member over :data:`~.limits.RATIO_MIN_BYTES` that inflates more
+than :data:`~.limits.MAX_RATIO` to 1 — the same rules as for Office files (:mod:`.limits`).
 
 :func:`stream_xml` never builds a tree: a member is inflated 64 KB at a time and its elements
 and text are handed to a :class:`XmlHandler` as they are met, so memory stays at a few pieces
