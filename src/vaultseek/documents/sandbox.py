@@ -27,10 +27,11 @@ read by :func:`.registry.extract` in a :class:`ReaderProcess`:
 
 The reader's calls back — progress, the stop request, an OCRed page's checkpoint — are
 messages to the parent, which answers them with the real :class:`.ExtractContext`; so OCR
-checkpoints are written by the indexing process exactly as before.
+checkpoints are written by the indexing process itself.
 
 Whether a reader's library is installed is checked in the parent first
-(:func:`.registry.require_reader`), so a missing extra is reported as before.
+(:func:`.registry.require_reader`), so a missing extra is reported as a missing extra (one
+notice per run), never as a reader that failed.
 """
 
 from __future__ import annotations
