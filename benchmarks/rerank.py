@@ -23,7 +23,6 @@ import contextlib
 import importlib
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from tests.support.ports import free_port
 from tests.support.standin_reranker import StandinReranker
 
 from benchmarks.study import QUERIES, build_vault
@@ -55,9 +55,7 @@ def chat_server(url: str | None, workdir: Path) -> Iterator[str]:
             "or name a server with --llm-url"
         ) from None
     gguf = next(Path(str(smollm2.__file__)).parent.glob("*.gguf"))
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     with open(workdir / "llama-server.log", "w+b") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",

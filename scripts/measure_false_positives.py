@@ -8,7 +8,8 @@ candidate false positive for a human to judge. Usage::
 Each PATH is a folder of markdown (every ``*.md`` under it is one file) or a BEIR
 ``corpus.jsonl`` (every document is one file, its title and text). Without a PATH, the shared
 corpora are measured: the tldr pages in every language, the PowerShell reference and the seven
-IR collections (SciFact, CACM, CISI, Cranfield, LISA, Medline, NPL) under ``../shared/data``.
+IR collections (SciFact, CACM, CISI, Cranfield, LISA, Medline, NPL) under ``../shared/data``
+(or ``$VAULTSEEK_SHARED_DATA``, as the tests read it).
 
 A unit is a line of a markdown file or one document of a collection; it counts as redacted when
 its scrubbed text holds a marker. With ``--baseline`` (another version of
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import re
 import sys
 import time
@@ -32,9 +34,7 @@ from types import ModuleType
 from vaultseek.index.credentials import scrub
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED = REPO_ROOT.parent / "shared" / "data"
-if not SHARED.is_dir():
-    SHARED = Path("/work/shared/data")
+SHARED = Path(os.environ.get("VAULTSEEK_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
 MARKER = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
 Scrub = Callable[[str], str]
 

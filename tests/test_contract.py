@@ -8,14 +8,13 @@ import asyncio
 import json
 import os
 import signal
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import run_cli
+from conftest import mcp_server, run_cli
 from vaultseek import QueryError, open_index
 from vaultseek.agents import daemon_client
 from vaultseek.agents.mcp_server import lean_answer
@@ -95,13 +94,8 @@ def db_of(vault: Path) -> Path:
 def mcp_calls(vault: Path, calls: list[dict[str, Any]]) -> list[Any]:
     """Each call's result from one `vaultseek mcp` process, through the SDK's own client."""
     from mcp import Client
-    from mcp.client.stdio import StdioServerParameters
 
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "vaultseek.cli", "mcp", "--vault", str(vault)],
-        env={k: v for k, v in os.environ.items() if k.startswith(("XDG_", "VAULTSEEK_")) or k == "PYTHONPATH"},
-    )
+    params = mcp_server(vault)
 
     async def session() -> list[Any]:
         async with Client(params) as client:

@@ -17,7 +17,8 @@ import pytest
 
 from conftest import wait_for
 from fake_secrets import fake_secrets
-from support.standin_embed import StandinEmbed, free_port
+from support.ports import free_port
+from support.standin_embed import StandinEmbed
 from vaultseek import open_index
 from vaultseek.cli.main import main
 from vaultseek.embeddings import server

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ from typing import Any
 import httpx
 import pytest
 from tests.support.browser import chromium
+from tests.support.ports import free_port
 
 from study_fixtures import wait_until_serving
 
@@ -35,9 +35,7 @@ ARTIFACTS = Path(__file__).parent / "artifacts"
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
     """The demo app's URL and process id. No LLM URL is set: the app must need none."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     logs = tmp_path_factory.mktemp("demo")
     env = {k: v for k, v in os.environ.items() if not k.startswith("VAULTSEEK_LLM")}
     env["VAULTSEEK_LLM_URL"] = "http://127.0.0.1:9/nothing-listens-here"  # were it used, every call would fail
@@ -192,9 +190,7 @@ def demo_process(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path, str]:
     """``serve --demo`` with its own TMPDIR, so its scratch folder can be watched."""
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     log = open(tmp_path / "serve.log", "w+b")  # noqa: SIM115 - the process holds it; closed with tmp_path
     process = subprocess.Popen([sys.executable, "-m", "vaultseek.cli", "serve", "--demo", "--port", str(port)],
                                stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "TMPDIR": str(scratch)})  # fmt: skip

@@ -850,18 +850,13 @@ def test_cli_search_takes_a_link_boost(vault: Path, write) -> None:  # type: ign
 
 def test_mcp_links_and_related_tools(indexed_links: Path) -> None:
     import asyncio
-    import os
-    import sys
 
     from mcp import Client
-    from mcp.client.stdio import StdioServerParameters
+
+    from conftest import mcp_server
 
     async def calls() -> dict:  # type: ignore[type-arg]
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "vaultseek.cli", "mcp", "--vault", str(indexed_links)],
-            env={k: v for k, v in os.environ.items() if k.startswith(("XDG_", "VAULTSEEK_")) or k == "PYTHONPATH"},
-        )
+        params = mcp_server(indexed_links)
         async with Client(params) as client:
             return {
                 "tools": {t.name: t for t in (await client.list_tools()).tools},

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from conftest import mcp_server
 from vaultseek import open_index
 from vaultseek.contract import REQUEST_FIELDS
 
@@ -31,13 +32,8 @@ def indexed(sample_vault: Path) -> Path:
 
 async def session_calls(vault: Path) -> dict[str, Any]:
     from mcp import Client
-    from mcp.client.stdio import StdioServerParameters
 
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "vaultseek.cli", "mcp", "--vault", str(vault)],
-        env={k: v for k, v in os.environ.items() if k.startswith(("XDG_", "VAULTSEEK_")) or k == "PYTHONPATH"},
-    )
+    params = mcp_server(vault)
     out: dict[str, Any] = {}
     async with Client(params) as client:
         tools = await client.list_tools()

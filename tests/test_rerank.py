@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.support.ports import free_port
 from tests.support.standin_llm import StandinLLM
 from tests.support.standin_reranker import StandinReranker, word_overlap
 
@@ -150,9 +150,7 @@ def test_the_query_is_scrubbed_before_it_is_sent(indexed: Path) -> None:
 
 # -- failures: the hybrid answers, a notice says why ---------------------------------------------
 def _closed_port() -> str:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{probe.getsockname()[1]}"
+    return f"http://127.0.0.1:{free_port()}"
 
 
 @pytest.mark.parametrize(

@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import stat
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import run_cli
+from conftest import mcp_server, run_cli
 from fake_secrets import HEX, _Gen
 from vaultseek import open_index
 from vaultseek.agents.hooks import HookSettings, post_tool_use_output
@@ -126,12 +124,8 @@ def test_mcp_returns_none_of_them(planted: Path) -> None:
 
     async def calls() -> list[Any]:
         from mcp import Client
-        from mcp.client.stdio import StdioServerParameters
 
-        params = StdioServerParameters(
-            command=sys.executable, args=["-m", "vaultseek.cli", "mcp", "--vault", str(planted)],
-            env={k: v for k, v in os.environ.items() if k.startswith(("XDG_", "VAULTSEEK_")) or k == "PYTHONPATH"},
-        )  # fmt: skip
+        params = mcp_server(planted)
         async with Client(params) as client:
             found = await client.call_tool("search", {"query": "walrus setup step", "k": 10})
             note = await client.call_tool("get_note", {"path": "home/network.md"})

@@ -11,7 +11,6 @@ import asyncio
 import hashlib
 import json
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from urllib.parse import quote
 
 import pytest
 
-from conftest import run_cli
+from conftest import mcp_server, run_cli
 from fake_secrets import FakeSecret, fake_secrets
 from study_fixtures import make_app, make_study_vault
 from vaultseek import open_index
@@ -171,12 +170,8 @@ def test_mcp_shows_names_redacted_and_opens_them(planted: Any) -> None:
 
     async def calls() -> list[Any]:
         from mcp import Client
-        from mcp.client.stdio import StdioServerParameters
 
-        params = StdioServerParameters(
-            command=sys.executable, args=["-m", "vaultseek.cli", "mcp", "--vault", str(vault)],
-            env={k: v for k, v in os.environ.items() if k.startswith(("XDG_", "VAULTSEEK_")) or k == "PYTHONPATH"},
-        )  # fmt: skip
+        params = mcp_server(vault)
         async with Client(params) as client:
             found = await client.call_tool("search", {"query": "walrus migration runbook", "k": 100})
             first = found.structured_content["results"][0]  # a note, its best section inside

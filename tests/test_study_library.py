@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from tests.support.ports import free_port
 from tests.support.standin_llm import StandinLLM
 
 from study_fixtures import make_app, wait_until_serving
@@ -180,13 +181,10 @@ def test_search_api_frontmatter_dates_and_signals(client: Any) -> None:
 def served(study_vault: Path, tmp_path: Path, standin: StandinLLM) -> Iterator[str]:
     """`vaultseek serve` as its own process (what a user runs), on a free port."""
     import os
-    import socket
     import subprocess
     import sys
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     env = {**os.environ, "VAULTSEEK_LLM_URL": standin.url, "VAULTSEEK_LLM_MODEL": "standin"}
     log = open(tmp_path / "serve.log", "w+b")  # noqa: SIM115
     process = subprocess.Popen([sys.executable, "-m", "vaultseek.cli", "serve", "--vault", str(study_vault),
@@ -461,13 +459,10 @@ def test_files_before_a_refused_one_in_the_same_upload_are_kept_and_indexed(stud
 
 def _start_serve(vault: Path, db: Path, llm_url: str, log_path: Path) -> tuple[Any, str, Any]:
     """`vaultseek serve` as its own process on a free port, once it answers."""
-    import socket
     import subprocess
     import sys
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     env = {**os.environ, "VAULTSEEK_LLM_URL": llm_url, "VAULTSEEK_LLM_MODEL": "standin"}
     log = open(log_path, "w+b")  # noqa: SIM115 - closed by the caller
     process = subprocess.Popen([sys.executable, "-m", "vaultseek.cli", "serve", "--vault", str(vault), "--db", str(db),

