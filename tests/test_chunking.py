@@ -8,11 +8,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import SHARED_DATA
 from vaultseek.notes.chunking import MAX_CHUNK_CHARS, MAX_FENCED_CHARS, MIN_CHUNK_CHARS, chunk_note
 from vaultseek.notes.markdown import fence_spans, parse_note
 from vaultseek.records import ChunkDraft, Note
 
-POWERSHELL_DOCS = Path("/work/shared/data/powershell-docs/reference")
+POWERSHELL_DOCS = SHARED_DATA / "powershell-docs" / "reference"
 
 
 def chunks(text: str, path: str = "notes/Topic.md") -> list[ChunkDraft]:
