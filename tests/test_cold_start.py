@@ -72,6 +72,8 @@ NOT_FOR_A_PLAIN_SEARCH = (
     "vaultseek.web", "vaultseek.study", "vaultseek.llm", "vaultseek.agents.mcp_server",
     "vaultseek.index.sync", "vaultseek.notes", "vaultseek.links", "vaultseek.intake",
     "vaultseek.documents",
+    # the model servers' builders (reranking, query expansion), for a search that asks for one
+    "vaultseek.search.servers",
     # the PostgreSQL backend and the writer lock (a search of a SQLite index takes neither)
     "vaultseek.storage.postgres", "vaultseek.storage.writer_lock", "psycopg",
     # libraries a search does not use: the pool module (and logging), the model hub, the deep

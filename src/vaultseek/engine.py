@@ -551,8 +551,6 @@ class Index:
         """The reranker and query expansion this search asks for (the request's ``rerank`` and
         ``expand``, else the settings), built once per index; and the notices for those asked
         for that cannot run (none configured, the HTTP library not installed)."""
-        from .search.servers import open_expander, open_reranker
-
         config = self.config
         notices: list[str] = []
         reranker = expander = None
@@ -560,11 +558,15 @@ class Index:
             if config.rerank == "off":
                 notices.append('reranking asked for, but no reranker is set up (rerank = "off"): see docs/models.md')
             else:
+                from .search.servers import open_reranker  # a search that asks no model skips it
+
                 try:
                     reranker = self._models.get("rerank") or self._models.setdefault("rerank", open_reranker(config))
                 except VaultseekError as exc:
                     notices.append(skipped("reranking", exc))
         if request.expand if request.expand is not None else config.expand:
+            from .search.servers import open_expander
+
             try:
                 index_path = None if self.config.db is None else Path(self.config.db)
                 expander = self._models.get("expand") or self._models.setdefault("expand", open_expander(config, index_path))

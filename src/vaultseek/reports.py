@@ -92,9 +92,6 @@ class IndexStatus:
         return data
 
 
-
-
-
 @dataclass(frozen=True, slots=True)
 class ResolvedLink:
     """A link from ``source`` as written, and the file it resolves to (``path``)."""
@@ -201,10 +198,6 @@ class RelatedNotes:
         if self.notices:
             out["notices"] = list(self.notices)
         return out
-
-
-
-
 
 
 @dataclass(frozen=True, slots=True)

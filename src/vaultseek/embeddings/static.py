@@ -112,7 +112,7 @@ class StaticEmbedder:
         self._tokenizer: Tokenizer | None = None
         # A BERT WordPiece tokenizer's vocabulary tokenizes a short ASCII text (a query) in
         # Python: the ``tokenizers`` library is then built only for other texts (~20 ms less
-        # for a fresh search). Other tokenizers are built now, as they always were.
+        # for a fresh search). Other tokenizers are built here and now.
         parsed = json.loads(tokenizer_text)
         self._wordpiece = wordpiece.from_json(parsed)
         if self._wordpiece is not None:

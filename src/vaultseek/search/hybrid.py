@@ -312,9 +312,7 @@ def run_search(
                 hint = DEEP_TIER_OFF_HINT if deep_side is None else DEEP_VECTORS_HINT if str(exc) == NO_DEEP_VECTORS else None
                 raise QueryError(f"deep search is unavailable: {exc}", hint=hint) from exc
         except ModelError as exc:  # its embedding server cannot be reached: search goes on without it
-            if params.mode == "deep":
-                raise QueryError(f"deep search is unavailable: {exc}", hint=exc.hint) from exc
-            notices.append(f"deep list unavailable ({exc})")
+            notices.append(_deep_model_failed(exc, params.mode))
         else:  # started first: the deep model's query embedding is the slowest step
             window = deep_window(deep_model, wanted)
             deep_scanning = _start(params.mode == "hybrid", _scan, deep_index, deep_model, window, pool, scope, restriction)
@@ -345,9 +343,7 @@ def run_search(
         try:
             deep_query, deep_scan, deep = deep_scanning()
         except ModelError as exc:  # its embedding server failed just now: search goes on without it
-            if params.mode == "deep":
-                raise QueryError(f"deep search is unavailable: {exc}", hint=exc.hint) from exc
-            notices.append(f"deep list unavailable ({exc})")
+            notices.append(_deep_model_failed(exc, params.mode))
             deep_scanning, deep_scan, deep = None, None, []
         if deep_scan is not None and narrowed:
             deep = scan_hits(store, deep_index, deep_scan, pool, scope, restriction)
@@ -437,6 +433,14 @@ def run_search(
         text, params.mode, tuple(results), tuple(notices), intent=intent, view="chunks", no_match=no_match, parsed=shown,
         reranking=reranking, expansion=expansion,
     )  # fmt: skip
+
+
+def _deep_model_failed(exc: ModelError, mode: SearchMode) -> str:
+    """The notice for a deep model (its embedding server) that failed: a deep-mode search has
+    no other list, so there it is the search's error."""
+    if mode == "deep":
+        raise QueryError(f"deep search is unavailable: {exc}", hint=exc.hint) from exc
+    return f"deep list unavailable ({exc})"
 
 
 def _scrubbed(text: str) -> str:

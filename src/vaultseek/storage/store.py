@@ -492,7 +492,7 @@ class Store:
         """(chunks that have a deep vector, all chunks)."""
         done = self.conn.execute(
             "SELECT count(*) FROM chunks c WHERE EXISTS "
-            f"(SELECT 1 FROM {_deep_table(building)} d WHERE d.embed_hash = c.embed_hash)"
+            f"(SELECT 1 FROM {deep_table(building)} d WHERE d.embed_hash = c.embed_hash)"
         ).get
         return int(done), self.chunk_count()
 
@@ -501,7 +501,7 @@ class Store:
         file's first chunk (``position`` 0), what its title and introduction say."""
         total, done = self.conn.execute(
             "SELECT count(*), count(d.embed_hash) FROM chunks c "
-            f"LEFT JOIN {_deep_table(building)} d ON d.embed_hash = c.embed_hash WHERE c.position = 0"
+            f"LEFT JOIN {deep_table(building)} d ON d.embed_hash = c.embed_hash WHERE c.position = 0"
         ).get
         return int(done), int(total)
 
@@ -520,7 +520,7 @@ class Store:
             rows = self.conn.execute(
                 "SELECT c.embed_hash, c.heading_context, c.text FROM files f "
                 f"CROSS JOIN chunks c ON c.file_id = f.id AND {which} "
-                f"WHERE NOT EXISTS (SELECT 1 FROM {_deep_table(building)} d WHERE d.embed_hash = c.embed_hash) "
+                f"WHERE NOT EXISTS (SELECT 1 FROM {deep_table(building)} d WHERE d.embed_hash = c.embed_hash) "
                 "ORDER BY f.mtime_ns DESC, f.id DESC, c.position LIMIT ?",
                 (limit * 4,),  # a text repeated in several chunks is listed once
             )
@@ -534,7 +534,7 @@ class Store:
         """Store deep vectors by embed hash, in one transaction."""
         with self.conn:
             self.conn.executemany(
-                f"INSERT INTO {_deep_table(building)}(embed_hash, vector) VALUES (?, ?) "
+                f"INSERT INTO {deep_table(building)}(embed_hash, vector) VALUES (?, ?) "
                 "ON CONFLICT(embed_hash) DO UPDATE SET vector = excluded.vector",
                 [(digest, _vector_blob(vec)) for digest, vec in items],
             )
@@ -1183,6 +1183,6 @@ def decode_vectors(blobs: Sequence[bytes]) -> np.ndarray:
     return matrix
 
 
-def _deep_table(building: bool) -> str:
+def deep_table(building: bool) -> str:
     """The deep vectors' table: the serving generation, or the one being built."""
     return "deep_vectors_next" if building else "deep_vectors"

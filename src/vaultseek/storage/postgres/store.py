@@ -33,6 +33,7 @@ from ..store import (
     PreparedChunk,
     ScopeMask,
     Store,
+    deep_table,
     utc_now,
 )
 from ..vectors import quantize
@@ -468,7 +469,7 @@ class PgStore(Store):
     # is filled after a change of model and promoted once it covers every chunk.
     def deep_progress(self, *, building: bool = False) -> tuple[int, int]:
         done = self._one(
-            f"SELECT count(*) FROM chunks c WHERE EXISTS (SELECT 1 FROM {_deep_table(building)} d "
+            f"SELECT count(*) FROM chunks c WHERE EXISTS (SELECT 1 FROM {deep_table(building)} d "
             "WHERE d.embed_hash = c.embed_hash)"
         )
         return int(done), self.chunk_count()
@@ -476,7 +477,7 @@ class PgStore(Store):
     def deep_opening_progress(self, *, building: bool = False) -> tuple[int, int]:
         total, done = self.pg.execute(
             "SELECT count(*), count(d.embed_hash) FROM chunks c "
-            f"LEFT JOIN {_deep_table(building)} d ON d.embed_hash = c.embed_hash WHERE c.position = 0"
+            f"LEFT JOIN {deep_table(building)} d ON d.embed_hash = c.embed_hash WHERE c.position = 0"
         ).fetchone()
         return int(done), int(total)
 
@@ -486,7 +487,7 @@ class PgStore(Store):
             rows = self.pg.execute(
                 "SELECT c.embed_hash, c.heading_context, c.text FROM files f "
                 f"JOIN chunks c ON c.file_id = f.id AND {which} "
-                f"WHERE NOT EXISTS (SELECT 1 FROM {_deep_table(building)} d WHERE d.embed_hash = c.embed_hash) "
+                f"WHERE NOT EXISTS (SELECT 1 FROM {deep_table(building)} d WHERE d.embed_hash = c.embed_hash) "
                 "ORDER BY f.mtime_ns DESC, f.id DESC, c.position LIMIT %s",
                 (limit * 4,),
             ).fetchall()
@@ -499,7 +500,7 @@ class PgStore(Store):
     def save_deep_vectors(self, items: Sequence[tuple[bytes, np.ndarray]], *, building: bool = False) -> None:
         with self._write(), self.pg.cursor() as cur:
             cur.executemany(
-                f"INSERT INTO {_deep_table(building)}(embed_hash, embedding) VALUES (%s, %s::halfvec) "
+                f"INSERT INTO {deep_table(building)}(embed_hash, embedding) VALUES (%s, %s::halfvec) "
                 "ON CONFLICT (embed_hash) DO UPDATE SET embedding = excluded.embedding",
                 [(digest, _vector_text(vec)) for digest, vec in items],
             )
@@ -1016,8 +1017,3 @@ def _location(stored: str | None) -> Location | None:
 
 def _link(row: Sequence[Any]) -> LinkRow:
     return LinkRow(int(row[0]), row[1], row[2], row[3], row[4], bool(row[5]), row[6], row[7], row[8])
-
-
-def _deep_table(building: bool) -> str:
-    """The deep vectors' table: the serving generation, or the one being built."""
-    return "deep_vectors_next" if building else "deep_vectors"
