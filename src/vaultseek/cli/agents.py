@@ -105,7 +105,6 @@ def cmd_hook(args: argparse.Namespace, out: TextIO) -> int:
         changes = cs.install_in(path, extra, dry_run=args.dry_run)
     else:  # uninstall: with no scope named, both of the project's files
         scopes = [args.scope] if args.scope else ["local", "project"]
-        path = cs.settings_path(scopes[0], project_dir=project)
         paths = [cs.settings_path(s, project_dir=project) for s in scopes]
         changes = [cs.uninstall(p, dry_run=args.dry_run) for p in paths if p.exists() or args.scope]
         if not changes:
