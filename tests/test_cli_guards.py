@@ -62,6 +62,16 @@ def test_mcp_http_has_its_own_default_port_and_checks_it(sample_vault: Path, bus
     assert "Traceback" not in result.stderr and "Errno" not in result.stderr
 
 
+def test_a_port_past_65535_is_refused_not_wrapped_around(sample_vault: Path, tmp_path: Path) -> None:
+    db = tmp_path / "i.db"
+    served = run_cli("serve", "--vault", str(sample_vault), "--db", str(db), "--port", "99999")
+    assert served.returncode == 2 and served.stdout == "", served.stdout  # no banner, no server
+    assert served.stderr.splitlines()[0] == "error: arguments: `serve_port` must be a port from 1 to 65535 (got 99999)"
+    mcp = run_cli("mcp", "--http", "--port", "99999", "--vault", str(sample_vault))
+    assert mcp.returncode == 2 and "argument --port: '99999' is not a port from 1 to 65535" in mcp.stderr
+    assert "Traceback" not in mcp.stderr and "unexpected" not in mcp.stderr
+
+
 # -- which index is the vault's default --------------------------------------------------------
 
 

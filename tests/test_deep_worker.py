@@ -386,3 +386,29 @@ def test_the_watchers_deep_slices_hold_off_while_paused_and_while_someone_search
         stop.set()
         thread.join(30)
     assert not thread.is_alive()
+
+
+def test_indexes_that_want_the_same_deep_model_share_one_loaded_copy(
+    tmp_path: Path, state: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vaultseek.agents.deep_worker import DeepWorker, _Served
+    from vaultseek.embeddings import deep
+
+    loads: list[str] = []
+    real_load = deep.load_deep_model
+
+    def counted(spec: str, **options: object) -> deep.DeepModel:
+        loads.append(spec)
+        return real_load(spec, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(deep, "load_deep_model", counted)
+    assert main(["deep", "--pause"]) == 0  # no background worker: this test's worker does the work
+    vaults = [(write_vault(tmp_path, name, 2), tmp_path / f"{name}.db") for name in ("one", "two")]
+    for vault, db in vaults:
+        index(vault, db, capsys)
+    worker = DeepWorker(should_stop=lambda: False, log=lambda line: None, resting=lambda: False)
+    for vault, db in vaults:
+        with open_index(vault, db=db) as idx:
+            worker._work_on(_Served(deep_queue.QueuedIndex(str(vault), str(db), ""), idx))
+            assert idx.store.deep_progress()[0] > 0
+    assert loads == ["e5-small"]  # the second index was given the first one's model

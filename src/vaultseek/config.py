@@ -49,6 +49,8 @@ VAULT_LIMITS = ("max_file_mb", "max_document_mb", "max_inflated_mb", "max_docume
                 "ocr_max_pages_per_document", "max_upload_mb")  # fmt: skip
 """Limits a vault's own file may lower but not raise above the user's setting (or the
 default): they bound the memory and time one file, page or upload may take."""
+MAX_PORT = 65535
+"""The largest TCP port (``serve_port``, ``vaultseek mcp --port``)."""
 MCP_HTTP_PORT = 8766
 """The port ``vaultseek mcp --http`` listens on unless ``--port`` says otherwise: not
 ``serve_port``'s 8765, so the MCP server and the study app can run side by side."""
@@ -553,6 +555,8 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise bad("a whole number of at least 1")
+        if key == "serve_port" and value > MAX_PORT:  # else the socket library wraps it around
+            raise bad(f"a port from 1 to {MAX_PORT}")
         return value
     if kind in ("float", "float | None"):
         if isinstance(value, str):

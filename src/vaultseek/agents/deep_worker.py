@@ -246,7 +246,8 @@ class DeepWorker:
                 model=self._models.get(key), seconds=SLICE_SECONDS,
                 should_stop=lambda: self.should_stop() or self.resting(),
             )  # fmt: skip
-            self._models.setdefault(key, index.deep_model())
+            if key not in self._models:  # not setdefault: its argument would load each index's own copy
+                self._models[key] = index.deep_model()
         except EmbeddingServerError as exc:  # the server is away or failing: pause, try later
             wait = SERVER_WAIT_SECONDS[min(served.server_failures, len(SERVER_WAIT_SECONDS) - 1)]
             served.server_failures += 1

@@ -199,10 +199,7 @@ def _tool(fn: Callable[[dict[str, Any]], dict[str, Any]], *, name: str, descript
     """A tool that hands ``fn`` its arguments whole (see :class:`_RawArguments`) and answers
     with :func:`_answer`; its input schema is ``parameters``."""
 
-    def run(arguments: dict[str, Any]) -> dict[str, Any]:
-        return fn(arguments)
-
-    tool = Tool.from_function(run, name=name, description=description)
+    tool = Tool.from_function(fn, name=name, description=description)
     tool.fn_metadata.arg_model = _RawArguments
     tool.parameters = parameters
     tool.fn = lambda arguments: _answer(fn(arguments))

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..config import MCP_HTTP_PORT
+from ..config import MAX_PORT, MCP_HTTP_PORT
 from ..errors import ConfigError, IndexBusyError, VaultseekError
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
@@ -62,7 +62,7 @@ def add_parsers(commands: Any, add_common: AddCommon) -> None:
     mcp = commands.add_parser("mcp", help="serve the index to AI agents over MCP (stdio by default)")
     mcp.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
     mcp.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
-    mcp.add_argument("--port", type=int, default=MCP_HTTP_PORT, help=f"HTTP port (default {MCP_HTTP_PORT}; `serve` uses 8765)")
+    mcp.add_argument("--port", type=_port, default=MCP_HTTP_PORT, help=f"HTTP port (default {MCP_HTTP_PORT}; `serve` uses 8765)")
     mcp.add_argument("--watch", action="store_true", help="also re-index notes as they change")
     mcp.add_argument("--print-command", action="store_true",
                      help="print the `claude mcp add` command that serves this index (absolute paths) and exit")  # fmt: skip
@@ -105,7 +105,6 @@ def cmd_hook(args: argparse.Namespace, out: TextIO) -> int:
         changes = cs.install_in(path, extra, dry_run=args.dry_run)
     else:  # uninstall: with no scope named, both of the project's files
         scopes = [args.scope] if args.scope else ["local", "project"]
-        path = cs.settings_path(scopes[0], project_dir=project)
         paths = [cs.settings_path(s, project_dir=project) for s in scopes]
         changes = [cs.uninstall(p, dry_run=args.dry_run) for p in paths if p.exists() or args.scope]
         if not changes:
@@ -143,6 +142,14 @@ def _warn_about_other_installs(path: Path, scope: str, backups: list[Path], out:
         patterns = " and ".join(sorted({"`.claude/*.bak`" if p.name.endswith(".bak") else f"`.claude/{p.name}`" for p in exposed}))
         out.write(f"note: git does not ignore {', '.join(map(str, exposed))}; add {patterns} to .gitignore "
                   "so your personal paths stay out of commits\n")  # fmt: skip
+
+
+def _port(text: str) -> int:
+    """``--port N``: a TCP port (a larger number would be wrapped around by the socket library,
+    or refused by it with a traceback)."""
+    if not text.isdigit() or not 1 <= int(text) <= MAX_PORT:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port from 1 to {MAX_PORT}")
+    return int(text)
 
 
 # -- daemon ------------------------------------------------------------------------------------

@@ -292,15 +292,15 @@ def cmd_search(args: argparse.Namespace, out: TextIO) -> int:
     # Checked here, before a daemon or the index is asked: refused as every surface refuses it.
     request = SearchRequest.from_mapping({"query": args.query, **fields})
     from ..config import load_config
+    from .terminal import show_notices
 
     config = load_config(vault=args.vault, db=args.db, collection=args.collection, config_file=args.config)
+    show_notices(config.notices)  # as `_open` does, whether the daemon answers or this process
     body = None if args.no_daemon else _search_by_daemon(config, request)
-    if body is not None:  # the daemon answered: say what `_open` would have said
-        from .terminal import show_notices
+    if body is None:  # the settings already loaded: read once, not again by `_open`
+        from ..engine import open_index
 
-        show_notices(config.notices)
-    else:
-        with _open(args, create=False) as index:
+        with open_index(config=config, create=False) as index:
             body = index.search(request).to_dict()
     if args.json:
         if config.vault_is_last_indexed:  # nothing named it: say which vault answered

@@ -451,6 +451,13 @@ def _after_blank(m: re.Match[str], value: str, group: str) -> bool:
     return m.string[m.start() - 1:m.start()] in (" ", "\t") and _is_literal(m, value, group)
 
 
+def _cli_password(flag: str, tools: list[str], line_word: str) -> _Pattern:
+    """A tool's password flag (``flag``, a regex) and its value, quoted or one word not starting
+    with ``-``, on a line where ``line_word`` (the tool) comes earlier; ``tools`` wake it."""
+    return _pat("cli-password", flag + r"""(?:""" + _QUOTED + r"""|(?P<v3>[^\s"'`-][^\s"'`]{0,511}+)))""",
+                hints=tools, line_word=line_word, check=_after_blank, tails=_WORD_TAILS)
+
+
 _B64_PEM = "LS0tLS1CRUdJTi"
 """``-----BEGIN `` in base64: a whole PEM file encoded again (Kubernetes ``tls.key``, kubeconfig
 ``client-key-data``)."""
@@ -518,15 +525,10 @@ _GENERIC = (
     # Command-line password flags of particular tools, found at the flag with the tool looked up
     # earlier on the line (as for curl). Case-sensitive: ``mysql -P 3306`` is a port, and a
     # spaced ``mysql -p dbname`` prompts for the password (the word after it is a database).
-    _pat("cli-password", r"""-p(?:""" + _QUOTED + r"""|(?P<v3>[^\s"'`-][^\s"'`]{0,511}+)))""",
-         hints=["mysql", "mariadb"], line_word=r"\b(?:mysql(?:dump|admin|import|show|slap)?|mariadb(?:-dump)?)\b",
-         check=_after_blank, tails=_WORD_TAILS),
-    _pat("cli-password", r"""-p[ \t]++(?:""" + _QUOTED + r"""|(?P<v3>[^\s"'`-][^\s"'`]{0,511}+)))""",
-         hints=["login"], line_word=r"\b(?:(?:docker|podman|nerdctl|buildah|skopeo)[ \t]+login|helm[ \t]+registry[ \t]+login)\b",
-         check=_after_blank, tails=_WORD_TAILS),
-    _pat("cli-password", r"""-a[ \t]++(?:""" + _QUOTED + r"""|(?P<v3>[^\s"'`-][^\s"'`]{0,511}+)))""",
-         hints=["redis-cli", "valkey-cli", "keydb-cli"], line_word=r"\b(?:redis|valkey|keydb)-cli\b",
-         check=_after_blank, tails=_WORD_TAILS),
+    _cli_password("-p", ["mysql", "mariadb"], r"\b(?:mysql(?:dump|admin|import|show|slap)?|mariadb(?:-dump)?)\b"),
+    _cli_password(r"-p[ \t]++", ["login"],
+                  r"\b(?:(?:docker|podman|nerdctl|buildah|skopeo)[ \t]+login|helm[ \t]+registry[ \t]+login)\b"),
+    _cli_password(r"-a[ \t]++", ["redis-cli", "valkey-cli", "keydb-cli"], r"\b(?:redis|valkey|keydb)-cli\b"),
     _pat("password-assignment", r"""<(?P<k>pass(?:word|wd|phrase)?|pwd|secret|client_?secret|api_?key|token)"""
          r"""(?:[ \t][^<>\n]{0,200}+)?>(?P<v>[^<\n]{1,512}+)</""", lower=["pass", "pw", "secret", "key", "token"],
          ci=True, check=_value_literal),
@@ -715,8 +717,8 @@ def _table_columns(text: str) -> list[tuple[int, int, int]]:
             header, columns = None, []
             continue
         if columns:
+            cells = _cells(text, start, end)
             for i in columns:
-                cells = _cells(text, start, end)
                 if i < len(cells):
                     a, b = cells[i]
                     raw = text[a:b]

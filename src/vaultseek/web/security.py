@@ -146,13 +146,10 @@ async def held(receive: Any, seconds: float) -> bool:
         while (await receive())["type"] != "http.disconnect":
             pass
 
-    watcher = asyncio.ensure_future(hang_up())
     try:
-        await asyncio.wait_for(asyncio.shield(watcher), seconds)
+        await asyncio.wait_for(hang_up(), seconds)  # (cancelled when the time is up)
     except TimeoutError:
         return True
-    finally:
-        watcher.cancel()
     return False
 
 

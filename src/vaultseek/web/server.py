@@ -11,6 +11,7 @@ is itself refused only when every connection is busy with a request."""
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -39,15 +40,10 @@ def uvicorn_config(app: Any, *, host: str, port: int, **options: Any) -> Any:
                           proxy_headers=False, http=timed_protocol(), **options)  # fmt: skip
 
 
-_PROTOCOL: Any = None
-
-
+@functools.cache
 def timed_protocol() -> Any:
     """uvicorn's h11 protocol with the head and body timeouts and the connection cap of the
     module docstring (made once, on first use: uvicorn is imported only to serve)."""
-    global _PROTOCOL
-    if _PROTOCOL is not None:
-        return _PROTOCOL
     import asyncio
 
     import h11
@@ -84,8 +80,8 @@ def timed_protocol() -> Any:
                 self._time_reading(None)
 
         def _waiting_for_head(self) -> bool:
-            return getattr(self, "transport", None) is not None and self.conn.their_state is h11.IDLE and (
-                self.cycle is None or self.cycle.response_complete)  # fmt: skip
+            # (only connections let in are in ``self.connections``: each has its transport)
+            return self.conn.their_state is h11.IDLE and (self.cycle is None or self.cycle.response_complete)
 
         def _close_a_half_sent_one(self) -> bool:
             waiting = [c for c in self.connections if isinstance(c, TimedH11Protocol) and c._waiting_for_head()]
@@ -110,8 +106,7 @@ def timed_protocol() -> Any:
             elif not self.transport.is_closing() and self.conn.their_state in (h11.IDLE, h11.SEND_BODY):
                 self.transport.close()
 
-    _PROTOCOL = TimedH11Protocol
-    return _PROTOCOL
+    return TimedH11Protocol
 
 
 def check_binding(config: Config) -> None:
