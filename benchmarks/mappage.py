@@ -1,0 +1,233 @@
+"""``python -m benchmarks.mappage``: the study app's map page at 17k points, in Chromium.
+
+The page is measured, not the map's computation (``vaultseek map``'s own figures measure
+that): the app is served on a two-note vault, with ``GET /api/map`` answered by a map of the
+contract's shape generated here (:func:`synthetic_map`: notes in clusters of different sizes
+and spreads, titles, folders, tags, dates, missing links), so the page draws exactly as many
+points as asked. For each size (17k points, and the baseline of a tenth of it, measured in the
+same run), in headless Chromium (Debian's ``chromium`` through Playwright):
+
+* first paint: from the start of the navigation to ``/#map`` until the first frame that drew
+  every point (the page's ``map-points-drawn`` performance mark), with a cold cache;
+* frames while panning and zooming: a scripted sequence of drags and wheel turns (mouse events
+  sent as a user's would be), the interval between animation frames (requestAnimationFrame
+  timestamps; 16.7 ms is a frame every screen refresh) and the time the page spent drawing each
+  frame, p50 and p95.
+
+Prints a Markdown table (docs/study.md's); ``--json FILE`` writes the raw numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.support.standin_llm import StandinLLM
+
+WORDS = ("docker container image kubernetes pod deploy tenancy lease notice contract invoice budget "
+         "sourdough starter flour oven garden tomato compost protein enzyme cell lecture exam history "
+         "treaty market economy token oauth rotation backup restore python typing async database index "
+         "query search vector cluster map note link").split()  # fmt: skip
+FOLDERS = ("Work", "Study", "Personal", "Archive", "Projects", "Reading", "Admin", "Kitchen", "Garden", "Inbox")
+DAY = 86400.0
+
+
+def synthetic_map(notes: int, seed: int = 0, *, now: float | None = None) -> dict[str, Any]:
+    """A map of ``notes`` points in the JSON shape of ``GET /api/map``: about √n/3 clusters
+    of uneven size and spread, a few notes between them, 200 missing links."""
+    rng = random.Random(seed)
+    now = time.time() if now is None else now
+    count = max(3, round(math.sqrt(notes) / 3))
+    centres = [(rng.uniform(0.08, 0.92), rng.uniform(0.08, 0.92), rng.uniform(0.015, 0.06)) for _ in range(count)]
+    weights = [rng.paretovariate(1.4) for _ in range(count)]
+    words = [rng.sample(WORDS, 3) for _ in range(count)]
+    out_notes: list[dict[str, Any]] = []
+    members: list[list[int]] = [[] for _ in range(count)]
+    for i in range(notes):
+        c = rng.choices(range(count), weights)[0]
+        x0, y0, spread = centres[c]
+        bridge = rng.random() < 0.03
+        if bridge:
+            other = centres[rng.randrange(count)]
+            t = rng.random()
+            x0, y0 = x0 + (other[0] - x0) * t, y0 + (other[1] - y0) * t
+        x = min(1.0, max(0.0, rng.gauss(x0, spread)))
+        y = min(1.0, max(0.0, rng.gauss(y0, spread)))
+        topic = " ".join(rng.sample(words[c], 2) + rng.sample(WORDS, 1)).capitalize()
+        folder = f"{FOLDERS[c % len(FOLDERS)]}/{rng.choice(('2023', '2024', 'drafts', 'notes'))}"
+        members[c].append(i)
+        out_notes.append({
+            "path": f"{folder}/{topic} {i:05d}.md", "title": f"{topic} {i}", "x": round(x, 5), "y": round(y, 5),
+            "cluster": c, "folder": folder, "tags": rng.sample(words[c], rng.randint(0, 2)),
+            "modified": round(now - rng.expovariate(1 / 200) * DAY, 1), "links": rng.randint(0, 9),
+            "role": "bridge" if bridge else rng.choice(("core", "member", "member", "member", "island")),
+            "bridge": round(rng.random() if bridge else rng.random() * 0.2, 3), "density": round(rng.uniform(0.2, 0.8), 3),
+        })  # fmt: skip
+    clusters = []
+    for c in range(count):
+        if not members[c]:
+            continue
+        xs = [out_notes[i]["x"] for i in members[c]]
+        ys = [out_notes[i]["y"] for i in members[c]]
+        clusters.append({"id": c, "label": " · ".join(words[c]), "words": words[c],
+                         "central": [out_notes[i]["path"] for i in members[c][:3]], "size": len(members[c]),
+                         "x": round(statistics.fmean(xs), 5), "y": round(statistics.fmean(ys), 5),
+                         "density": round(rng.uniform(0.3, 0.7), 3), "thin": False})  # fmt: skip
+    missing = []
+    for _ in range(min(200, notes // 2)):
+        c = rng.choice([k for k in range(count) if len(members[k]) > 1])
+        a, b = rng.sample(members[c], 2)
+        missing.append({"source": out_notes[a]["path"], "target": out_notes[b]["path"],
+                        "similarity": round(rng.uniform(0.7, 0.95), 3),
+                        "source_passage": {"chunk_id": a, "heading": None, "text": "A passage of the first note."},
+                        "target_passage": {"chunk_id": b, "heading": "Notes", "text": "A passage of the second."},
+                        "link": f"[[{Path(out_notes[b]['path']).stem}]]"})  # fmt: skip
+    missing.sort(key=lambda m: -float(m["similarity"]))
+    return {"space": "static", "deep_share": 0.0, "built_at": now, "updated_at": now, "notes": out_notes,
+            "clusters": clusters, "missing_links": missing, "notices": []}  # fmt: skip
+
+
+class WithMap:
+    """The app, with ``GET /api/map`` answered by :attr:`body` (the map being measured)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.body = b"{}"
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["path"] != "/api/map":
+            await self.app(scope, receive, send)
+            return
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(self.body)).encode())]})  # fmt: skip
+        await send({"type": "http.response.body", "body": self.body})
+
+
+FIRST_PAINT = "performance.getEntriesByName('map-points-drawn')[0].startTime"
+DATA = "performance.getEntriesByName('map-data')[0].startTime"
+RECORD = """() => { window.__frames = []; const tick = (t) => { window.__frames.push(t);
+  if (window.__recording) requestAnimationFrame(tick); }; window.__recording = true; requestAnimationFrame(tick);
+  document.querySelector('.map-canvas').mapView.drawTimes.length = 0; }"""
+STOP = """() => { window.__recording = false; return { frames: window.__frames,
+  draws: document.querySelector('.map-canvas').mapView.drawTimes.slice() }; }"""
+
+
+def gesture(page: Any) -> None:
+    """Drags across the map and wheel turns in and out, as a user's mouse sends them."""
+    box = page.locator(".map-canvas").bounding_box()
+    cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    for dx, dy in ((220, 80), (-300, -120), (120, 200)):
+        page.mouse.move(cx, cy)
+        page.mouse.down()
+        page.mouse.move(cx + dx, cy + dy, steps=40)
+        page.mouse.up()
+    page.mouse.move(cx, cy)
+    for delta in [-120] * 20 + [120] * 20:
+        page.mouse.wheel(0, delta)
+        page.wait_for_timeout(16)
+    for dx, dy in ((-200, 60), (200, -60)):
+        page.mouse.move(cx, cy)
+        page.mouse.down()
+        page.mouse.move(cx + dx, cy + dy, steps=30)
+        page.mouse.up()
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    return round(ordered[min(len(ordered) - 1, int(share * len(ordered)))], 2)
+
+
+def measure(browser: Any, url: str, width: int, height: int) -> dict[str, Any]:
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.goto(url + "/#map")
+    page.locator(".map-canvas[data-drawn]").wait_for(state="attached", timeout=60_000)
+    out: dict[str, Any] = {"first_paint_ms": round(page.evaluate(FIRST_PAINT), 1), "data_ms": round(page.evaluate(DATA), 1)}
+    page.wait_for_timeout(300)
+    page.evaluate(RECORD)
+    gesture(page)
+    recorded = page.evaluate(STOP)
+    frames = recorded["frames"]
+    out["frame_ms"] = [round(b - a, 2) for a, b in zip(frames, frames[1:], strict=False)]
+    out["draw_ms"] = [round(d, 3) for d in recorded["draws"]]
+    context.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.mappage")
+    parser.add_argument("--points", type=int, default=16_894, help="points on the measured map (the benchmark vault's files)")
+    parser.add_argument("--baseline", type=int, default=0, help="points on the baseline map (default: a tenth)")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--json", metavar="FILE")
+    args = parser.parse_args(argv)
+    baseline = args.baseline or max(10, args.points // 10)
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    from playwright.sync_api import sync_playwright
+
+    from tests.study_fixtures import make_app, make_study_vault
+    from vaultseek.web.server import BackgroundServer
+
+    results: dict[str, Any] = {"load_before": round(os.getloadavg()[0], 1)}
+    with tempfile.TemporaryDirectory() as scratch, StandinLLM() as standin:
+        root = Path(scratch)
+        app = make_app(make_study_vault(root), root / "index.db", standin.url)
+        served = WithMap(app)
+        try:
+            with BackgroundServer(served) as server, sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=chromium, headless=True,
+                                                     args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])  # fmt: skip
+                for name, points in (("baseline", baseline), ("measured", args.points)):
+                    served.body = json.dumps(synthetic_map(points, seed=points)).encode()
+                    runs = [measure(browser, server.url, 1280, 860) for _ in range(args.runs)]
+                    results[name] = {"points": points, "json_bytes": len(served.body), "runs": runs}
+                browser.close()
+        finally:
+            app.notebook.close()
+    results["load_after"] = round(os.getloadavg()[0], 1)
+
+    def figures(name: str) -> dict[str, float]:
+        runs = results[name]["runs"]
+        frames = [f for run in runs for f in run["frame_ms"]]
+        draws = [d for run in runs for d in run["draw_ms"]]
+        return {"paint": round(statistics.median(r["first_paint_ms"] for r in runs), 1),
+                "data": round(statistics.median(r["data_ms"] for r in runs), 1),
+                "frame50": percentile(frames, 0.5), "frame95": percentile(frames, 0.95),
+                "draw50": percentile(draws, 0.5), "draw95": percentile(draws, 0.95), "frames": len(frames)}  # fmt: skip
+
+    base, big = figures("baseline"), figures("measured")
+    n, m = results["measured"]["points"], results["baseline"]["points"]
+    print(f"Map page in headless Chromium at 1280×860, {args.runs} runs per size, map JSON of "
+          f"{results['measured']['json_bytes'] / 1e6:.1f} MB ({n:,} points) and {results['baseline']['json_bytes'] / 1e6:.2f} MB "
+          f"({m:,}); load average {results['load_before']} before, {results['load_after']} after.\n")  # fmt: skip
+    print(f"| figure | {n:,} points | target | baseline: {m:,} points, same run |")
+    print("|---|---|---|---|")
+    rows = [
+        ("first paint (navigation → every point drawn), p50", f"{big['paint']} ms", "≤ 1000 ms", f"{base['paint']} ms"),
+        ("… of which the map's JSON arrived and was read", f"{big['data']} ms", "—", f"{base['data']} ms"),
+        ("frame interval while panning and zooming, p50", f"{big['frame50']} ms", "≈ 16.7 ms", f"{base['frame50']} ms"),
+        ("frame interval while panning and zooming, p95", f"{big['frame95']} ms", "≤ 33 ms", f"{base['frame95']} ms"),
+        ("drawing one frame, p50", f"{big['draw50']} ms", "—", f"{base['draw50']} ms"),
+        ("drawing one frame, p95", f"{big['draw95']} ms", "≤ 16 ms", f"{base['draw95']} ms"),
+    ]  # fmt: skip
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    print(f"\n({big['frames']} and {base['frames']} frames recorded.)")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2), "utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
