@@ -20,6 +20,7 @@ Prints a Markdown table (docs/study.md's); ``--json FILE`` writes the raw number
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import os
@@ -159,7 +160,7 @@ def measure(browser: Any, url: str, width: int, height: int) -> dict[str, Any]:
     gesture(page)
     recorded = page.evaluate(STOP)
     frames = recorded["frames"]
-    out["frame_ms"] = [round(b - a, 2) for a, b in zip(frames, frames[1:], strict=False)]
+    out["frame_ms"] = [round(b - a, 2) for a, b in itertools.pairwise(frames)]
     out["draw_ms"] = [round(d, 3) for d in recorded["draws"]]
     context.close()
     return out
@@ -175,8 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     baseline = args.baseline or max(10, args.points // 10)
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
     from playwright.sync_api import sync_playwright
-
     from tests.study_fixtures import make_app, make_study_vault
+
     from vaultseek.web.server import BackgroundServer
 
     results: dict[str, Any] = {"load_before": round(os.getloadavg()[0], 1)}

@@ -53,7 +53,7 @@ def map_request(request: Request) -> tuple[Any, Any]:
     """The map a request asks for, and the categories its scope names (resolved to paths by
     the knowledge base, off the event loop). Anything but the scope filters and ``rebuild`` is
     refused, so a misspelt filter does not silently map the whole vault."""
-    from ...records import MapRequest  # noqa: PLC0415  # TEMP until the core lands
+    from ...records import MapRequest  # TEMP until the core lands
 
     params = request.query_params
     unknown = sorted({name for name in params if name != "rebuild" and name not in FILTER_PARAMS})

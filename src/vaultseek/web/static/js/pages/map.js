@@ -120,6 +120,7 @@ function take(body) {
   const xs = new Float32Array(notes.length), ys = new Float32Array(notes.length);
   notes.forEach((note, i) => { xs[i] = note.x; ys[i] = note.y; });
   view.setPoints(xs, ys, notes.map((note) => note.title || stem(note.path)));
+  view.paths = notes.map((note) => note.path);
   view.setLabels((body.clusters || []).map((c) => ({ x: c.x, y: c.y, text: shortLabel(c.label), weight: c.size })));
   selected = -1;
   hits = null;
