@@ -30,6 +30,7 @@ from .errors import (
     ConfigError,
     EmbeddingServerError,
     IndexAccessError,
+    MapUnavailableError,
     ModelError,
     NotFoundError,
     QueryError,
@@ -87,10 +88,14 @@ if TYPE_CHECKING:
         DeepReport,
         DeepStatus,
         IndexStatus,
+        MapNote,
+        MapRequest,
+        MissingLink,
         NoteLinks,
         RelatedNotes,
         ResolvedLink,
         SyncReport,
+        VaultMap,
     )
     from .search.relevance import Evidence
     from .storage.postgres.store import HnswVectors, PgStore
@@ -733,6 +738,79 @@ class Index:
             replace(r, path=shown_path(r.path), shared=tuple(shown_path(p) for p in r.shared)) for r in found.results
         )
         return replace(found, path=shown_path(found.path), results=results)
+
+    # -- the map ------------------------------------------------------------------------
+    def vault_map(
+        self, request: MapRequest | None = None, *, limit: int = 50, progress: Callable[[str], None] | None = None
+    ) -> VaultMap:
+        """The vault's map (``vaultseek map``): kept in the index and brought up to date on
+        each call (only changed notes move), or, with ``request.filters``, made for that
+        scope alone. ``limit`` caps the missing links listed. Raises
+        :class:`MapUnavailableError` when the index has no vectors or too few notes."""
+        from .reports import MapRequest
+        from .vaultmap.service import current_map
+
+        request = request or MapRequest()
+        if limit < 0:
+            raise QueryError("limit must be 0 or more")
+        if request.clusters is not None and request.clusters < 1:
+            raise QueryError("clusters must be at least 1")
+        static, deep = self._map_vectors()
+        with self._database_errors():
+            only = self._paths_in(request.filters) if request.filters is not None else None
+            return current_map(self.store, static, deep, request, only=only, read_only=self.read_only,
+                               shown=shown_path, limit=limit, progress=progress)  # fmt: skip
+
+    def map_note(self, note: str, *, k: int = 10) -> MapNote:
+        """``note``'s place on the map: its cluster and role, its ``k`` nearest notes (linked
+        or not) and the missing links among them."""
+        from .links.linking import get_note_path
+        from .vaultmap.service import note_on_map
+
+        if k < 1:
+            raise QueryError("k must be at least 1")
+        static, deep = self._map_vectors()
+        with self._database_errors():
+            path = get_note_path(self.store, self._real_path(note), self.vault)
+            return note_on_map(self.store, static, deep, path, k=k, shown=shown_path, read_only=self.read_only)
+
+    def missing_links(self, note: str | None = None, *, limit: int = 50) -> tuple[MissingLink, ...]:
+        """Pairs of notes close in meaning that never link, best first: the vault's, or
+        ``note``'s own; each with the two passages that make them close."""
+        from .links.linking import get_note_path
+        from .vaultmap.service import missing_links
+
+        if limit < 1:
+            raise QueryError("limit must be at least 1")
+        static, deep = self._map_vectors()
+        with self._database_errors():
+            path = None if note is None else get_note_path(self.store, self._real_path(note), self.vault)
+            return missing_links(self.store, static, deep, path, limit=limit, shown=shown_path, read_only=self.read_only)
+
+    def _map_vectors(self) -> tuple[VectorIndex, VectorIndex | None]:
+        """The stored vectors a map is made from: static, and deep when there are any (read
+        as stored: no model runs)."""
+        try:
+            static = self._vector_side()[0]
+        except (VectorsUnavailable, ModelError) as exc:
+            message = exc.message if isinstance(exc, ModelError) else str(exc)
+            raise MapUnavailableError(f"the map needs the index's vectors: {message}",
+                                      hint="run `vaultseek index` first") from exc  # fmt: skip
+        with self._database_errors():
+            if self.store.get_meta("deep_model_fingerprint") is None:
+                return static, None
+            ids, codes = self.store.load_deep_vectors()
+        return static, (VectorIndex(ids, codes) if len(ids) else None)
+
+    def _paths_in(self, filters: SearchFilter | Mapping[str, Any]) -> set[str]:
+        """The indexed files inside ``filters``."""
+        from .search.filters import parse_filter
+
+        scope = self._real_scope(filters if isinstance(filters, SearchFilter) else parse_filter(filters))
+        if scope is None:
+            return set(self.store.file_states())
+        ids = set(self.store.file_ids_in(scope).tolist())
+        return {path for path, state in self.store.file_states().items() if state.id in ids}
 
     # -- reading ------------------------------------------------------------------------
     def get_note(self, path: str) -> list[ChunkRow]:

@@ -123,6 +123,12 @@ class IndexClosedError(VaultseekError):
     exit_code = 1
 
 
+class MapUnavailableError(VaultseekError):
+    """The vault map cannot be drawn: the index holds no vectors, or the scope too few notes."""
+
+    exit_code = 1
+
+
 class ModelError(VaultseekError):
     exit_code = 6
 

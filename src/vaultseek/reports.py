@@ -340,3 +340,154 @@ class Progress:
     done: int
     total: int
     path: str = ""
+
+
+MapRole = Literal["core", "member", "bridge", "island"]
+
+
+@dataclass(frozen=True, slots=True)
+class MapRequest:
+    """What map to draw: the whole vault (kept in the index and updated as notes change), or
+    the notes inside ``filters`` (computed fresh); ``rebuild`` lays the kept map out anew;
+    ``clusters`` fixes how many clusters (default: grows with the vault)."""
+
+    filters: Any = None
+    """A :class:`~vaultseek.records.SearchFilter`, or None for every note."""
+    rebuild: bool = False
+    clusters: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MapPoint:
+    """One note on the map; ``x`` and ``y`` lie in [0, 1]."""
+
+    path: str
+    title: str | None
+    x: float
+    y: float
+    cluster: int
+    folder: str
+    tags: tuple[str, ...]
+    modified: float | None
+    links: int
+    """Resolved links in and out."""
+    role: MapRole
+    bridge: float
+    """0–1: how evenly its nearest notes split between its cluster and another."""
+    density: float
+    """0–1: how close its nearest notes are, as a percentile of all notes."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "tags": list(self.tags)}
+
+
+@dataclass(frozen=True, slots=True)
+class MapCluster:
+    """A region of the map, named by its distinctive words and most central notes."""
+
+    id: int
+    label: str
+    words: tuple[str, ...]
+    central: tuple[str, ...]
+    size: int
+    x: float
+    y: float
+    density: float
+    thin: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "words": list(self.words), "central": list(self.central)}
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """A chunk quoted as the reason two notes are close."""
+
+    chunk_id: int
+    heading: str | None
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class MissingLink:
+    """Two notes close in meaning that do not link to each other; ``link`` is what to paste
+    into ``source`` to link ``target``."""
+
+    source: str
+    target: str
+    similarity: float
+    source_passage: Passage | None
+    target_passage: Passage | None
+    link: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class VaultMap:
+    """The map of a vault or of a scope (``vaultseek map``)."""
+
+    space: str
+    """Which vectors placed the notes: ``static`` or ``static+deep``."""
+    deep_share: float
+    built_at: float
+    updated_at: float
+    notes: tuple[MapPoint, ...]
+    clusters: tuple[MapCluster, ...]
+    missing_links: tuple[MissingLink, ...]
+    notices: tuple[str, ...] = ()
+    how: Literal["kept", "updated", "built", "scoped"] = "kept"
+    """Whether the kept map served as it was, was updated for changed notes, was built anew,
+    or (with filters) was computed for the scope alone."""
+    moved: int = 0
+    """Notes placed anew by this call (all of them when built)."""
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "space": self.space, "deep_share": self.deep_share, "built_at": self.built_at,
+            "updated_at": self.updated_at, "how": self.how, "moved": self.moved, "seconds": self.seconds,
+            "notes": [n.to_dict() for n in self.notes], "clusters": [c.to_dict() for c in self.clusters],
+            "missing_links": [m.to_dict() for m in self.missing_links], "notices": list(self.notices),
+        }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class MapNeighbour:
+    """A note near another on the map."""
+
+    path: str
+    title: str | None
+    similarity: float
+    cluster: int
+    linked: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class MapNote:
+    """A note's place on the map: its cluster, role, nearest notes and missing links."""
+
+    path: str
+    title: str | None
+    cluster: MapCluster
+    role: MapRole
+    bridge: float
+    density: float
+    neighbours: tuple[MapNeighbour, ...]
+    missing_links: tuple[MissingLink, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path, "title": self.title,
+            "cluster": {"id": self.cluster.id, "label": self.cluster.label},
+            "role": self.role, "bridge": self.bridge, "density": self.density,
+            "neighbours": [n.to_dict() for n in self.neighbours],
+            "missing_links": [m.to_dict() for m in self.missing_links],
+        }  # fmt: skip

@@ -1033,6 +1033,10 @@ class Store:
             "WHERE l.resolved IS NOT NULL AND l.resolved != f.path"
         ))
 
+    def link_count(self) -> int:
+        """How many stored links resolve to a file (a cheap cue that the link graph changed)."""
+        return int(self.conn.execute("SELECT count(*) FROM links WHERE resolved IS NOT NULL").get)
+
     def indexed_path(self, path: str) -> str | None:
         """``path`` if it is an indexed file, else None."""
         return self.conn.execute("SELECT path FROM files WHERE path = ? AND status = 'indexed'", (path,)).get

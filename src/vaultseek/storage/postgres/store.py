@@ -778,6 +778,9 @@ class PgStore(Store):
             )
         ]
 
+    def link_count(self) -> int:
+        return int(self._one("SELECT count(*) FROM links WHERE resolved IS NOT NULL"))
+
     def link_edges(self) -> list[tuple[str, str]]:
         return [
             (a, b)

@@ -1,0 +1,95 @@
+"""Where the map is dense, where it is thin, which notes join clusters, and links never made.
+
+Read from each note's nearest notes (``features.nearest``):
+
+* **density** — the note's mean similarity to its ten nearest notes, as a percentile of all
+  notes (0 the loneliest, 1 the most surrounded); a cluster's density is its notes' mean.
+  A cluster below ``THIN`` is a **thin region**: few notes, far apart, where retrieval has the
+  least around a note to confirm it.
+* **bridge** — how evenly a note's nearest notes split between its own cluster and another:
+  twice the share of the second most common cluster among them (0 all one cluster, 1 half
+  and half). Bridges sit between clusters, where retrieval is said to struggle and where a
+  link helps most.
+* **role** — ``island`` (no link in or out, and density under ``ISLAND``: the loneliest
+  tenth), ``bridge`` (``bridge`` ≥ ``BRIDGE``), ``core`` (at least ``CORE`` of its neighbours
+  in its own cluster) or ``member``.
+* **missing links** — pairs among each note's nearest notes that do not link either way,
+  ranked by the cosine of their full (unreduced) features.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+import numpy as np
+
+THIN = 0.3
+ISLAND = 0.1
+BRIDGE = 0.6
+CORE = 0.8
+DENSITY_NEIGHBOURS = 10
+MISSING_KEPT = 500
+"""Missing links kept with a map (the best ones; a note's own are found on request)."""
+
+
+def density(similarities: np.ndarray) -> np.ndarray:
+    """Each note's mean similarity to its nearest notes, as a percentile in [0, 1]."""
+    if not len(similarities):
+        return np.zeros(0, np.float32)
+    mean = similarities[:, :DENSITY_NEIGHBOURS].mean(axis=1) if similarities.shape[1] else np.zeros(len(similarities))
+    order = np.argsort(np.argsort(mean, kind="stable"), kind="stable")
+    return (order / max(len(mean) - 1, 1)).astype(np.float32)
+
+
+def bridge_scores(neighbours: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Twice the share of each note's neighbours in the second most common cluster among them."""
+    if not neighbours.size:
+        return np.zeros(len(neighbours), np.float32)
+    k = neighbours.shape[1]
+    around = labels[neighbours]
+    scores = np.zeros(len(neighbours), np.float32)
+    for row, clusters in enumerate(around):
+        counts = np.bincount(clusters)
+        if len(counts) > 1:
+            top_two = np.partition(counts, len(counts) - 2)[-2:]
+            scores[row] = min(2.0 * top_two[0] / k, 1.0)
+    return scores
+
+
+def own_share(neighbours: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """The share of each note's neighbours in its own cluster."""
+    if not neighbours.size:
+        return np.ones(len(neighbours), np.float32)
+    return (labels[neighbours] == labels[:, None]).mean(axis=1).astype(np.float32)
+
+
+def roles(dense: np.ndarray, bridges: np.ndarray, own: np.ndarray, link_counts: np.ndarray) -> list[str]:
+    """Each note's role on the map (see the module's docstring)."""
+    out = []
+    for d, b, o, links in zip(dense.tolist(), bridges.tolist(), own.tolist(), link_counts.tolist(), strict=True):
+        if links == 0 and d < ISLAND:
+            out.append("island")
+        elif b >= BRIDGE:
+            out.append("bridge")
+        elif o >= CORE:
+            out.append("core")
+        else:
+            out.append("member")
+    return out
+
+
+def unlinked_pairs(
+    neighbours: np.ndarray, full: np.ndarray, linked: Collection[tuple[int, int]], *, rows: np.ndarray | None = None
+) -> list[tuple[int, int, float]]:
+    """(a, b, cosine) for each pair of a note (of ``rows``, default all) and one of its
+    nearest notes that do not link either way (``linked`` holds pairs with a < b), best
+    first, each pair once."""
+    wanted = np.arange(len(neighbours)) if rows is None else rows
+    seen: dict[tuple[int, int], float] = {}
+    for a in wanted.tolist():
+        for b in neighbours[a].tolist():
+            pair = (a, b) if a < b else (b, a)
+            if a == b or pair in seen or pair in linked:
+                continue
+            seen[pair] = min(float(full[a] @ full[b]), 1.0)
+    return sorted(((a, b, s) for (a, b), s in seen.items()), key=lambda item: -item[2])

@@ -1,0 +1,122 @@
+"""The map's three questions, as the engine asks them: the map, a note on it, missing links.
+
+Each takes the index's store and vectors (static, and deep when there are any) and answers
+with the records of ``reports.py``; paths come out as the index shows them (``shown``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+from ..errors import MapUnavailableError, NotFoundError
+from ..reports import MapNote, MapRequest, MissingLink, VaultMap
+from ..storage.store import Store
+from ..storage.vectors import VectorIndex
+from . import making, views
+from .kept import KeptMap
+
+MIN_NOTES = 3
+Shown = Callable[[str], str]
+
+
+def current_map(
+    store: Store, static: VectorIndex, deep: VectorIndex | None, request: MapRequest, *, only: set[str] | None,
+    read_only: bool, shown: Shown, limit: int = 50, progress: making.Progress | None = None,
+) -> VaultMap:  # fmt: skip
+    """The map of the vault (kept, updated or built) or of the notes in ``only`` (built)."""
+    started = time.perf_counter()
+    notices: list[str] = []
+    if only is not None:
+        found = making.gather(store, static, deep, only)
+        _enough(len(found.paths), scoped=True)
+        kept, how, moved = making.build(store, found, clusters=request.clusters, progress=progress), "scoped", len(found.paths)
+    else:
+        kept, how, moved = _kept(store, static, deep, request, progress)
+        if how != "kept":
+            if read_only:
+                notices.append("the index is read-only: this map was made but not kept, so the next one is made again")
+            else:
+                kept.save(store)
+    if kept.space == "static+deep" and kept.deep_share < 1.0:
+        notices.append(
+            f"{kept.deep_share:.0%} of the notes have deep vectors; the rest are placed by their words "
+            "until the deep tier reaches them"
+        )
+    found_map = views.vault_map(store, kept, static, limit=limit, how=how, moved=moved,
+                                seconds=time.perf_counter() - started, notices=notices)  # fmt: skip
+    return _shown_map(found_map, shown)
+
+
+def note_on_map(store: Store, static: VectorIndex, deep: VectorIndex | None, path: str, *, k: int, shown: Shown,
+                read_only: bool) -> MapNote:  # fmt: skip
+    kept = _ready(store, static, deep, read_only)
+    if path not in kept.paths:
+        raise NotFoundError(f"{path} is not on the map", hint="only notes with text are; check the path with `status`")
+    found = views.map_note(store, kept, static, path, k=k)
+    return replace(
+        found, path=shown(found.path),
+        neighbours=tuple(replace(n, path=shown(n.path)) for n in found.neighbours),
+        missing_links=tuple(_shown_link(m, shown) for m in found.missing_links),
+        cluster=replace(found.cluster, central=tuple(shown(p) for p in found.cluster.central)),
+    )  # fmt: skip
+
+
+def missing_links(store: Store, static: VectorIndex, deep: VectorIndex | None, path: str | None, *, limit: int,
+                  shown: Shown, read_only: bool) -> tuple[MissingLink, ...]:  # fmt: skip
+    """The vault's best missing links, or those of one note (as many as it has among its
+    nearest notes, up to ``limit``)."""
+    if path is not None:
+        return note_on_map(store, static, deep, path, k=max(limit, 10), shown=shown, read_only=read_only).missing_links[:limit]
+    kept = _ready(store, static, deep, read_only)
+    return tuple(_shown_link(views.missing_link(store, static, kept, a, b, s), shown) for a, b, s in kept.missing[:limit])
+
+
+def _ready(store: Store, static: VectorIndex, deep: VectorIndex | None, read_only: bool) -> KeptMap:
+    kept, how, _moved = _kept(store, static, deep, MapRequest(), None)
+    if how != "kept" and not read_only:
+        kept.save(store)
+    return kept
+
+
+def _kept(
+    store: Store, static: VectorIndex, deep: VectorIndex | None, request: MapRequest, progress: making.Progress | None
+) -> tuple[KeptMap, str, int]:
+    """The kept map as it stands, updated, or built: (map, how, notes placed anew)."""
+    kept = None if request.rebuild else KeptMap.load(store)
+    if kept is not None and request.clusters is not None and request.clusters != len(kept.centres):
+        kept = None
+    if kept is not None and kept.signature == making.signature(store, static, deep):
+        making.read_links(store, kept)
+        return kept, "kept", 0
+    found = making.gather(store, static, deep)
+    _enough(len(found.paths), scoped=False)
+    if kept is not None:
+        updated = making.update(store, kept, found)
+        if updated is not None:
+            return updated[0], "updated", updated[1]
+    wanted = request.clusters if request.clusters is not None else (kept.wanted_clusters if kept else None)
+    return making.build(store, found, clusters=wanted, progress=progress), "built", len(found.paths)
+
+
+def _enough(notes: int, *, scoped: bool) -> None:
+    if notes < MIN_NOTES:
+        where = "the scope holds" if scoped else "the index holds"
+        raise MapUnavailableError(
+            f"a map needs at least {MIN_NOTES} notes with text; {where} {notes}",
+            hint="widen the filters" if scoped else "index a vault with more notes (`vaultseek index PATH`)",
+        )
+
+
+def _shown_link(link: MissingLink, shown: Shown) -> MissingLink:
+    return replace(link, source=shown(link.source), target=shown(link.target))
+
+
+def _shown_map(found: VaultMap, shown: Shown) -> VaultMap:
+    return replace(
+        found,
+        notes=tuple(replace(n, path=shown(n.path)) for n in found.notes),
+        clusters=tuple(replace(c, central=tuple(shown(p) for p in c.central)) for c in found.clusters),
+        missing_links=tuple(_shown_link(m, shown) for m in found.missing_links),
+    )

@@ -1,0 +1,171 @@
+"""What the surfaces get from a map: the records of ``reports.py``.
+
+The kept map holds numbers and rows; this module adds what the index says of each note (its
+title, folder, tags, modification time), names the clusters' central notes, finds the
+passage pair behind each missing link (the two sections, one of each note, whose vectors are
+closest), and writes the ``[[link]]`` to paste.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+import numpy as np
+
+from ..reports import MapCluster, MapNeighbour, MapNote, MapPoint, MissingLink, Passage, VaultMap
+from ..storage.store import Store
+from ..storage.vectors import VectorIndex
+from . import clusters as clustering
+from . import features as feat
+from . import regions
+from .kept import KeptMap
+
+_PASSAGE_CHARS = 280
+
+
+def vault_map(store: Store, kept: KeptMap, static: VectorIndex, *, limit: int, how: str, moved: int,
+              seconds: float, notices: Sequence[str] = ()) -> VaultMap:  # fmt: skip
+    """The map's record, with its ``limit`` best missing links."""
+    info = _file_info(store)
+    nothing = _FileInfo(None, (), None)
+    titles = {path: info.get(path, nothing).title for path in kept.paths}
+    xy = kept.positions()
+    points = tuple(
+        MapPoint(
+            path=path, title=titles[path], x=round(float(xy[i, 0]), 5), y=round(float(xy[i, 1]), 5),
+            cluster=int(kept.labels[i]), folder=_folder(path),
+            tags=info.get(path, nothing).tags, modified=info.get(path, nothing).modified,
+            links=int(kept.links[i]), role=kept.roles[i],  # type: ignore[arg-type]
+            bridge=round(float(kept.bridge[i]), 3), density=round(float(kept.density[i]), 3),
+        )
+        for i, path in enumerate(kept.paths)
+    )  # fmt: skip
+    found = clusters_of(kept, titles)
+    missing = tuple(missing_link(store, static, kept, a, b, s) for a, b, s in kept.missing[:limit])
+    return VaultMap(
+        space=kept.space, deep_share=round(kept.deep_share, 4), built_at=kept.built_at, updated_at=kept.updated_at,
+        notes=points, clusters=found, missing_links=missing, notices=tuple(notices), how=how,  # type: ignore[arg-type]
+        moved=moved, seconds=round(seconds, 3),
+    )  # fmt: skip
+
+
+def clusters_of(kept: KeptMap, titles: dict[str, str | None]) -> tuple[MapCluster, ...]:
+    xy = kept.positions()
+    sizes = np.bincount(kept.labels, minlength=len(kept.centres))
+    vectors = kept.vectors.astype(np.float32)
+    out = []
+    for cluster in range(len(kept.centres)):
+        if not sizes[cluster]:
+            continue
+        members = kept.labels == cluster
+        central = [kept.paths[r] for r in clustering.central_rows(vectors, kept.labels, kept.centres, cluster)]
+        words = kept.words[cluster] if cluster < len(kept.words) else []
+        label = clustering.label_of(words, [titles.get(p) or PurePosixPath(p).stem for p in central])
+        dense = float(kept.density[members].mean())
+        out.append(MapCluster(
+            id=cluster, label=label, words=tuple(words), central=tuple(central), size=int(sizes[cluster]),
+            x=round(float(xy[members, 0].mean()), 5), y=round(float(xy[members, 1].mean()), 5),
+            density=round(dense, 3), thin=dense < regions.THIN,
+        ))  # fmt: skip
+    return tuple(out)
+
+
+def map_note(store: Store, kept: KeptMap, static: VectorIndex, path: str, *, k: int) -> MapNote:
+    """``path``'s cluster, role, ``k`` nearest notes and its missing links."""
+    row = kept.paths.index(path)
+    vectors = kept.vectors.astype(np.float32)
+    near, sims = feat.nearest(vectors[row : row + 1], k + 1, among=vectors)
+    pairs = [(int(b), float(s)) for b, s in zip(near[0], sims[0], strict=True) if b != row][:k]
+    titles = store.titles([kept.paths[b] for b, _s in pairs] + [path])
+    linked = {b for b, _s in pairs if (min(row, b), max(row, b)) in kept.linked}
+    neighbours = tuple(
+        MapNeighbour(path=kept.paths[b], title=titles.get(kept.paths[b]), similarity=round(s, 4),
+                     cluster=int(kept.labels[b]), linked=b in linked)
+        for b, s in pairs
+    )  # fmt: skip
+    missing = tuple(missing_link(store, static, kept, row, b, s) for b, s in pairs if b not in linked)
+    cluster = next(c for c in clusters_of(kept, {}) if c.id == int(kept.labels[row]))
+    return MapNote(
+        path=path, title=titles.get(path), cluster=cluster, role=kept.roles[row],  # type: ignore[arg-type]
+        bridge=round(float(kept.bridge[row]), 3), density=round(float(kept.density[row]), 3),
+        neighbours=neighbours, missing_links=missing,
+    )
+
+
+def missing_link(store: Store, static: VectorIndex, kept: KeptMap, a: int, b: int, similarity: float) -> MissingLink:
+    """The missing link between rows ``a`` and ``b``, with the passages that make them close."""
+    source, target = kept.paths[a], kept.paths[b]
+    first, second = _closest_passages(store, static, source, target)
+    return MissingLink(
+        source=source, target=target, similarity=round(similarity, 4), source_passage=first,
+        target_passage=second, link=link_text(target, kept.paths),
+    )
+
+
+def link_text(target: str, paths: Sequence[str]) -> str:
+    """The wiki link Obsidian would write for ``target``: its name, or its path when another
+    note has the same name."""
+    pure = PurePosixPath(target)
+    name = pure.stem if pure.suffix.lower() == ".md" else pure.name
+    clash = sum(1 for p in paths if p.rsplit("/", 1)[-1].startswith(pure.stem + ".")) > 1
+    written = str(pure.with_suffix("")) if clash and pure.suffix.lower() == ".md" else (target if clash else name)
+    return f"[[{written}]]"
+
+
+def _closest_passages(store: Store, static: VectorIndex, a: str, b: str) -> tuple[Passage | None, Passage | None]:
+    rows_a, rows_b = store.chunks_of_file(a), store.chunks_of_file(b)
+    if not rows_a or not rows_b:
+        return None, None
+    va, vb = _chunk_vectors(static, [r.id for r in rows_a]), _chunk_vectors(static, [r.id for r in rows_b])
+    if va is None or vb is None:
+        return _passage(rows_a[0]), _passage(rows_b[0])
+    sims = va @ vb.T
+    i, j = np.unravel_index(int(np.argmax(sims)), sims.shape)
+    return _passage(rows_a[int(i)]), _passage(rows_b[int(j)])
+
+
+def _chunk_vectors(static: VectorIndex, ids: list[int]) -> np.ndarray | None:
+    wanted = np.asarray(ids, dtype=np.int64)
+    rows = np.searchsorted(static.ids, wanted)
+    rows = np.minimum(rows, len(static.ids) - 1)
+    if not len(static.ids) or not np.array_equal(static.ids[rows], wanted):
+        return None
+    return static.vectors(rows)
+
+
+def _passage(row: object) -> Passage:
+    text = " ".join(str(getattr(row, "text", "")).split())
+    if len(text) > _PASSAGE_CHARS:
+        text = text[: _PASSAGE_CHARS].rsplit(" ", 1)[0] + " …"
+    heading = str(getattr(row, "heading_context", "")) or None
+    return Passage(chunk_id=int(getattr(row, "id", 0)), heading=heading, text=text)
+
+
+@dataclass(frozen=True, slots=True)
+class _FileInfo:
+    title: str | None
+    tags: tuple[str, ...]
+    modified: float | None
+
+
+def _file_info(store: Store) -> dict[str, _FileInfo]:
+    states = store.file_states()
+    out: dict[str, _FileInfo] = {}
+    for row in store.file_rows():
+        path = str(row["path"])
+        tags = row.get("tags")
+        state = states.get(path)
+        title = row.get("title")
+        out[path] = _FileInfo(
+            title=None if title is None else str(title),
+            tags=tuple(str(t) for t in tags) if isinstance(tags, list) else (),
+            modified=round(state.mtime_ns / 1e9, 3) if state is not None else None,
+        )
+    return out
+
+
+def _folder(path: str) -> str:
+    parent = str(PurePosixPath(path).parent)
+    return "" if parent == "." else parent
