@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 from tests.support.standin_llm import StandinLLM
 
 WORDS = ("docker container image kubernetes pod deploy tenancy lease notice contract invoice budget "
@@ -98,14 +99,15 @@ def synthetic_map(notes: int, seed: int = 0, *, now: float | None = None) -> dic
 
 
 class WithMap:
-    """The app, with ``GET /api/map`` answered by :attr:`body` (the map being measured)."""
+    """The app, with ``GET /api/map`` answered by :attr:`body` (the map being measured), or
+    by the app itself while :attr:`body` is None."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
-        self.body = b"{}"
+        self.body: bytes | None = None
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["path"] != "/api/map":
+        if scope["type"] != "http" or scope["path"] != "/api/map" or self.body is None:
             await self.app(scope, receive, send)
             return
         await send({"type": "http.response.start", "status": 200,
@@ -166,13 +168,28 @@ def measure(browser: Any, url: str, width: int, height: int) -> dict[str, Any]:
     return out
 
 
+def server_figures(url: str, runs: int) -> dict[str, Any]:
+    """The server's time for ``GET /api/map`` (its ``Server-Timing``): the first answer (the map
+    made, or read from the index and brought up to date) and the ones after it (read)."""
+    times = []
+    for _ in range(runs + 1):
+        response = httpx.get(f"{url}/api/map", timeout=600)
+        response.raise_for_status()
+        times.append(float(response.headers["Server-Timing"].partition("dur=")[2]))
+    return {"first_ms": times[0], "then_ms": times[1:]}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.mappage")
     parser.add_argument("--points", type=int, default=16_894, help="points on the measured map (the benchmark vault's files)")
     parser.add_argument("--baseline", type=int, default=0, help="points on the baseline map (default: a tenth)")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--vault", metavar="DIR", help="measure this vault's own map (indexed in --db) instead of a generated one")
+    parser.add_argument("--db", metavar="FILE", help="the index of --vault")
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args(argv)
+    if args.vault and not args.db:
+        parser.error("--vault needs --db (the index it was indexed into)")
     baseline = args.baseline or max(10, args.points // 10)
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
     from playwright.sync_api import sync_playwright
@@ -183,16 +200,31 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {"load_before": round(os.getloadavg()[0], 1)}
     with tempfile.TemporaryDirectory() as scratch, StandinLLM() as standin:
         root = Path(scratch)
-        app = make_app(make_study_vault(root), root / "index.db", standin.url)
+        if args.vault:
+            app = make_app(Path(args.vault), Path(args.db), standin.url)
+        else:
+            app = make_app(make_study_vault(root), root / "index.db", standin.url)
         served = WithMap(app)
         try:
             with BackgroundServer(served) as server, sync_playwright() as playwright:
+                if args.vault:  # the index's own map, and a tenth of it as the baseline
+                    results["server"] = server_figures(server.url, args.runs)
+                    real = httpx.get(f"{server.url}/api/map", timeout=600).json()
+                    sizes: list[tuple[str, bytes | None, int]] = [
+                        ("baseline", json.dumps({**real, "notes": real["notes"][::10]}).encode(), len(real["notes"][::10])),
+                        ("measured", None, len(real["notes"]))]  # fmt: skip
+                    results["source"] = f"the index of {args.vault}"
+                else:
+                    sizes = [(name, json.dumps(synthetic_map(points, seed=points)).encode(), points)
+                             for name, points in (("baseline", baseline), ("measured", args.points))]  # fmt: skip
+                    results["source"] = "generated maps"
                 browser = playwright.chromium.launch(executable_path=chromium, headless=True,
                                                      args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])  # fmt: skip
-                for name, points in (("baseline", baseline), ("measured", args.points)):
-                    served.body = json.dumps(synthetic_map(points, seed=points)).encode()
+                for name, body, points in sizes:
+                    served.body = body
                     runs = [measure(browser, server.url, 1280, 860) for _ in range(args.runs)]
-                    results[name] = {"points": points, "json_bytes": len(served.body), "runs": runs}
+                    size = len(body) if body is not None else len(httpx.get(f"{server.url}/api/map", timeout=600).content)
+                    results[name] = {"points": points, "json_bytes": size, "runs": runs}
                 browser.close()
         finally:
             app.notebook.close()
@@ -209,7 +241,11 @@ def main(argv: list[str] | None = None) -> int:
 
     base, big = figures("baseline"), figures("measured")
     n, m = results["measured"]["points"], results["baseline"]["points"]
-    print(f"Map page in headless Chromium at 1280×860, {args.runs} runs per size, map JSON of "
+    if "server" in results:
+        server = results["server"]
+        print(f"GET /api/map on the server: {server['first_ms']:.0f} ms the first time, "
+              f"{statistics.median(server['then_ms']):.0f} ms after (p50).")
+    print(f"Map page in headless Chromium at 1280×860 ({results['source']}), {args.runs} runs per size, map JSON of "
           f"{results['measured']['json_bytes'] / 1e6:.1f} MB ({n:,} points) and {results['baseline']['json_bytes'] / 1e6:.2f} MB "
           f"({m:,}); load average {results['load_before']} before, {results['load_after']} after.\n")  # fmt: skip
     print(f"| figure | {n:,} points | target | baseline: {m:,} points, same run |")

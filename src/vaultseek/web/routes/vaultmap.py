@@ -1,7 +1,9 @@
 """The vault map over HTTP (the map page reads these; the JSON is ``vaultseek map --json``'s).
 
     GET /api/map                    the map: every note placed in 2-D, its clusters and the
-                                    missing links. ``rebuild=true`` computes it afresh; the
+                                    missing links (the best ``limit``, 50 unless given; 0
+                                    for none, the quickest answer).
+                                    ``rebuild=true`` lays it out afresh; the
                                     scope filters of ``GET /api/search`` (folders, tags, kinds,
                                     where, modified_after, modified_before, path_contains,
                                     name_contains, categories, paths) map that scope only
@@ -14,12 +16,15 @@
 
 from __future__ import annotations
 
+import hashlib
+import threading
 import time
 from dataclasses import replace
 from typing import Any
 
 from ...contract import MAX_K
 from ...errors import MissingExtraError, QueryError
+from ...reports import MapRequest
 from ...search.filters import parse_filter
 from ..params import FILTER_PARAMS, note_param, notebook_of, off_loop, search_of_query_string
 
@@ -35,31 +40,30 @@ MAX_MISSING = 500
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
-def whole_param(request: Request, name: str, default: int, upper: int) -> int:
-    """A whole-number query parameter from 1 to ``upper`` (``default`` when absent)."""
+def whole_param(request: Request, name: str, default: int, upper: int, *, lower: int = 1) -> int:
+    """A whole-number query parameter from ``lower`` to ``upper`` (``default`` when absent)."""
     raw = request.query_params.get(name, "").strip()
     if not raw:
         return default
     try:
         value = int(raw)
     except ValueError:
-        raise QueryError(f"{name} must be a whole number from 1 to {upper} (got {raw[:40]!r})") from None
-    if not 1 <= value <= upper:
-        raise QueryError(f"{name} must be a whole number from 1 to {upper} (got {value})")
+        raise QueryError(f"{name} must be a whole number from {lower} to {upper} (got {raw[:40]!r})") from None
+    if not lower <= value <= upper:
+        raise QueryError(f"{name} must be a whole number from {lower} to {upper} (got {value})")
     return value
 
 
-def map_request(request: Request) -> tuple[Any, Any]:
+def map_request(request: Request) -> tuple[MapRequest, Any, int]:
     """The map a request asks for, and the categories its scope names (resolved to paths by
     the knowledge base, off the event loop). Anything but the scope filters and ``rebuild`` is
     refused, so a misspelt filter does not silently map the whole vault."""
-    from ...records import MapRequest  # TEMP until the core lands
-
     params = request.query_params
-    unknown = sorted({name for name in params if name != "rebuild" and name not in FILTER_PARAMS})
+    unknown = sorted({name for name in params if name not in ("rebuild", "limit") and name not in FILTER_PARAMS})
     if unknown:
         raise QueryError(f"unknown map parameter(s): {', '.join(unknown)}",
-                         hint="the map takes rebuild=true and the scope filters of /api/search: "
+                         hint="the map takes rebuild=true, limit (missing links listed) and the scope "
+                              "filters of /api/search: "
                               f"{', '.join(sorted(FILTER_PARAMS))}")  # fmt: skip
     rebuild = params.get("rebuild", "").strip().lower()
     if rebuild not in ("", *_TRUE, *_FALSE):
@@ -67,24 +71,76 @@ def map_request(request: Request) -> tuple[Any, Any]:
     filters = dict(search_of_query_string(params).get("filters", {}))
     categories = filters.pop("categories", None)
     scope = parse_filter(filters) if filters else None
-    return MapRequest(filters=scope, rebuild=rebuild in _TRUE), categories
+    limit = whole_param(request, "limit", 50, MAX_MISSING, lower=0)
+    return MapRequest(filters=scope, rebuild=rebuild in _TRUE), categories, limit
+
+
+class KeptAnswers:
+    """The last answer of ``GET /api/map`` (the whole vault's map, not a scope or a rebuild),
+    as JSON bytes, per reader connection, with the index's state it was made at: the next
+    request on that connection is answered with it while the index is unchanged (no other
+    connection has committed since, the writer has not run), instead of reading the kept map
+    again and encoding 17k notes. The ETag lets a reload be answered 304."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.answers: dict[int, tuple[Any, tuple[int, int, int], bytes, str]] = {}
+
+    def get(self, store: Any, state: tuple[int, int, int]) -> tuple[bytes, str] | None:
+        with self.lock:
+            kept = self.answers.get(id(store))
+        if kept is None or kept[0] is not store or kept[1] != state:
+            return None
+        return kept[2], kept[3]
+
+    def put(self, store: Any, state: tuple[int, int, int], body: bytes) -> str:
+        etag = '"' + hashlib.sha256(body).hexdigest()[:20] + '"'
+        with self.lock:
+            self.answers[id(store)] = (store, state, body, etag)
+        return etag
+
+
+def kept_answers(request: Request) -> KeptAnswers:
+    """The app's :class:`KeptAnswers` (made on first use)."""
+    state = request.app.state
+    with _MAKING:
+        if not hasattr(state, "map_answers"):
+            state.map_answers = KeptAnswers()
+    kept: KeptAnswers = state.map_answers
+    return kept
+
+
+_MAKING = threading.Lock()
 
 
 async def vault_map(request: Request) -> Response:
-    wanted, categories = map_request(request)
+    wanted, categories, limit = map_request(request)
     kb = notebook_of(request).kb
+    answers = kept_answers(request)
+    whole = wanted.filters is None and categories is None and not wanted.rebuild
     started = time.perf_counter()
 
-    def work() -> Any:
+    def work() -> tuple[bytes, str | None, str]:
         asked = wanted
         if categories is not None:
             asked = replace(wanted, filters=kb.in_categories(wanted.filters, categories))
         with kb.readers.borrow() as index:
-            return index.vault_map(asked).to_dict()
+            state = (index.store.data_version(), kb.ingest.generation, limit)
+            if whole:
+                kept = answers.get(index.store, state)
+                if kept is not None:
+                    return kept[0], kept[1], "kept"
+            body = JSONResponse(index.vault_map(asked, limit=limit).to_dict()).body
+            return body, answers.put(index.store, state, body) if whole else None, "made"
 
-    body = await off_loop(work)
+    body, etag, how = await off_loop(work)
     elapsed = round((time.perf_counter() - started) * 1000, 2)
-    return JSONResponse(body, headers={"Server-Timing": f"map;dur={elapsed}"})
+    headers = {"Server-Timing": f"map;dur={elapsed};desc={how}", "Cache-Control": "no-cache"}
+    if etag is not None:
+        headers["ETag"] = etag
+        if etag in request.headers.get("if-none-match", ""):
+            return Response(status_code=304, headers=headers)
+    return Response(body, media_type="application/json", headers=headers)
 
 
 async def map_note(request: Request) -> Response:

@@ -20,7 +20,9 @@ const TOP_GROUPS = 11; // folders or tags coloured one by one; the rest share "o
 const LEGEND_ROWS = 12;
 const MISSING_SHOWN = 12;
 const MISSING_MORE = 24;
+const MISSING_ASKED = 100;
 const HITS = 50;
+const MATCH = 0.2;
 
 const parts = {};
 let ctx = null;
@@ -96,10 +98,12 @@ async function load(rebuild) {
   const mine = ++loading;
   setState("loading");
   try {
-    const body = await api(`/api/map${rebuild ? "?rebuild=true" : ""}`);
+    // The points first (limit=0: no missing links, the quickest answer), the list after them.
+    const body = await api(`/api/map?limit=0${rebuild ? "&rebuild=true" : ""}`);
     if (mine !== loading) return;
     performance.mark("map-data");
     take(body);
+    if (body.notes && body.notes.length) loadMissing(mine);
   } catch (error) {
     if (mine !== loading) return;
     data = null;
@@ -109,6 +113,19 @@ async function load(rebuild) {
     parts.missing.replaceChildren();
     parts.missingMeta.textContent = "The missing links come with the map.";
     setState("error", error);
+  }
+}
+
+async function loadMissing(mine) {
+  parts.missingMeta.textContent = "Finding the missing links…";
+  try {
+    const { missing_links: found } = await api(`/api/map/missing?limit=${MISSING_ASKED}`);
+    if (mine !== loading) return;
+    data.missing_links = found;
+    renderMissing();
+  } catch (error) {
+    if (mine !== loading) return;
+    parts.missingMeta.replaceChildren(el("span", { class: "notice error" }, error.message, error.hint ? el("small", {}, error.hint) : null));
   }
 }
 
@@ -127,10 +144,13 @@ function take(body) {
   parts.note.hidden = true;
   paint();
   summarise();
-  renderMissing();
-  if (!notes.length) setState("empty"); else setState(null);
+  parts.missing.replaceChildren();
+  if (!notes.length) { setState("empty"); parts.missingMeta.textContent = ""; } else setState(null);
   if (parts.q.value.trim()) search();
 }
+
+// Text without its Markdown heading marks ("# Title" → "Title").
+const unheaded = (text) => String(text).replace(/^\s{0,3}#{1,6}\s+/gm, "");
 
 function shortLabel(label) {
   const text = String(label || "");
@@ -242,7 +262,7 @@ function hover(i, at) {
 async function loadSnippet(path, target) {
   try {
     const { chunks } = await api(`${documentUrl(path)}/chunks`);
-    const text = plainText((chunks[0] && chunks[0].text) || "").replace(/^#+\s*/, "");
+    const text = plainText(unheaded((chunks[0] && chunks[0].text) || ""));
     snippets.set(path, text.length > 200 ? `${text.slice(0, 199)}…` : text);
   } catch {
     snippets.set(path, "");
@@ -355,7 +375,7 @@ function missingItem(link, compact) {
   const passage = (p, path) => el("button", { type: "button", class: "map-passage", title: `Open ${path}`,
     on: { click: () => openPassage({ path, chunkId: p?.chunk_id ?? null, label: p?.heading || "" }) } },
     el("span", { class: "map-passage-head" }, [name(path), p && p.heading].filter(Boolean).join(" › ")),
-    el("span", { class: "map-passage-text" }, plainText(p && p.text || "").slice(0, 240)));
+    el("span", { class: "map-passage-text" }, plainText(unheaded(p && p.text || "")).slice(0, 240)));
   const show = () => {
     const a = byPath.get(link.source), b = byPath.get(link.target);
     if (a === undefined) { openPassage({ path: link.source }); return; }
@@ -398,7 +418,8 @@ async function search() {
   try {
     const body = await api(`/api/search?${new URLSearchParams({ q: query, view: "notes", k: String(HITS) })}`);
     if (parts.q.value.trim() !== query) return;
-    const found = (body.results || []).map((r) => byPath.get(r.path)).filter((i) => i !== undefined);
+    const matching = (body.results || []).filter(answers);
+    const found = matching.map((r) => byPath.get(r.path)).filter((i) => i !== undefined);
     hits = found;
     view.setLit(found);
     parts.clear.hidden = false;
@@ -407,13 +428,21 @@ async function search() {
     const groups = [...where.entries()].sort((a, b) => b[1] - a[1]).slice(0, 4);
     parts.searchMeta.replaceChildren(
       el("span", {}, found.length
-        ? `${count(found.length, "note answers", "notes answer")}${body.results.length > found.length ? ` (${body.results.length - found.length} not on the map)` : ""}: lit up on the map, the rest dimmed.`
+        ? `${count(found.length, "note answers", "notes answer")}${matching.length > found.length ? ` (${matching.length - found.length} not on the map)` : ""}: lit up on the map, the rest dimmed.`
         : "No note on the map answers that."),
       groups.length ? el("span", { class: "muted" }, ` Mostly in ${groups.map(([c, n]) => `${clusterLabel(c)} (${n})`).join(", ")}.`) : null,
       found.length ? el("span", { class: "map-hits" }, ...found.slice(0, 6).map((i) => noteButton(data.notes[i].path, titleOf(i)))) : null);
   } catch (error) {
     parts.searchMeta.replaceChildren(el("span", { class: "notice error" }, error.message, error.hint ? el("small", {}, error.hint) : null));
   }
+}
+
+// A result answers when its best section's calibrated relevance reaches MATCH (the line below
+// which every other surface says nothing matches: search/relevance.py); the meaning list alone
+// ranks every note, and lighting them all would say nothing.
+function answers(result) {
+  const chances = (result.sections || []).map((s) => s.relevance).filter((p) => p !== null && p !== undefined);
+  return !chances.length || Math.max(...chances) >= MATCH;
 }
 
 function clearSearch() {
