@@ -246,6 +246,8 @@ def test_the_map_page(browser: Any, site: Site, width: str) -> None:
     answering = {r["path"] for r in found if max(s["relevance"] for s in r["sections"]) >= 0.2}
     assert lit == answering and {p.split("/")[0] for p in lit} == {"law"} and len(lit) < len(found)
     no_sideways_scroll(page)
+    page.mouse.move(1, 1)
+    tip.wait_for(state="hidden")
     shot(page, f"map-{WIDTHS[width][0]}")
     page.locator(".map-toolbar button", has_text="Clear").click()
     assert page.evaluate("document.querySelector('.map-canvas').mapView.lit") is None

@@ -23,6 +23,7 @@ const MISSING_MORE = 24;
 const MISSING_ASKED = 100;
 const HITS = 50;
 const MATCH = 0.2;
+const LINE_SIMILARITY = 0.3; // neighbours less alike than this get no line on the map
 
 const parts = {};
 let ctx = null;
@@ -40,6 +41,8 @@ function colourAt(i) {
   return i < CATEGORICAL.length ? CATEGORICAL[i] : `hsl(${Math.round((i * 137.508) % 360)} 55% 52%)`;
 }
 
+// node's children replaced by these (null, undefined and false left out, as el() does).
+const fill = (node, ...children) => node.replaceChildren(...children.filter((c) => c !== null && c !== undefined && c !== false));
 const number = (n) => String(Math.trunc(Number(n) || 0)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 const count = (n, one, many) => `${number(n)} ${Number(n) === 1 ? one : many}`;
 const stem = (path) => String(path).split("/").pop().replace(/\.[^.]+$/, "");
@@ -109,8 +112,8 @@ async function load(rebuild) {
     data = null;
     view.setPoints(new Float32Array(0), new Float32Array(0), []);
     parts.summary.textContent = "";
-    parts.legend.replaceChildren();
-    parts.missing.replaceChildren();
+    fill(parts.legend);
+    fill(parts.missing);
     parts.missingMeta.textContent = "The missing links come with the map.";
     setState("error", error);
   }
@@ -125,7 +128,7 @@ async function loadMissing(mine) {
     renderMissing();
   } catch (error) {
     if (mine !== loading) return;
-    parts.missingMeta.replaceChildren(el("span", { class: "notice error" }, error.message, error.hint ? el("small", {}, error.hint) : null));
+    fill(parts.missingMeta, el("span", { class: "notice error" }, error.message, error.hint ? el("small", {}, error.hint) : null));
   }
 }
 
@@ -144,7 +147,7 @@ function take(body) {
   parts.note.hidden = true;
   paint();
   summarise();
-  parts.missing.replaceChildren();
+  fill(parts.missing);
   if (!notes.length) { setState("empty"); parts.missingMeta.textContent = ""; } else setState(null);
   if (parts.q.value.trim()) search();
 }
@@ -164,22 +167,22 @@ function summarise() {
       : "static vectors";
   const said = [count(n, "note", "notes"), count((data.clusters || []).length, "cluster", "clusters"), `placed by meaning (${space})`];
   const rebuild = el("button", { type: "button", class: "ghost small map-rebuild", title: "Compute the map afresh", on: { click: () => load(true) } }, "Rebuild");
-  parts.summary.replaceChildren(said.join(" · "), " ", rebuild,
+  fill(parts.summary, said.join(" · "), " ", rebuild,
     ...(n > 0 && n < 5 ? [el("span", { class: "map-small" }, `With ${count(n, "note", "notes")} there is little to see yet: the map fills in as the vault grows.`)] : []),
     ...(data.notices || []).map((notice) => el("span", { class: "map-notice" }, notice)));
 }
 
 function setState(kind, error = null) {
   const box = parts.state;
-  if (!kind) { box.hidden = true; box.replaceChildren(); return; }
+  if (!kind) { box.hidden = true; fill(box); return; }
   box.hidden = false;
-  if (kind === "loading") box.replaceChildren(el("p", { class: "muted" }, "Placing your notes…"));
+  if (kind === "loading") fill(box, el("p", { class: "muted" }, "Placing your notes…"));
   else if (kind === "empty") {
-    box.replaceChildren(el("div", { class: "notice" }, el("strong", {}, "No notes to map yet."),
+    fill(box, el("div", { class: "notice" }, el("strong", {}, "No notes to map yet."),
       el("small", {}, "Add notes to the vault (or files in the knowledge base) and index them; the map draws every note the index holds.")));
   } else {
     const unavailable = error instanceof ApiError && (error.status === 503 || error.code === "map_unavailable");
-    box.replaceChildren(el("div", { class: "notice error", role: "alert" },
+    fill(box, el("div", { class: "notice error", role: "alert" },
       el("strong", {}, unavailable ? "The map is not available." : "The map could not be drawn."),
       el("p", {}, String(error?.message || error)),
       error?.hint ? el("small", {}, error.hint) : null,
@@ -232,11 +235,11 @@ function paint() {
   }
   view.setColours(colourOf, palette);
   const rows = legend.filter((row) => row[2] > 0 && row[1]);
-  parts.legend.replaceChildren(...rows.slice(0, LEGEND_ROWS).map(([colour, label, size]) => {
+  fill(parts.legend, ...rows.slice(0, LEGEND_ROWS).map(([colour, label, size]) => {
     const swatch = el("span", { class: "map-swatch", "aria-hidden": "true" });
     swatch.style.background = colour;
     return el("li", { title: `${label}: ${count(size, "note", "notes")}` }, swatch, el("span", { class: "map-legend-label" }, label), el("span", { class: "muted" }, number(size)));
-  }), rows.length > LEGEND_ROWS ? el("li", { class: "muted" }, `and ${rows.length - LEGEND_ROWS} more`) : null);
+  }), ...(rows.length > LEGEND_ROWS ? [el("li", { class: "muted" }, `and ${rows.length - LEGEND_ROWS} more`)] : []));
 }
 
 // ---- hover: the title and the opening words -------------------------------------------------------
@@ -247,7 +250,7 @@ function hover(i, at) {
   parts.canvas.classList.add("pointing");
   const note = data.notes[i];
   const snippet = el("p", { class: "map-tip-snippet" }, snippets.get(note.path) ?? "");
-  tip.replaceChildren(el("strong", { class: "map-tip-title" }, titleOf(i)),
+  fill(tip, el("strong", { class: "map-tip-title" }, titleOf(i)),
     el("span", { class: "map-tip-meta" }, [clusterLabel(note.cluster), note.folder].filter(Boolean).join(" · ")), snippet);
   tip.dataset.path = note.path;
   tip.hidden = false;
@@ -300,7 +303,7 @@ async function renderNote(i) {
   const links = el("div", { class: "map-section" }, el("p", { class: "muted small" }, "Loading…"));
   const related = el("div", { class: "map-section" }, el("p", { class: "muted small" }, "Loading…"));
   const modified = note.modified ? new Date(note.modified * 1000).toISOString().slice(0, 10) : null;
-  parts.note.replaceChildren(
+  fill(parts.note,
     el("div", { class: "map-note-head" },
       el("div", {}, el("h2", {}, titleOf(i)), el("p", { class: "muted small map-path" }, path)),
       el("button", { type: "button", class: "icon", "aria-label": "Close the note", on: { click: () => select(-1) } }, "✕")),
@@ -320,13 +323,14 @@ async function renderNote(i) {
   const settle = async (target, request, render) => {
     try {
       const body = await request;
-      if (selected === i) target.replaceChildren(...render(body));
+      if (selected === i) fill(target, ...render(body));
     } catch (error) {
-      if (selected === i) target.replaceChildren(el("p", { class: "notice error small" }, error.message, error.hint ? el("small", {}, error.hint) : null));
+      if (selected === i) fill(target, el("p", { class: "notice error small" }, error.message, error.hint ? el("small", {}, error.hint) : null));
     }
   };
   settle(neighbours, api(`/api/map/note?path=${q}&k=10`), (body) => {
-    const lines = (body.neighbours || []).map((n) => byPath.get(n.path)).filter((j) => j !== undefined).map((j) => [i, j, "neighbour"]);
+    const lines = (body.neighbours || []).filter((n) => n.similarity >= LINE_SIMILARITY).map((n) => byPath.get(n.path))
+      .filter((j) => j !== undefined).map((j) => [i, j, "neighbour"]);
     for (const link of body.missing_links || []) {
       const other = byPath.get(link.source === path ? link.target : link.source);
       if (other !== undefined) lines.push([i, other, "missing"]);
@@ -367,14 +371,21 @@ function renderMissing(shown = MISSING_SHOWN) {
   const more = all.length > shown
     ? el("li", {}, el("button", { type: "button", class: "secondary map-more", on: { click: () => renderMissing(shown + MISSING_MORE) } }, `Show more (${number(all.length - shown)} left)`))
     : null;
-  parts.missing.replaceChildren(...all.slice(0, shown).map((link) => missingItem(link, false)), more);
+  fill(parts.missing, ...all.slice(0, shown).map((link) => missingItem(link, false)), more);
+}
+
+// A passage's section: the last part of its heading context ("Title | tags | Section"), unless
+// that is the note's own name.
+function section(passage, name) {
+  const last = String(passage?.heading || "").split(" | ").pop().trim();
+  return last && last !== name ? last : null;
 }
 
 function missingItem(link, compact) {
   const name = (path) => { const i = byPath.get(path); return i === undefined ? stem(path) : titleOf(i); };
   const passage = (p, path) => el("button", { type: "button", class: "map-passage", title: `Open ${path}`,
     on: { click: () => openPassage({ path, chunkId: p?.chunk_id ?? null, label: p?.heading || "" }) } },
-    el("span", { class: "map-passage-head" }, [name(path), p && p.heading].filter(Boolean).join(" › ")),
+    el("span", { class: "map-passage-head" }, [name(path), section(p, name(path))].filter(Boolean).join(" › ")),
     el("span", { class: "map-passage-text" }, plainText(unheaded(p && p.text || "")).slice(0, 240)));
   const show = () => {
     const a = byPath.get(link.source), b = byPath.get(link.target);
@@ -414,7 +425,7 @@ async function search() {
   const query = parts.q.value.trim();
   if (!query) { clearSearch(); return; }
   if (!data) return;
-  parts.searchMeta.replaceChildren(el("span", { class: "muted" }, "Searching…"));
+  fill(parts.searchMeta, el("span", { class: "muted" }, "Searching…"));
   try {
     const body = await api(`/api/search?${new URLSearchParams({ q: query, view: "notes", k: String(HITS) })}`);
     if (parts.q.value.trim() !== query) return;
@@ -426,14 +437,14 @@ async function search() {
     const where = new Map();
     for (const i of found) { const c = data.notes[i].cluster; where.set(c, (where.get(c) || 0) + 1); }
     const groups = [...where.entries()].sort((a, b) => b[1] - a[1]).slice(0, 4);
-    parts.searchMeta.replaceChildren(
+    fill(parts.searchMeta,
       el("span", {}, found.length
         ? `${count(found.length, "note answers", "notes answer")}${matching.length > found.length ? ` (${matching.length - found.length} not on the map)` : ""}: lit up on the map, the rest dimmed.`
         : "No note on the map answers that."),
       groups.length ? el("span", { class: "muted" }, ` Mostly in ${groups.map(([c, n]) => `${clusterLabel(c)} (${n})`).join(", ")}.`) : null,
       found.length ? el("span", { class: "map-hits" }, ...found.slice(0, 6).map((i) => noteButton(data.notes[i].path, titleOf(i)))) : null);
   } catch (error) {
-    parts.searchMeta.replaceChildren(el("span", { class: "notice error" }, error.message, error.hint ? el("small", {}, error.hint) : null));
+    fill(parts.searchMeta, el("span", { class: "notice error" }, error.message, error.hint ? el("small", {}, error.hint) : null));
   }
 }
 
@@ -450,5 +461,5 @@ function clearSearch() {
   hits = null;
   if (view) view.setLit(null);
   parts.clear.hidden = true;
-  parts.searchMeta.replaceChildren();
+  fill(parts.searchMeta);
 }
