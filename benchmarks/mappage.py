@@ -168,6 +168,19 @@ def measure(browser: Any, url: str, width: int, height: int) -> dict[str, Any]:
     return out
 
 
+def serve(vault: Path, db: Path, llm_url: str) -> Any:
+    """The study app on ``vault`` (indexed into ``db``), once its first sync is over."""
+    from vaultseek.config import load_config
+    from vaultseek.engine import Index
+    from vaultseek.web.app import create_app
+
+    config = load_config(vault=vault, db=db, llm_url=llm_url, llm_model="standin")
+    app = create_app(lambda: Index(config, create=True), config)
+    if not app.notebook.kb.ingest.idle.wait(600):
+        raise SystemExit("the vault's first sync did not finish in 10 minutes")
+    return app
+
+
 def picture(browser: Any, url: str, path: str) -> None:
     """The measured map at 1280 px, coloured by cluster, one note picked (the first missing
     link's), with its nearest notes loaded."""
@@ -218,7 +231,6 @@ def main(argv: list[str] | None = None) -> int:
     baseline = args.baseline or max(10, args.points // 10)
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
     from playwright.sync_api import sync_playwright
-    from tests.study_fixtures import make_app, make_study_vault
 
     from vaultseek.web.server import BackgroundServer
 
@@ -226,9 +238,13 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as scratch, StandinLLM() as standin:
         root = Path(scratch)
         if args.vault:
-            app = make_app(Path(args.vault), Path(args.db), standin.url)
+            app = serve(Path(args.vault), Path(args.db), standin.url)
         else:
-            app = make_app(make_study_vault(root), root / "index.db", standin.url)
+            vault = root / "vault"
+            vault.mkdir()
+            (vault / "bread.md").write_text("# Sourdough\n\nFeed the starter with flour and water.\n", "utf-8")
+            (vault / "lease.md").write_text("# Tenancy\n\nThe notice period is three months.\n", "utf-8")
+            app = serve(vault, root / "index.db", standin.url)
         served = WithMap(app)
         try:
             with BackgroundServer(served) as server, sync_playwright() as playwright:

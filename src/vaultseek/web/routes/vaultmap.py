@@ -130,7 +130,7 @@ async def vault_map(request: Request) -> Response:
                 kept = answers.get(index.store, state)
                 if kept is not None:
                     return kept[0], kept[1], "kept"
-            body = JSONResponse(index.vault_map(asked, limit=limit).to_dict()).body
+            body = bytes(JSONResponse(index.vault_map(asked, limit=limit).to_dict()).body)
             return body, answers.put(index.store, state, body) if whole else None, "made"
 
     body, etag, how = await off_loop(work)
