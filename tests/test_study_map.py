@@ -281,6 +281,17 @@ def test_the_map_page(browser: Any, site: Site, width: str) -> None:
     # … and open one of its notes at the passage.
     item.locator(".map-passage").first.click()
     page.locator("#panel .passage.cited").wait_for()
+    page.keyboard.press("Escape")
+
+    # A note opens in the knowledge base: its row found, its text in the side panel.
+    page.locator(".map-canvas").scroll_into_view_if_needed()
+    page.mouse.click(*point_of(page, lone))
+    note.locator("button", has_text="In the knowledge base").click()
+    page.locator(".kb-row").first.wait_for()
+    page.locator("#panel .passage").first.wait_for()
+    assert page.evaluate("location.hash") == "#kb"
+    assert page.locator(".kb-toolbar input[name=q]").input_value() == lone.split("/")[-1]
+    assert page.locator("#panel-where").inner_text().startswith(lone)
     assert page.errors == [] and page.outside == []
 
 

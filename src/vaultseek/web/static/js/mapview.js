@@ -47,6 +47,10 @@ export class MapView {
     this.bind();
     this.resizer = new ResizeObserver(() => this.resize());
     this.resizer.observe(canvas);
+    // The canvas reads the theme's colours as it draws: draw again when the theme changes.
+    this.themer = new MutationObserver(() => this.invalidate());
+    this.themer.observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
+    matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => this.invalidate());
     this.resize();
   }
 
@@ -465,6 +469,7 @@ export class MapView {
 
   destroy() {
     this.resizer.disconnect();
+    this.themer.disconnect();
     if (this.frame) cancelAnimationFrame(this.frame);
   }
 }
