@@ -267,7 +267,7 @@ export class MapView {
       }
     };
     if (this.lit) {
-      ctx.globalAlpha = 0.22;
+      ctx.globalAlpha = 0.3;
       ctx.fillStyle = colours.muted;
       ctx.beginPath();
       trace(this.order, 0, this.n, size);

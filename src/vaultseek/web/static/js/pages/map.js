@@ -382,10 +382,12 @@ function section(passage, name) {
 }
 
 function missingItem(link, compact) {
-  const name = (path) => { const i = byPath.get(path); return i === undefined ? stem(path) : titleOf(i); };
+  const title = (path) => { const i = byPath.get(path); return i === undefined ? stem(path) : titleOf(i); };
+  // Two notes of one title (the same page in two folders) are told apart by their paths.
+  const name = title(link.source) === title(link.target) ? (path) => path : title;
   const passage = (p, path) => el("button", { type: "button", class: "map-passage", title: `Open ${path}`,
     on: { click: () => openPassage({ path, chunkId: p?.chunk_id ?? null, label: p?.heading || "" }) } },
-    el("span", { class: "map-passage-head" }, [name(path), section(p, name(path))].filter(Boolean).join(" › ")),
+    el("span", { class: "map-passage-head" }, [name(path), section(p, title(path))].filter(Boolean).join(" › ")),
     el("span", { class: "map-passage-text" }, plainText(unheaded(p && p.text || "")).slice(0, 240)));
   const show = () => {
     const a = byPath.get(link.source), b = byPath.get(link.target);
