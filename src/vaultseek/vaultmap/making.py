@@ -45,14 +45,22 @@ class Gathered:
     space: str
     has_deep: np.ndarray
     signature: list[int]
+    centres: feat.Centres
 
 
-def gather(store: Store, static: VectorIndex, deep: VectorIndex | None, only: set[str] | None = None) -> Gathered:
-    """Every note's mixed features from the stored chunk vectors (no model runs)."""
+def gather(
+    store: Store, static: VectorIndex, deep: VectorIndex | None, only: set[str] | None = None,
+    centres: feat.Centres | None = None,
+) -> Gathered:  # fmt: skip
+    """Every note's mixed features from the stored chunk vectors (no model runs), centred
+    on ``centres`` when given (a kept map's), else on these notes' own means."""
     owners = store.vector_paths()
     chunk_ids = np.fromiter((cid for cid, _p in owners), dtype=np.int64, count=len(owners))
     owner_paths = [p for _c, p in owners]
     paths = sorted({p for p in owner_paths if only is None or p in only})
+    if not paths:
+        nothing = np.zeros((0, static.dim), np.float32)
+        return Gathered([], nothing, "static", np.zeros(0, bool), signature(store, static, deep), feat.Centres(nothing[0:0].sum(axis=0)))
     where = {p: i for i, p in enumerate(paths)}
     note_of = np.fromiter((where.get(p, -1) for p in owner_paths), dtype=np.int64, count=len(owner_paths))
     keep = note_of >= 0
@@ -65,8 +73,8 @@ def gather(store: Store, static: VectorIndex, deep: VectorIndex | None, only: se
         known = (chunk_ids[position] == deep.ids) & (note_of[position] >= 0)
         deep_rows = np.flatnonzero(known)
         deep_means, has_deep = feat.note_means(paths, note_of[position[deep_rows]], deep.vectors(deep_rows))
-    full, space = feat.full_features(static_means, deep_means, has_deep)
-    return Gathered(paths, full, space, has_deep, signature(store, static, deep))
+    full, space, used = feat.full_features(static_means, deep_means, has_deep, centres)
+    return Gathered(paths, full, space, has_deep, signature(store, static, deep), used)
 
 
 def signature(store: Store, static: VectorIndex, deep: VectorIndex | None) -> list[int]:
@@ -96,7 +104,7 @@ def build(store: Store, found: Gathered, *, clusters: int | None, progress: Prog
     say = progress or (lambda _message: None)
     now = time.time()
     n = len(found.paths)
-    basis = feat.fit_basis(found.full, found.space)
+    basis = feat.fit_basis(found.full, found.space, found.centres)
     vectors = basis.project(found.full)
     say(f"finding the nearest notes of {n:,} notes")
     neighbours, sims = feat.nearest(vectors)
@@ -141,7 +149,7 @@ def update(store: Store, kept: KeptMap, found: Gathered) -> tuple[KeptMap, int] 
     labels[staying] = kept.labels[carried[staying]]
     if len(moved):
         near, near_sims = feat.nearest(vectors[moved], among=vectors[staying])
-        xy[moved] = layout.place(xy[staying], staying[near], near_sims) if near.size else xy[staying].mean(axis=0)
+        xy[moved] = layout.place(xy[staying], near, near_sims) if near.size else xy[staying].mean(axis=0)
         labels[moved] = np.argmax(vectors[moved] @ kept.centres.T, axis=1)
     fresh = KeptMap.carry(kept, found.paths, vectors, xy, labels, carried, found.signature)
     fresh.updated_at = time.time()

@@ -90,12 +90,14 @@ def _kept(
     if kept is not None and kept.signature == making.signature(store, static, deep):
         making.read_links(store, kept)
         return kept, "kept", 0
-    found = making.gather(store, static, deep)
-    _enough(len(found.paths), scoped=False)
     if kept is not None:
+        found = making.gather(store, static, deep, centres=kept.basis.centres)
+        _enough(len(found.paths), scoped=False)
         updated = making.update(store, kept, found)
         if updated is not None:
             return updated[0], "updated", updated[1]
+    found = making.gather(store, static, deep)
+    _enough(len(found.paths), scoped=False)
     wanted = request.clusters if request.clusters is not None else (kept.wanted_clusters if kept else None)
     return making.build(store, found, clusters=wanted, progress=progress), "built", len(found.paths)
 
