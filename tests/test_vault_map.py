@@ -237,3 +237,30 @@ def test_cli_map_errors_are_one_line(vault: Path, tmp_path: Path) -> None:
     assert wrong.returncode == 2 and ".svg or .png" in wrong.stderr
     unknown = run_cli("map", "--vault", str(vault), "--note", "ghost")
     assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
+
+
+def test_the_deep_vectors_join_the_map_once_the_deep_tier_has_reached_most_notes(topic_vault: Path) -> None:
+    with open_index(topic_vault, create=True, deep_tier=True) as index:
+        index.sync(remember=False)
+        static_only = index.vault_map(MapRequest(clusters=3))
+        assert static_only.space == "static" and static_only.deep_share == 0.0
+        index.deepen()
+        mixed = index.vault_map()
+    assert mixed.how == "built" and mixed.space == "static+deep" and mixed.deep_share == 1.0
+    by_cluster: dict[int, list[str]] = {}
+    for note in mixed.notes:
+        by_cluster.setdefault(note.cluster, []).append(_topic(note.path))
+    purity = sum(max(topics.count(t) for t in set(topics)) for topics in by_cluster.values()) / 24
+    assert purity >= 0.9, by_cluster
+    # A new note has no deep vectors yet: it borrows its neighbours' and the map says so.
+    (topic_vault / "astronomy" / "saturn.md").write_text(
+        "# Saturn\n\nSaturn's rings of ice and dust circle the gas giant planet; its moon Titan has lakes.\n",
+        encoding="utf-8",
+    )
+    with open_index(topic_vault, deep_tier=True) as index:
+        index.sync(remember=False)
+        updated = index.vault_map()
+    assert updated.how == "updated" and updated.space == "static+deep" and updated.deep_share < 1.0
+    assert any("deep vectors" in notice for notice in updated.notices)
+    saturn = next(n for n in updated.notes if n.path == "astronomy/saturn.md")
+    assert saturn.cluster == next(n.cluster for n in updated.notes if n.path == "astronomy/mars.md")

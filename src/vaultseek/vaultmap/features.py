@@ -30,6 +30,10 @@ STATIC_WEIGHT = 0.4
 DEEP_WEIGHT = 0.6
 """How much each space counts once both are there (chosen on the tune half of the tldr
 language and platform groups; docs/map.md, "How the map is made")."""
+DEEP_READY = 0.9
+"""The share of notes with deep vectors from which the map uses them. Below it (the hours
+after a first index) the map stays static: mixing a few deep notes in would re-lay it out
+every time the deep tier moved on."""
 DIMENSIONS = 48
 """Dimensions kept by PCA: the nearest neighbours found in 48 agree with those in the full
 space on ~90% of the first ten (``python -m benchmarks.vaultmap``)."""
@@ -104,7 +108,7 @@ def full_features(
     vector; ``deep`` the mean deep vectors, meaningful where ``has_deep``."""
     static_centre = centres.static if centres is not None else static.mean(axis=0)
     static_part = unit_rows(static - static_centre)
-    if deep is None or not has_deep.any():
+    if deep is None or not len(has_deep) or has_deep.mean() < DEEP_READY:
         return static_part, "static", Centres(static_centre)
     deep_centre = centres.deep if centres is not None and centres.deep is not None else deep[has_deep].mean(axis=0)
     deep_part = np.zeros_like(deep, dtype=np.float32)

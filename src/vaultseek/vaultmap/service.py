@@ -15,6 +15,7 @@ from ..reports import MapNote, MapRequest, MissingLink, VaultMap
 from ..storage.store import Store
 from ..storage.vectors import VectorIndex
 from . import making, views
+from .features import DEEP_READY
 from .kept import KeptMap
 
 MIN_NOTES = 3
@@ -43,6 +44,11 @@ def current_map(
         notices.append(
             f"{kept.deep_share:.0%} of the notes have deep vectors; the rest are placed by their words "
             "until the deep tier reaches them"
+        )
+    elif kept.space == "static" and 0.0 < kept.deep_share < DEEP_READY:
+        notices.append(
+            f"the deep tier has reached {kept.deep_share:.0%} of the notes; the map uses their deep vectors "
+            f"from {DEEP_READY:.0%} on"
         )
     found_map = views.vault_map(store, kept, static, limit=limit, how=how, moved=moved,
                                 seconds=time.perf_counter() - started, notices=notices)  # fmt: skip
