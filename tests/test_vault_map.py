@@ -264,3 +264,18 @@ def test_the_deep_vectors_join_the_map_once_the_deep_tier_has_reached_most_notes
     assert any("deep vectors" in notice for notice in updated.notices)
     saturn = next(n for n in updated.notes if n.path == "astronomy/saturn.md")
     assert saturn.cluster == next(n.cluster for n in updated.notes if n.path == "astronomy/mars.md")
+
+
+def test_two_requests_at_once_make_the_map_once(topic_vault: Path) -> None:
+    """The study app's page and its panel ask together: one builds, the other finds it kept."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    _indexed(topic_vault).close()
+
+    def ask(_n: int) -> str:
+        with open_index(topic_vault) as index:
+            return index.vault_map().how
+
+    with ThreadPoolExecutor(2) as pool:
+        hows = sorted(pool.map(ask, range(2)))
+    assert hows == ["built", "kept"]
