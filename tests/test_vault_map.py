@@ -279,3 +279,17 @@ def test_two_requests_at_once_make_the_map_once(topic_vault: Path) -> None:
     with ThreadPoolExecutor(2) as pool:
         hows = sorted(pool.map(ask, range(2)))
     assert hows == ["built", "kept"]
+
+
+def test_a_picture_leaves_out_labels_that_would_overlap_a_larger_clusters(topic_vault: Path) -> None:
+    from dataclasses import replace
+
+    from vaultseek.vaultmap.picture import labelled, svg
+
+    with _indexed(topic_vault) as index:
+        found = index.vault_map(MapRequest(clusters=3))
+    piled = replace(found, clusters=tuple(replace(c, x=0.5, y=0.5) for c in found.clusters))
+    biggest = max(found.clusters, key=lambda c: c.size)
+    assert [c.id for c in labelled(piled, 1200, 13)] == [biggest.id]
+    assert len(labelled(found, 1200, 13)) == 3 or len(svg(found).split("<text")) - 1 == len(labelled(found, 1200, 13))
+    assert svg(piled).count("<text") == 1
