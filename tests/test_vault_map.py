@@ -291,5 +291,5 @@ def test_a_picture_leaves_out_labels_that_would_overlap_a_larger_clusters(topic_
     piled = replace(found, clusters=tuple(replace(c, x=0.5, y=0.5) for c in found.clusters))
     biggest = max(found.clusters, key=lambda c: c.size)
     assert [c.id for c in labelled(piled, 1200, 13)] == [biggest.id]
-    assert len(labelled(found, 1200, 13)) == 3 or len(svg(found).split("<text")) - 1 == len(labelled(found, 1200, 13))
+    assert svg(found).count("<text") == len(labelled(found, 1200, 13))
     assert svg(piled).count("<text") == 1
