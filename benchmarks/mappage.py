@@ -192,6 +192,7 @@ def picture(browser: Any, url: str, path: str) -> None:
     item.wait_for(timeout=120_000)
     item.locator("button", has_text="Show on map").click()
     page.locator(".map-note .map-list").first.wait_for(timeout=120_000)
+    page.locator(".map-note .map-section .muted", has_text="Loading").first.wait_for(state="detached", timeout=120_000)
     page.locator(".map-zoom button", has_text="Fit").click()
     page.wait_for_timeout(300)
     page.screenshot(path=path)

@@ -22,6 +22,7 @@ const MISSING_SHOWN = 12;
 const MISSING_MORE = 24;
 const MISSING_ASKED = 100;
 const HITS = 50;
+const REFRESH_AFTER_MS = 30_000;
 const MATCH = 0.2;
 const LINE_SIMILARITY = 0.3; // neighbours less alike than this get no line on the map
 
@@ -35,6 +36,7 @@ let selected = -1;
 let hits = null;
 let loading = 0;
 let tipTimer = null;
+let loadedAt = 0;
 const snippets = new Map();
 
 function colourAt(i) {
@@ -94,6 +96,23 @@ export async function mount(root, context) {
 export function show(route) {
   if (view) view.resize();
   if (route && data && parts.q.value !== route) { parts.q.value = route; search(); }
+  if (data && Date.now() - loadedAt > REFRESH_AFTER_MS) refresh();
+}
+
+// Back on the page after a while: the map again, drawn anew only if the index changed it (the
+// server answers from its kept copy, or 304, while nothing changed).
+async function refresh() {
+  const mine = loading;
+  loadedAt = Date.now();
+  try {
+    const body = await api("/api/map?limit=0");
+    if (mine !== loading || !data) return;
+    if (body.updated_at !== data.updated_at || body.notes.length !== data.notes.length) {
+      loading++;
+      take(body);
+      if (body.notes.length) loadMissing(loading);
+    }
+  } catch { /* the map shown stays; the next visit tries again */ }
 }
 
 // ---- the map's data ---------------------------------------------------------------------------
@@ -104,6 +123,7 @@ async function load(rebuild) {
     // The points first (limit=0: no missing links, the quickest answer), the list after them.
     const body = await api(`/api/map?limit=0${rebuild ? "&rebuild=true" : ""}`);
     if (mine !== loading) return;
+    loadedAt = Date.now();
     performance.mark("map-data");
     take(body);
     if (body.notes && body.notes.length) loadMissing(mine);
