@@ -228,6 +228,33 @@ def test_the_map_page(browser: Any, site: Site, width: str) -> None:
     assert page.locator(".map-summary").inner_text().startswith(f"{len(body['notes'])} notes · ")
     assert page.locator(".map-legend li").count() >= 2
 
+    # Wheel and drag move the view; Fit brings every note back.
+    camera = "(() => { const v = document.querySelector('.map-canvas').mapView; return [v.zoom, v.cx, v.cy]; })()"
+    fitted = page.evaluate(camera)
+    box = page.locator(".map-canvas").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.wheel(0, -300)
+    page.wait_for_timeout(100)
+    assert page.evaluate(camera)[0] > fitted[0] * 1.5
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] / 2 + 80, box["y"] + box["height"] / 2 + 40, steps=5)
+    page.mouse.up()
+    assert page.evaluate(camera)[1] < fitted[1]
+    page.locator(".map-zoom button", has_text="Fit").click()
+    assert page.evaluate(camera) == fitted
+    assert page.locator(".map-note").is_hidden()  # a drag is not a click
+    # … and so do the keys: + zooms, 0 fits, Enter opens the note nearest the middle.
+    page.locator(".map-canvas").focus()
+    page.keyboard.press("+")
+    assert page.evaluate(camera)[0] > fitted[0]
+    page.keyboard.press("0")
+    assert page.evaluate(camera) == fitted
+    middle = page.evaluate("(() => { const v = document.querySelector('.map-canvas').mapView; v.centreOn(0); return v.titles[0]; })()")
+    page.keyboard.press("Enter")
+    page.locator(".map-note h2", has_text=middle).wait_for()
+    page.locator(".map-note button[aria-label='Close the note']").click()
+    page.locator(".map-zoom button", has_text="Fit").click()
+
     # Hover a point: its title, then its opening words.
     lone = loneliest(page)
     x, y = point_of(page, lone)

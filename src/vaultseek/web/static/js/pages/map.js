@@ -72,7 +72,7 @@ export async function mount(root, context) {
         el("button", { type: "button", class: "secondary", title: "Show every note (0)", on: { click: () => view && view.fit() } }, "Fit"))));
   parts.searchMeta = el("div", { class: "map-search-meta", role: "status", "aria-live": "polite" });
   parts.canvas = el("canvas", { class: "map-canvas", tabindex: "0", role: "img",
-    "aria-label": "Map of the vault's notes: drag to pan, wheel, pinch or + and − to zoom, click a point to open its note" });
+    "aria-label": "Map of the vault's notes: drag or the arrow keys to pan, wheel, pinch or + and − to zoom, click a point (or Enter for the one in the middle) to open its note" });
   parts.tip = el("div", { class: "map-tip", role: "tooltip", hidden: true });
   parts.state = el("div", { class: "map-state", hidden: true });
   parts.legend = el("ul", { class: "map-legend", "aria-label": "Colours" });
