@@ -322,6 +322,43 @@ def test_the_map_page(browser: Any, site: Site, width: str) -> None:
     assert page.errors == [] and page.outside == []
 
 
+def test_a_phone_pans_and_pinches_with_fingers(browser: Any, site: Site) -> None:
+    """Touch, as a phone sends it (Chromium's touch events): one finger pans, two pinch to
+    zoom around their middle, a tap opens the note under it."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    page = context.new_page()
+    page.goto(site.url + "/#map")
+    wait_drawn(page)
+    cdp = context.new_cdp_session(page)
+    camera = "(() => { const v = document.querySelector('.map-canvas').mapView; return [v.zoom, v.cx, v.cy]; })()"
+    box = page.locator(".map-canvas").bounding_box()
+    cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+    def touch(kind: str, *points: tuple[float, float]) -> None:
+        cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": [
+            {"x": x, "y": y, "id": i} for i, (x, y) in enumerate(points)]})  # fmt: skip
+
+    before = page.evaluate(camera)
+    touch("touchStart", (cx, cy))
+    for step in range(1, 6):
+        touch("touchMove", (cx + 12 * step, cy))
+    touch("touchEnd")
+    panned = page.evaluate(camera)
+    assert panned[1] < before[1] and panned[0] == before[0]
+    touch("touchStart", (cx - 20, cy), (cx + 20, cy))
+    for step in range(1, 6):
+        touch("touchMove", (cx - 20 - 15 * step, cy), (cx + 20 + 15 * step, cy))
+    touch("touchEnd")
+    assert page.evaluate(camera)[0] > before[0] * 2
+    page.locator(".map-zoom button", has_text="Fit").tap()
+    lone = loneliest(page)
+    x, y = point_of(page, lone)
+    touch("touchStart", (x, y))
+    touch("touchEnd")
+    page.locator(".map-note h2").wait_for()
+    context.close()
+
+
 def test_an_empty_vault_says_so(browser: Any, tmp_path: Path) -> None:
     from vaultseek.web.server import BackgroundServer
 
