@@ -1,9 +1,11 @@
 """The vault map in the study app: ``GET /api/map``, ``/api/map/note`` and ``/api/map/missing``
 against a real indexed vault (five topics in five folders, links inside each topic, two notes
 that say the same thing and never link), and the map page (``#map``) in headless Chromium at
-1280 and 390 px: points drawn, a hover names its note, a search lights up its hits, a click
-opens the note beside the map, a missing link's button copies its ``[[link]]``. Screenshots go
-to ``docs/images/study/map-<width>.png``."""
+1280 and 390 px: points drawn, wheel, drag and keys move the view, a hover names its note, a
+search lights up its hits, a click opens the note beside the map (a bottom sheet on a phone), a
+missing link's button copies its ``[[link]]``, a note opens in the knowledge base; fingers pan,
+pinch and tap on a phone. Screenshots go to ``docs/images/study/map-<width>.png`` and
+``map-note-<width>.png``."""
 
 from __future__ import annotations
 
