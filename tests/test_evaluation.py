@@ -486,6 +486,7 @@ def test_region_scores_attribute_each_relevant_document_to_its_notes_region() ->
     assert (roles["core"].recall, roles["core"].judged, roles["core"].queries, roles["core"].notes) == (1.0, 1, 1, 20)
     assert (roles["bridge"].recall, roles["bridge"].judged, roles["bridge"].queries) == (0.5, 2, 2)  # q1: 0, q2: 1
     assert roles["bridge"].recall_100 == 1.0  # b is found by the 100th
+    assert roles["bridge"].per_query == ((0, 0.0), (1, 1.0))  # what the benchmark's bootstrap resamples
     assert roles["island"].queries == 0 and roles["member"].judged == 0  # d is judged not relevant
     density = {s.region: s for s in scores.density}
     assert (density["dense clusters"].recall, density["dense clusters"].notes) == (1.0, 30)
@@ -563,3 +564,42 @@ def test_eval_by_region_of_too_few_notes_is_one_line(tmp_path: Path) -> None:
     found = run_cli("eval", str(folder), "--workdir", str(tmp_path / "work"), "--modes", "bm25", "--by-region")
     assert found.returncode == 1 and found.stderr.startswith("error: a map needs at least 3 notes")
     assert "Traceback" not in found.stderr
+
+
+def test_the_regions_benchmark_measures_bridge_against_core_with_intervals(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    write_region_beir(tmp_path / "data" / "ir" / "topics")
+    out = tmp_path / "regions.md"
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.regions", "--data", str(tmp_path / "data"), "--beir", "topics", "--golden", "",
+         "--workdir", str(tmp_path / "work"), "--out", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    table = out.read_text("utf-8").splitlines()
+    assert table[0].startswith("| set | notes | clusters | queries | Recall@10 | core |") and "bridge − core" in table[0]
+    row = table[2].split(" | ")
+    assert row[0] == "| topics" and row[1:4] == ["36", row[2], "18"]
+    interval = r"[+-]\d\.\d{3} \[[+-]\d\.\d{3}, [+-]\d\.\d{3}\]|–"  # "–": a region holds nothing
+    assert all(re.fullmatch(interval, cell.removesuffix(" |")) for cell in row[-3:]), row
+    assert re.fullmatch(r"0\.\d{3} \(\d+\)", row[6]), row  # member notes hold relevant documents
+
+    from benchmarks.regions import difference
+
+    from vaultseek.evaluation.regions import RegionScore
+
+    def region(values: list[tuple[int, float]]) -> RegionScore:
+        recall = sum(v for _q, v in values) / len(values)
+        return RegionScore("r", 1, len(values), len(values), recall, recall, per_query=tuple(values))
+
+    found = region([(q, 1.0) for q in range(40)])
+    missed = region([(q, 0.0 if q % 4 else 1.0) for q in range(40, 80)])  # a quarter found
+    value, low, high = difference(missed, found, 80)
+    assert value == pytest.approx(-0.75) and low < -0.75 < high < 0  # told apart from zero
+    same = region([(q, float(q % 2)) for q in range(80)])
+    value, low, high = difference(same, same, 80)
+    assert value == 0.0 and low == high == 0.0

@@ -95,6 +95,9 @@ class RegionScore:
     """A cluster's name (its distinctive words)."""
     density: float | None = None
     """A cluster's density (0–1, the mean of its notes' density percentiles)."""
+    per_query: tuple[tuple[int, float], ...] = ()
+    """(position of the query, its Recall@10 in the region) for each query counted: what a
+    bootstrap over queries resamples (``benchmarks/regions.py``); not in the JSON."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"region": self.region, "notes": self.notes, "judged": self.judged,
@@ -128,10 +131,10 @@ def region_scores(
     regions: MapRegions, judgments: Sequence[metrics.Judgments], rankings: Sequence[Sequence[str]]
 ) -> RegionScores:
     """Recall@10 by region from each query's judgments and note-level ranking (in one order)."""
-    per_region: dict[str, list[tuple[float, float]]] = {}
+    per_region: dict[str, list[tuple[int, float, float]]] = {}
     judged: dict[str, int] = {}
     off_map = 0
-    for judged_docs, ranking in zip(judgments, rankings, strict=True):
+    for position, (judged_docs, ranking) in enumerate(zip(judgments, rankings, strict=True)):
         found, deep = set(ranking[:AT]), set(ranking[:DEEP_AT])
         groups: dict[str, list[str]] = {}
         for document, grade in judged_docs.items():
@@ -145,16 +148,17 @@ def region_scores(
             for region in (regions.role_of[document], THIN if thin else DENSE, f"cluster {regions.cluster_of[document]}"):
                 groups.setdefault(region, []).append(document)
         for region, documents in groups.items():
-            shares = (sum(d in found for d in documents) / len(documents), sum(d in deep for d in documents) / len(documents))
+            shares = (position, sum(d in found for d in documents) / len(documents), sum(d in deep for d in documents) / len(documents))
             per_region.setdefault(region, []).append(shares)
             judged[region] = judged.get(region, 0) + len(documents)
 
     def score(region: str, notes: int, cluster: MapCluster | None = None) -> RegionScore:
         values = per_region.get(region, [])
-        recall = metrics.mean([v[0] for v in values]) if values else 0.0
-        recall_100 = metrics.mean([v[1] for v in values]) if values else 0.0
+        recall = metrics.mean([v[1] for v in values]) if values else 0.0
+        recall_100 = metrics.mean([v[2] for v in values]) if values else 0.0
         label, density = (cluster.label, cluster.density) if cluster is not None else (None, None)
-        return RegionScore(region, notes, judged.get(region, 0), len(values), recall, recall_100, label, density)
+        per_query = tuple((v[0], v[1]) for v in values)
+        return RegionScore(region, notes, judged.get(region, 0), len(values), recall, recall_100, label, density, per_query)
 
     thin_notes = sum(c.size for c in regions.clusters.values() if c.thin)
     clusters = [
