@@ -10,7 +10,7 @@ resamples of the queries, a query's documents in every region it has them moving
 a difference the queries cannot tell from zero reads as such.
 
     python -m benchmarks.regions --data ../shared/data [--beir medline,cranfield] \\
-        [--golden psdocs-en,tldr-en] [--mode hybrid] [--workdir /tmp/vaultseek-regions] [--out FILE]
+        [--golden psdocs-en,tldr-en] [--mode hybrid] [--workdir DIR] [--out FILE]
 
 BEIR collections come from ``<data>/ir/<name>`` (their corpus indexed as a scratch vault in
 ``--workdir``, reused by a rerun); golden sets from ``benchmarks/golden`` against their vaults
