@@ -394,11 +394,10 @@ function renderMissing(shown = MISSING_SHOWN) {
   fill(parts.missing, ...all.slice(0, shown).map((link) => missingItem(link, false)), more);
 }
 
-// A passage's section: the last part of its heading context ("Title | tags | Section"), unless
-// that is the note's own name.
+// A passage's section heading, unless that is the note's own name.
 function section(passage, name) {
-  const last = String(passage?.heading || "").split(" | ").pop().trim();
-  return last && last !== name ? last : null;
+  const heading = String(passage?.heading || "").trim();
+  return heading && heading !== name ? heading : null;
 }
 
 function missingItem(link, compact) {
