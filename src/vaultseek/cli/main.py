@@ -31,6 +31,8 @@ from .intake import COMMANDS as INTAKE_COMMANDS
 from .intake import add_parsers as add_intake_parsers
 from .links import COMMANDS as LINK_COMMANDS
 from .links import add_parsers as add_link_parsers
+from .obsidian import COMMANDS as OBSIDIAN_COMMANDS
+from .obsidian import add_parsers as add_obsidian_parsers
 
 EXIT_INTERRUPTED = 130
 RECENT_DEFAULT_DAYS = 30.0
@@ -150,6 +152,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     add_agent_parsers(commands, _add_common)
     add_intake_parsers(commands, _add_common)
     add_link_parsers(commands, _add_common, _positive_int)
+    add_obsidian_parsers(commands, _add_common)
     add_deep_parsers(commands, _add_common)
 
     serve = commands.add_parser("serve", help="the local study app: knowledge base, chat with citations, search")
@@ -629,6 +632,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     **INTAKE_COMMANDS,
     **LINK_COMMANDS,
     **DEEP_COMMANDS,
+    **OBSIDIAN_COMMANDS,
 }
 
 
