@@ -54,6 +54,9 @@ export default class VaultseekPlugin extends Plugin {
       this.renames.record(oldPath, file.path);
       for (const view of this.views<RelatedView>(RELATED_VIEW)) view.renamed(oldPath, file.path);
     }));
+    this.registerEvent(this.app.vault.on("delete", () => {
+      for (const view of this.views<RelatedView>(RELATED_VIEW)) view.render();
+    }));
     this.registerInterval(globalThis.setInterval(() => void this.refreshStatus(), STATUS_EVERY_MS) as unknown as number);
     this.app.workspace.onLayoutReady(() => void this.refreshStatus());
   }

@@ -26,7 +26,9 @@ export function reasonOf(note: RelatedNote): string {
   else if (note.linked === "from") parts.push("links here");
   else if (note.linked === "both") parts.push("linked both ways");
   if (note.shared.length > 0) parts.push(`shares ${note.shared.slice(0, 3).join(", ")}`);
-  if (note.similarity !== null && note.similarity !== undefined) parts.push(`${Math.round(note.similarity * 100)}% alike`);
+  if (typeof note.similarity === "number") {
+    parts.push(note.similarity >= 0.05 ? `${Math.round(note.similarity * 100)}% alike` : "little in common");
+  }
   return parts.join(" · ");
 }
 

@@ -126,7 +126,9 @@ export class SearchModal extends SuggestModal<Row> {
     if (first) {
       const head = el.createDiv({ cls: "vaultseek-row-head" });
       head.createSpan({ cls: "vaultseek-title", text: hit.title || hit.path });
-      head.createSpan({ cls: "vaultseek-relevance", text: `${Math.round(hit.relevance * 100)}%` });
+      if (hit.relevance >= 0.05) {
+        head.createSpan({ cls: "vaultseek-relevance", text: `${Math.round(hit.relevance * 100)}%`, attr: { title: "how likely this answers the query" } });
+      }
       el.createDiv({ cls: "vaultseek-path", text: row.gone ? `${hit.path} — renamed or deleted since indexing` : hit.path });
     }
     const where = section.label || section.section;

@@ -240,6 +240,7 @@ test("the related pane lists why, and one click inserts a link at the cursor", a
   assert.equal(view.state.path, "sourdough.md");
   assert.equal(view.state.missing, null); // no map on this server: the section is left out
   assert.equal(I.reasonOf(view.state.related[0]), "shares food · 52% alike");
+  assert.equal(I.reasonOf({ linked: "from", shared: [], similarity: -0.01 }), "links here · little in common");
   assert.equal(view.insertLink("Bread.md"), true);
   assert.equal(app.workspace.activeLeaf.view.editor.getValue(), "# Sourdough\nFeed it.[[Bread]]");
 });

@@ -651,7 +651,9 @@ function reasonOf(note) {
   else if (note.linked === "from") parts.push("links here");
   else if (note.linked === "both") parts.push("linked both ways");
   if (note.shared.length > 0) parts.push(`shares ${note.shared.slice(0, 3).join(", ")}`);
-  if (note.similarity !== null && note.similarity !== void 0) parts.push(`${Math.round(note.similarity * 100)}% alike`);
+  if (typeof note.similarity === "number") {
+    parts.push(note.similarity >= 0.05 ? `${Math.round(note.similarity * 100)}% alike` : "little in common");
+  }
   return parts.join(" \xB7 ");
 }
 async function loadRelated(client, path) {
@@ -906,7 +908,9 @@ var SearchModal = class extends import_obsidian4.SuggestModal {
     if (first) {
       const head = el.createDiv({ cls: "vaultseek-row-head" });
       head.createSpan({ cls: "vaultseek-title", text: hit.title || hit.path });
-      head.createSpan({ cls: "vaultseek-relevance", text: `${Math.round(hit.relevance * 100)}%` });
+      if (hit.relevance >= 0.05) {
+        head.createSpan({ cls: "vaultseek-relevance", text: `${Math.round(hit.relevance * 100)}%`, attr: { title: "how likely this answers the query" } });
+      }
       el.createDiv({ cls: "vaultseek-path", text: row.gone ? `${hit.path} \u2014 renamed or deleted since indexing` : hit.path });
     }
     const where = section.label || section.section;
@@ -1075,6 +1079,9 @@ var VaultseekPlugin = class extends import_obsidian6.Plugin {
     this.registerEvent(this.app.vault.on("rename", (file, oldPath) => {
       this.renames.record(oldPath, file.path);
       for (const view of this.views(RELATED_VIEW)) view.renamed(oldPath, file.path);
+    }));
+    this.registerEvent(this.app.vault.on("delete", () => {
+      for (const view of this.views(RELATED_VIEW)) view.render();
     }));
     this.registerInterval(globalThis.setInterval(() => void this.refreshStatus(), STATUS_EVERY_MS));
     this.app.workspace.onLayoutReady(() => void this.refreshStatus());
