@@ -118,6 +118,7 @@ LAYERS: list[set[str]] = [
     {"study"},
     {"agents"},
     {"web"},
+    {"obsidian"},  # the built Obsidian plugin and its install into a vault
     {"cli", "__main__", "__init__"},  # the entry points
 ]
 THIRD_PARTY_OWNERS = {
@@ -146,7 +147,7 @@ THIRD_PARTY_OWNERS = {
     "httpx": {"llm.transport"},
     "starlette": {
         "web.app", "web.assets", "web.server", "web.error_handling", "web.params", "web.streams",
-        "web.routes.library", "web.routes.chat", "web.routes.search", "web.routes.hub", "web.routes.attachments",
+        "web.routes.library", "web.routes.chat", "web.routes.search", "web.routes.hub", "web.routes.attachments", "web.routes.indexing",
     },
     "uvicorn": {"web.server"},
     "python_multipart": {"web.upload_stream"},

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.support.standin_llm import StandinLLM
@@ -74,7 +75,7 @@ def node() -> str:
 
 def run_node_tests(test_file: str, env: dict[str, str] | None = None) -> None:
     result = subprocess.run([node(), "--require", "./test/standin/register.cjs", "--test", "--test-timeout=60000",
-                             test_file], cwd=PLUGIN_SOURCES, capture_output=True, text=True, timeout=300,
+                             test_file], check=False, cwd=PLUGIN_SOURCES, capture_output=True, text=True, timeout=300,
                             env={**os.environ, **(env or {})})  # fmt: skip
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
     assert "# fail 0" in result.stdout and "# pass 0" not in result.stdout, result.stdout[-3000:]
@@ -118,7 +119,7 @@ def test_the_shipped_bundle_is_what_the_sources_build() -> None:
     assert b"var VaultseekPlugin = class extends import_obsidian" in (SHIPPED / "main.js").read_bytes()
     if not (PLUGIN_SOURCES / "node_modules" / "esbuild").is_dir():
         return  # the toolchain is not installed (npm ci in obsidian-plugin/): presence and version only
-    result = subprocess.run([node(), "esbuild.config.mjs", "check"], cwd=PLUGIN_SOURCES, capture_output=True,
+    result = subprocess.run([node(), "esbuild.config.mjs", "check"], check=False, cwd=PLUGIN_SOURCES, capture_output=True,
                             text=True, timeout=120)  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -162,3 +163,17 @@ def test_install_copies_the_plugin_into_the_vault_and_says_how_to_enable_it(tmp_
     assert code == 0 and out.splitlines() == [f"vaultseek plugin 0.1.0 already up to date in {folder}",
                                               "It is enabled in this vault."]  # fmt: skip
     assert sorted(p.name for p in folder.iterdir()) == ["data.json", "main.js", "manifest.json", "styles.css"]
+
+
+def test_the_index_state_and_a_reindex_over_http(client: Any, study_vault: Path) -> None:
+    state = client.get("/api/index/state").json()
+    assert (state["files"], state["indexing"], state["indexing_error"], state["deep"]) == (2, False, None, None)
+    assert state["vault"] == str(study_vault.resolve()) and state["last_indexed"]
+    (study_vault / "law" / "lease.md").write_text("# Lease\n\nThe lease runs for two years.\n", "utf-8")
+    queued = client.post("/api/index/sync")
+    assert (queued.status_code, queued.json()) == (202, {"queued": True})
+    done = client.post("/api/index/sync", json={"wait": True}).json()
+    assert (done["queued"], done["files"], done["indexing"]) == (False, 3, False)
+    for body in ({"wait": "yes"}, {"later": True}, [1]):
+        refused = client.post("/api/index/sync", json=body)
+        assert refused.status_code == 400 and refused.json()["error"]["message"] == 'the body is {"wait": true | false} or empty'

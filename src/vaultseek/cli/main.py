@@ -152,8 +152,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     add_agent_parsers(commands, _add_common)
     add_intake_parsers(commands, _add_common)
     add_link_parsers(commands, _add_common, _positive_int)
-    add_obsidian_parsers(commands, _add_common)
     add_deep_parsers(commands, _add_common)
+    add_obsidian_parsers(commands, _add_common)
 
     serve = commands.add_parser("serve", help="the local study app: knowledge base, chat with citations, search")
     serve.add_argument("--host", metavar="ADDRESS", help="address to listen on (default 127.0.0.1; others need --token)")

@@ -59,7 +59,7 @@ def install_plugin(vault: Path) -> Installed:
             changed = True
     except OSError as exc:
         raise VaultAccessError(f"cannot write the plugin into {folder}: {exc.strerror or exc}",
-                               hint="check that this user may write to the vault's .obsidian folder")  # fmt: skip
+                               hint="check that this user may write to the vault's .obsidian folder") from exc  # fmt: skip
     outcome: Literal["installed", "updated", "unchanged"] = "unchanged" if not changed else "updated" if existed else "installed"
     return Installed(folder, shipped_version(), outcome, _enabled(settings))
 
