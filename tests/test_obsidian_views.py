@@ -159,6 +159,12 @@ def test_search_as_you_type_opens_the_note_at_its_section(browser: Any, site: Si
     if count > 1:
         assert not first.evaluate("(el) => el.classList.contains('is-selected')")
     page.keyboard.press("ArrowUp")
+    page.keyboard.press("Shift+Enter")  # a link to the hit, at the cursor of the note being written
+    page.locator(".modal-container").wait_for(state="detached")
+    assert page.evaluate("h.app.workspace.activeLeaf.view.editor.getValue()").endswith("[[tenancy]]")
+    page.evaluate("() => h.app.commands.search.callback()")
+    page.locator(".prompt-input").press_sequentially("tag:#law notice period", delay=10)
+    page.locator(".suggestion-item .vaultseek-title").first.wait_for()
     page.keyboard.press("Enter")
     page.wait_for_function("h.app.opened.length > 0")
     opened = page.evaluate("h.app.opened[0]")

@@ -7,7 +7,7 @@ const http = require("node:http");
 const { internals: I } = require("../test/bundle.cjs");
 
 const [url, token, queriesJson, debounceList, gapMs] = process.argv.slice(2);
-const queries = JSON.parse(queriesJson);
+const sets = JSON.parse(queriesJson); // the direct searches' queries, then one set per debounce
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function main() {
@@ -15,17 +15,19 @@ async function main() {
   const transport = new I.NodeTransport(http);
   const counting = { send: (...args) => { requests += 1; return transport.send(...args); } };
   const client = new I.VaultseekClient(() => ({ serverUrl: url, token, autoStart: false }), counting, () => null);
-  for (const q of queries.slice(0, 3)) await client.search(q, 12); // warm the server
+  for (const q of ["warm up", "list files", "network settings"]) await client.search(q, 12); // warm the server
   const result = {};
   // The search alone, no debounce, no typing: what the server and the transport cost.
   const direct = [];
-  for (const q of queries) {
+  for (const q of sets[0]) {
     const started = performance.now();
     await client.search(I.readQuery(q).query, 12);
     direct.push(performance.now() - started);
   }
   result.direct = direct;
-  for (const debounce of debounceList.split(",").map(Number)) {
+  const debounces = debounceList.split(",").map(Number);
+  for (const [n, debounce] of debounces.entries()) {
+    const queries = sets[n + 1];
     const session = new I.SearchSession(client, () => true, debounce);
     const latencies = [];
     requests = 0;

@@ -66,6 +66,7 @@ export function rowsOf(answer: SearchAnswer, marks: string[], exists: (path: str
 
 export class SearchModal extends SuggestModal<Row> {
   private readonly session: SearchSession;
+  private how: "open" | "tab" | "link" = "open";
 
   constructor(
     app: App,
@@ -97,12 +98,8 @@ export class SearchModal extends SuggestModal<Row> {
   }
 
   private chooseSelected(event: KeyboardEvent, how: "tab" | "link"): void {
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    const chooser = (this as any).chooser;
-    const row: Row | undefined = chooser?.values?.[chooser.selectedItem];
-    if (!row) return;
-    this.close();
-    void this.choose(row, how);
+    this.how = how;
+    this.selectActiveSuggestion(event); // Obsidian closes the modal and calls onChooseSuggestion
   }
 
   getSuggestions(typed: string): Promise<Row[]> {
@@ -137,7 +134,9 @@ export class SearchModal extends SuggestModal<Row> {
   }
 
   onChooseSuggestion(row: Row): void {
-    void this.choose(row, "open");
+    const how = this.how;
+    this.how = "open";
+    void this.choose(row, how);
   }
 
   private async choose(row: Row, how: "open" | "tab" | "link"): Promise<void> {

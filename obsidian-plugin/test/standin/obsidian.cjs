@@ -327,6 +327,12 @@ class SuggestModal extends Modal {
       el.addEventListener("click", (event) => { this.close(); this.onChooseSuggestion(value, event); });
     });
   }
+  selectActiveSuggestion(event) {
+    const value = this.chooser.values[this.chooser.selectedItem];
+    if (value === undefined) return;
+    this.close();
+    this.onChooseSuggestion(value, event);
+  }
   _key(event) {
     const mods = [event.ctrlKey || event.metaKey ? "Mod" : null, event.shiftKey ? "Shift" : null].filter(Boolean);
     const bound = this.scope.keys.find((h) => h.key === event.key && h.modifiers.length === mods.length && h.modifiers.every((m) => mods.includes(m)));

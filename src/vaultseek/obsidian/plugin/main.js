@@ -231,7 +231,7 @@ var NodeTransport = class {
       };
       let request;
       try {
-        request = this.http.request(url, { method, headers }, (response) => {
+        request = this.http.request(url, { method, headers, agent: false }, (response) => {
           response.setEncoding("utf8");
           let body = "";
           response.on("data", (piece) => {
@@ -861,6 +861,7 @@ var SearchModal = class extends import_obsidian4.SuggestModal {
     this.client = client;
     this.renames = renames;
     this.onProblem = onProblem;
+    this.how = "open";
     this.session = new SearchSession(client, (path) => findFile(app, renames, path) !== null, debounceMs);
     this.limit = 60;
     this.emptyStateText = "Type to search your vault with vaultseek.";
@@ -882,11 +883,8 @@ var SearchModal = class extends import_obsidian4.SuggestModal {
     });
   }
   chooseSelected(event, how) {
-    const chooser = this.chooser;
-    const row = chooser?.values?.[chooser.selectedItem];
-    if (!row) return;
-    this.close();
-    void this.choose(row, how);
+    this.how = how;
+    this.selectActiveSuggestion(event);
   }
   getSuggestions(typed) {
     return this.session.rows(typed);
@@ -918,7 +916,9 @@ var SearchModal = class extends import_obsidian4.SuggestModal {
     renderRuns(el.createDiv({ cls: "vaultseek-snippet" }), markRuns(section.snippet, row.marks));
   }
   onChooseSuggestion(row) {
-    void this.choose(row, "open");
+    const how = this.how;
+    this.how = "open";
+    void this.choose(row, how);
   }
   async choose(row, how) {
     if (row.kind === "problem") {
