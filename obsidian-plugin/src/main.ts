@@ -176,5 +176,5 @@ export const internals = {
   VaultseekClient, NodeTransport, FetchTransport, LineReader, problemOf, readMissingLinks,
   readQuery, markedWords, markRanges, markRuns, headingOf, RenameLog, Debounced, openTarget, findFile, linkTo,
   SearchSession, SearchModal, rowsOf, RelatedView, loadRelated, reasonOf, ChatView, applyEnvelope,
-  citationRuns, statusText, launchOf, readSettings, DEFAULT_SETTINGS, serverDown, ProblemError,
+  citationRuns, statusText, launchOf, startServer, readSettings, DEFAULT_SETTINGS, serverDown, ProblemError,
 };

@@ -173,6 +173,16 @@ test("the server the plugin starts serves this vault where the settings expect i
   assert.deepEqual(I.launchOf("python -m vaultseek", "http://localhost:8765", "", "/v").args.slice(0, 3), ["-m", "vaultseek", "serve"]);
 });
 
+test("starting the server: a missing program is said, a present one is started and let go", async () => {
+  assert.match(await I.startServer({ command: "/nonexistent/bin/vaultseek", args: ["serve"], env: {} }), /`\/nonexistent\/bin\/vaultseek` was not found: install vaultseek, or give its full path in the settings/);
+  const marker = require("node:path").join(require("node:os").tmpdir(), `vs-started-${process.pid}`);
+  const script = `require("fs").writeFileSync(${JSON.stringify(marker)}, process.env.VAULTSEEK_SERVE_TOKEN)`;
+  assert.equal(await I.startServer({ command: process.execPath, args: ["-e", script], env: { VAULTSEEK_SERVE_TOKEN: "tok-123" } }), null);
+  for (let i = 0; i < 100 && !require("node:fs").existsSync(marker); i++) await sleep(20);
+  assert.equal(require("node:fs").readFileSync(marker, "utf8"), "tok-123"); // the token in its environment
+  require("node:fs").rmSync(marker);
+});
+
 test("stored settings of the wrong type fall back to the defaults", () => {
   const settings = I.readSettings({ serverUrl: 42, token: "abc", debounceMs: 99999, autoStart: "yes" });
   assert.deepEqual(settings, { ...I.DEFAULT_SETTINGS, token: "abc", debounceMs: 1000 });

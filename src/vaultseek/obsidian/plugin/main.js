@@ -1211,6 +1211,7 @@ var internals = {
   citationRuns,
   statusText,
   launchOf,
+  startServer,
   readSettings,
   DEFAULT_SETTINGS,
   serverDown,
