@@ -74,7 +74,7 @@ def node() -> str:
 
 
 def run_node_tests(test_file: str, env: dict[str, str] | None = None) -> None:
-    result = subprocess.run([node(), "--require", "./test/standin/register.cjs", "--test", "--test-timeout=60000",
+    result = subprocess.run([node(), "--require", "./test/standin/register.cjs", "--test",
                              test_file], check=False, cwd=PLUGIN_SOURCES, capture_output=True, text=True, timeout=300,
                             env={**os.environ, **(env or {})})  # fmt: skip
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
