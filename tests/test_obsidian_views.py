@@ -38,6 +38,7 @@ TYPES = {".html": "text/html", ".js": "text/javascript", ".cjs": "text/javascrip
 class Site:
     url: str
     files: dict[str, str]
+    vault: str
 
 
 def handler_for(backend: str) -> type[BaseHTTPRequestHandler]:
@@ -104,7 +105,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
                 thread = threading.Thread(target=pages.serve_forever, daemon=True)
                 thread.start()
                 try:
-                    yield Site(f"http://127.0.0.1:{pages.server_address[1]}", files)
+                    yield Site(f"http://127.0.0.1:{pages.server_address[1]}", files, str(vault.resolve()))
                 finally:
                     pages.shutdown()
                     pages.server_close()
@@ -124,7 +125,7 @@ def open_harness(browser: Any, site: Site, width: str, **options: Any) -> Any:
     page.errors = []
     page.on("pageerror", lambda error: page.errors.append(str(error)))
     page.goto(site.url + "/harness/index.html")
-    settings = {"files": site.files, "token": TOKEN, **options}
+    settings = {"files": site.files, "token": TOKEN, "basePath": site.vault, **options}
     page.evaluate("async (o) => { window.h = await (await window.harness).start(o); }", settings)
     return page
 

@@ -12,7 +12,7 @@ import { markedWords, markRanges, markRuns, readQuery } from "./query";
 import { loadRelated, reasonOf, RelatedView, RELATED_VIEW } from "./related";
 import { rowsOf, SearchModal, SearchSession } from "./search";
 import { DEFAULT_SETTINGS, readSettings, VaultseekSettings, VaultseekSettingTab } from "./settings";
-import { statusText } from "./status";
+import { sameFolder, statusText } from "./status";
 import { Debounced } from "./timing";
 import { defaultTransport, FetchTransport, NodeTransport } from "./transport";
 
@@ -75,6 +75,18 @@ export default class VaultseekPlugin extends Plugin {
     return typeof adapter.getBasePath === "function" ? adapter.getBasePath() : null;
   }
 
+  /** This vault's folder with symbolic links resolved when the server's differs only by them. */
+  private realVaultPath(served: string | null): string | null {
+    const vault = this.vaultPath();
+    if (!vault || !served) return vault;
+    try {
+      const fs = require("fs") as typeof import("fs");
+      return fs.realpathSync(vault) === fs.realpathSync(served) ? served : vault;
+    } catch {
+      return vault;
+    }
+  }
+
   openSearch(): void {
     new SearchModal(this.app, this.client, this.renames, this.settings.debounceMs, (problem) => this.act(problem)).open();
   }
@@ -112,7 +124,8 @@ export default class VaultseekPlugin extends Plugin {
 
   showStatus(): void {
     if (!this.statusEl) return;
-    const { text, tooltip } = statusText(this.indexState && !this.problem ? this.indexState : null, this.problem, Date.now());
+    const state = this.indexState && !this.problem ? this.indexState : null;
+    const { text, tooltip } = statusText(state, this.problem, Date.now(), this.realVaultPath(state?.vault ?? null));
     this.statusEl.setText(text);
     this.statusEl.setAttr("aria-label", tooltip);
     this.statusEl.setAttr("title", tooltip);
@@ -176,5 +189,5 @@ export const internals = {
   VaultseekClient, NodeTransport, FetchTransport, LineReader, problemOf, readMissingLinks,
   readQuery, markedWords, markRanges, markRuns, headingOf, RenameLog, Debounced, openTarget, findFile, linkTo,
   SearchSession, SearchModal, rowsOf, RelatedView, loadRelated, reasonOf, ChatView, applyEnvelope,
-  citationRuns, statusText, launchOf, startServer, readSettings, DEFAULT_SETTINGS, serverDown, ProblemError,
+  citationRuns, statusText, sameFolder, launchOf, startServer, readSettings, DEFAULT_SETTINGS, serverDown, ProblemError,
 };

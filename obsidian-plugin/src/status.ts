@@ -24,12 +24,29 @@ export function deepText(state: IndexState): string | null {
   return `deep ${share}%`;
 }
 
-export function statusText(state: IndexState | null, problem: Problem | null, now: number): { text: string; tooltip: string } {
+/** Whether two folder paths name the same folder, as written (trailing slashes and, on
+ * Windows, case and separators aside). */
+export function sameFolder(a: string, b: string): boolean {
+  const norm = (p: string) => {
+    const slashed = p.replace(/\\/g, "/").replace(/\/+$/, "");
+    return /^[A-Za-z]:/.test(slashed) ? slashed.toLowerCase() : slashed;
+  };
+  return norm(a) === norm(b);
+}
+
+export function statusText(state: IndexState | null, problem: Problem | null, now: number, vaultPath: string | null = null): { text: string; tooltip: string } {
   if (problem) {
     const short: Record<string, string> = { down: "not running", token: "wrong token", "no-index": "index empty", slow: "slow to answer" };
     return { text: `vaultseek: ${short[problem.kind] ?? "error"}`, tooltip: `${problem.title}. ${problem.message} ${problem.hint}`.trim() };
   }
   if (!state) return { text: "vaultseek: …", tooltip: "Asking vaultseek…" };
+  if (vaultPath && state.vault && !sameFolder(state.vault, vaultPath)) {
+    return {
+      text: "vaultseek: serves another vault",
+      tooltip: `vaultseek serves ${state.vault}, not this vault (${vaultPath}): its results may not open here. ` +
+        `Start one for this vault: vaultseek serve --vault "${vaultPath}" (on another port, in the settings' URL).`,
+    };
+  }
   const parts = [state.indexing ? "indexing…" : ago(state.last_indexed, now)];
   const deep = deepText(state);
   if (deep) parts.push(deep);

@@ -94,6 +94,22 @@ test("the plugin, loaded in the stand-in app, shows the real server's state in i
   }
 });
 
+test("a server on another vault is said in the status bar, with how to serve this one", async () => {
+  const app = new obsidian.App({ files: {}, basePath: "/somewhere/else/Notes" });
+  app.data = { serverUrl: URL_, token: TOKEN };
+  const plugin = new Plugin(app, { id: "vaultseek", version: "0.1.0" });
+  await plugin.onload();
+  try {
+    app.workspace.ready();
+    const status = app.statusBarEl.children[0];
+    for (let i = 0; i < 200 && status.textContent === "vaultseek: …"; i++) await sleep(20);
+    assert.equal(status.textContent, "vaultseek: serves another vault");
+    assert.match(status.attrs.title, /vaultseek serve --vault "\/somewhere\/else\/Notes"/);
+  } finally {
+    plugin.unload();
+  }
+});
+
 test("the chat streams an answer whose [n] markers open the cited notes", async () => {
   const seen = [];
   await client().chat({ question: "What is the notice period for a tenancy?", conversation_id: null }, (envelope) => seen.push(envelope));

@@ -163,6 +163,11 @@ test("the status bar says freshness, deep progress, or what is wrong", () => {
   const down = I.serverDown("http://127.0.0.1:8765", "/v", false);
   assert.equal(I.statusText(null, down, now).text, "vaultseek: not running");
   assert.match(I.statusText(null, down, now).tooltip, /vaultseek serve --vault "\/v" --token-file/);
+  assert.equal(I.statusText(state, null, now, "/v/").text, "vaultseek: indexed 5 min ago · deep 45%");
+  const other = I.statusText(state, null, now, "/home/me/Notes");
+  assert.equal(other.text, "vaultseek: serves another vault");
+  assert.match(other.tooltip, /serves \/v, not this vault \(\/home\/me\/Notes\)/);
+  assert.ok(I.sameFolder("C:\\Users\\Me\\Vault", "c:/users/me/vault/"));
 });
 
 test("the server the plugin starts serves this vault where the settings expect it", () => {

@@ -1025,12 +1025,25 @@ function deepText(state) {
   if (deep.state === "waiting") return `deep ${share}% (waiting)`;
   return `deep ${share}%`;
 }
-function statusText(state, problem, now) {
+function sameFolder(a, b) {
+  const norm = (p) => {
+    const slashed = p.replace(/\\/g, "/").replace(/\/+$/, "");
+    return /^[A-Za-z]:/.test(slashed) ? slashed.toLowerCase() : slashed;
+  };
+  return norm(a) === norm(b);
+}
+function statusText(state, problem, now, vaultPath = null) {
   if (problem) {
     const short = { down: "not running", token: "wrong token", "no-index": "index empty", slow: "slow to answer" };
     return { text: `vaultseek: ${short[problem.kind] ?? "error"}`, tooltip: `${problem.title}. ${problem.message} ${problem.hint}`.trim() };
   }
   if (!state) return { text: "vaultseek: \u2026", tooltip: "Asking vaultseek\u2026" };
+  if (vaultPath && state.vault && !sameFolder(state.vault, vaultPath)) {
+    return {
+      text: "vaultseek: serves another vault",
+      tooltip: `vaultseek serves ${state.vault}, not this vault (${vaultPath}): its results may not open here. Start one for this vault: vaultseek serve --vault "${vaultPath}" (on another port, in the settings' URL).`
+    };
+  }
   const parts = [state.indexing ? "indexing\u2026" : ago(state.last_indexed, now)];
   const deep = deepText(state);
   if (deep) parts.push(deep);
@@ -1097,6 +1110,17 @@ var VaultseekPlugin = class extends import_obsidian6.Plugin {
     const adapter = this.app.vault.adapter;
     return typeof adapter.getBasePath === "function" ? adapter.getBasePath() : null;
   }
+  /** This vault's folder with symbolic links resolved when the server's differs only by them. */
+  realVaultPath(served) {
+    const vault = this.vaultPath();
+    if (!vault || !served) return vault;
+    try {
+      const fs = require("fs");
+      return fs.realpathSync(vault) === fs.realpathSync(served) ? served : vault;
+    } catch {
+      return vault;
+    }
+  }
   openSearch() {
     new SearchModal(this.app, this.client, this.renames, this.settings.debounceMs, (problem) => this.act(problem)).open();
   }
@@ -1129,7 +1153,8 @@ var VaultseekPlugin = class extends import_obsidian6.Plugin {
   }
   showStatus() {
     if (!this.statusEl) return;
-    const { text: text2, tooltip } = statusText(this.indexState && !this.problem ? this.indexState : null, this.problem, Date.now());
+    const state = this.indexState && !this.problem ? this.indexState : null;
+    const { text: text2, tooltip } = statusText(state, this.problem, Date.now(), this.realVaultPath(state?.vault ?? null));
     this.statusEl.setText(text2);
     this.statusEl.setAttr("aria-label", tooltip);
     this.statusEl.setAttr("title", tooltip);
@@ -1210,6 +1235,7 @@ var internals = {
   applyEnvelope,
   citationRuns,
   statusText,
+  sameFolder,
   launchOf,
   startServer,
   readSettings,
