@@ -192,8 +192,10 @@ def _first_leaf(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def _common_options(parser: argparse.ArgumentParser) -> set[tuple[str, ...]]:
-    """The options (flags and help) every command without subcommands takes."""
-    sets = [{_key(a) for a in parser_actions(leaf) if a.option_strings} for leaf in _leaves(parser)]
+    """The options (flags and help) every command without subcommands that opens an index takes
+    (one that takes ``--db``: ``obsidian install`` only copies files into a vault)."""
+    sets = [{_key(a) for a in parser_actions(leaf) if a.option_strings} for leaf in _leaves(parser)
+            if any("--db" in a.option_strings for a in parser_actions(leaf))]
     return set.intersection(*sets) if sets else set()
 
 

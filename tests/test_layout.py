@@ -30,7 +30,8 @@ purpose, with the docs (docs/python-api.md) in the same commit."""
 
 INDEX_METHODS = {
     "close", "deep_status", "deepen", "embed", "evidence", "extract", "files", "forget",
-    "get_chunk", "get_note", "links", "related", "search", "status", "sync",
+    "get_chunk", "get_note", "links", "map_note", "missing_links", "related", "search", "status", "sync",
+    "vault_map",
 }  # fmt: skip
 
 
@@ -111,6 +112,7 @@ LAYERS: list[set[str]] = [
     {"index"},  # the write path
     {"search"},  # the read path
     {"links"},
+    {"vaultmap"},  # the vault map, from the vectors and links the index stores
     {"contract"},  # the search request every surface builds, and its limits
     {"engine"},  # the one object every surface calls
     {"evaluation"},
@@ -118,6 +120,7 @@ LAYERS: list[set[str]] = [
     {"study"},
     {"agents"},
     {"web"},
+    {"obsidian"},  # the built Obsidian plugin and its install into a vault
     {"cli", "__main__", "__init__"},  # the entry points
 ]
 THIRD_PARTY_OWNERS = {
@@ -140,13 +143,15 @@ THIRD_PARTY_OWNERS = {
     "charset_normalizer": {"documents.encoding"},
     "fsrs": {"study.scheduling"},
     # study.images re-encodes chat images without their metadata; documents.picture opens vault
-    # images for OCR (a layer below study); pypdfium2 hands Pillow images to pytesseract
-    "PIL": {"study.images", "documents.picture"},
+    # images for OCR (a layer below study); pypdfium2 hands Pillow images to pytesseract;
+    # vaultmap.picture draws PNG maps
+    "PIL": {"study.images", "documents.picture", "vaultmap.picture"},
     "pocketsphinx": {"llm.speech"},
     "httpx": {"llm.transport"},
     "starlette": {
         "web.app", "web.assets", "web.server", "web.error_handling", "web.params", "web.streams",
-        "web.routes.library", "web.routes.chat", "web.routes.search", "web.routes.hub", "web.routes.attachments",
+        "web.routes.library", "web.routes.chat", "web.routes.search", "web.routes.hub", "web.routes.attachments", "web.routes.indexing",
+        "web.routes.vaultmap",
     },
     "uvicorn": {"web.server"},
     "python_multipart": {"web.upload_stream"},

@@ -31,6 +31,8 @@ from .intake import COMMANDS as INTAKE_COMMANDS
 from .intake import add_parsers as add_intake_parsers
 from .links import COMMANDS as LINK_COMMANDS
 from .links import add_parsers as add_link_parsers
+from .obsidian import COMMANDS as OBSIDIAN_COMMANDS
+from .obsidian import add_parsers as add_obsidian_parsers
 from .vaultmap import COMMANDS as MAP_COMMANDS
 from .vaultmap import add_parsers as add_map_parsers
 
@@ -155,6 +157,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     add_link_parsers(commands, _add_common, _positive_int)
     add_map_parsers(commands, _add_common, _positive_int)
     add_deep_parsers(commands, _add_common)
+    add_obsidian_parsers(commands, _add_common)
 
     serve = commands.add_parser("serve", help="the local study app: knowledge base, chat with citations, search")
     serve.add_argument("--host", metavar="ADDRESS", help="address to listen on (default 127.0.0.1; others need --token)")
@@ -635,6 +638,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     **LINK_COMMANDS,
     **MAP_COMMANDS,
     **DEEP_COMMANDS,
+    **OBSIDIAN_COMMANDS,
 }
 
 

@@ -10,6 +10,7 @@ answering JSON; every error leaves as ``{"error": {"code", "message", "hint"}}``
     /api/chat…, /api/conversations…                                  routes/chat.py
     /api/search, /api/links, /api/related                            routes/search.py
     /api/map, /api/map/note, /api/map/missing                        routes/vaultmap.py
+    /api/index/state, /api/index/sync                                routes/indexing.py
     /api/study/…                                                     routes/hub.py
     /api/attachments…, /api/transcribe, /api/models                  routes/attachments.py
     GET  /static/{path}             the front end's files, revalidated on each use (ETag → 304)
@@ -31,7 +32,7 @@ from ..study import Notebook
 from .assets import Assets
 from .error_handling import HANDLERS
 from .params import off_loop
-from .routes import attachments, chat, hub, library, search, vaultmap
+from .routes import attachments, chat, hub, indexing, library, search, vaultmap
 from .security import Guard
 
 try:
@@ -78,6 +79,7 @@ def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_
         *chat.ROUTES,
         *search.ROUTES,
         *vaultmap.ROUTES,
+        *indexing.ROUTES,
         *hub.ROUTES,
         *attachments.ROUTES,
         Route("/static/{path:path}", assets.static, methods=["GET", "HEAD"]),
