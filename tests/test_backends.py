@@ -178,6 +178,20 @@ def test_related_notes(backend: OpenIndex, vault: Path) -> None:
         assert related.results and related.results[0].path == "security/incident-review.md"
 
 
+def test_the_vault_map_is_made_kept_and_updated(backend: OpenIndex, vault: Path) -> None:
+    write_notes(vault)
+    with indexed(backend, vault) as index:
+        found = index.vault_map()
+        assert found.how == "built" and len(found.notes) == len(NOTES) and found.clusters
+        assert index.vault_map().how == "kept"
+        note = index.map_note("security/oauth.md", k=3)
+        assert len(note.neighbours) == 3 and note.cluster.id in {c.id for c in found.clusters}
+    (vault / "security" / "oauth.md").write_text("# OAuth\n\nRotate refresh tokens on every use.\n", encoding="utf-8")
+    with indexed(backend, vault) as index:
+        assert index.vault_map().how in {"updated", "built"}
+        assert index.vault_map().how == "kept"
+
+
 def test_deep_vectors_go_to_every_openings_first_newest_files_first(backend: OpenIndex, vault: Path) -> None:
     """The deep job's order (``deep_pending``): each file's first chunk before any file's later
     ones, the most recently modified file first, then a file's chunks in order."""

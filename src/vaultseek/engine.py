@@ -759,7 +759,7 @@ class Index:
         with self._database_errors():
             only = self._paths_in(request.filters) if request.filters is not None else None
             return current_map(self.store, static, deep, request, only=only, read_only=self.read_only,
-                               shown=shown_path, limit=limit, progress=progress)  # fmt: skip
+                               shown=shown_path, key=self._map_key(), limit=limit, progress=progress)  # fmt: skip
 
     def map_note(self, note: str, *, k: int = 10) -> MapNote:
         """``note``'s place on the map: its cluster and role, its ``k`` nearest notes (linked
@@ -772,7 +772,8 @@ class Index:
         static, deep = self._map_vectors()
         with self._database_errors():
             path = get_note_path(self.store, self._real_path(note), self.vault)
-            return note_on_map(self.store, static, deep, path, k=k, shown=shown_path, read_only=self.read_only)
+            return note_on_map(self.store, static, deep, path, k=k, shown=shown_path, read_only=self.read_only,
+                               key=self._map_key())  # fmt: skip
 
     def missing_links(self, note: str | None = None, *, limit: int = 50) -> tuple[MissingLink, ...]:
         """Pairs of notes close in meaning that never link, best first: the vault's, or
@@ -785,7 +786,12 @@ class Index:
         static, deep = self._map_vectors()
         with self._database_errors():
             path = None if note is None else get_note_path(self.store, self._real_path(note), self.vault)
-            return missing_links(self.store, static, deep, path, limit=limit, shown=shown_path, read_only=self.read_only)
+            return missing_links(self.store, static, deep, path, limit=limit, shown=shown_path, read_only=self.read_only,
+                                 key=self._map_key())  # fmt: skip
+
+    def _map_key(self) -> str:
+        """Which index this is, for the map's one-builder-at-a-time lock."""
+        return f"{self.database_url or self.db_path}#{self.config.collection}"
 
     def _map_vectors(self) -> tuple[VectorIndex, VectorIndex | None]:
         """The stored vectors a map is made from: static, and deep when there are any (read

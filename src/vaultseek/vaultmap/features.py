@@ -30,6 +30,10 @@ STATIC_WEIGHT = 0.4
 DEEP_WEIGHT = 0.6
 """How much each space counts once both are there (chosen on the tune half of the tldr
 language and platform groups; docs/map.md, "How the map is made")."""
+DEEP_READY = 0.9
+"""The share of notes with deep vectors from which the map uses them. Below it (the hours
+after a first index) the map stays static: mixing a few deep notes in would re-lay it out
+every time the deep tier moved on."""
 DIMENSIONS = 48
 """Dimensions kept by PCA: the nearest neighbours found in 48 agree with those in the full
 space on ~90% of the first ten (``python -m benchmarks.vaultmap``)."""
@@ -56,12 +60,22 @@ class Features:
 
 
 @dataclass(frozen=True, slots=True)
+class Centres:
+    """The mean note vector of each space, subtracted before mixing. Kept with a map: an
+    edit must not shift every other note's features."""
+
+    static: np.ndarray
+    deep: np.ndarray | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Basis:
     """The PCA projection a map was made with: ``(x - mean) @ axes`` then unit length."""
 
     mean: np.ndarray
     axes: np.ndarray
     space: str
+    centres: Centres
 
     def project(self, full: np.ndarray) -> np.ndarray:
         return unit_rows((full - self.mean) @ self.axes)
@@ -86,15 +100,19 @@ def note_means(paths: Sequence[str], rows: np.ndarray, vectors: np.ndarray) -> t
     return sums, present
 
 
-def full_features(static: np.ndarray, deep: np.ndarray | None, has_deep: np.ndarray) -> tuple[np.ndarray, str]:
-    """The notes' mixed vectors (before reduction) and the name of their space. ``static``
-    holds every note's mean static vector; ``deep`` the mean deep vectors, meaningful where
-    ``has_deep``."""
-    static_part = _centred_unit(static)
-    if deep is None or not has_deep.any():
-        return static_part, "static"
+def full_features(
+    static: np.ndarray, deep: np.ndarray | None, has_deep: np.ndarray, centres: Centres | None = None
+) -> tuple[np.ndarray, str, Centres]:
+    """The notes' mixed vectors (before reduction), the name of their space and the centres
+    subtracted (``centres`` if given: a kept map's). ``static`` holds every note's mean static
+    vector; ``deep`` the mean deep vectors, meaningful where ``has_deep``."""
+    static_centre = centres.static if centres is not None else static.mean(axis=0)
+    static_part = unit_rows(static - static_centre)
+    if deep is None or not len(has_deep) or has_deep.mean() < DEEP_READY:
+        return static_part, "static", Centres(static_centre)
+    deep_centre = centres.deep if centres is not None and centres.deep is not None else deep[has_deep].mean(axis=0)
     deep_part = np.zeros_like(deep, dtype=np.float32)
-    deep_part[has_deep] = _centred_unit(deep[has_deep])
+    deep_part[has_deep] = unit_rows(deep[has_deep] - deep_centre)
     missing = np.flatnonzero(~has_deep)
     if len(missing):
         donors = np.flatnonzero(has_deep)
@@ -105,14 +123,10 @@ def full_features(static: np.ndarray, deep: np.ndarray | None, has_deep: np.ndar
             nearest = np.argpartition(-sims, take - 1, axis=1)[:, :take]
             deep_part[block] = unit_rows(deep_part[donors[nearest]].mean(axis=1))
     mixed = np.hstack([static_part * np.sqrt(STATIC_WEIGHT), deep_part * np.sqrt(DEEP_WEIGHT)])
-    return mixed.astype(np.float32), "static+deep"
+    return mixed.astype(np.float32), "static+deep", Centres(static_centre, deep_centre)
 
 
-def _centred_unit(matrix: np.ndarray) -> np.ndarray:
-    return unit_rows(matrix - matrix.mean(axis=0, keepdims=True))
-
-
-def fit_basis(full: np.ndarray, space: str, dimensions: int = DIMENSIONS) -> Basis:
+def fit_basis(full: np.ndarray, space: str, centres: Centres, dimensions: int = DIMENSIONS) -> Basis:
     """The PCA basis of ``full`` (notes × dim): its covariance's top eigenvectors."""
     mean = full.mean(axis=0).astype(np.float32)
     centred = full - mean
@@ -120,7 +134,7 @@ def fit_basis(full: np.ndarray, space: str, dimensions: int = DIMENSIONS) -> Bas
     values, vectors = np.linalg.eigh(covariance)
     keep = min(dimensions, full.shape[1], max(len(full) - 1, 1))
     axes = vectors[:, np.argsort(values)[::-1][:keep]].astype(np.float32)
-    return Basis(mean=mean, axes=axes, space=space)
+    return Basis(mean=mean, axes=axes, space=space, centres=centres)
 
 
 def nearest(vectors: np.ndarray, k: int = NEIGHBOURS, *, among: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

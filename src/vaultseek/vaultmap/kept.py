@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from ..storage.store import Store
-from .features import Basis
+from .features import Basis, Centres
 
-FORMAT = 1
+FORMAT = 2
 MAP_KEY = "vault_map"
 ARRAYS_KEY = "vault_map_arrays"
 
@@ -114,6 +114,8 @@ class KeptMap:
         arrays = {
             "vectors": self.vectors, "xy": self.xy, "labels": self.labels, "centres": self.centres,
             "mean": self.basis.mean, "axes": self.basis.axes, "density": self.density,
+            "static_centre": self.basis.centres.static,
+            "deep_centre": np.zeros(0, np.float32) if self.basis.centres.deep is None else self.basis.centres.deep,
             "mean_similarity": self.mean_similarity, "bridge": self.bridge, "links": self.links,
         }  # fmt: skip
         buffer = io.BytesIO()
@@ -138,7 +140,9 @@ class KeptMap:
                 return None
             with np.load(io.BytesIO(base64.b64decode(arrays_text)), allow_pickle=False) as data:
                 arrays = {name: data[name] for name in data.files}
-            basis = Basis(mean=arrays["mean"], axes=arrays["axes"], space=str(head["space"]))
+            deep_centre = arrays["deep_centre"] if len(arrays["deep_centre"]) else None
+            centres = Centres(arrays["static_centre"], deep_centre)
+            basis = Basis(mean=arrays["mean"], axes=arrays["axes"], space=str(head["space"]), centres=centres)
             kept = cls(list(head["paths"]), basis, arrays["vectors"], arrays["xy"], arrays["labels"], arrays["centres"],
                        list(head["signature"]))  # fmt: skip
             low_x, low_y, span = (float(v) for v in head["bounds"])

@@ -45,14 +45,22 @@ class Gathered:
     space: str
     has_deep: np.ndarray
     signature: list[int]
+    centres: feat.Centres
 
 
-def gather(store: Store, static: VectorIndex, deep: VectorIndex | None, only: set[str] | None = None) -> Gathered:
-    """Every note's mixed features from the stored chunk vectors (no model runs)."""
+def gather(
+    store: Store, static: VectorIndex, deep: VectorIndex | None, only: set[str] | None = None,
+    centres: feat.Centres | None = None,
+) -> Gathered:  # fmt: skip
+    """Every note's mixed features from the stored chunk vectors (no model runs), centred
+    on ``centres`` when given (a kept map's), else on these notes' own means."""
     owners = store.vector_paths()
     chunk_ids = np.fromiter((cid for cid, _p in owners), dtype=np.int64, count=len(owners))
     owner_paths = [p for _c, p in owners]
     paths = sorted({p for p in owner_paths if only is None or p in only})
+    if not paths:
+        nothing = np.zeros((0, static.dim), np.float32)
+        return Gathered([], nothing, "static", np.zeros(0, bool), signature(store, static, deep), feat.Centres(nothing[0:0].sum(axis=0)))
     where = {p: i for i, p in enumerate(paths)}
     note_of = np.fromiter((where.get(p, -1) for p in owner_paths), dtype=np.int64, count=len(owner_paths))
     keep = note_of >= 0
@@ -65,8 +73,8 @@ def gather(store: Store, static: VectorIndex, deep: VectorIndex | None, only: se
         known = (chunk_ids[position] == deep.ids) & (note_of[position] >= 0)
         deep_rows = np.flatnonzero(known)
         deep_means, has_deep = feat.note_means(paths, note_of[position[deep_rows]], deep.vectors(deep_rows))
-    full, space = feat.full_features(static_means, deep_means, has_deep)
-    return Gathered(paths, full, space, has_deep, signature(store, static, deep))
+    full, space, used = feat.full_features(static_means, deep_means, has_deep, centres)
+    return Gathered(paths, full, space, has_deep, signature(store, static, deep), used)
 
 
 def signature(store: Store, static: VectorIndex, deep: VectorIndex | None) -> list[int]:
@@ -96,7 +104,7 @@ def build(store: Store, found: Gathered, *, clusters: int | None, progress: Prog
     say = progress or (lambda _message: None)
     now = time.time()
     n = len(found.paths)
-    basis = feat.fit_basis(found.full, found.space)
+    basis = feat.fit_basis(found.full, found.space, found.centres)
     vectors = basis.project(found.full)
     say(f"finding the nearest notes of {n:,} notes")
     neighbours, sims = feat.nearest(vectors)
@@ -113,7 +121,7 @@ def build(store: Store, found: Gathered, *, clusters: int | None, progress: Prog
     kept.deep_share = float(found.has_deep.mean()) if n else 0.0
     kept.wanted_clusters = clusters
     kept.words = words
-    _redo_regions(store, kept, neighbours, sims, rows=None)
+    _regions_of_all(store, kept, neighbours, sims)
     return kept
 
 
@@ -141,17 +149,14 @@ def update(store: Store, kept: KeptMap, found: Gathered) -> tuple[KeptMap, int] 
     labels[staying] = kept.labels[carried[staying]]
     if len(moved):
         near, near_sims = feat.nearest(vectors[moved], among=vectors[staying])
-        xy[moved] = layout.place(xy[staying], staying[near], near_sims) if near.size else xy[staying].mean(axis=0)
+        xy[moved] = layout.place(xy[staying], near, near_sims) if near.size else xy[staying].mean(axis=0)
         labels[moved] = np.argmax(vectors[moved] @ kept.centres.T, axis=1)
     fresh = KeptMap.carry(kept, found.paths, vectors, xy, labels, carried, found.signature)
     fresh.updated_at = time.time()
     fresh.deep_share = float(found.has_deep.mean())
-    neighbours, sims = feat.nearest(vectors[moved], among=vectors) if len(moved) else (None, None)
-    if neighbours is not None and sims is not None:
-        own = neighbours == moved[:, None]
-        sims = np.where(own, -np.inf, sims)
-        neighbours, sims = _drop_self(neighbours, sims)
-    _redo_regions(store, fresh, neighbours, sims, rows=moved)
+    neighbours, sims = feat.nearest(vectors[moved], feat.NEIGHBOURS + 1, among=vectors)
+    neighbours, sims = _drop_self(neighbours, np.where(neighbours == moved[:, None], -np.inf, sims))
+    _regions_of(store, fresh, moved, neighbours, sims)
     return fresh, len(moved)
 
 
@@ -160,38 +165,39 @@ def _drop_self(neighbours: np.ndarray, sims: np.ndarray) -> tuple[np.ndarray, np
     return np.take_along_axis(neighbours, order, axis=1), np.take_along_axis(sims, order, axis=1)
 
 
-def _redo_regions(
-    store: Store, kept: KeptMap, neighbours: np.ndarray | None, sims: np.ndarray | None, *, rows: np.ndarray | None
-) -> None:
-    """Links, density, bridges, roles and missing links: of every note (``rows`` None, with
-    everyone's ``neighbours``), or of the notes in ``rows`` (``neighbours`` theirs)."""
+def _regions_of_all(store: Store, kept: KeptMap, neighbours: np.ndarray, sims: np.ndarray) -> None:
+    """Links, density, bridges, roles and missing links of every note, from everyone's
+    nearest notes."""
     read_links(store, kept)
-    counts, linked = kept.links, kept.linked
-    if rows is None:
-        assert neighbours is not None and sims is not None
-        kept.density = regions.density(sims)
-        kept.bridge = regions.bridge_scores(neighbours, kept.labels)
-        own = regions.own_share(neighbours, kept.labels)
-        kept.roles = regions.roles(kept.density, kept.bridge, own, counts)
-        kept.missing = regions.unlinked_pairs(neighbours, kept.vectors.astype(np.float32), linked)[: regions.MISSING_KEPT]
-    elif len(rows):
-        assert neighbours is not None and sims is not None
-        everyone = np.sort(kept.mean_similarity)
-        mean = sims[:, : regions.DENSITY_NEIGHBOURS].mean(axis=1)
-        kept.density[rows] = np.searchsorted(everyone, mean) / max(len(everyone) - 1, 1)
-        kept.mean_similarity[rows] = mean
-        local = np.zeros((len(kept.paths), neighbours.shape[1]), np.int64)
-        local[rows] = neighbours
-        kept.bridge[rows] = regions.bridge_scores(neighbours, kept.labels)
-        own = (kept.labels[neighbours] == kept.labels[rows][:, None]).mean(axis=1)
-        for row, role in zip(rows.tolist(), regions.roles(kept.density[rows], kept.bridge[rows], own, counts[rows]), strict=True):
-            kept.roles[row] = role
-        gone = set(rows.tolist())
-        kept.missing = [m for m in kept.missing if m[0] not in gone and m[1] not in gone]
-        kept.missing += regions.unlinked_pairs(local, kept.vectors.astype(np.float32), linked, rows=rows)
-        kept.missing = sorted(kept.missing, key=lambda item: -item[2])[: regions.MISSING_KEPT]
-    if rows is None and sims is not None:
-        kept.mean_similarity = sims[:, : regions.DENSITY_NEIGHBOURS].mean(axis=1).astype(np.float32)
+    kept.mean_similarity = sims[:, : regions.DENSITY_NEIGHBOURS].mean(axis=1).astype(np.float32)
+    kept.density = regions.density(sims)
+    kept.bridge = regions.bridge_scores(neighbours, kept.labels)
+    own = regions.own_share(neighbours, kept.labels)
+    kept.roles = regions.roles(kept.density, kept.bridge, own, kept.links)
+    kept.missing = regions.unlinked_pairs(neighbours, kept.vectors.astype(np.float32), kept.linked)[: regions.MISSING_KEPT]
+
+
+def _regions_of(store: Store, kept: KeptMap, rows: np.ndarray, neighbours: np.ndarray, sims: np.ndarray) -> None:
+    """The same for the notes in ``rows`` alone (``neighbours`` and ``sims`` theirs): their
+    density is placed among everyone's kept one, and the missing links they were in are
+    found again."""
+    read_links(store, kept)
+    if not len(rows):
+        return
+    mean = sims[:, : regions.DENSITY_NEIGHBOURS].mean(axis=1)
+    everyone = np.sort(kept.mean_similarity)
+    kept.density[rows] = np.searchsorted(everyone, mean) / max(len(everyone) - 1, 1)
+    kept.mean_similarity[rows] = mean
+    kept.bridge[rows] = regions.bridge_scores(neighbours, kept.labels)
+    own = (kept.labels[neighbours] == kept.labels[rows][:, None]).mean(axis=1)
+    for row, role in zip(rows.tolist(), regions.roles(kept.density[rows], kept.bridge[rows], own, kept.links[rows]), strict=True):
+        kept.roles[row] = role
+    gone = set(rows.tolist())
+    everyone_near = np.zeros((len(kept.paths), neighbours.shape[1]), np.int64)
+    everyone_near[rows] = neighbours
+    found = regions.unlinked_pairs(everyone_near, kept.vectors.astype(np.float32), kept.linked, rows=rows)
+    kept.missing = [m for m in kept.missing if m[0] not in gone and m[1] not in gone] + found
+    kept.missing = sorted(kept.missing, key=lambda item: -item[2])[: regions.MISSING_KEPT]
 
 
 def _cluster_words(store: Store, paths: Sequence[str], labels: np.ndarray, k: int) -> list[list[str]]:

@@ -1,7 +1,8 @@
 """The map as a picture: SVG written by hand, PNG drawn with Pillow (the documents extra).
 
 Every note is a dot coloured by its cluster; bridges get a dark ring, islands are grey; each
-cluster's label sits at its centre on a light halo. The picture is square, ``size`` pixels a
+cluster's label sits at its centre on a light halo (the largest clusters' first; a label that
+would overlap one already drawn is left out). The picture is square, ``size`` pixels a
 side, with the map's [0, 1] square inside a margin.
 """
 
@@ -12,7 +13,7 @@ from html import escape
 from pathlib import Path
 
 from ..errors import MissingExtraError
-from ..reports import VaultMap
+from ..reports import MapCluster, VaultMap
 
 PALETTE = (
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
@@ -35,6 +36,22 @@ def _at(value: float, size: int) -> float:
     return round((_MARGIN + value * (1 - 2 * _MARGIN)) * size, 2)
 
 
+def labelled(found: VaultMap, size: int, font: int) -> list[MapCluster]:
+    """The clusters whose labels fit, largest cluster first: a label that would overlap one
+    already placed is left out (the cluster is still coloured; ``vaultseek map`` lists it)."""
+    placed: list[tuple[float, float, float, float]] = []
+    chosen = []
+    for cluster in sorted(found.clusters, key=lambda c: -c.size):
+        half_width = len(cluster.label) * font * 0.3 + 4
+        x, y = _at(cluster.x, size), _at(cluster.y, size)
+        box = (x - half_width, y - font * 0.7, x + half_width, y + font * 0.7)
+        if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+            continue
+        placed.append(box)
+        chosen.append(cluster)
+    return chosen
+
+
 def svg(found: VaultMap, *, size: int = 1200) -> str:
     """The map as an SVG document."""
     r = _radius(len(found.notes), size)
@@ -51,7 +68,7 @@ def svg(found: VaultMap, *, size: int = 1200) -> str:
             f"<title>{title}</title></circle>"
         )
     font = max(11, size // 90)
-    for cluster in found.clusters:
+    for cluster in labelled(found, size, font):
         parts.append(
             f'<text x="{_at(cluster.x, size)}" y="{_at(cluster.y, size)}" font-family="sans-serif" '
             f'font-size="{font}" text-anchor="middle" fill="#111" stroke="#fff" stroke-width="3" '
@@ -74,8 +91,9 @@ def png(found: VaultMap, path: Path, *, size: int = 1600) -> None:
         x, y = _at(note.x, size), _at(note.y, size)
         fill = ISLAND if note.role == "island" else colour(note.cluster)
         draw.ellipse((x - r, y - r, x + r, y + r), fill=fill, outline="#222222" if note.role == "bridge" else None)
-    font = ImageFont.load_default(size=max(12, size // 90))
-    for cluster in found.clusters:
+    points = max(12, size // 90)
+    font = ImageFont.load_default(size=points)
+    for cluster in labelled(found, size, points):
         draw.text((_at(cluster.x, size), _at(cluster.y, size)), cluster.label, fill="#111111", font=font,
                   anchor="mm", stroke_width=3, stroke_fill="#ffffff")  # fmt: skip
     image.save(path, format="PNG")

@@ -13,8 +13,8 @@ Read from each note's nearest notes (``features.nearest``):
 * **role** — ``island`` (no link in or out, and density under ``ISLAND``: the loneliest
   tenth), ``bridge`` (``bridge`` ≥ ``BRIDGE``), ``core`` (at least ``CORE`` of its neighbours
   in its own cluster) or ``member``.
-* **missing links** — pairs among each note's nearest notes that do not link either way,
-  ranked by the cosine of their full (unreduced) features.
+* **missing links** — pairs of a note and one of its ``MISSING_NEIGHBOURS`` nearest notes that
+  do not link either way, ranked by the cosine of their vectors.
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ ISLAND = 0.1
 BRIDGE = 0.6
 CORE = 0.8
 DENSITY_NEIGHBOURS = 10
+MISSING_NEIGHBOURS = 5
+"""A vault's missing links pair a note with one of its five nearest notes only: further out,
+"close" is a matter of degree, and a note's own list (``map_note``) goes as deep as asked."""
 MISSING_KEPT = 500
 """Missing links kept with a map (the best ones; a note's own are found on request)."""
 
@@ -87,7 +90,7 @@ def unlinked_pairs(
     wanted = np.arange(len(neighbours)) if rows is None else rows
     seen: dict[tuple[int, int], float] = {}
     for a in wanted.tolist():
-        for b in neighbours[a].tolist():
+        for b in neighbours[a, :MISSING_NEIGHBOURS].tolist():
             pair = (a, b) if a < b else (b, a)
             if a == b or pair in seen or pair in linked:
                 continue

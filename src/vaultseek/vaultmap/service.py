@@ -6,6 +6,7 @@ with the records of ``reports.py``; paths come out as the index shows them (``sh
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -15,15 +16,25 @@ from ..reports import MapNote, MapRequest, MissingLink, VaultMap
 from ..storage.store import Store
 from ..storage.vectors import VectorIndex
 from . import making, views
+from .features import DEEP_READY
 from .kept import KeptMap
 
 MIN_NOTES = 3
 Shown = Callable[[str], str]
+_BUILDING: dict[str, threading.Lock] = {}
+_BUILDING_GUARD = threading.Lock()
+
+
+def building_lock(key: str) -> threading.Lock:
+    """One lock per index (``key`` names it) for making or updating its map: two requests at
+    once (a page and its panel) make it once — the second then finds it kept."""
+    with _BUILDING_GUARD:
+        return _BUILDING.setdefault(key, threading.Lock())
 
 
 def current_map(
     store: Store, static: VectorIndex, deep: VectorIndex | None, request: MapRequest, *, only: set[str] | None,
-    read_only: bool, shown: Shown, limit: int = 50, progress: making.Progress | None = None,
+    read_only: bool, shown: Shown, key: str, limit: int = 50, progress: making.Progress | None = None,
 ) -> VaultMap:  # fmt: skip
     """The map of the vault (kept, updated or built) or of the notes in ``only`` (built)."""
     started = time.perf_counter()
@@ -33,16 +44,22 @@ def current_map(
         _enough(len(found.paths), scoped=True)
         kept, how, moved = making.build(store, found, clusters=request.clusters, progress=progress), "scoped", len(found.paths)
     else:
-        kept, how, moved = _kept(store, static, deep, request, progress)
-        if how != "kept":
-            if read_only:
-                notices.append("the index is read-only: this map was made but not kept, so the next one is made again")
-            else:
-                kept.save(store)
+        with building_lock(key):
+            kept, how, moved = _kept(store, static, deep, request, progress)
+            if how != "kept":
+                if read_only:
+                    notices.append("the index is read-only: this map was made but not kept, so the next one is made again")
+                else:
+                    kept.save(store)
     if kept.space == "static+deep" and kept.deep_share < 1.0:
         notices.append(
             f"{kept.deep_share:.0%} of the notes have deep vectors; the rest are placed by their words "
             "until the deep tier reaches them"
+        )
+    elif kept.space == "static" and 0.0 < kept.deep_share < DEEP_READY:
+        notices.append(
+            f"the deep tier has reached {kept.deep_share:.0%} of the notes; the map uses their deep vectors "
+            f"from {DEEP_READY:.0%} on"
         )
     found_map = views.vault_map(store, kept, static, limit=limit, how=how, moved=moved,
                                 seconds=time.perf_counter() - started, notices=notices)  # fmt: skip
@@ -50,8 +67,8 @@ def current_map(
 
 
 def note_on_map(store: Store, static: VectorIndex, deep: VectorIndex | None, path: str, *, k: int, shown: Shown,
-                read_only: bool) -> MapNote:  # fmt: skip
-    kept = _ready(store, static, deep, read_only)
+                read_only: bool, key: str) -> MapNote:  # fmt: skip
+    kept = _ready(store, static, deep, read_only, key)
     if path not in kept.paths:
         raise NotFoundError(f"{path} is not on the map", hint="only notes with text are; check the path with `status`")
     found = views.map_note(store, kept, static, path, k=k)
@@ -64,20 +81,22 @@ def note_on_map(store: Store, static: VectorIndex, deep: VectorIndex | None, pat
 
 
 def missing_links(store: Store, static: VectorIndex, deep: VectorIndex | None, path: str | None, *, limit: int,
-                  shown: Shown, read_only: bool) -> tuple[MissingLink, ...]:  # fmt: skip
+                  shown: Shown, read_only: bool, key: str) -> tuple[MissingLink, ...]:  # fmt: skip
     """The vault's best missing links, or those of one note (as many as it has among its
     nearest notes, up to ``limit``)."""
     if path is not None:
-        return note_on_map(store, static, deep, path, k=max(limit, 10), shown=shown, read_only=read_only).missing_links[:limit]
-    kept = _ready(store, static, deep, read_only)
+        found = note_on_map(store, static, deep, path, k=max(limit, 10), shown=shown, read_only=read_only, key=key)
+        return found.missing_links[:limit]
+    kept = _ready(store, static, deep, read_only, key)
     names = views.name_counts(kept.paths)
     return tuple(_shown_link(views.missing_link(store, static, kept, a, b, s, names=names), shown) for a, b, s in kept.missing[:limit])
 
 
-def _ready(store: Store, static: VectorIndex, deep: VectorIndex | None, read_only: bool) -> KeptMap:
-    kept, how, _moved = _kept(store, static, deep, MapRequest(), None)
-    if how != "kept" and not read_only:
-        kept.save(store)
+def _ready(store: Store, static: VectorIndex, deep: VectorIndex | None, read_only: bool, key: str) -> KeptMap:
+    with building_lock(key):
+        kept, how, _moved = _kept(store, static, deep, MapRequest(), None)
+        if how != "kept" and not read_only:
+            kept.save(store)
     return kept
 
 
@@ -91,12 +110,14 @@ def _kept(
     if kept is not None and kept.signature == making.signature(store, static, deep):
         making.read_links(store, kept)
         return kept, "kept", 0
-    found = making.gather(store, static, deep)
-    _enough(len(found.paths), scoped=False)
     if kept is not None:
+        found = making.gather(store, static, deep, centres=kept.basis.centres)
+        _enough(len(found.paths), scoped=False)
         updated = making.update(store, kept, found)
         if updated is not None:
             return updated[0], "updated", updated[1]
+    found = making.gather(store, static, deep)
+    _enough(len(found.paths), scoped=False)
     wanted = request.clusters if request.clusters is not None else (kept.wanted_clusters if kept else None)
     return making.build(store, found, clusters=wanted, progress=progress), "built", len(found.paths)
 
