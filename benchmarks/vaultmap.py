@@ -3,7 +3,7 @@ clusters against known groups, and missing links against hidden ones.
 
     python -m benchmarks.vaultmap speed   [--workdir DIR] [--files 16894]
     python -m benchmarks.vaultmap methods [--workdir DIR] [--files 16894]
-    python -m benchmarks.vaultmap groups  [--data ../shared/data] [--workdir DIR] [--split tune|test]
+    python -m benchmarks.vaultmap groups [--data DIR] [--workdir DIR] [--split S] [--deep-pages N]
     python -m benchmarks.vaultmap links   [--data ../shared/data] [--workdir DIR]
 
 * **speed** — the benchmark vault (``benchmarks.vaultgen``, as ``python -m benchmarks``
@@ -97,7 +97,7 @@ def build_steps(index: Any) -> dict[str, float]:
     with _timer(steps, "gather"):
         found = making.gather(store, static, deep)
     with _timer(steps, "PCA"):
-        basis = feat.fit_basis(found.full, found.space)
+        basis = feat.fit_basis(found.full, found.space, found.centres)
         vectors = basis.project(found.full)
     with _timer(steps, "kNN"):
         neighbours, sims = feat.nearest(vectors)
@@ -112,7 +112,7 @@ def build_steps(index: Any) -> dict[str, float]:
     with _timer(steps, "regions"):
         kept = KeptMap.empty(found.paths, basis, vectors, xy, labels, centres, found.space, found.signature)
         kept.words = words
-        making._redo_regions(store, kept, neighbours, sims, rows=None)
+        making._regions_of_all(store, kept, neighbours, sims)
     with _timer(steps, "save"):
         kept.save(store)
     steps["total"] = sum(steps.values())
@@ -200,8 +200,21 @@ _IMPORTS = {
 }
 
 
-def _rss_mb() -> float:
+def _peak_mb() -> float:
+    """This process's peak resident memory (``VmHWM``: unlike ``ru_maxrss``, not inherited
+    from the parent that started it)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def import_seconds(module: str) -> float | None:
+    """Seconds to import ``module`` in a fresh interpreter that has numpy loaded already
+    (every method needs it); None when it is not installed."""
+    code = f"import time, numpy; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    return float(done.stdout.strip()) if done.returncode == 0 else None
 
 
 def run_method(method: str, vectors: np.ndarray, clusters: int | None = None) -> np.ndarray:
@@ -231,7 +244,7 @@ def run_method(method: str, vectors: np.ndarray, clusters: int | None = None) ->
     if method == "cluster:hdbscan":
         from sklearn.cluster import HDBSCAN
 
-        return np.asarray(HDBSCAN(min_cluster_size=max(5, len(vectors) // 500)).fit_predict(vectors))
+        return np.asarray(HDBSCAN(min_cluster_size=max(5, len(vectors) // 500), copy=True).fit_predict(vectors))
     raise ValueError(f"unknown method {method}")
 
 
@@ -241,29 +254,29 @@ def _child(argv: list[str]) -> int:
     method, source, target = argv[:3]
     clusters = int(argv[3]) if len(argv) > 3 and argv[3] != "-" else None
     vectors = np.load(source)
-    before = _rss_mb()
-    t = time.perf_counter()
+    before = _peak_mb()
     __import__(_IMPORTS[method])
-    imported = time.perf_counter() - t
     t = time.perf_counter()
     result = run_method(method, vectors, clusters)
     ran = time.perf_counter() - t
     np.save(target, result)
-    print(json.dumps({"import_s": imported, "run_s": ran, "peak_mb": _rss_mb(), "base_mb": before}))
+    print(json.dumps({"run_s": ran, "peak_mb": _peak_mb(), "base_mb": before}))
     return 0
 
 
 def method_in_child(method: str, vectors: np.ndarray, work: Path, clusters: int | None = None) -> dict[str, Any] | None:
-    """``method`` run in a fresh process: its figures and result, None when its library is missing."""
-    probe = subprocess.run([sys.executable, "-c", f"import {_IMPORTS[method]}"], capture_output=True)
-    if probe.returncode:
+    """``method`` run in a fresh process: its figures and result; None without its library."""
+    imported = import_seconds(_IMPORTS[method])
+    if imported is None:
         return None
+    import_seconds(_IMPORTS[method])  # the first import may compile (numba) or fill caches
+    imported = import_seconds(_IMPORTS[method])
     source, target = work / "vectors.npy", work / f"{method.replace(':', '-')}.npy"
     np.save(source, vectors)
     command = [sys.executable, "-m", "benchmarks.vaultmap", "_run", method, str(source), str(target), str(clusters or "-")]
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    figures["result"] = np.load(target)
+    figures["import_s"], figures["result"] = imported, np.load(target)
     return figures
 
 
@@ -306,22 +319,33 @@ def neighbourhoods(vectors: np.ndarray, xy: np.ndarray, k: int = K_PRESERVED, sa
     return {"preserved": float(kept), "trust": float(trust)}
 
 
-def map_vectors(index: Any) -> np.ndarray:
-    """The notes' reduced (48-d) unit vectors, as a map build makes them."""
+def map_vectors(index: Any, *, full: bool = False) -> Any:
+    """The notes' reduced (48-d) unit vectors, as a map build makes them (with ``full``: and
+    their unreduced features)."""
     from vaultseek.vaultmap import features as feat
     from vaultseek.vaultmap import making
 
     static, deep = index._map_vectors()
     found = making.gather(index.store, static, deep)
-    return feat.fit_basis(found.full, found.space).project(found.full)
+    reduced = feat.fit_basis(found.full, found.space, found.centres).project(found.full)
+    return (reduced, feat.unit_rows(found.full)) if full else reduced
+
+
+def reduction_agreement(reduced: np.ndarray, full: np.ndarray, k: int = K_PRESERVED) -> float:
+    """The share of each note's ``k`` nearest in the full space that are among its ``k``
+    nearest in the reduced one (``TRUST_SAMPLE`` notes, fixed seed)."""
+    rows = np.random.default_rng(1).choice(len(full), size=min(TRUST_SAMPLE, len(full)), replace=False)
+    near_full, near_reduced = _knn(full, rows, k, cosine=True), _knn(reduced, rows, k, cosine=True)
+    return float(np.mean([len(set(a) & set(b)) / k for a, b in zip(near_full, near_reduced, strict=True)]))
 
 
 def run_methods(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(args.workdir)
     vault, db = _bench_vault(work, args.files)
     with _indexed(vault, db) as index:
-        vectors = map_vectors(index)
-    out: dict[str, Any] = {"notes": len(vectors)}
+        vectors, full = map_vectors(index, full=True)
+    out: dict[str, Any] = {"notes": len(vectors), "full_dim": full.shape[1]}
+    out["reduction_agreement"] = reduction_agreement(vectors, full)
     labels: dict[str, np.ndarray] = {}
     for method in args.methods.split(","):
         figures = method_in_child(method, vectors, work)
@@ -345,7 +369,7 @@ def render_methods(r: dict[str, Any]) -> str:
     lines = [
         f"{r['notes']:,} notes, 48-d vectors; each method in a fresh process",
         "",
-        "| method | import | run | peak memory (process) | quality |",
+        "| method | import | run | peak memory (process; before the run) | quality |",
         "|---|---:|---:|---:|---|",
     ]
     names = {
@@ -367,7 +391,15 @@ def render_methods(r: dict[str, Any]) -> str:
             quality = f"{f['preserved']:.1%} of 10 nearest kept; trustworthiness {f['trust']:.3f}"
         else:
             quality = f"{f['clusters']} clusters, {f['noise']:.0%} of notes unclustered"
-        lines.append(f"| {names[method]} | {f['import_s']:.2f} s | {f['run_s']:.2f} s | {f['peak_mb']:.0f} MB | {quality} |")
+        lines.append(
+            f"| {names[method]} | {f['import_s']:.2f} s | {f['run_s']:.2f} s | {f['peak_mb']:.0f} MB "
+            f"({f['base_mb']:.0f}) | {quality} |"
+        )
+    if "reduction_agreement" in r:
+        lines.append(
+            f"\nPCA to 48 dimensions (from {r['full_dim']}): {r['reduction_agreement']:.1%} of each note's 10 nearest "
+            "in the full space are among its 10 nearest in the 48"
+        )
     if "agreement_ari" in r:
         lines.append(f"\nadjusted Rand index between the two clusterings: {r['agreement_ari']:.3f}")
     return "\n".join(lines)
@@ -385,7 +417,7 @@ def _halves(names: tuple[str, ...], split: str) -> list[str]:
     return ordered[0::2] if split == "tune" else ordered[1::2]
 
 
-def group_vault(data: Path, kind: str, split: str, dest: Path) -> dict[str, str]:
+def group_vault(data: Path, kind: str, split: str, dest: Path, per_group: int = PER_GROUP) -> dict[str, str]:
     """Write the ``kind`` (platform | language) vault of ``split`` into ``dest``; path → group."""
     tldr = data / "tldr"
     groups: dict[str, str] = {}
@@ -397,7 +429,7 @@ def group_vault(data: Path, kind: str, split: str, dest: Path) -> dict[str, str]
     else:
         for language in _halves(LANGUAGES, split):
             pages = sorted((tldr / f"pages.{language}").rglob("*.md"))
-            for page in rng.sample(pages, min(PER_GROUP, len(pages))):
+            for page in rng.sample(pages, min(per_group, len(pages))):
                 groups[f"{language}/{page.parent.name}/{page.name}"] = language
     if not dest.exists():
         for rel in groups:
@@ -424,30 +456,65 @@ def purity(labels: np.ndarray, truth: list[str]) -> float:
     return sum(c.most_common(1)[0][1] for c in by_cluster.values()) / max(len(truth), 1)
 
 
-def run_groups(args: argparse.Namespace) -> dict[str, Any]:
+def _reduced(index: Any, *, deep: bool) -> tuple[list[str], np.ndarray, str]:
+    """The notes, their 48-d vectors and their space, with or without the deep vectors."""
+    from vaultseek.vaultmap import features as feat
     from vaultseek.vaultmap import making
 
+    static, deep_vectors = index._map_vectors()
+    found = making.gather(index.store, static, deep_vectors if deep else None)
+    return found.paths, feat.fit_basis(found.full, found.space, found.centres).project(found.full), found.space
+
+
+def _scores(paths: list[str], vectors: np.ndarray, groups: dict[str, str]) -> dict[str, Any]:
+    truth = [groups[p] for p in paths]
+    count = len(set(truth))
+    row: dict[str, Any] = {"notes": len(truth), "groups": count, "largest": Counter(truth).most_common(1)[0][1] / len(truth)}
+    for method, clusters in (("cluster:ours", None), ("cluster:ours", count), ("cluster:hdbscan", None)):
+        labels = run_method(method, vectors, clusters)
+        name = method if clusters is None else f"{method} k={count}"
+        row[name] = {
+            "ari": _ari(np.array(truth), labels), "purity": purity(labels, truth),
+            "clusters": len(set(labels.tolist()) - {-1}), "noise": float(np.mean(labels == -1)),
+        }  # fmt: skip
+    return row
+
+
+def _deepened(vault: Path, db: Path) -> None:
+    """Give every chunk of ``db`` its deep vector (``vaultseek deep``, in this process)."""
+    from vaultseek.engine import open_index
+
+    os.environ["VAULTSEEK_DEEP_TIER"] = "true"
+    try:
+        with open_index(vault, db=db) as index:
+            while index.deepen() is None:
+                time.sleep(1)
+    finally:
+        os.environ["VAULTSEEK_DEEP_TIER"] = "false"
+
+
+def run_groups(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(args.workdir)
-    out: dict[str, Any] = {"split": args.split}
+    out: dict[str, Any] = {"split": args.split, "rows": {}}
     for kind in ("platform", "language"):
         vault = work / f"tldr-{kind}-{args.split}"
         groups = group_vault(Path(args.data), kind, args.split, vault)
         with _indexed(vault, work / f"tldr-{kind}-{args.split}.db") as index:
-            static, deep = index._map_vectors()
-            found = making.gather(index.store, static, deep)
-            vectors = map_vectors(index)
-        truth = [groups[p] for p in found.paths]
-        count = len(set(truth))
-        row: dict[str, Any] = {"notes": len(truth), "groups": count, "space": found.space}
-        for method, clusters in (("cluster:ours", None), ("cluster:ours", count), ("cluster:hdbscan", None)):
-            labels = run_method(method, vectors, clusters)
-            name = method if clusters is None else f"{method} k={count}"
-            row[name] = {
-                "ari": _ari(np.array(truth), labels),
-                "purity": purity(labels, truth),
-                "clusters": len(set(labels.tolist()) - {-1}),
-            }
-        out[kind] = row
+            paths, vectors, space = _reduced(index, deep=False)
+        out["rows"][f"by {kind} ({space})"] = _scores(paths, vectors, groups)
+    if args.deep_pages:
+        vault = work / f"tldr-language-{args.split}-{args.deep_pages}"
+        db = work / f"tldr-language-{args.split}-{args.deep_pages}.db"
+        groups = group_vault(Path(args.data), "language", args.split, vault, per_group=args.deep_pages)
+        with _indexed(vault, db):
+            pass
+        t = time.perf_counter()
+        _deepened(vault, db)
+        out["deep_s"] = time.perf_counter() - t
+        with _indexed(vault, db) as index:
+            for deep in (False, True):
+                paths, vectors, space = _reduced(index, deep=deep)
+                out["rows"][f"by language, {args.deep_pages} pages each ({space})"] = _scores(paths, vectors, groups)
     return out
 
 
@@ -455,21 +522,23 @@ def render_groups(r: dict[str, Any]) -> str:
     lines = [
         f"tldr pages, the {r['split']} half of the groups",
         "",
-        "| vault | notes | groups | clustering | clusters | adjusted Rand index | purity |",
+        "| vault | notes | groups (largest's share) | clustering | clusters | adjusted Rand index | purity |",
         "|---|---:|---:|---|---:|---:|---:|",
     ]
-    for kind in ("platform", "language"):
-        row = r[kind]
+    names = {"cluster:ours": "ours (count by the vault's size)", "cluster:hdbscan": "HDBSCAN"}
+    for vault, row in r["rows"].items():
         for name, f in row.items():
             if not isinstance(f, dict):
                 continue
-            label = {"cluster:ours": "ours (count by the vault's size)", "cluster:hdbscan": "HDBSCAN"}.get(
-                name, "ours (count = the groups')"
-            )
+            label = names.get(name, "ours (count = the groups')")
+            if f["noise"]:
+                label += f" ({f['noise']:.0%} unclustered)"
             lines.append(
-                f"| by {kind} ({row['space']}) | {row['notes']:,} | {row['groups']} | {label} | {f['clusters']} | "
+                f"| {vault} | {row['notes']:,} | {row['groups']} ({row['largest']:.0%}) | {label} | {f['clusters']} | "
                 f"{f['ari']:.3f} | {f['purity']:.3f} |"
             )
+    if "deep_s" in r:
+        lines.append(f"\ndeep vectors for the smaller vault made in {r['deep_s']:.0f} s")
     return "\n".join(lines)
 
 
@@ -568,8 +637,8 @@ def run_links(args: argparse.Namespace) -> dict[str, Any]:
 
 def render_links(r: dict[str, Any]) -> str:
     lines = [
-        f"PowerShell docs: {r['notes']:,} notes, {r['linked_pairs']:,} linked pairs, {r['hidden_pairs']:,} hidden "
-        f"({r['hidden_links']:,} links from {r['sources']:,} notes); map built in {r['build_s']:.1f} s",
+        (f"PowerShell docs: {r['notes']:,} notes, {r['linked_pairs']:,} linked pairs, {r['hidden_pairs']:,} hidden "
+         f"({r['hidden_links']:,} links from {r['sources']:,} notes); map built in {r['build_s']:.1f} s"),
         "",
         "| suggestions of each source note | hidden links recovered in the top 10 | in the top 50 |",
         "|---|---:|---:|",
@@ -577,8 +646,8 @@ def render_links(r: dict[str, Any]) -> str:
         f"| baseline: `related` (meaning + the remaining links), linked ones dropped | {r['related@10']:.1%} | {r['related@50']:.1%} |",
         f"| baseline: random unlinked notes (expected) | {r['random@10']:.2%} | {r['random@50']:.2%} |",
         "",
-        f"vault-wide list (`missing_links(limit={r['vault_wide_listed']})`): {r['vault_wide_hits']} hidden pairs among "
-        f"{r['vault_wide_listed']} (random pairs: {r['vault_wide_random']:.2f} expected)",
+        (f"vault-wide list (`missing_links(limit={r['vault_wide_listed']})`): {r['vault_wide_hits']} hidden pairs "
+         f"among {r['vault_wide_listed']} (random pairs: {r['vault_wide_random']:.2f} expected)"),
     ]  # fmt: skip
     return "\n".join(lines)
 
@@ -604,6 +673,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", help="keep vaults and indexes here (reused when present)")
     parser.add_argument("--split", default="test", choices=("tune", "test"), help="groups: which half (default: test)")
     parser.add_argument("--methods", default=",".join(METHODS), help="methods: which (default: all)")
+    parser.add_argument("--deep-pages", type=int, default=0, metavar="N",
+                        help="groups: also a language vault of N pages each, static against static+deep (the "
+                             "deep tier runs on it)")  # fmt: skip
     parser.add_argument("--json", metavar="FILE", help="also write the raw numbers here")
     args = parser.parse_args(argv)
     unknown = [p for p in args.parts if p not in PARTS]
