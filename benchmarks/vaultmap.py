@@ -11,7 +11,7 @@ clusters against known groups, and missing links against hidden ones.
   layout, clusters, names, regions, save), its peak memory, the kept map's answer, and an
   update after one edited note; each beside the same at a quarter of the vault, measured in
   the same run.
-* **methods** — on the same notes' 48-d vectors, each method in a fresh process (import
+* **methods** — on the same notes' reduced vectors, each method in a fresh process (import
   time, run time, peak memory): our layout against a PCA projection, scikit-learn's t-SNE and
   umap-learn's UMAP (when installed), scored by neighbourhood preservation and
   trustworthiness; our spherical k-means against scikit-learn's HDBSCAN.
@@ -52,7 +52,7 @@ import numpy as np
 from benchmarks.vaultgen import VaultSpec, build_vault, edit_one_file
 
 K_PRESERVED = 10
-"""Neighbours compared between the 48-d space and the map."""
+"""Neighbours compared between the reduced space and the map."""
 TRUST_SAMPLE = 2_000
 """Notes whose neighbourhoods score trustworthiness (ranks are taken among every note)."""
 HIDDEN_SHARE = 0.10
@@ -320,7 +320,7 @@ def neighbourhoods(vectors: np.ndarray, xy: np.ndarray, k: int = K_PRESERVED, sa
 
 
 def map_vectors(index: Any, *, full: bool = False) -> Any:
-    """The notes' reduced (48-d) unit vectors, as a map build makes them (with ``full``: and
+    """The notes' reduced unit vectors, as a map build makes them (with ``full``: and
     their unreduced features)."""
     from vaultseek.vaultmap import features as feat
     from vaultseek.vaultmap import making
@@ -344,7 +344,7 @@ def run_methods(args: argparse.Namespace) -> dict[str, Any]:
     vault, db = _bench_vault(work, args.files)
     with _indexed(vault, db) as index:
         vectors, full = map_vectors(index, full=True)
-    out: dict[str, Any] = {"notes": len(vectors), "full_dim": full.shape[1]}
+    out: dict[str, Any] = {"notes": len(vectors), "full_dim": full.shape[1], "dims": vectors.shape[1]}
     out["reduction_agreement"] = reduction_agreement(vectors, full)
     labels: dict[str, np.ndarray] = {}
     for method in args.methods.split(","):
@@ -367,7 +367,7 @@ def run_methods(args: argparse.Namespace) -> dict[str, Any]:
 
 def render_methods(r: dict[str, Any]) -> str:
     lines = [
-        f"{r['notes']:,} notes, 48-d vectors; each method in a fresh process",
+        f"{r['notes']:,} notes, {r['dims']}-d vectors (the map's); each method in a fresh process",
         "",
         "| method | import | run | peak memory (process; before the run) | quality |",
         "|---|---:|---:|---:|---|",
@@ -397,8 +397,8 @@ def render_methods(r: dict[str, Any]) -> str:
         )
     if "reduction_agreement" in r:
         lines.append(
-            f"\nPCA to 48 dimensions (from {r['full_dim']}): {r['reduction_agreement']:.1%} of each note's 10 nearest "
-            "in the full space are among its 10 nearest in the 48"
+            f"\nPCA to {r['dims']} dimensions (from {r['full_dim']}): {r['reduction_agreement']:.1%} of each note's "
+            f"10 nearest in the full space are among its 10 nearest in the {r['dims']}"
         )
     if "agreement_ari" in r:
         lines.append(f"\nadjusted Rand index between the two clusterings: {r['agreement_ari']:.3f}")
@@ -457,7 +457,7 @@ def purity(labels: np.ndarray, truth: list[str]) -> float:
 
 
 def _reduced(index: Any, *, deep: bool) -> tuple[list[str], np.ndarray, str]:
-    """The notes, their 48-d vectors and their space, with or without the deep vectors."""
+    """The notes, their reduced vectors and their space, with or without the deep vectors."""
     from vaultseek.vaultmap import features as feat
     from vaultseek.vaultmap import making
 

@@ -15,8 +15,8 @@ words put it until its own deep vectors arrive. With no deep vectors at all the 
 static alone.
 
 The features are then reduced to ``DIMENSIONS`` by PCA (the covariance's top eigenvectors),
-which keeps the nearest-neighbour search and the clustering cheap on 20k notes; the basis is
-kept with the map so that an edited note is projected the same way.
+which keeps the kept vectors small and the clustering cheap on 20k notes; the basis is kept
+with the map so that an edited note is projected the same way.
 """
 
 from __future__ import annotations
@@ -34,9 +34,10 @@ DEEP_READY = 0.9
 """The share of notes with deep vectors from which the map uses them. Below it (the hours
 after a first index) the map stays static: mixing a few deep notes in would re-lay it out
 every time the deep tier moved on."""
-DIMENSIONS = 48
-"""Dimensions kept by PCA: the nearest neighbours found in 48 agree with those in the full
-space on ~90% of the first ten (``python -m benchmarks.vaultmap``)."""
+DIMENSIONS = 128
+"""Dimensions kept by PCA: on the 16,894-note benchmark vault (static, 256 dimensions) a
+note's ten nearest found in 128 are 85% of those in the full space (48: 56%, 96: 77%, 192:
+94%) for the same search time (``python -m benchmarks.vaultmap methods``)."""
 NEIGHBOURS = 15
 """Nearest notes kept per note: the layout's graph, bridges, density and missing links."""
 _BORROWED = 5
