@@ -555,10 +555,10 @@ def _resolve(source: str, target: str, paths: set[str]) -> str | None:
     return joined if joined in paths else None
 
 
-def links_vault(data: Path, dest: Path) -> dict[tuple[str, str], int]:
+def links_vault(data: Path, dest: Path) -> tuple[int, int, list[tuple[str, str]]]:
     """Copy the PowerShell docs (7.5 reference, conceptual docs) to ``dest``, hide
     ``HIDDEN_SHARE`` of the linked note pairs (every link between the two, both ways, becomes
-    its text) and return the hidden (source, target) links with how many were removed."""
+    its text). Returns the linked pairs, the hidden pairs and the hidden (source, target) links."""
     root = data / "powershell-docs" / "reference"
     texts: dict[str, str] = {}
     for folder in ("7.5", "docs-conceptual"):
@@ -589,17 +589,16 @@ def links_vault(data: Path, dest: Path) -> dict[tuple[str, str], int]:
         texts[source] = _MD_LINK.sub(unlink(source), text)
     if not dest.exists():
         for rel, text in texts.items():
-            target = dest / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, "utf-8")
-    return {"pairs": len(ordered), "hidden_pairs": len(hidden_pairs), **{f"{a}\t{b}": n for (a, b), n in removed.items()}}  # type: ignore[dict-item]
+            written = dest / rel
+            written.parent.mkdir(parents=True, exist_ok=True)
+            written.write_text(text, "utf-8")
+    return len(ordered), len(hidden_pairs), sorted(removed)
 
 
 def run_links(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(args.workdir)
     vault = work / "powershell-hidden"
-    hidden_info = links_vault(Path(args.data), vault)
-    hidden = [tuple(key.split("\t")) for key in hidden_info if "\t" in key]
+    linked_pairs, hidden_pairs, hidden = links_vault(Path(args.data), vault)
     with _indexed(vault, work / "powershell-hidden.db") as index:
         still = {(a, b) for a, b in index.store.link_edges()}
         linked_either = still | {(b, a) for a, b in still}
@@ -619,7 +618,7 @@ def run_links(args: argparse.Namespace) -> dict[str, Any]:
         vault_wide = [(m.source, m.target) for m in index.missing_links(limit=500)]
         degree = Counter(a for a, _b in linked_either)
     out: dict[str, Any] = {
-        "notes": len(notes), "linked_pairs": hidden_info["pairs"], "hidden_pairs": hidden_info["hidden_pairs"],
+        "notes": len(notes), "linked_pairs": linked_pairs, "hidden_pairs": hidden_pairs,
         "hidden_links": len(hidden), "sources": len(sources), "build_s": build_s,
     }  # fmt: skip
     for name, lists in (("map", suggested), ("related", related)):
