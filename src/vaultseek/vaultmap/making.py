@@ -65,14 +65,14 @@ def gather(
     note_of = np.fromiter((where.get(p, -1) for p in owner_paths), dtype=np.int64, count=len(owner_paths))
     keep = note_of >= 0
     rows = np.searchsorted(static.ids, chunk_ids[keep])
-    static_means, _present = feat.note_means(paths, note_of[keep], static.vectors(rows))
+    static_means, _present = feat.note_means_read(len(paths), note_of[keep], static.vectors, rows, static.dim)
     deep_means, has_deep = None, np.zeros(len(paths), bool)
     if deep is not None and len(deep):
         position = np.searchsorted(chunk_ids, deep.ids)
         position = np.minimum(position, len(chunk_ids) - 1)
         known = (chunk_ids[position] == deep.ids) & (note_of[position] >= 0)
         deep_rows = np.flatnonzero(known)
-        deep_means, has_deep = feat.note_means(paths, note_of[position[deep_rows]], deep.vectors(deep_rows))
+        deep_means, has_deep = feat.note_means_read(len(paths), note_of[position[deep_rows]], deep.vectors, deep_rows, deep.dim)
     full, space, used = feat.full_features(static_means, deep_means, has_deep, centres)
     return Gathered(paths, full, space, has_deep, signature(store, static, deep), used)
 
