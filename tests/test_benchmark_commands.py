@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import REPO
 
 
@@ -85,3 +87,18 @@ def test_the_filter_benchmark_runs_each_filter_kept_and_at_first_use(tmp_path: P
     assert set(figures["first_use"]) == {"unfiltered", *figures["filtered"]}
     assert all(variant["n"] == figures["queries"] > 0 for variant in figures["first_use"].values())
     assert "first use of the filter" in result.stdout
+
+
+def test_the_map_page_benchmark_runs(tmp_path: Path) -> None:
+    pytest.importorskip("playwright")
+    out = tmp_path / "mappage.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.mappage", "--points", "400", "--runs", "1", "--json", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    figures = json.loads(out.read_text("utf-8"))
+    assert figures["measured"]["points"] == 400 and figures["baseline"]["points"] == 40
+    run = figures["measured"]["runs"][0]
+    assert run["first_paint_ms"] > 0 and len(run["frame_ms"]) > 10 and run["draw_ms"]
+    assert "first paint (navigation → every point drawn)" in result.stdout

@@ -461,3 +461,145 @@ def test_chunk_lists_count_a_notes_second_section_as_nothing(vault: Path, write,
     assert bm25.chunk_scores["Recall@10"] == bm25.scores["Recall@10"] == 1.0
     assert report.to_dict()["results"][0]["chunk_list"]["mrr@10"] == pytest.approx(1 / 3, abs=1e-6)
     assert chunk_list(["a", "a", "b", "a"])[2] == "b" and len(set(chunk_list(["a", "a", "b", "a"]))) == 4
+
+
+# -- quality by region of the map -------------------------------------------------------------
+def test_region_scores_attribute_each_relevant_document_to_its_notes_region() -> None:
+    """Known numbers: q1's two relevant documents lie in a core and a bridge note, only the core
+    one is in its first ten; q2's one (a bridge note) is found; q3's is not on the map."""
+    from vaultseek.evaluation.regions import MIN_JUDGED, MapRegions, region_scores
+    from vaultseek.reports import MapCluster
+
+    def cluster(number: int, size: int, thin: bool) -> MapCluster:
+        return MapCluster(number, f"words {number}", (), (), size, 0.0, 0.0, 0.2 if thin else 0.6, thin)
+
+    regions = MapRegions(
+        "static", 40, cluster_of={"a": 0, "b": 1, "c": 1, "d": 0}, role_of={"a": "core", "b": "bridge", "c": "bridge", "d": "island"},
+        clusters={0: cluster(0, 30, False), 1: cluster(1, 10, True)}, role_sizes={"core": 20, "member": 12, "bridge": 6, "island": 2},
+    )  # fmt: skip
+    judgments = [{"a": 1, "b": 2, "d": 0}, {"c": 1}, {"zzz": 1}]
+    far = [f"x{n}" for n in range(20)]
+    rankings = [["a", *far[:9], "b"], ["x", "x2", "c"], ["zzz"]]  # b is 11th: past the tenth
+    scores = region_scores(regions, judgments, rankings)
+    roles = {s.region: s for s in scores.roles}
+    assert [s.region for s in scores.roles] == ["core", "member", "bridge", "island"]
+    assert (roles["core"].recall, roles["core"].judged, roles["core"].queries, roles["core"].notes) == (1.0, 1, 1, 20)
+    assert (roles["bridge"].recall, roles["bridge"].judged, roles["bridge"].queries) == (0.5, 2, 2)  # q1: 0, q2: 1
+    assert roles["bridge"].recall_100 == 1.0  # b is found by the 100th
+    assert roles["bridge"].per_query == ((0, 0.0), (1, 1.0))  # what the benchmark's bootstrap resamples
+    assert roles["island"].queries == 0 and roles["member"].judged == 0  # d is judged not relevant
+    density = {s.region: s for s in scores.density}
+    assert (density["dense clusters"].recall, density["dense clusters"].notes) == (1.0, 30)
+    assert (density["thin clusters"].recall, density["thin clusters"].notes) == (0.5, 10)
+    assert scores.off_map == 1 and scores.clusters == ()  # no cluster holds MIN_JUDGED pairs
+    many = region_scores(regions, [{"a": 1}] * MIN_JUDGED, [["a"]] * MIN_JUDGED)
+    assert [(s.region, s.label, s.judged, s.recall) for s in many.clusters] == [("cluster 0", "words 0", MIN_JUDGED, 1.0)]
+    assert scores.to_dict()["roles"]["bridge"] == {
+        "region": "bridge", "notes": 6, "judged": 2, "queries": 2, "recall@10": 0.5, "recall@100": 1.0,
+    }  # fmt: skip
+
+
+TOPICS = {
+    "bread": ("sourdough starter", "rye flour", "bread dough", "oven steam", "banneton proofing", "crust"),
+    "auth": ("refresh token", "oauth client", "access token", "pkce flow", "token revocation", "login session"),
+    "bikes": ("bicycle chain", "derailleur gears", "tyre pressure", "brake pads", "wheel spokes", "saddle height"),
+}
+
+
+def write_region_beir(folder: Path) -> tuple[Path, int]:
+    """Three topics of twelve documents, each query judging one document relevant (a third of
+    the queries vague: a dozen documents match them as well)."""
+    folder.mkdir(parents=True)
+    docs, queries, qrels = [], [], ["query-id\tcorpus-id\tscore"]
+    for topic, words in TOPICS.items():
+        for n in range(12):
+            first, second = words[n % len(words)], words[(n * 5 + 1) % len(words)]
+            text = f"Notes on {first} and {second}, part {n}: how the {first} relates to the {second} in {topic}."
+            docs.append(json.dumps({"_id": f"{topic}{n}", "title": f"{first} {n}", "text": text}))
+            if n % 2 == 0:
+                vague = f"how it relates in {topic}" if n % 4 == 0 else f"{first} with {second}"
+                queries.append(json.dumps({"_id": f"q-{topic}{n}", "text": vague}))
+                qrels.append(f"q-{topic}{n}\t{topic}{n}\t1")
+    (folder / "corpus.jsonl").write_text("\n".join(docs) + "\n", encoding="utf-8")
+    (folder / "queries.jsonl").write_text("\n".join(queries) + "\n", encoding="utf-8")
+    (folder / "qrels.tsv").write_text("\n".join(qrels) + "\n", encoding="utf-8")
+    return folder, len(queries)
+
+
+def test_eval_by_region_reports_recall_per_role_and_cluster_of_the_scratch_indexs_map(tmp_path: Path) -> None:
+    folder, queries = write_region_beir(tmp_path / "topics")
+    work = str(tmp_path / "work")
+    found = run_cli("eval", str(folder), "--workdir", work, "--modes", "bm25,hybrid", "--fusion", "", "--by-region", "--json")
+    assert found.returncode == 0, found.stderr
+    data = json.loads(found.stdout)
+    assert data["map"]["notes"] == 36 and sum(data["map"]["roles"].values()) == 36 and data["map"]["clusters"] >= 2
+    for result in data["results"]:
+        regions = result["by_region"]
+        assert list(regions["roles"]) == ["core", "member", "bridge", "island"] and regions["off_map"] == 0
+        for group in ("roles", "density"):  # every relevant pair counts once in each grouping
+            assert sum(r["judged"] for r in regions[group].values()) == queries
+            # one relevant document a query: region recalls weighted by queries make the whole
+            weighted = sum(r["recall@10"] * r["queries"] for r in regions[group].values()) / queries
+            assert weighted == pytest.approx(result["recall@10"], abs=1e-5)
+        assert {r["notes"] for r in regions["roles"].values()} == {data["map"]["roles"][role] for role in regions["roles"]}
+        for cluster in regions["clusters"]:
+            assert cluster["judged"] >= 10 and " · " in cluster["label"] and 0 <= cluster["recall@10"] <= 1
+    table = run_cli("eval", str(folder), "--workdir", work, "--modes", "hybrid", "--fusion", "", "--by-region")
+    assert table.returncode == 0, table.stderr
+    assert "Recall@10 by region of the map (static vectors, 36 notes" in table.stdout
+    row = next(line for line in table.stdout.splitlines() if line.startswith("hybrid ") and "(" in line)
+    assert len(re.findall(r"\d\.\d{3} \(\d+\)|  -", row)) == 6  # four roles, dense and thin clusters
+    plain = run_cli("eval", str(folder), "--workdir", work, "--modes", "bm25", "--fusion", "", "--json")
+    unmapped = json.loads(plain.stdout)
+    assert "map" not in unmapped and "by_region" not in unmapped["results"][0]
+
+
+def test_eval_by_region_of_too_few_notes_is_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "two"
+    folder.mkdir()
+    docs = [json.dumps({"_id": f"d{n}", "title": "t", "text": f"document {n} about kayaks"}) for n in (1, 2)]
+    (folder / "corpus.jsonl").write_text("\n".join(docs) + "\n", encoding="utf-8")
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q", "text": "kayaks"}) + "\n", encoding="utf-8")
+    (folder / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq\td1\t1\n", encoding="utf-8")
+    found = run_cli("eval", str(folder), "--workdir", str(tmp_path / "work"), "--modes", "bm25", "--by-region")
+    assert found.returncode == 1 and found.stderr.startswith("error: a map needs at least 3 notes")
+    assert "Traceback" not in found.stderr
+
+
+def test_the_regions_benchmark_measures_bridge_against_core_with_intervals(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    write_region_beir(tmp_path / "data" / "ir" / "topics")
+    out = tmp_path / "regions.md"
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.regions", "--data", str(tmp_path / "data"), "--beir", "topics", "--golden", "",
+         "--workdir", str(tmp_path / "work"), "--out", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    table = out.read_text("utf-8").splitlines()
+    assert table[0].startswith("| set | notes | clusters | queries | Recall@10 | core |") and "bridge − core" in table[0]
+    row = table[2].split(" | ")
+    assert row[0] == "| topics" and row[1:4] == ["36", row[2], "18"]
+    interval = r"[+-]\d\.\d{3} \[[+-]\d\.\d{3}, [+-]\d\.\d{3}\]|–"  # "–": a region holds nothing
+    assert all(re.fullmatch(interval, cell.removesuffix(" |")) for cell in row[-3:]), row
+    assert all(re.fullmatch(r"[01]\.\d{3} \(\d+\)|–", cell) for cell in row[5:8]), row  # a recall (pairs), or none
+
+    from benchmarks.regions import difference
+
+    from vaultseek.evaluation.regions import RegionScore
+
+    def region(values: list[tuple[int, float]]) -> RegionScore:
+        recall = sum(v for _q, v in values) / len(values)
+        return RegionScore("r", 1, len(values), len(values), recall, recall, per_query=tuple(values))
+
+    found = region([(q, 1.0) for q in range(40)])
+    missed = region([(q, 0.0 if q % 4 else 1.0) for q in range(40, 80)])  # a quarter found
+    value, low, high = difference(missed, found, 80)
+    assert value == pytest.approx(-0.75) and low < -0.75 < high < 0  # told apart from zero
+    same = region([(q, float(q % 2)) for q in range(80)])
+    value, low, high = difference(same, same, 80)
+    assert value == 0.0 and low == high == 0.0

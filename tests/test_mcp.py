@@ -68,7 +68,9 @@ async def session_calls(vault: Path) -> dict[str, Any]:
 
 def test_mcp_tools_over_stdio(indexed: Path) -> None:
     out = run(session_calls(indexed))
-    assert set(out["tools"]) == {"search", "get_note", "get_chunk", "links", "related", "status"}
+    assert set(out["tools"]) == {
+        "search", "get_note", "get_chunk", "links", "related", "status", "map_clusters", "map_note", "missing_links",
+    }  # fmt: skip
     schema = out["tools"]["search"].input_schema
     assert tuple(schema["properties"]) == REQUEST_FIELDS and schema["additionalProperties"] is False
     assert out["kind"].structured_content["results"][0]["path"] == "inventory.csv"  # the CLI's --kind
@@ -148,8 +150,11 @@ async def hostile_calls(vault: Path, stderr: Path) -> list[tuple[str, dict[str, 
         calls += [("get_chunk", {"chunk_id": value}), ("get_note", {"path": value}),
                   ("get_note", {"path": "security/oauth.md", "section": value}), ("links", {"note": value}),
                   ("related", {"note": value}), ("related", {"note": "security/oauth.md", "k": value}),
-                  ("search", {"query": value}), ("search", {"query": "tokens", "k": value})]  # fmt: skip
-    calls += [("status", {"verbose": True}), ("get_chunk", {"chunk_id": 1, "extra": 1})]
+                  ("search", {"query": value}), ("search", {"query": "tokens", "k": value}),
+                  ("map_note", {"note": value}), ("map_note", {"note": "security/oauth.md", "k": value}),
+                  ("missing_links", {"note": value}), ("missing_links", {"limit": value})]  # fmt: skip
+    calls += [("status", {"verbose": True}), ("get_chunk", {"chunk_id": 1, "extra": 1}),
+              ("map_clusters", {"verbose": True})]  # fmt: skip
     answers = []
     async with Client(params) as client:
         for tool, arguments in calls:
@@ -160,7 +165,8 @@ async def hostile_calls(vault: Path, stderr: Path) -> list[tuple[str, dict[str, 
 def test_hostile_arguments_get_one_clear_error_and_no_traceback(indexed: Path, tmp_path: Path) -> None:
     stderr = tmp_path / "server-stderr.txt"
     answers = run(hostile_calls(indexed, stderr))
-    allowed_none = {("get_note", "section"), ("related", "k"), ("search", "k")}  # optional: null is the default
+    allowed_none = {("get_note", "section"), ("related", "k"), ("search", "k"), ("map_note", "k"),
+                    ("missing_links", "note"), ("missing_links", "limit")}  # optional: null is the default  # fmt: skip
     for tool, arguments, result in answers:
         text = " ".join(c.text for c in result.content)
         name = [k for k in arguments if arguments[k] in HOSTILE or k in ("verbose", "extra")][-1]
@@ -197,3 +203,122 @@ def test_print_command_gives_a_claude_mcp_add_line_that_works_without_the_venv_o
     assert f"--vault={indexed}" in server and " mcp " in server
     # Claude Code starts the server with its own PATH, without the virtual environment.
     assert "get_chunk" in run(list_tools_through(server))
+
+
+# -- the vault map's tools -----------------------------------------------------------------------
+BREAD = (
+    "Feeding the sourdough starter with flour and water twice a day keeps the yeast active.",
+    "Bake sourdough bread hot with steam for a crisp crust; the starter must be bubbly.",
+    "Rye flour ferments faster than wheat flour in a sourdough starter. See [[bread-0]].",
+    "Shaping a sourdough loaf: pre-shape, bench rest, final shape, then proof in a banneton.",
+    "Autolyse: mix flour and water before adding the starter so gluten forms in the bread dough.",
+    "Scoring the bread dough before baking lets the loaf rise evenly in the oven.",
+)
+AUTH = (
+    "Rotate OAuth refresh tokens on every use and revoke the old refresh token.",
+    "Access tokens expire after one hour; clients use the refresh token to get a new access token.",
+    "Detecting refresh token reuse: revoke the whole token family and force a new login.",
+    "PKCE protects the OAuth authorization code flow for public clients without a secret.",
+    "Store OAuth tokens in secure, httpOnly cookies, never in browser local storage.",
+    "Token introspection lets a resource server ask whether an OAuth access token is active.",
+)
+
+
+@pytest.fixture
+def two_topics(vault: Path) -> Path:
+    """Six notes on sourdough and six on OAuth tokens; bread-2 links to bread-0, nothing else
+    links."""
+    for topic, texts in (("bread", BREAD), ("auth", AUTH)):
+        for number, text in enumerate(texts):
+            (vault / f"{topic}-{number}.md").write_text(f"# {topic.title()} {number}\n\n{text}\n", "utf-8")
+    with open_index(vault, create=True) as index:
+        index.sync()
+    return vault
+
+
+async def map_calls(vault: Path) -> dict[str, Any]:
+    from mcp import Client
+
+    calls = {
+        "clusters": ("map_clusters", {}),
+        "note": ("map_note", {"note": "bread-2", "k": 4}),
+        "of_note": ("missing_links", {"note": "bread-2.md", "limit": 2}),
+        "vault": ("missing_links", {"limit": 4}),
+        "default": ("missing_links", {}),
+        "unknown_note": ("map_note", {"note": "nope"}),
+        "no_note": ("map_note", {}),
+        "zero": ("missing_links", {"limit": 0}),
+        "extra": ("map_clusters", {"notes": True}),
+    }
+    async with Client(mcp_server(vault)) as client:
+        out: dict[str, Any] = {"tools": {t.name for t in (await client.list_tools()).tools}}
+        for key, (tool, arguments) in calls.items():
+            out[key] = await client.call_tool(tool, arguments)
+    return out
+
+
+def _error(result: Any) -> str:
+    assert result.is_error
+    text = " ".join(c.text for c in result.content)
+    assert "\n" not in text and "Traceback" not in text, text
+    return text
+
+
+def test_mcp_map_tools_answer_clusters_a_notes_place_and_its_missing_links(two_topics: Path) -> None:
+    out = run(map_calls(two_topics))
+    assert {"map_clusters", "map_note", "missing_links"} <= out["tools"]
+
+    clusters = out["clusters"].structured_content
+    assert set(clusters) == {"space", "notes", "roles", "clusters"}  # lean: no list of every note
+    assert clusters["notes"] == 12 and sum(clusters["roles"].values()) == 12
+    assert sorted(c["size"] for c in clusters["clusters"]) == [6, 6]
+    for cluster in clusters["clusters"]:
+        assert set(cluster) == {"id", "label", "words", "central", "size", "thin"}
+        topics = {path.split("-")[0] for path in cluster["central"]}
+        assert len(topics) == 1 and len(cluster["central"]) == 3  # one topic per cluster
+        named = {"bread": {"sourdough", "starter", "bread", "flour"}, "auth": {"oauth", "token", "tokens", "refresh"}}
+        assert named[topics.pop()] & set(cluster["words"]) and " · " in cluster["label"]
+
+    note = out["note"].structured_content
+    assert note["path"] == "bread-2.md" and note["role"] in ("core", "member", "bridge", "island")
+    assert "sourdough" in note["cluster"]["label"] or "starter" in note["cluster"]["label"]
+    assert len(note["neighbours"]) == 4 and all(n["path"].startswith("bread-") for n in note["neighbours"])
+    linked = {n["path"]: n["linked"] for n in note["neighbours"]}
+    assert linked["bread-0.md"] is True and sum(linked.values()) == 1  # the one link it has
+    unlinked = [n["path"] for n in note["neighbours"] if not n["linked"]]
+    assert [m["target"] for m in note["missing_links"]] == unlinked
+    for link in note["missing_links"]:
+        assert link["source"] == "bread-2.md" and link["link"] == f"[[{link['target'].removesuffix('.md')}]]"
+        assert "Rye flour" in link["source_passage"]["text"] and link["target_passage"]["chunk_id"] > 0
+
+    of_note = out["of_note"].structured_content
+    assert of_note["note"] == "bread-2.md" and [m["target"] for m in of_note["missing_links"]] == unlinked[:2]
+    whole = out["vault"].structured_content["missing_links"]
+    assert len(whole) == 4 and out["vault"].structured_content["note"] is None
+    assert [m["similarity"] for m in whole] == sorted((m["similarity"] for m in whole), reverse=True)
+    pairs = [{m["source"], m["target"]} for m in whole]
+    assert {"bread-0.md", "bread-2.md"} not in pairs  # linked already: never suggested
+    assert all(len({p.split("-")[0] for p in pair}) == 1 for pair in pairs)  # each within one topic
+    assert len(out["default"].structured_content["missing_links"]) == 10
+    for answer in (out["clusters"], out["note"], out["vault"]):  # the data once more, compact, as text
+        assert [c.text for c in answer.content] == [json.dumps(answer.structured_content, ensure_ascii=False, separators=(",", ":"))]
+
+    assert "nope" in _error(out["unknown_note"])
+    assert 'map_note needs "note"' in _error(out["no_note"])
+    assert _error(out["zero"]).endswith("limit must be a whole number from 1 to 100 (got 0)")
+    assert "map_clusters has no argument notes" in _error(out["extra"])
+
+
+def test_mcp_map_of_too_few_notes_is_one_line_with_a_hint(vault: Path) -> None:
+    (vault / "only.md").write_text("# Only\n\nOne note about sourdough starters.\n", "utf-8")
+    with open_index(vault, create=True) as index:
+        index.sync()
+
+    async def ask() -> Any:
+        from mcp import Client
+
+        async with Client(mcp_server(vault)) as client:
+            return await client.call_tool("map_clusters", {})
+
+    text = _error(run(ask()))
+    assert "a map needs at least 3 notes" in text and "vaultseek index" in text

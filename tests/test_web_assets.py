@@ -62,7 +62,7 @@ def test_plain_paths_are_revalidated_and_unknown_ones_refused(client: Any) -> No
 def test_the_one_stylesheet_carries_every_page_in_order(client: Any) -> None:
     bundle = client.get("/static/css/all.css").text
     assert "@import" not in bundle
-    parts = ["app.css", *(f"pages/{name}" for name in ("chat.css", "library.css", "search.css", "hub.css",
+    parts = ["app.css", *(f"pages/{name}" for name in ("chat.css", "library.css", "search.css", "map.css", "hub.css",
                                                        "dashboard.css", "privacy.css")), "attachments.css"]  # fmt: skip
     places = []
     for part in parts:

@@ -1,7 +1,8 @@
 """The MCP server: the one module that imports ``mcp`` (the 2.x SDK, ``MCPServer``).
 
-``vaultseek mcp`` serves one index over stdio (or streamable HTTP with ``--http``) with six
-tools — ``search``, ``get_note``, ``get_chunk``, ``links``, ``related``, ``status`` — built by
+``vaultseek mcp`` serves one index over stdio (or streamable HTTP with ``--http``) with nine
+tools — ``search``, ``get_note``, ``get_chunk``, ``links``, ``related``, ``status``, and the
+vault map's ``map_clusters``, ``map_note``, ``missing_links`` — built by
 :func:`build_mcp_server` around an open :class:`Index`; nothing is registered at import. The
 SDK runs plain tool functions on worker threads, so every call takes a lock: an ``Index`` is
 used by one thread at a time. Each tool takes its arguments whole and checks them itself
@@ -25,6 +26,7 @@ import os
 import re
 import sys
 import threading
+from collections import Counter
 from collections.abc import Callable
 from typing import IO, Any, BinaryIO, cast
 
@@ -34,6 +36,7 @@ from ..contract import SearchRequest, request_schema, shown
 from ..engine import Index
 from ..errors import MissingExtraError, QueryError, VaultseekError
 from ..payload import load_json, shown_size
+from ..reports import VaultMap
 
 try:
     import anyio  # the SDK's async library
@@ -163,6 +166,17 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "k": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10, "description": "how many"},
     }, ("note",)),
     "status": _schema({}),
+    "map_clusters": _schema({}),
+    "map_note": _schema({
+        "note": _NOTE,
+        "k": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10,
+              "description": "how many nearest notes"},
+    }, ("note",)),
+    "missing_links": _schema({
+        "note": {**_NOTE, "description": "only this note's missing links (a path or a note's name); "
+                 "leave out for the vault's best"},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10, "description": "how many"},
+    }),
 }
 # fmt: on
 """The input schema of each tool but search (whose schema is the search request's)."""
@@ -182,6 +196,22 @@ DESCRIPTIONS = {
     "explore around a note a search found. note: a path or a note's name; k: how many (1–50).",
     "status": "What the index holds: vault folder, number of notes and sections, embedding "
     "model, when it was last indexed, and files that could not be indexed.",
+    "map_clusters": "The map of the vault by meaning: its clusters, each with `id`, `label` (its "
+    "distinctive words), `words`, `central` (its most central notes' paths), `size` (notes) and "
+    "`thin` (true for a sparse region), largest first; `notes` counts the notes and `roles` how many "
+    "are `core` (deep inside a cluster), `member`, `bridge` (between clusters) or `island` (no links, "
+    "few near notes). Use map_note for one note's place.",
+    "map_note": "A note's place on the vault map: its `cluster` (id, label), `role` (core, member, "
+    "bridge, island), its k nearest notes by meaning (`neighbours`, each with `similarity`, "
+    "`cluster` and `linked`: whether the two notes link either way) and `missing_links`: the near "
+    "notes it does not link, each with the two passages that make them close and the `link` to "
+    "paste. note: a path or a note's name; k: how many near notes (1–50).",
+    "missing_links": "Notes close in meaning that never link to each other, closest first: what in "
+    "the notes is close to this but unlinked. Each has `source`, `target`, `similarity`, the "
+    "passage of each note that makes them close (`source_passage`, `target_passage`: chunk_id, "
+    "heading, text) and `link`, the [[link]] to paste into the source. note: only that note's "
+    "(a path or a note's name); without it, the whole vault's best. limit: how many (1–100, "
+    "default 10).",
 }
 
 
@@ -322,11 +352,41 @@ def build_mcp_server(index: Index) -> MCPServer:
             "skipped": [{"path": s.path, "reason": s.reason} for s in info.skipped[:50]],
         }
 
+    def map_clusters(arguments: dict[str, Any]) -> dict[str, Any]:
+        _checked("map_clusters", arguments, SCHEMAS["map_clusters"])
+        return clusters_answer(call(index.vault_map, limit=0))
+
+    def map_note(arguments: dict[str, Any]) -> dict[str, Any]:
+        args = _checked("map_note", arguments, SCHEMAS["map_note"])
+        return cast("dict[str, Any]", call(index.map_note, args["note"], k=args["k"]).to_dict())
+
+    def missing_links(arguments: dict[str, Any]) -> dict[str, Any]:
+        args = _checked("missing_links", arguments, SCHEMAS["missing_links"])
+        found = call(index.missing_links, args["note"], limit=args["limit"])
+        return {"note": args["note"], "missing_links": [m.to_dict() for m in found]}
+
     tools = [_tool(search, name="search", description=SEARCH_DESCRIPTION, parameters=search_schema())]
-    for fn in (get_note, get_chunk, links, related, status):
+    for fn in (get_note, get_chunk, links, related, status, map_clusters, map_note, missing_links):
         name = fn.__name__
         tools.append(_tool(fn, name=name, description=DESCRIPTIONS[name], parameters=SCHEMAS[name]))
     return MCPServer(name="vaultseek", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING", tools=tools)
+
+
+def clusters_answer(found: VaultMap) -> dict[str, Any]:
+    """The map as ``map_clusters`` answers: the clusters, largest first, each with its name,
+    words, central notes, size and whether it is thin, and how many notes there are of each
+    role; not the notes themselves (17k points are for a picture, not for a model to read)."""
+    roles = Counter(point.role for point in found.notes)
+    clusters = sorted(found.clusters, key=lambda c: (-c.size, c.id))
+    out: dict[str, Any] = {
+        "space": found.space, "notes": len(found.notes),
+        "roles": {role: roles.get(role, 0) for role in ("core", "member", "bridge", "island")},
+        "clusters": [{"id": c.id, "label": c.label, "words": list(c.words), "central": list(c.central),
+                      "size": c.size, "thin": c.thin} for c in clusters],
+    }  # fmt: skip
+    if found.notices:
+        out["notices"] = list(found.notices)
+    return out
 
 
 def _joined(first: Any, second: Any) -> Any:

@@ -148,6 +148,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     evaluate.add_argument("--term-match", action="store_true", help="also measure hybrid with term matching on and off (hybrid+terms and hybrid-terms rows)")
     evaluate.add_argument("--rerank", action="store_true", help="also measure hybrid with the configured reranker (a hybrid+rerank row)")
     evaluate.add_argument("--expand", action="store_true", help="also measure hybrid with query expansion (a hybrid+expand row)")
+    evaluate.add_argument("--by-region", action="store_true", help="also Recall@10 by region of the vault map: per cluster, and core vs bridge notes")
     _add_common(evaluate)
     add_agent_parsers(commands, _add_common)
     add_intake_parsers(commands, _add_common)
@@ -511,11 +512,12 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     try:
         if args.golden is not None:
             with _open(args, create=False) as index:
-                report = evaluate_golden(index, args.golden, split=args.split, chosen=chosen, progress=bar)
+                report = evaluate_golden(index, args.golden, split=args.split, chosen=chosen, progress=bar,
+                                         by_region=args.by_region)  # fmt: skip
         else:
             report = evaluate_beir(
                 args.folder, split=args.split, workdir=args.workdir, chosen=chosen, progress=bar,
-                config_file=args.config,
+                config_file=args.config, by_region=args.by_region,
             )  # fmt: skip
     finally:
         bar.clear()

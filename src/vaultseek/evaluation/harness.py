@@ -44,6 +44,7 @@ from ..errors import ConfigError, LLMError, QueryError
 from ..records import Progress, SearchMode, SearchResponse
 from ..search.termmatch import DEFAULT_WEIGHT
 from . import metrics
+from .regions import MapRegions, RegionScores, map_regions, region_scores, render_regions
 
 ProgressCallback = Callable[[Progress], None]
 DEPTH = 100
@@ -164,6 +165,8 @@ class ConfigResult:
     """The same metrics over the raw chunk list (:func:`chunk_list`), means over the queries."""
     chunk_by_kind: dict[str, KindScores] = field(default_factory=dict)
     """:attr:`by_kind` over the raw chunk list."""
+    by_region: RegionScores | None = None
+    """Recall@10 by region of the map (``--by-region``: :mod:`.regions`)."""
 
     def to_dict(self, *, per_query: bool = False) -> dict[str, Any]:
         c = self.configuration
@@ -178,6 +181,8 @@ class ConfigResult:
             out["chunk_list"] = {name.lower(): round(value, 6) for name, value in self.chunk_scores.items()}
             if self.chunk_by_kind:
                 out["chunk_list"]["by_kind"] = {kind: scores.to_dict() for kind, scores in self.chunk_by_kind.items()}
+        if self.by_region is not None:
+            out["by_region"] = self.by_region.to_dict()
         if per_query:
             out["per_query_ndcg@10"] = {q: round(v, 6) for q, v in self.per_query_ndcg.items()}
         return out
@@ -198,10 +203,14 @@ class EvalReport:
     results: tuple[ConfigResult, ...]
     index_seconds: float
     notices: tuple[str, ...] = ()
+    regions: MapRegions | None = None
+    """The map the results' ``by_region`` scores were read from (``--by-region``)."""
 
     def to_dict(self, *, per_query: bool = False) -> dict[str, Any]:
-        out = {f.name: getattr(self, f.name) for f in fields(self)} | {"k": DEPTH, "candidates": DEPTH}
-        out["results"] = [r.to_dict(per_query=per_query) for r in self.results]
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "regions"}
+        out |= {"k": DEPTH, "candidates": DEPTH, "results": [r.to_dict(per_query=per_query) for r in self.results]}
+        if self.regions is not None:
+            out["map"] = self.regions.to_dict()
         return out | {"index_seconds": round(self.index_seconds, 2), "notices": list(self.notices)}
 
 
@@ -477,11 +486,13 @@ def run_configurations(
     chosen: Sequence[Configuration],
     *,
     progress: ProgressCallback | None = None,
+    regions: MapRegions | None = None,
 ) -> tuple[ConfigResult, ...]:
     """Every configuration over every query; ``document_of`` maps a result path to the id the
     judgments use. Latency is the wall time of ``index.search`` alone. Each configuration
     first answers one query untimed, so loading the model and the vectors is not counted.
-    Each search is scored at the note level and at the chunk level (the module docstring)."""
+    Each search is scored at the note level and at the chunk level (the module docstring),
+    and with ``regions`` by region of the map (:mod:`.regions`)."""
     report = progress or (lambda _p: None)
     total, done = len(chosen) * len(queries), 0
     results = []
@@ -496,7 +507,7 @@ def run_configurations(
         _model_steps_ran(index.search(queries[0].text, **options), options, config.label)
         scores: dict[str, list[float]] = {name: [] for name in METRICS}
         chunk_scores: dict[str, list[float]] = {name: [] for name in METRICS}
-        latencies, per_query = [], {}
+        latencies, per_query, rankings = [], {}, []
         for query in queries:
             started = time.perf_counter()
             response = index.search(query.text, **options)
@@ -504,6 +515,7 @@ def run_configurations(
             _model_steps_ran(response, options, config.label)
             documents = [document_of(hit.path) for hit in response.results]
             ranking, chunks = metrics.first_occurrences(documents), chunk_list(documents)
+            rankings.append(ranking)
             for name, scorer in METRICS.items():
                 scores[name].append(scorer(ranking, query.judgments))
                 chunk_scores[name].append(scorer(chunks, query.judgments))
@@ -520,6 +532,7 @@ def run_configurations(
                 scores_by_kind(queries, scores),
                 {name: metrics.mean(values) for name, values in chunk_scores.items()},
                 scores_by_kind(queries, chunk_scores),
+                None if regions is None else region_scores(regions, [q.judgments for q in queries], rankings),
             )
         )
     report(Progress("done", 1, 1))
@@ -574,27 +587,31 @@ def evaluate_beir(
     chosen: Sequence[Configuration] | None = None,
     progress: ProgressCallback | None = None,
     db: str | None = None,
+    by_region: bool = False,
     **settings: Any,
 ) -> EvalReport:
     """Index a BEIR folder's corpus under ``workdir`` (a temporary folder, removed afterwards,
     when None) and evaluate one split. ``settings`` go to :func:`open_index` (e.g.
-    ``config_file``), so a user's model or fusion settings are what gets measured."""
+    ``config_file``), so a user's model or fusion settings are what gets measured.
+    ``by_region``: also score each configuration by region of the scratch index's map."""
     collection = load_beir(folder, split)
     scratch = None if workdir else tempfile.TemporaryDirectory(prefix="vaultseek-eval-")
     root = Path(scratch.name) if scratch else Path(str(workdir)).expanduser()
     try:
         index, doc_of_path, seconds = scratch_index(collection, root, progress=progress, db=db, **settings)
         with index:
+            regions = map_regions(index, doc_of_path.get) if by_region else None
             results = run_configurations(
-                index, collection.queries, doc_of_path.__getitem__, chosen or configurations(), progress=progress
-            )
+                index, collection.queries, doc_of_path.__getitem__, chosen or configurations(), progress=progress,
+                regions=regions,
+            )  # fmt: skip
             fusion, model = index.config.fusion, index.status().model
     finally:
         if scratch:
             scratch.cleanup()
     return EvalReport(
         collection.name, str(collection.folder), split, len(doc_of_path), len(collection.queries),
-        collection.skipped_queries, fusion, model, results, seconds, collection.notices,
+        collection.skipped_queries, fusion, model, results, seconds, collection.notices, regions,
     )  # fmt: skip
 
 
@@ -605,10 +622,12 @@ def evaluate_golden(
     split: str | None = None,
     chosen: Sequence[Configuration] | None = None,
     progress: ProgressCallback | None = None,
+    by_region: bool = False,
 ) -> EvalReport:
     """Evaluate an index as it is (it is not synced first) against a golden file, or against
     its lines of one ``split``. Relevant paths the index does not hold are named in a notice:
-    a typo there would otherwise just read as poor recall."""
+    a typo there would otherwise just read as poor recall. ``by_region``: also score each
+    configuration by region of the index's map (made, or brought up to date, and kept)."""
     queries, skipped = load_golden(golden, split)
     judged = sorted({p for q in queries for p, g in q.judgments.items() if g > 0})
     missing = [p for p in judged if not _indexed(index, p)]
@@ -616,11 +635,13 @@ def evaluate_golden(
     if missing:
         more = " …" if len(missing) > 5 else ""
         notices.append(f"{len(missing)} relevant path(s) are not in the index: {', '.join(missing[:5])}{more}")
-    results = run_configurations(index, queries, lambda path: path, chosen or configurations(), progress=progress)
+    regions = map_regions(index, lambda path: path) if by_region else None
+    results = run_configurations(index, queries, lambda path: path, chosen or configurations(), progress=progress,
+                                 regions=regions)  # fmt: skip
     status = index.status()
     return EvalReport(
         Path(golden).name, str(index.vault), split, status.files, len(queries), skipped,
-        index.config.fusion, status.model, results, 0.0, tuple(notices),
+        index.config.fusion, status.model, results, 0.0, tuple(notices), regions,
     )  # fmt: skip
 
 
@@ -688,5 +709,8 @@ def render_table(report: EvalReport) -> str:
     chunk_rows = [[r.configuration.label, *chunk_row(r)] for r in report.results if r.chunk_scores]
     if chunk_rows:
         lines += ["", f"{CHUNK_HEADING}:", *_aligned([["configuration", *METRICS], *chunk_rows], 1)]
+    if report.regions is not None:
+        scored = [(r.configuration.label, r.by_region) for r in report.results if r.by_region is not None]
+        lines += render_regions(report.regions, scored)
     lines += [f"note: {n}" for n in report.notices]
     return "\n".join(lines)

@@ -189,7 +189,8 @@ def _regions_of(store: Store, kept: KeptMap, rows: np.ndarray, neighbours: np.nd
     kept.density[rows] = np.searchsorted(everyone, mean) / max(len(everyone) - 1, 1)
     kept.mean_similarity[rows] = mean
     kept.bridge[rows] = regions.bridge_scores(neighbours, kept.labels)
-    own = (kept.labels[neighbours] == kept.labels[rows][:, None]).mean(axis=1)
+    near = neighbours[:, : regions.depth(kept.labels, neighbours.shape[1])]
+    own = (kept.labels[near] == kept.labels[rows][:, None]).mean(axis=1)
     for row, role in zip(rows.tolist(), regions.roles(kept.density[rows], kept.bridge[rows], own, kept.links[rows]), strict=True):
         kept.roles[row] = role
     gone = set(rows.tolist())

@@ -44,12 +44,22 @@ def density(similarities: np.ndarray) -> np.ndarray:
     return (order / max(len(mean) - 1, 1)).astype(np.float32)
 
 
+def depth(labels: np.ndarray, most: int) -> int:
+    """How many nearest notes bridges and core shares read: up to ``most``, but fewer than the
+    typical cluster holds — in a small vault with clusters of six, fifteen neighbours would
+    reach into other clusters from every note."""
+    sizes = np.bincount(labels)
+    typical = int(np.median(sizes[sizes > 0])) if len(sizes) else 0
+    return max(1, min(most, max(5, typical - 1)))
+
+
 def bridge_scores(neighbours: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Twice the share of each note's neighbours in the second most common cluster among them."""
+    """Twice the share of each note's neighbours in the second most common cluster among them
+    (the first :func:`depth` neighbours)."""
     if not neighbours.size:
         return np.zeros(len(neighbours), np.float32)
-    k = neighbours.shape[1]
-    around = labels[neighbours]
+    k = depth(labels, neighbours.shape[1])
+    around = labels[neighbours[:, :k]]
     scores = np.zeros(len(neighbours), np.float32)
     for row, clusters in enumerate(around):
         counts = np.bincount(clusters)
@@ -60,10 +70,11 @@ def bridge_scores(neighbours: np.ndarray, labels: np.ndarray) -> np.ndarray:
 
 
 def own_share(neighbours: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """The share of each note's neighbours in its own cluster."""
+    """The share of each note's neighbours (the first :func:`depth`) in its own cluster."""
     if not neighbours.size:
         return np.ones(len(neighbours), np.float32)
-    return (labels[neighbours] == labels[:, None]).mean(axis=1).astype(np.float32)
+    k = depth(labels, neighbours.shape[1])
+    return (labels[neighbours[:, :k]] == labels[:, None]).mean(axis=1).astype(np.float32)
 
 
 def roles(dense: np.ndarray, bridges: np.ndarray, own: np.ndarray, link_counts: np.ndarray) -> list[str]:

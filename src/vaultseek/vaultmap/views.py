@@ -159,7 +159,7 @@ def _passage(row: object) -> Passage:
     text = " ".join(str(getattr(row, "text", "")).split())
     if len(text) > _PASSAGE_CHARS:
         text = text[: _PASSAGE_CHARS].rsplit(" ", 1)[0] + " …"
-    heading = str(getattr(row, "heading_context", "")) or None
+    heading = str(getattr(row, "section", "")) or None
     return Passage(chunk_id=int(getattr(row, "id", 0)), heading=heading, text=text)
 
 

@@ -9,6 +9,7 @@ answering JSON; every error leaves as ``{"error": {"code", "message", "hint"}}``
     /api/status, /api/documents…, /api/ingest/events, /api/privacy   routes/library.py
     /api/chat…, /api/conversations…                                  routes/chat.py
     /api/search, /api/links, /api/related                            routes/search.py
+    /api/map, /api/map/note, /api/map/missing                        routes/vaultmap.py
     /api/study/…                                                     routes/hub.py
     /api/attachments…, /api/transcribe, /api/models                  routes/attachments.py
     GET  /static/{path}             the front end's files, revalidated on each use (ETag → 304)
@@ -30,7 +31,7 @@ from ..study import Notebook
 from .assets import Assets
 from .error_handling import HANDLERS
 from .params import off_loop
-from .routes import attachments, chat, hub, library, search
+from .routes import attachments, chat, hub, library, search, vaultmap
 from .security import Guard
 
 try:
@@ -76,6 +77,7 @@ def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_
         *library.ROUTES,
         *chat.ROUTES,
         *search.ROUTES,
+        *vaultmap.ROUTES,
         *hub.ROUTES,
         *attachments.ROUTES,
         Route("/static/{path:path}", assets.static, methods=["GET", "HEAD"]),

@@ -11,6 +11,7 @@ from ..errors import (
     IndexClosedError,
     IndexNotFoundError,
     LLMError,
+    MapUnavailableError,
     MissingExtraError,
     NotFoundError,
     QueryError,
@@ -45,6 +46,8 @@ def status_of(exc: VaultseekError) -> tuple[int, str]:
         return 503, "busy"
     if isinstance(exc, IndexClosedError):
         return 503, "shutting_down"
+    if isinstance(exc, MapUnavailableError):
+        return 503, "map_unavailable"
     if isinstance(exc, LLMError):
         return 502, "llm_error"
     return 500, "error"

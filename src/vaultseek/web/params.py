@@ -78,6 +78,8 @@ def note_param(request: Request) -> str:
 
 _FILTER_LISTS = ("paths", "folders", "tags", "kinds", "where", "path_contains", "name_contains", "categories")
 _FILTER_TEXTS = ("modified_after", "modified_before")
+FILTER_PARAMS = frozenset((*_FILTER_LISTS, *_FILTER_TEXTS))
+"""The query parameters that name a scope (``GET /api/search``'s, ``GET /api/map``'s)."""
 
 
 def search_of_query_string(params: Any) -> dict[str, Any]:

@@ -10,6 +10,7 @@
     chat: ["pages/chat.js", "attachments.js"].concat(MARKDOWN),
     kb: ["pages/library.js"],
     search: ["pages/search.js"],
+    map: ["pages/map.js", "mapview.js"],
     hub: ["pages/hub.js"].concat(MARKDOWN),
     dashboard: ["pages/dashboard.js"],
     privacy: ["pages/privacy.js"].concat(MARKDOWN),

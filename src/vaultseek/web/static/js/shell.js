@@ -1,6 +1,6 @@
 // The app's shell: one page, one navigation. Each section is a page module under ./pages/,
 // imported the first time it is shown and kept mounted (hidden) when another is shown, so its
-// state survives. The hash names the section (#chat, #kb, #search, #hub, #dashboard,
+// state survives. The hash names the section (#chat, #kb, #search, #map, #hub, #dashboard,
 // #privacy), with an optional sub-route after a slash (#hub/material/12); the last one is
 // remembered and reopened on the next visit (head.js, run before the page is drawn, has already
 // asked for the opening section's module: keep its MODULES in step with ROUTES). The header
@@ -12,6 +12,7 @@ const ROUTES = {
   chat: { module: "chat", title: "Chat" },
   kb: { module: "library", title: "Knowledge base" },
   search: { module: "search", title: "Search" },
+  map: { module: "map", title: "Map" },
   hub: { module: "hub", title: "Study hub" },
   dashboard: { module: "dashboard", title: "Dashboard" },
   privacy: { module: "privacy", title: "Privacy" },

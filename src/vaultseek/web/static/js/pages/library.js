@@ -158,10 +158,20 @@ export async function mount(root, context) {
   await Promise.all([load(), loadTree()]);
 }
 
-export function show() {
+// #kb/<path> (the map's "In the knowledge base"): the list narrowed to that file's name, and
+// the file open in the side panel.
+export function show(route) {
   renderScope();
   watch();
-  if (parts.loadedOnce) load({ quiet: true });
+  if (route) {
+    const name = route.split("/").pop();
+    view.q = parts.q.value = name;
+    view.offset = 0;
+    history.replaceState(null, "", "#kb");
+    remember("section", "kb");
+    load();
+    openPassage({ path: route });
+  } else if (parts.loadedOnce) load({ quiet: true });
   parts.loadedOnce = true;
 }
 
