@@ -15,6 +15,7 @@ vectors. Asked again, the map compares what the index holds now with what it was
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -78,10 +79,19 @@ def gather(
 
 
 def signature(store: Store, static: VectorIndex, deep: VectorIndex | None) -> list[int]:
-    """What the map was made from, in four numbers: chunks with vectors, the newest chunk
-    id (an edit gives a note new chunks), chunks with deep vectors, and links."""
+    """What the map was made from, in five numbers: chunks with vectors, the newest chunk
+    id, chunks with deep vectors, links, and a digest of every file's content hash. (The
+    chunks alone miss an edit: an edited note's new chunks may take the very row ids its old
+    ones had, when they were the newest — as they are when a note is edited twice running.)"""
     last = int(static.ids[-1]) if len(static) else 0
-    return [len(static), last, 0 if deep is None else len(deep), store.link_count()]
+    return [len(static), last, 0 if deep is None else len(deep), store.link_count(), _contents(store)]
+
+
+def _contents(store: Store) -> int:
+    digest = hashlib.blake2b(digest_size=8)
+    for path, state in sorted(store.file_states().items()):
+        digest.update(f"{path}\0{state.content_hash}\0".encode())
+    return int.from_bytes(digest.digest(), "big") >> 1
 
 
 def read_links(store: Store, kept: KeptMap) -> None:
