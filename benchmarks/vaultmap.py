@@ -53,6 +53,8 @@ from benchmarks.vaultgen import VaultSpec, build_vault, edit_one_file
 
 K_PRESERVED = 10
 """Neighbours compared between the reduced space and the map."""
+REDUCTIONS = (48, 96, 128, 192)
+"""Dimensions whose nearest notes the methods part compares with the full space's."""
 TRUST_SAMPLE = 2_000
 """Notes whose neighbourhoods score trustworthiness (ranks are taken among every note)."""
 HIDDEN_SHARE = 0.10
@@ -331,6 +333,14 @@ def map_vectors(index: Any, *, full: bool = False) -> Any:
     return (reduced, feat.unit_rows(found.full)) if full else reduced
 
 
+def _projected(full: np.ndarray, dims: int) -> np.ndarray:
+    """``full`` reduced by PCA to ``dims`` dimensions, as the map reduces its features."""
+    from vaultseek.vaultmap import features as feat
+
+    basis = feat.fit_basis(full, "static", feat.Centres(np.zeros(full.shape[1], np.float32)), dimensions=dims)
+    return basis.project(full)
+
+
 def reduction_agreement(reduced: np.ndarray, full: np.ndarray, k: int = K_PRESERVED) -> float:
     """The share of each note's ``k`` nearest in the full space that are among its ``k``
     nearest in the reduced one (``TRUST_SAMPLE`` notes, fixed seed)."""
@@ -346,6 +356,9 @@ def run_methods(args: argparse.Namespace) -> dict[str, Any]:
         vectors, full = map_vectors(index, full=True)
     out: dict[str, Any] = {"notes": len(vectors), "full_dim": full.shape[1], "dims": vectors.shape[1]}
     out["reduction_agreement"] = reduction_agreement(vectors, full)
+    out["agreement_by_dimensions"] = {
+        dims: reduction_agreement(_projected(full, dims), full) for dims in REDUCTIONS if dims < full.shape[1]
+    }
     labels: dict[str, np.ndarray] = {}
     for method in args.methods.split(","):
         figures = method_in_child(method, vectors, work)
@@ -400,6 +413,9 @@ def render_methods(r: dict[str, Any]) -> str:
             f"\nPCA to {r['dims']} dimensions (from {r['full_dim']}): {r['reduction_agreement']:.1%} of each note's "
             f"10 nearest in the full space are among its 10 nearest in the {r['dims']}"
         )
+    if "agreement_by_dimensions" in r:
+        shares = ", ".join(f"{dims}: {share:.1%}" for dims, share in r["agreement_by_dimensions"].items())
+        lines.append(f"the same for other dimensions kept ({shares})")
     if "agreement_ari" in r:
         lines.append(f"\nadjusted Rand index between the two clusterings: {r['agreement_ari']:.3f}")
     return "\n".join(lines)
