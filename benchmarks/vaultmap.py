@@ -531,7 +531,24 @@ def run_groups(args: argparse.Namespace) -> dict[str, Any]:
             for deep in (False, True):
                 paths, vectors, space = _reduced(index, deep=deep)
                 out["rows"][f"by language, {args.deep_pages} pages each ({space})"] = _scores(paths, vectors, groups)
+            for weight in [float(w) for w in args.static_weights.split(",") if w]:
+                out["rows"][f"by language, {args.deep_pages} pages each (static+deep, static weight {weight:g})"] = (
+                    _weighted(index, groups, weight)
+                )
     return out
+
+
+def _weighted(index: Any, groups: dict[str, str], weight: float) -> dict[str, Any]:
+    """:func:`_scores` with the static space weighted ``weight`` and the deep ``1 - weight``."""
+    from vaultseek.vaultmap import features as feat
+
+    kept = feat.STATIC_WEIGHT, feat.DEEP_WEIGHT
+    feat.STATIC_WEIGHT, feat.DEEP_WEIGHT = weight, 1.0 - weight
+    try:
+        paths, vectors, _space = _reduced(index, deep=True)
+        return _scores(paths, vectors, groups)
+    finally:
+        feat.STATIC_WEIGHT, feat.DEEP_WEIGHT = kept
 
 
 def render_groups(r: dict[str, Any]) -> str:
@@ -691,6 +708,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deep-pages", type=int, default=0, metavar="N",
                         help="groups: also a language vault of N pages each, static against static+deep (the "
                              "deep tier runs on it)")  # fmt: skip
+    parser.add_argument("--static-weights", default="", metavar="LIST",
+                        help="groups with --deep-pages: also these static weights (the deep one is 1 - w), "
+                             "e.g. 0.2,0.4,0.6,0.8")  # fmt: skip
     parser.add_argument("--json", metavar="FILE", help="also write the raw numbers here")
     args = parser.parse_args(argv)
     unknown = [p for p in args.parts if p not in PARTS]
