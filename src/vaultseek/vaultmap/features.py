@@ -15,13 +15,13 @@ words put it until its own deep vectors arrive. With no deep vectors at all the 
 static alone.
 
 The features are then reduced to ``DIMENSIONS`` by PCA (the covariance's top eigenvectors),
-which keeps the nearest-neighbour search and the clustering cheap on 20k notes; the basis is
-kept with the map so that an edited note is projected the same way.
+which keeps the kept vectors small and the clustering cheap on 20k notes; the basis is kept
+with the map so that an edited note is projected the same way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,14 +34,16 @@ DEEP_READY = 0.9
 """The share of notes with deep vectors from which the map uses them. Below it (the hours
 after a first index) the map stays static: mixing a few deep notes in would re-lay it out
 every time the deep tier moved on."""
-DIMENSIONS = 48
-"""Dimensions kept by PCA: the nearest neighbours found in 48 agree with those in the full
-space on ~90% of the first ten (``python -m benchmarks.vaultmap``)."""
+DIMENSIONS = 128
+"""Dimensions kept by PCA: on the 16,894-note benchmark vault (static, 256 dimensions) a
+note's ten nearest found in 128 are 85% of those in the full space (48: 56%, 96: 77%, 192:
+94%) for the same search time (``python -m benchmarks.vaultmap methods``)."""
 NEIGHBOURS = 15
 """Nearest notes kept per note: the layout's graph, bridges, density and missing links."""
 _BORROWED = 5
 _BLOCK = 2048
 _SAMPLED = 1024
+_READ = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,12 +91,26 @@ def unit_rows(matrix: np.ndarray) -> np.ndarray:
 def note_means(paths: Sequence[str], rows: np.ndarray, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The mean vector of each note: ``rows[i]`` is the note (index into ``paths``) that
     ``vectors[i]`` belongs to. Returns the means (notes × dim) and which notes had any row."""
-    count = np.bincount(rows, minlength=len(paths)).astype(np.float32)
-    order = np.argsort(rows, kind="stable")
-    sums = np.zeros((len(paths), vectors.shape[1]), dtype=np.float32)
-    if len(order):
-        starts = np.flatnonzero(np.r_[True, np.diff(rows[order]) != 0])
-        sums[rows[order][starts]] = np.add.reduceat(vectors[order], starts, axis=0)
+    return note_means_read(len(paths), rows, vectors.__getitem__, np.arange(len(rows)), vectors.shape[1])
+
+
+def note_means_read(
+    notes: int, owners: np.ndarray, read: Callable[[np.ndarray], np.ndarray], rows: np.ndarray, dim: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`note_means` of the vectors ``read(rows)`` (``owners[i]`` the note of ``rows[i]``),
+    read ``_READ`` rows at a time: the sums are all that is held, not a float copy of every
+    stored vector (on 50k chunks that copy, in fresh memory, cost more than the sums)."""
+    count = np.bincount(owners, minlength=notes).astype(np.float32)
+    sums = np.zeros((notes, dim), dtype=np.float32)
+    for start in range(0, len(rows), _READ):
+        block = owners[start : start + _READ]
+        starts = np.flatnonzero(np.r_[True, np.diff(block) != 0])
+        runs = np.add.reduceat(read(rows[start : start + _READ]), starts, axis=0)
+        firsts = block[starts]
+        if len(np.unique(firsts)) == len(firsts):
+            sums[firsts] += runs
+        else:  # a note's rows apart within the block
+            np.add.at(sums, firsts, runs)
     present = count > 0
     sums[present] /= count[present, None]
     return sums, present

@@ -15,6 +15,7 @@ vectors. Asked again, the map compares what the index holds now with what it was
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -65,23 +66,32 @@ def gather(
     note_of = np.fromiter((where.get(p, -1) for p in owner_paths), dtype=np.int64, count=len(owner_paths))
     keep = note_of >= 0
     rows = np.searchsorted(static.ids, chunk_ids[keep])
-    static_means, _present = feat.note_means(paths, note_of[keep], static.vectors(rows))
+    static_means, _present = feat.note_means_read(len(paths), note_of[keep], static.vectors, rows, static.dim)
     deep_means, has_deep = None, np.zeros(len(paths), bool)
     if deep is not None and len(deep):
         position = np.searchsorted(chunk_ids, deep.ids)
         position = np.minimum(position, len(chunk_ids) - 1)
         known = (chunk_ids[position] == deep.ids) & (note_of[position] >= 0)
         deep_rows = np.flatnonzero(known)
-        deep_means, has_deep = feat.note_means(paths, note_of[position[deep_rows]], deep.vectors(deep_rows))
+        deep_means, has_deep = feat.note_means_read(len(paths), note_of[position[deep_rows]], deep.vectors, deep_rows, deep.dim)
     full, space, used = feat.full_features(static_means, deep_means, has_deep, centres)
     return Gathered(paths, full, space, has_deep, signature(store, static, deep), used)
 
 
 def signature(store: Store, static: VectorIndex, deep: VectorIndex | None) -> list[int]:
-    """What the map was made from, in four numbers: chunks with vectors, the newest chunk
-    id (an edit gives a note new chunks), chunks with deep vectors, and links."""
+    """What the map was made from, in five numbers: chunks with vectors, the newest chunk
+    id, chunks with deep vectors, links, and a digest of every file's content hash. (The
+    chunks alone miss an edit: an edited note's new chunks may take the very row ids its old
+    ones had, when they were the newest — as they are when a note is edited twice running.)"""
     last = int(static.ids[-1]) if len(static) else 0
-    return [len(static), last, 0 if deep is None else len(deep), store.link_count()]
+    return [len(static), last, 0 if deep is None else len(deep), store.link_count(), _contents(store)]
+
+
+def _contents(store: Store) -> int:
+    digest = hashlib.blake2b(digest_size=8)
+    for path, state in sorted(store.file_states().items()):
+        digest.update(f"{path}\0{state.content_hash}\0".encode())
+    return int.from_bytes(digest.digest(), "big") >> 1
 
 
 def read_links(store: Store, kept: KeptMap) -> None:

@@ -88,7 +88,8 @@ def missing_links(store: Store, static: VectorIndex, deep: VectorIndex | None, p
         found = note_on_map(store, static, deep, path, k=max(limit, 10), shown=shown, read_only=read_only, key=key)
         return found.missing_links[:limit]
     kept = _ready(store, static, deep, read_only, key)
-    return tuple(_shown_link(views.missing_link(store, static, kept, a, b, s), shown) for a, b, s in kept.missing[:limit])
+    names = views.name_counts(kept.paths)
+    return tuple(_shown_link(views.missing_link(store, static, kept, a, b, s, names=names), shown) for a, b, s in kept.missing[:limit])
 
 
 def _ready(store: Store, static: VectorIndex, deep: VectorIndex | None, read_only: bool, key: str) -> KeptMap:
@@ -137,7 +138,7 @@ def _shown_link(link: MissingLink, shown: Shown) -> MissingLink:
 def _shown_map(found: VaultMap, shown: Shown) -> VaultMap:
     return replace(
         found,
-        notes=tuple(replace(n, path=shown(n.path)) for n in found.notes),
+        notes=tuple(n if (path := shown(n.path)) == n.path else replace(n, path=path) for n in found.notes),
         clusters=tuple(replace(c, central=tuple(shown(p) for p in c.central)) for c in found.clusters),
         missing_links=tuple(_shown_link(m, shown) for m in found.missing_links),
     )

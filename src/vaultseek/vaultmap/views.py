@@ -8,6 +8,7 @@ closest), and writes the ``[[link]]`` to paste.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -31,19 +32,21 @@ def vault_map(store: Store, kept: KeptMap, static: VectorIndex, *, limit: int, h
     info = _file_info(store)
     nothing = _FileInfo(None, (), None)
     titles = {path: info.get(path, nothing).title for path in kept.paths}
-    xy = kept.positions()
+    xy = kept.positions().astype(np.float64).tolist()
+    labels, links = kept.labels.tolist(), kept.links.tolist()
+    bridge, dense = kept.bridge.astype(np.float64).tolist(), kept.density.astype(np.float64).tolist()
     points = tuple(
         MapPoint(
-            path=path, title=titles[path], x=round(float(xy[i, 0]), 5), y=round(float(xy[i, 1]), 5),
-            cluster=int(kept.labels[i]), folder=_folder(path),
-            tags=info.get(path, nothing).tags, modified=info.get(path, nothing).modified,
-            links=int(kept.links[i]), role=kept.roles[i],  # type: ignore[arg-type]
-            bridge=round(float(kept.bridge[i]), 3), density=round(float(kept.density[i]), 3),
+            path=path, title=titles[path], x=round(xy[i][0], 5), y=round(xy[i][1], 5), cluster=labels[i],
+            folder=_folder(path), tags=(about := info.get(path, nothing)).tags, modified=about.modified,
+            links=links[i], role=kept.roles[i],  # type: ignore[arg-type]
+            bridge=round(bridge[i], 3), density=round(dense[i], 3),
         )
         for i, path in enumerate(kept.paths)
     )  # fmt: skip
     found = clusters_of(kept, titles)
-    missing = tuple(missing_link(store, static, kept, a, b, s) for a, b, s in kept.missing[:limit])
+    names = name_counts(kept.paths)
+    missing = tuple(missing_link(store, static, kept, a, b, s, names=names) for a, b, s in kept.missing[:limit])
     return VaultMap(
         space=kept.space, deep_share=round(kept.deep_share, 4), built_at=kept.built_at, updated_at=kept.updated_at,
         notes=points, clusters=found, missing_links=missing, notices=tuple(notices), how=how,  # type: ignore[arg-type]
@@ -85,7 +88,8 @@ def map_note(store: Store, kept: KeptMap, static: VectorIndex, path: str, *, k: 
                      cluster=int(kept.labels[b]), linked=b in linked)
         for b, s in pairs
     )  # fmt: skip
-    missing = tuple(missing_link(store, static, kept, row, b, s) for b, s in pairs if b not in linked)
+    names = name_counts(kept.paths)
+    missing = tuple(missing_link(store, static, kept, row, b, s, names=names) for b, s in pairs if b not in linked)
     cluster = next(c for c in clusters_of(kept, {}) if c.id == int(kept.labels[row]))
     return MapNote(
         path=path, title=titles.get(path), cluster=cluster, role=kept.roles[row],  # type: ignore[arg-type]
@@ -94,22 +98,38 @@ def map_note(store: Store, kept: KeptMap, static: VectorIndex, path: str, *, k: 
     )
 
 
-def missing_link(store: Store, static: VectorIndex, kept: KeptMap, a: int, b: int, similarity: float) -> MissingLink:
-    """The missing link between rows ``a`` and ``b``, with the passages that make them close."""
+def missing_link(
+    store: Store, static: VectorIndex, kept: KeptMap, a: int, b: int, similarity: float, *, names: Counter[str] | None = None
+) -> MissingLink:
+    """The missing link between rows ``a`` and ``b``, with the passages that make them close
+    (``names``: :func:`name_counts` of the map's paths, when already counted)."""
     source, target = kept.paths[a], kept.paths[b]
     first, second = _closest_passages(store, static, source, target)
     return MissingLink(
         source=source, target=target, similarity=round(similarity, 4), source_passage=first,
-        target_passage=second, link=link_text(target, kept.paths),
+        target_passage=second, link=link_text(target, kept.paths, names=names),
     )
 
 
-def link_text(target: str, paths: Sequence[str]) -> str:
+def name_counts(paths: Sequence[str]) -> Counter[str]:
+    """How many of ``paths`` have a file name that starts with each ``stem.`` (``a.b.md``
+    counts for ``a`` and ``a.b``): what :func:`link_text` asks of every link, counted once."""
+    counts: Counter[str] = Counter()
+    for path in paths:
+        name = path.rpartition("/")[2]
+        dot = name.find(".")
+        while dot >= 0:
+            counts[name[:dot]] += 1
+            dot = name.find(".", dot + 1)
+    return counts
+
+
+def link_text(target: str, paths: Sequence[str], *, names: Counter[str] | None = None) -> str:
     """The wiki link Obsidian would write for ``target``: its name, or its path when another
-    note has the same name."""
+    note has the same name (``names``: :func:`name_counts` of ``paths``, when already counted)."""
     pure = PurePosixPath(target)
     name = pure.stem if pure.suffix.lower() == ".md" else pure.name
-    clash = sum(1 for p in paths if p.rsplit("/", 1)[-1].startswith(pure.stem + ".")) > 1
+    clash = (names if names is not None else name_counts(paths))[pure.stem] > 1
     written = str(pure.with_suffix("")) if clash and pure.suffix.lower() == ".md" else (target if clash else name)
     return f"[[{written}]]"
 
@@ -167,5 +187,4 @@ def _file_info(store: Store) -> dict[str, _FileInfo]:
 
 
 def _folder(path: str) -> str:
-    parent = str(PurePosixPath(path).parent)
-    return "" if parent == "." else parent
+    return path.rpartition("/")[0]
