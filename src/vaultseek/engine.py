@@ -763,7 +763,8 @@ class Index:
 
     def map_note(self, note: str, *, k: int = 10) -> MapNote:
         """``note``'s place on the map: its cluster and role, its ``k`` nearest notes (linked
-        or not) and the missing links among them."""
+        or not), and its missing links: the first ``k`` notes :meth:`related` ranks for it (by
+        meaning, and by the links they share) that it does not link."""
         from .links.linking import get_note_path
         from .vaultmap.service import note_on_map
 
@@ -772,21 +773,25 @@ class Index:
         static, deep = self._map_vectors()
         with self._database_errors():
             path = get_note_path(self.store, self._real_path(note), self.vault)
+        related = self.related(path, k=min(2 * k + 20, 200))
+        candidates = [self._real_path(r.path) for r in related.results if not r.linked]
+        with self._database_errors():
             return note_on_map(self.store, static, deep, path, k=k, shown=shown_path, read_only=self.read_only,
-                               key=self._map_key())  # fmt: skip
+                               key=self._map_key(), candidates=candidates)  # fmt: skip
 
     def missing_links(self, note: str | None = None, *, limit: int = 50) -> tuple[MissingLink, ...]:
-        """Pairs of notes close in meaning that never link, best first: the vault's, or
-        ``note``'s own; each with the two passages that make them close."""
-        from .links.linking import get_note_path
+        """Pairs of notes that belong together but never link, best first, each with the two
+        passages that make them close: the vault's (the closest unlinked pairs of the map), or
+        ``note``'s own (as :meth:`map_note` finds them)."""
         from .vaultmap.service import missing_links
 
         if limit < 1:
             raise QueryError("limit must be at least 1")
+        if note is not None:
+            return self.map_note(note, k=limit).missing_links
         static, deep = self._map_vectors()
         with self._database_errors():
-            path = None if note is None else get_note_path(self.store, self._real_path(note), self.vault)
-            return missing_links(self.store, static, deep, path, limit=limit, shown=shown_path, read_only=self.read_only,
+            return missing_links(self.store, static, deep, limit=limit, shown=shown_path, read_only=self.read_only,
                                  key=self._map_key())  # fmt: skip
 
     def _map_key(self) -> str:

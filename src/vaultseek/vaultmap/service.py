@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ..errors import MapUnavailableError, NotFoundError
@@ -67,11 +67,13 @@ def current_map(
 
 
 def note_on_map(store: Store, static: VectorIndex, deep: VectorIndex | None, path: str, *, k: int, shown: Shown,
-                read_only: bool, key: str) -> MapNote:  # fmt: skip
+                read_only: bool, key: str, candidates: Sequence[str] | None = None) -> MapNote:  # fmt: skip
+    """``path`` on the map; its missing links are the first ``k`` of ``candidates`` it does
+    not link (the engine passes the notes related to it), else its unlinked nearest notes."""
     kept = _ready(store, static, deep, read_only, key)
     if path not in kept.paths:
         raise NotFoundError(f"{path} is not on the map", hint="only notes with text are; check the path with `status`")
-    found = views.map_note(store, kept, static, path, k=k)
+    found = views.map_note(store, kept, static, path, k=k, candidates=candidates)
     return replace(
         found, path=shown(found.path),
         neighbours=tuple(replace(n, path=shown(n.path)) for n in found.neighbours),
@@ -80,13 +82,9 @@ def note_on_map(store: Store, static: VectorIndex, deep: VectorIndex | None, pat
     )  # fmt: skip
 
 
-def missing_links(store: Store, static: VectorIndex, deep: VectorIndex | None, path: str | None, *, limit: int,
-                  shown: Shown, read_only: bool, key: str) -> tuple[MissingLink, ...]:  # fmt: skip
-    """The vault's best missing links, or those of one note (as many as it has among its
-    nearest notes, up to ``limit``)."""
-    if path is not None:
-        found = note_on_map(store, static, deep, path, k=max(limit, 10), shown=shown, read_only=read_only, key=key)
-        return found.missing_links[:limit]
+def missing_links(store: Store, static: VectorIndex, deep: VectorIndex | None, *, limit: int, shown: Shown,
+                  read_only: bool, key: str) -> tuple[MissingLink, ...]:  # fmt: skip
+    """The vault's best missing links (a note's own come with :func:`note_on_map`)."""
     kept = _ready(store, static, deep, read_only, key)
     names = views.name_counts(kept.paths)
     return tuple(_shown_link(views.missing_link(store, static, kept, a, b, s, names=names), shown) for a, b, s in kept.missing[:limit])

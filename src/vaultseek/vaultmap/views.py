@@ -75,8 +75,11 @@ def clusters_of(kept: KeptMap, titles: dict[str, str | None]) -> tuple[MapCluste
     return tuple(out)
 
 
-def map_note(store: Store, kept: KeptMap, static: VectorIndex, path: str, *, k: int) -> MapNote:
-    """``path``'s cluster, role, ``k`` nearest notes and its missing links."""
+def map_note(
+    store: Store, kept: KeptMap, static: VectorIndex, path: str, *, k: int, candidates: Sequence[str] | None = None
+) -> MapNote:
+    """``path``'s cluster, role, ``k`` nearest notes and its missing links: the first ``k``
+    of ``candidates`` (paths, best first) it does not link, else its unlinked nearest notes."""
     row = kept.paths.index(path)
     vectors = kept.vectors.astype(np.float32)
     near, sims = feat.nearest(vectors[row : row + 1], k + 1, among=vectors)
@@ -89,7 +92,16 @@ def map_note(store: Store, kept: KeptMap, static: VectorIndex, path: str, *, k: 
         for b, s in pairs
     )  # fmt: skip
     names = name_counts(kept.paths)
-    missing = tuple(missing_link(store, static, kept, row, b, s, names=names) for b, s in pairs if b not in linked)
+    if candidates is None:
+        missing = tuple(missing_link(store, static, kept, row, b, s, names=names) for b, s in pairs if b not in linked)
+    else:
+        where = {p: i for i, p in enumerate(kept.paths)}
+        rows = [where[c] for c in candidates if c in where and where[c] != row]
+        unlinked = [b for b in rows if (min(row, b), max(row, b)) not in kept.linked][:k]
+        missing = tuple(
+            missing_link(store, static, kept, row, b, min(float(vectors[row] @ vectors[b]), 1.0), names=names)
+            for b in unlinked
+        )
     cluster = next(c for c in clusters_of(kept, {}) if c.id == int(kept.labels[row]))
     return MapNote(
         path=path, title=titles.get(path), cluster=cluster, role=kept.roles[row],  # type: ignore[arg-type]
