@@ -353,6 +353,10 @@ def test_a_phone_pans_and_pinches_with_fingers(browser: Any, site: Site) -> None
     touch("touchEnd")
     assert page.evaluate(camera)[0] > before[0] * 2
     page.locator(".map-zoom button", has_text="Fit").tap()
+    settled, seen = None, page.evaluate(camera)
+    while settled != seen:  # Fit may take a frame or two to land
+        page.wait_for_timeout(50)
+        settled, seen = seen, page.evaluate(camera)
     lone = loneliest(page)
     x, y = point_of(page, lone)
     touch("touchStart", (x, y))

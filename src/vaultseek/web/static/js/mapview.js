@@ -391,6 +391,10 @@ export class MapView {
       if (event.button !== 0 && event.pointerType === "mouse") return;
       c.setPointerCapture(event.pointerId);
       const at = local(event);
+      // A primary pointer starts a new gesture: any pointer still held from an earlier one
+      // lost its pointerup (a busy page, a touch that left the canvas) and would turn this
+      // tap into a pinch.
+      if (event.isPrimary) this.pointers.clear();
       this.pointers.set(event.pointerId, at);
       this.setHover(-1, at);
       if (this.pointers.size === 1) this.gesture = { kind: "pan", start: at, last: at, moved: false, type: event.pointerType };
