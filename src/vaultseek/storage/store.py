@@ -806,6 +806,14 @@ class Store:
             )
         ]  # fmt: skip
 
+    def note_facts(self) -> list[tuple[str, str | None, list[str], int]]:
+        """(path, title, tags, mtime_ns) of every file: what the vault map shows of a note,
+        without :meth:`file_rows`' chunk counts."""
+        return [
+            (path, title, json.loads(tags or "[]"), int(mtime_ns or 0))
+            for path, title, tags, mtime_ns in self.conn.execute("SELECT path, title, tags, mtime_ns FROM files")
+        ]
+
     def document_frequencies(self, texts: Sequence[str]) -> list[int]:
         """For each text, how many chunks contain its rarest index term (0 if it has none).
 

@@ -183,19 +183,10 @@ class _FileInfo:
 
 
 def _file_info(store: Store) -> dict[str, _FileInfo]:
-    states = store.file_states()
-    out: dict[str, _FileInfo] = {}
-    for row in store.file_rows():
-        path = str(row["path"])
-        tags = row.get("tags")
-        state = states.get(path)
-        title = row.get("title")
-        out[path] = _FileInfo(
-            title=None if title is None else str(title),
-            tags=tuple(str(t) for t in tags) if isinstance(tags, list) else (),
-            modified=round(state.mtime_ns / 1e9, 3) if state is not None else None,
-        )
-    return out
+    return {
+        path: _FileInfo(title, tuple(str(t) for t in tags), round(mtime_ns / 1e9, 3) if mtime_ns else None)
+        for path, title, tags, mtime_ns in store.note_facts()
+    }
 
 
 def _folder(path: str) -> str:

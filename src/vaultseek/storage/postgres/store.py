@@ -650,6 +650,12 @@ class PgStore(Store):
             )
         ]  # fmt: skip
 
+    def note_facts(self) -> list[tuple[str, str | None, list[str], int]]:
+        return [
+            (path, title, json.loads(tags or "[]"), int(mtime_ns or 0))
+            for path, title, tags, mtime_ns in self.pg.execute("SELECT path, title, tags, mtime_ns FROM files")
+        ]
+
     def document_frequencies(self, texts: Sequence[str]) -> list[int]:
         """For each text, how many chunks contain its rarest index term (0 if it has none)."""
         term_sets = [set(fts5_tokens(text, query=True)) for text in texts]
