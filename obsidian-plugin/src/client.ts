@@ -266,7 +266,9 @@ export function readMissingLinks(answer: unknown, note: string): MissingLink[] {
     const ends = ["other", "path", "target", "b", "a", "source"].map((key) => text(record[key]));
     const other = ends.find((end) => end !== null && end !== note);
     if (!other) continue;
-    const why = text(record.passage) ?? text(record.snippet) ?? text(record.why) ?? null;
+    // vaultseek's answer: the passage of the other note that makes the two close.
+    const passage = (record.target === other ? record.target_passage : record.source_passage) as Record<string, unknown> | null | undefined;
+    const why = text(passage?.text) ?? text(record.passage) ?? text(record.snippet) ?? text(record.why) ?? null;
     found.push({ path: other, title: text(record.title) ?? text(record.other_title), why });
   }
   return found;

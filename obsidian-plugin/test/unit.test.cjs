@@ -131,6 +131,14 @@ test("the map's missing links are optional: absent route → null", async () => 
   assert.deepEqual(I.readMissingLinks({ clusters: [] }, "a.md"), []);
 });
 
+test("the map's missing links as vaultseek answers them: the other note and its passage", () => {
+  const answer = { path: "a.md", missing_links: [
+    { source: "a.md", target: "b.md", similarity: 0.8, link: "[[b]]",
+      source_passage: { chunk_id: 1, heading: "A", text: "here" }, target_passage: { chunk_id: 2, heading: "B", text: "there" } },
+  ] };
+  assert.deepEqual(I.readMissingLinks(answer, "a.md"), [{ path: "b.md", title: null, why: "there" }]);
+});
+
 test("a stream cut anywhere is read line by line", () => {
   const seen = [];
   const reader = new I.LineReader((envelope) => seen.push(envelope));

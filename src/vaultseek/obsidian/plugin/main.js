@@ -608,7 +608,8 @@ function readMissingLinks(answer, note) {
     const ends = ["other", "path", "target", "b", "a", "source"].map((key) => text(record[key]));
     const other = ends.find((end) => end !== null && end !== note);
     if (!other) continue;
-    const why = text(record.passage) ?? text(record.snippet) ?? text(record.why) ?? null;
+    const passage = record.target === other ? record.target_passage : record.source_passage;
+    const why = text(passage?.text) ?? text(record.passage) ?? text(record.snippet) ?? text(record.why) ?? null;
     found.push({ path: other, title: text(record.title) ?? text(record.other_title), why });
   }
   return found;
