@@ -69,7 +69,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     root = tmp_path_factory.mktemp("map")
     vault = make_map_vault(root)
     with StandinLLM() as standin:
-        app = make_app(vault, root / "index.db", standin.url)
+        # Module-scoped: made before the per-test environment turns the deep tier off.
+        app = make_app(vault, root / "index.db", standin.url, deep_tier=False)
         try:
             with BackgroundServer(app) as server:
                 yield Site(server.url, standin, vault)
@@ -198,13 +199,15 @@ def inked(page: Any) -> int:
 
 
 def loneliest(page: Any) -> str:
-    """The note drawn farthest from any other (so the pointer on it can mean no other)."""
+    """The note drawn farthest from any other (so the pointer on it can mean no other), among
+    those inside the window (the canvas may reach below it: a touch there would miss)."""
     return str(page.evaluate("""() => { const v = document.querySelector('.map-canvas').mapView;
+      const top = v.canvas.getBoundingClientRect().top, bottom = window.innerHeight - top;
       let best = -1, far = -1;
       for (let i = 0; i < v.n; i++) {
         const a = v.screenOf(i); let near = Infinity;
         for (let j = 0; j < v.n; j++) if (j !== i) { const b = v.screenOf(j); near = Math.min(near, Math.hypot(a.x - b.x, a.y - b.y)); }
-        const inside = a.x > 30 && a.y > 30 && a.x < v.width - 30 && a.y < v.height - 30;
+        const inside = a.x > 30 && a.y > 30 && a.x < v.width - 30 && a.y < Math.min(v.height, bottom) - 30;
         if (inside && near > far) { far = near; best = i; }
       }
       return v.paths[best]; }"""))
