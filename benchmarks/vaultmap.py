@@ -86,35 +86,24 @@ def _timer(into: dict[str, float], name: str) -> Iterator[None]:
 
 
 # -- speed ----------------------------------------------------------------------------------
+BUILD_STEPS = ("PCA", "kNN", "layout", "clusters", "names", "regions")
+"""``making.build``'s steps, in the order its progress announces them."""
+
+
 def build_steps(index: Any) -> dict[str, float]:
-    """A full build of ``index``'s map, step by step, as ``making.build`` runs it (seconds)."""
-    from vaultseek.vaultmap import clusters as clustering
-    from vaultseek.vaultmap import features as feat
-    from vaultseek.vaultmap import layout, making
-    from vaultseek.vaultmap.kept import KeptMap
+    """A full build of ``index``'s map, step by step (seconds): gathering the vectors, each
+    step ``making.build`` announces, and saving."""
+    from vaultseek.vaultmap import making
 
     store = index.store
     static, deep = index._map_vectors()
     steps: dict[str, float] = {}
     with _timer(steps, "gather"):
         found = making.gather(store, static, deep)
-    with _timer(steps, "PCA"):
-        basis = feat.fit_basis(found.full, found.space, found.centres)
-        vectors = basis.project(found.full)
-    with _timer(steps, "kNN"):
-        neighbours, sims = feat.nearest(vectors)
-    with _timer(steps, "layout"):
-        heads, tails, weights = layout.fuzzy_graph(neighbours, sims)
-        xy = layout.lay_out(heads, tails, weights, layout.initial(vectors))
-    with _timer(steps, "clusters"):
-        k = clustering.cluster_count(len(found.paths), None)
-        labels, centres = clustering.k_means(vectors, k)
-    with _timer(steps, "names"):
-        words = making._cluster_words(store, found.paths, labels, k)
-    with _timer(steps, "regions"):
-        kept = KeptMap.empty(found.paths, basis, vectors, xy, labels, centres, found.space, found.signature)
-        kept.words = words
-        making._regions_of_all(store, kept, neighbours, sims)
+    stamps: list[float] = []
+    kept = making.build(store, found, clusters=None, progress=lambda _step: stamps.append(time.perf_counter()))
+    stamps.append(time.perf_counter())
+    steps.update({name: end - start for name, start, end in zip(BUILD_STEPS, stamps[:-1], stamps[1:], strict=True)})
     with _timer(steps, "save"):
         kept.save(store)
     steps["total"] = sum(steps.values())

@@ -112,7 +112,9 @@ def make_app(vault: Path, db: Path, llm_url: str, **settings: Any) -> Any:
     from vaultseek.engine import Index
     from vaultseek.web.app import create_app
 
-    settings = {"llm_model": "standin", **settings}
+    # The deep tier off unless a test asks for it: module-scoped apps are made before the
+    # per-test environment (conftest) turns it off, and a deep job would change what they show.
+    settings = {"llm_model": "standin", "deep_tier": False, **settings}
     config = load_config(vault=vault, db=db, llm_url=llm_url, **settings)
     app = create_app(lambda: Index(config, create=True), config)
     assert app.notebook.kb.ingest.idle.wait(60)

@@ -69,8 +69,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     root = tmp_path_factory.mktemp("map")
     vault = make_map_vault(root)
     with StandinLLM() as standin:
-        # Module-scoped: made before the per-test environment turns the deep tier off.
-        app = make_app(vault, root / "index.db", standin.url, deep_tier=False)
+        app = make_app(vault, root / "index.db", standin.url)
         try:
             with BackgroundServer(app) as server:
                 yield Site(server.url, standin, vault)

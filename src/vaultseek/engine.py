@@ -770,11 +770,11 @@ class Index:
 
         if k < 1:
             raise QueryError("k must be at least 1")
-        static, deep = self._map_vectors()
         with self._database_errors():
             path = get_note_path(self.store, self._real_path(note), self.vault)
         related = self.related(path, k=min(2 * k + 20, 200))
         candidates = [self._real_path(r.path) for r in related.results if not r.linked]
+        static, deep = self._map_vectors()
         with self._database_errors():
             return note_on_map(self.store, static, deep, path, k=k, shown=shown_path, read_only=self.read_only,
                                key=self._map_key(), candidates=candidates)  # fmt: skip
@@ -810,8 +810,11 @@ class Index:
         with self._database_errors():
             if self.store.get_meta("deep_model_fingerprint") is None:
                 return static, None
-            ids, codes = self.store.load_deep_vectors()
-        return static, (VectorIndex(ids, codes) if len(ids) else None)
+            if self._deep_vectors is not None and self._deep_version == self.store.data_version():
+                deep = self._deep_vectors  # loaded by a search or related notes (their hub offsets leave the vectors alone)
+            else:  # not kept: a search must load them itself, with its hub offsets
+                deep = VectorIndex(*self.store.load_deep_vectors())
+        return static, (deep if len(deep) else None)
 
     def _paths_in(self, filters: SearchFilter | Mapping[str, Any]) -> set[str]:
         """The indexed files inside ``filters``."""

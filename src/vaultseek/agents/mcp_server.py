@@ -203,8 +203,8 @@ DESCRIPTIONS = {
     "few near notes). Use map_note for one note's place.",
     "map_note": "A note's place on the vault map: its `cluster` (id, label), `role` (core, member, "
     "bridge, island), its k nearest notes by meaning (`neighbours`, each with `similarity`, "
-    "`cluster` and `linked`: whether the two notes link either way) and `missing_links`: the near "
-    "notes it does not link, each with the two passages that make them close and the `link` to "
+    "`cluster` and `linked`: whether the two notes link either way) and `missing_links`: the notes "
+    "related to it (by meaning and shared links) that it does not link, each with the two passages that make them close and the `link` to "
     "paste. note: a path or a note's name; k: how many near notes (1–50).",
     "missing_links": "Notes close in meaning that never link to each other, closest first: what in "
     "the notes is close to this but unlinked. Each has `source`, `target`, `similarity`, the "

@@ -21,7 +21,7 @@ with the map so that an edited note is projected the same way.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,21 +45,6 @@ _BORROWED = 5
 _BLOCK = 2048
 _SAMPLED = 1024
 _READ = 4096
-
-
-@dataclass(frozen=True, slots=True)
-class Features:
-    """The notes' reduced unit vectors, row by row with ``paths``, and how they were made."""
-
-    paths: tuple[str, ...]
-    vectors: np.ndarray
-    """float32 (notes × DIMENSIONS), unit rows."""
-    space: str
-    """``static`` or ``static+deep``."""
-    deep_share: float
-    """Share of the notes with deep vectors of their own."""
-    has_deep: np.ndarray
-    """bool per note."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,18 +74,13 @@ def unit_rows(matrix: np.ndarray) -> np.ndarray:
     return (matrix / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
-def note_means(paths: Sequence[str], rows: np.ndarray, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The mean vector of each note: ``rows[i]`` is the note (index into ``paths``) that
-    ``vectors[i]`` belongs to. Returns the means (notes × dim) and which notes had any row."""
-    return note_means_read(len(paths), rows, vectors.__getitem__, np.arange(len(rows)), vectors.shape[1])
-
-
-def note_means_read(
+def note_means(
     notes: int, owners: np.ndarray, read: Callable[[np.ndarray], np.ndarray], rows: np.ndarray, dim: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`note_means` of the vectors ``read(rows)`` (``owners[i]`` the note of ``rows[i]``),
-    read ``_READ`` rows at a time: the sums are all that is held, not a float copy of every
-    stored vector (on 50k chunks that copy, in fresh memory, cost more than the sums)."""
+    """The mean vector of each of ``notes`` notes, over the vectors ``read(rows)``
+    (``owners[i]`` is the note of ``rows[i]``), and which notes had any row. Read ``_READ``
+    rows at a time: the sums are all that is held, not a float copy of every stored vector (on
+    50k chunks that copy, in fresh memory, cost more than the sums)."""
     count = np.bincount(owners, minlength=notes).astype(np.float32)
     sums = np.zeros((notes, dim), dtype=np.float32)
     for start in range(0, len(rows), _READ):

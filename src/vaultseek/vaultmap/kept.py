@@ -56,7 +56,7 @@ class KeptMap:
     @classmethod
     def empty(
         cls, paths: list[str], basis: Basis, vectors: np.ndarray, xy: np.ndarray, labels: np.ndarray,
-        centres: np.ndarray, space: str, signature: list[int],
+        centres: np.ndarray, signature: list[int],
     ) -> KeptMap:  # fmt: skip
         n = len(paths)
         low = xy.min(axis=0) if n else np.zeros(2, np.float32)

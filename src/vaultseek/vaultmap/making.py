@@ -51,31 +51,33 @@ class Gathered:
 
 def gather(
     store: Store, static: VectorIndex, deep: VectorIndex | None, only: set[str] | None = None,
-    centres: feat.Centres | None = None,
+    centres: feat.Centres | None = None, made_from: list[int] | None = None,
 ) -> Gathered:  # fmt: skip
     """Every note's mixed features from the stored chunk vectors (no model runs), centred
-    on ``centres`` when given (a kept map's), else on these notes' own means."""
+    on ``centres`` when given (a kept map's), else on these notes' own means; ``made_from``
+    is the index's :func:`signature` when the caller has just read it."""
+    made_from = made_from if made_from is not None else signature(store, static, deep)
     owners = store.vector_paths()
     chunk_ids = np.fromiter((cid for cid, _p in owners), dtype=np.int64, count=len(owners))
     owner_paths = [p for _c, p in owners]
     paths = sorted({p for p in owner_paths if only is None or p in only})
     if not paths:
         nothing = np.zeros((0, static.dim), np.float32)
-        return Gathered([], nothing, "static", np.zeros(0, bool), signature(store, static, deep), feat.Centres(nothing[0:0].sum(axis=0)))
+        return Gathered([], nothing, "static", np.zeros(0, bool), made_from, feat.Centres(np.zeros(static.dim, np.float32)))
     where = {p: i for i, p in enumerate(paths)}
     note_of = np.fromiter((where.get(p, -1) for p in owner_paths), dtype=np.int64, count=len(owner_paths))
     keep = note_of >= 0
     rows = np.searchsorted(static.ids, chunk_ids[keep])
-    static_means, _present = feat.note_means_read(len(paths), note_of[keep], static.vectors, rows, static.dim)
+    static_means, _present = feat.note_means(len(paths), note_of[keep], static.vectors, rows, static.dim)
     deep_means, has_deep = None, np.zeros(len(paths), bool)
     if deep is not None and len(deep):
         position = np.searchsorted(chunk_ids, deep.ids)
         position = np.minimum(position, len(chunk_ids) - 1)
         known = (chunk_ids[position] == deep.ids) & (note_of[position] >= 0)
         deep_rows = np.flatnonzero(known)
-        deep_means, has_deep = feat.note_means_read(len(paths), note_of[position[deep_rows]], deep.vectors, deep_rows, deep.dim)
+        deep_means, has_deep = feat.note_means(len(paths), note_of[position[deep_rows]], deep.vectors, deep_rows, deep.dim)
     full, space, used = feat.full_features(static_means, deep_means, has_deep, centres)
-    return Gathered(paths, full, space, has_deep, signature(store, static, deep), used)
+    return Gathered(paths, full, space, has_deep, made_from, used)
 
 
 def signature(store: Store, static: VectorIndex, deep: VectorIndex | None) -> list[int]:
@@ -110,13 +112,15 @@ def read_links(store: Store, kept: KeptMap) -> None:
 
 
 def build(store: Store, found: Gathered, *, clusters: int | None, progress: Progress | None = None) -> KeptMap:
-    """A full map of the gathered notes."""
+    """A full map of the gathered notes; ``progress`` hears of each step as it starts (six:
+    reduce, nearest notes, layout, clusters, names, regions)."""
     say = progress or (lambda _message: None)
     now = time.time()
     n = len(found.paths)
+    say(f"reducing the vectors of {n:,} notes")
     basis = feat.fit_basis(found.full, found.space, found.centres)
     vectors = basis.project(found.full)
-    say(f"finding the nearest notes of {n:,} notes")
+    say("finding each note's nearest notes")
     neighbours, sims = feat.nearest(vectors)
     say("laying the notes out")
     heads, tails, weights = layout.fuzzy_graph(neighbours, sims)
@@ -126,11 +130,12 @@ def build(store: Store, found: Gathered, *, clusters: int | None, progress: Prog
     labels, centres = clustering.k_means(vectors, k)
     say("naming the clusters")
     words = _cluster_words(store, found.paths, labels, k)
-    kept = KeptMap.empty(found.paths, basis, vectors, xy, labels, centres, found.space, found.signature)
+    kept = KeptMap.empty(found.paths, basis, vectors, xy, labels, centres, found.signature)
     kept.built_at = kept.updated_at = now
     kept.deep_share = float(found.has_deep.mean()) if n else 0.0
     kept.wanted_clusters = clusters
     kept.words = words
+    say("finding bridges, islands and missing links")
     _regions_of_all(store, kept, neighbours, sims)
     return kept
 
@@ -184,7 +189,8 @@ def _regions_of_all(store: Store, kept: KeptMap, neighbours: np.ndarray, sims: n
     kept.bridge = regions.bridge_scores(neighbours, kept.labels)
     own = regions.own_share(neighbours, kept.labels)
     kept.roles = regions.roles(kept.density, kept.bridge, own, kept.links)
-    kept.missing = regions.unlinked_pairs(neighbours, kept.vectors.astype(np.float32), kept.linked)[: regions.MISSING_KEPT]
+    everyone = np.arange(len(kept.paths))
+    kept.missing = regions.unlinked_pairs(everyone, neighbours, kept.vectors.astype(np.float32), kept.linked)[: regions.MISSING_KEPT]
 
 
 def _regions_of(store: Store, kept: KeptMap, rows: np.ndarray, neighbours: np.ndarray, sims: np.ndarray) -> None:
@@ -204,9 +210,7 @@ def _regions_of(store: Store, kept: KeptMap, rows: np.ndarray, neighbours: np.nd
     for row, role in zip(rows.tolist(), regions.roles(kept.density[rows], kept.bridge[rows], own, kept.links[rows]), strict=True):
         kept.roles[row] = role
     gone = set(rows.tolist())
-    everyone_near = np.zeros((len(kept.paths), neighbours.shape[1]), np.int64)
-    everyone_near[rows] = neighbours
-    found = regions.unlinked_pairs(everyone_near, kept.vectors.astype(np.float32), kept.linked, rows=rows)
+    found = regions.unlinked_pairs(rows, neighbours, kept.vectors.astype(np.float32), kept.linked)
     kept.missing = [m for m in kept.missing if m[0] not in gone and m[1] not in gone] + found
     kept.missing = sorted(kept.missing, key=lambda item: -item[2])[: regions.MISSING_KEPT]
 

@@ -93,17 +93,16 @@ def roles(dense: np.ndarray, bridges: np.ndarray, own: np.ndarray, link_counts: 
 
 
 def unlinked_pairs(
-    neighbours: np.ndarray, full: np.ndarray, linked: Collection[tuple[int, int]], *, rows: np.ndarray | None = None
+    rows: np.ndarray, neighbours: np.ndarray, vectors: np.ndarray, linked: Collection[tuple[int, int]]
 ) -> list[tuple[int, int, float]]:
-    """(a, b, cosine) for each pair of a note (of ``rows``, default all) and one of its
-    nearest notes that do not link either way (``linked`` holds pairs with a < b), best
-    first, each pair once."""
-    wanted = np.arange(len(neighbours)) if rows is None else rows
+    """(a, b, cosine) for each note ``a`` of ``rows`` and one of its nearest notes ``b``
+    (``neighbours``, row by row with ``rows``) that do not link either way (``linked`` holds
+    pairs with a < b), best first, each pair once."""
     seen: dict[tuple[int, int], float] = {}
-    for a in wanted.tolist():
-        for b in neighbours[a, :MISSING_NEIGHBOURS].tolist():
+    for a, near in zip(rows.tolist(), neighbours[:, :MISSING_NEIGHBOURS].tolist(), strict=True):
+        for b in near:
             pair = (a, b) if a < b else (b, a)
             if a == b or pair in seen or pair in linked:
                 continue
-            seen[pair] = min(float(full[a] @ full[b]), 1.0)
+            seen[pair] = min(float(vectors[a] @ vectors[b]), 1.0)
     return sorted(((a, b, s) for (a, b), s in seen.items()), key=lambda item: -item[2])

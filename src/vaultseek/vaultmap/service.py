@@ -67,9 +67,9 @@ def current_map(
 
 
 def note_on_map(store: Store, static: VectorIndex, deep: VectorIndex | None, path: str, *, k: int, shown: Shown,
-                read_only: bool, key: str, candidates: Sequence[str] | None = None) -> MapNote:  # fmt: skip
+                read_only: bool, key: str, candidates: Sequence[str]) -> MapNote:  # fmt: skip
     """``path`` on the map; its missing links are the first ``k`` of ``candidates`` it does
-    not link (the engine passes the notes related to it), else its unlinked nearest notes."""
+    not link (the engine passes the notes related to it)."""
     kept = _ready(store, static, deep, read_only, key)
     if path not in kept.paths:
         raise NotFoundError(f"{path} is not on the map", hint="only notes with text are; check the path with `status`")
@@ -105,16 +105,17 @@ def _kept(
     kept = None if request.rebuild else KeptMap.load(store)
     if kept is not None and request.clusters is not None and request.clusters != len(kept.centres):
         kept = None
-    if kept is not None and kept.signature == making.signature(store, static, deep):
+    now = making.signature(store, static, deep)
+    if kept is not None and kept.signature == now:
         making.read_links(store, kept)
         return kept, "kept", 0
     if kept is not None:
-        found = making.gather(store, static, deep, centres=kept.basis.centres)
+        found = making.gather(store, static, deep, centres=kept.basis.centres, made_from=now)
         _enough(len(found.paths), scoped=False)
         updated = making.update(store, kept, found)
         if updated is not None:
             return updated[0], "updated", updated[1]
-    found = making.gather(store, static, deep)
+    found = making.gather(store, static, deep, made_from=now)
     _enough(len(found.paths), scoped=False)
     wanted = request.clusters if request.clusters is not None else (kept.wanted_clusters if kept else None)
     return making.build(store, found, clusters=wanted, progress=progress), "built", len(found.paths)

@@ -55,31 +55,27 @@ def vault_map(store: Store, kept: KeptMap, static: VectorIndex, *, limit: int, h
 
 
 def clusters_of(kept: KeptMap, titles: dict[str, str | None]) -> tuple[MapCluster, ...]:
-    xy = kept.positions()
-    sizes = np.bincount(kept.labels, minlength=len(kept.centres))
-    vectors = kept.vectors.astype(np.float32)
-    out = []
-    for cluster in range(len(kept.centres)):
-        if not sizes[cluster]:
-            continue
-        members = kept.labels == cluster
-        central = [kept.paths[r] for r in clustering.central_rows(vectors, kept.labels, kept.centres, cluster)]
-        words = kept.words[cluster] if cluster < len(kept.words) else []
-        label = clustering.label_of(words, [titles.get(p) or PurePosixPath(p).stem for p in central])
-        dense = float(kept.density[members].mean())
-        out.append(MapCluster(
-            id=cluster, label=label, words=tuple(words), central=tuple(central), size=int(sizes[cluster]),
-            x=round(float(xy[members, 0].mean()), 5), y=round(float(xy[members, 1].mean()), 5),
-            density=round(dense, 3), thin=dense < regions.THIN,
-        ))  # fmt: skip
-    return tuple(out)
+    """Every cluster that holds a note, with its name, central notes, centre and density."""
+    xy, vectors = kept.positions(), kept.vectors.astype(np.float32)
+    return tuple(_cluster(kept, c, titles, xy, vectors) for c in np.unique(kept.labels).tolist())
 
 
-def map_note(
-    store: Store, kept: KeptMap, static: VectorIndex, path: str, *, k: int, candidates: Sequence[str] | None = None
-) -> MapNote:
+def _cluster(kept: KeptMap, cluster: int, titles: dict[str, str | None], xy: np.ndarray, vectors: np.ndarray) -> MapCluster:
+    members = kept.labels == cluster
+    central = [kept.paths[r] for r in clustering.central_rows(vectors, kept.labels, kept.centres, cluster)]
+    words = kept.words[cluster] if cluster < len(kept.words) else []
+    label = clustering.label_of(words, [titles.get(p) or PurePosixPath(p).stem for p in central])
+    dense = float(kept.density[members].mean())
+    return MapCluster(
+        id=cluster, label=label, words=tuple(words), central=tuple(central), size=int(members.sum()),
+        x=round(float(xy[members, 0].mean()), 5), y=round(float(xy[members, 1].mean()), 5),
+        density=round(dense, 3), thin=dense < regions.THIN,
+    )
+
+
+def map_note(store: Store, kept: KeptMap, static: VectorIndex, path: str, *, k: int, candidates: Sequence[str]) -> MapNote:
     """``path``'s cluster, role, ``k`` nearest notes and its missing links: the first ``k``
-    of ``candidates`` (paths, best first) it does not link, else its unlinked nearest notes."""
+    of ``candidates`` (paths, best first) it does not link."""
     row = kept.paths.index(path)
     vectors = kept.vectors.astype(np.float32)
     near, sims = feat.nearest(vectors[row : row + 1], k + 1, among=vectors)
@@ -92,17 +88,14 @@ def map_note(
         for b, s in pairs
     )  # fmt: skip
     names = name_counts(kept.paths)
-    if candidates is None:
-        missing = tuple(missing_link(store, static, kept, row, b, s, names=names) for b, s in pairs if b not in linked)
-    else:
-        where = {p: i for i, p in enumerate(kept.paths)}
-        rows = [where[c] for c in candidates if c in where and where[c] != row]
-        unlinked = [b for b in rows if (min(row, b), max(row, b)) not in kept.linked][:k]
-        missing = tuple(
-            missing_link(store, static, kept, row, b, min(float(vectors[row] @ vectors[b]), 1.0), names=names)
-            for b in unlinked
-        )
-    cluster = next(c for c in clusters_of(kept, {}) if c.id == int(kept.labels[row]))
+    where = {p: i for i, p in enumerate(kept.paths)}
+    rows = [where[c] for c in candidates if c in where and where[c] != row]
+    unlinked = [b for b in rows if (min(row, b), max(row, b)) not in kept.linked][:k]
+    missing = tuple(
+        missing_link(store, static, kept, row, b, min(float(vectors[row] @ vectors[b]), 1.0), names=names)
+        for b in unlinked
+    )
+    cluster = _cluster(kept, int(kept.labels[row]), titles, kept.positions(), vectors)
     return MapNote(
         path=path, title=titles.get(path), cluster=cluster, role=kept.roles[row],  # type: ignore[arg-type]
         bridge=round(float(kept.bridge[row]), 3), density=round(float(kept.density[row]), 3),

@@ -86,6 +86,7 @@ def create_app(index_factory: Callable[[], Index], settings: Config, *, sync_on_
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=dict(HANDLERS))
     app.state.notebook = notebook
+    app.state.map_answers = vaultmap.KeptAnswers()
     if sync_on_start:
         notebook.kb.start()
     return GuardedApp(app, notebook, token=settings.serve_token, bind_host=settings.serve_host)

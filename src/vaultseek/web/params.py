@@ -69,6 +69,20 @@ def id_param(request: Request, name: str, what: str) -> int:
     return int(raw)
 
 
+def whole_param(request: Request, name: str, default: int, upper: int, *, lower: int = 1) -> int:
+    """A whole-number query parameter from ``lower`` to ``upper`` (``default`` when absent)."""
+    raw = request.query_params.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise QueryError(f"{name} must be a whole number from {lower} to {upper} (got {raw[:40]!r})") from None
+    if not lower <= value <= upper:
+        raise QueryError(f"{name} must be a whole number from {lower} to {upper} (got {value})")
+    return value
+
+
 def note_param(request: Request) -> str:
     note = request.query_params.get("path", "")
     if not note.strip():

@@ -18,8 +18,15 @@ from dataclasses import replace
 from typing import Any
 
 from ...contract import MAX_K, SearchRequest
-from ...errors import MissingExtraError, QueryError
-from ..params import json_body, note_param, notebook_of, off_loop, search_of_query_string
+from ...errors import MissingExtraError
+from ..params import (
+    json_body,
+    note_param,
+    notebook_of,
+    off_loop,
+    search_of_query_string,
+    whole_param,
+)
 
 try:
     from starlette.requests import Request
@@ -65,12 +72,7 @@ async def links(request: Request) -> Response:
 async def related(request: Request) -> Response:
     note = note_param(request)
     kb = notebook_of(request).kb
-    try:
-        k = int(request.query_params.get("k", "10"))
-    except ValueError:
-        raise QueryError("k must be a whole number") from None
-    if not 1 <= k <= MAX_K:
-        raise QueryError(f"k must be a whole number from 1 to {MAX_K} (got {k})")
+    k = whole_param(request, "k", 10, MAX_K)
 
     def work() -> Any:
         with kb.readers.borrow() as index:

@@ -26,7 +26,14 @@ from ...contract import MAX_K
 from ...errors import MissingExtraError, QueryError
 from ...reports import MapRequest
 from ...search.filters import parse_filter
-from ..params import FILTER_PARAMS, note_param, notebook_of, off_loop, search_of_query_string
+from ..params import (
+    FILTER_PARAMS,
+    note_param,
+    notebook_of,
+    off_loop,
+    search_of_query_string,
+    whole_param,
+)
 
 try:
     from starlette.requests import Request
@@ -38,20 +45,6 @@ except ImportError as exc:  # installed without the study extra
 MAX_MISSING = 500
 """The most missing links one request lists."""
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
-
-
-def whole_param(request: Request, name: str, default: int, upper: int, *, lower: int = 1) -> int:
-    """A whole-number query parameter from ``lower`` to ``upper`` (``default`` when absent)."""
-    raw = request.query_params.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise QueryError(f"{name} must be a whole number from {lower} to {upper} (got {raw[:40]!r})") from None
-    if not lower <= value <= upper:
-        raise QueryError(f"{name} must be a whole number from {lower} to {upper} (got {value})")
-    return value
 
 
 def map_request(request: Request) -> tuple[MapRequest, Any, int]:
@@ -100,23 +93,10 @@ class KeptAnswers:
         return etag
 
 
-def kept_answers(request: Request) -> KeptAnswers:
-    """The app's :class:`KeptAnswers` (made on first use)."""
-    state = request.app.state
-    with _MAKING:
-        if not hasattr(state, "map_answers"):
-            state.map_answers = KeptAnswers()
-    kept: KeptAnswers = state.map_answers
-    return kept
-
-
-_MAKING = threading.Lock()
-
-
 async def vault_map(request: Request) -> Response:
     wanted, categories, limit = map_request(request)
     kb = notebook_of(request).kb
-    answers = kept_answers(request)
+    answers: KeptAnswers = request.app.state.map_answers
     whole = wanted.filters is None and categories is None and not wanted.rebuild
     started = time.perf_counter()
 
