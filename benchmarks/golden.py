@@ -8,7 +8,10 @@ judged against the vault :data:`VAULTS` gives its family:
   ``<data>/tldr/pages``); indexed into ``<workdir>/<lang>.db``;
 - ``psdocs-<lang>``: the PowerShell conceptual docs, in English whatever the language asked in,
   ``<data>/powershell-docs/reference/docs-conceptual``; one index, ``<workdir>/psdocs.db``,
-  for every language.
+  for every language;
+- ``psref-<lang>``: the PowerShell 7.5 cmdlet reference (a page per cmdlet and the ``about_``
+  topics), in English whatever the language asked in, ``<data>/powershell-docs/reference/7.5``;
+  one index, ``<workdir>/psref.db``, for every language.
 
 Every set's vault is indexed by the real engine — a rerun finds the index there and only syncs
 it, which on unchanged pages takes seconds — and evaluated
@@ -19,7 +22,7 @@ questions, nDCG@10, nDCG@5 and Hit@1 (the first result is a page judged relevant
 scores the pages once each (the note view), and a ``· chunks`` row under it the raw chunk list
 of the same searches.
 
-    python -m benchmarks.golden --data ../shared/data --split tune [--sets psdocs-en,tldr-de] \\
+    python -m benchmarks.golden --data ../shared/data --split tune [--sets psref-en,tldr-de] \\
         [--workdir /tmp/vaultseek-golden] [--syntax] [--json FILE] [--out FILE]
 
 ``--sets`` takes set names; a bare language (``de``) names the tldr set, ``tldr-de``.
@@ -67,11 +70,12 @@ GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
 VAULTS: dict[str, Callable[[str], tuple[str, str]]] = {
     "tldr": lambda lang: ("tldr/pages" if lang == "en" else f"tldr/pages.{lang}", lang),
     "psdocs": lambda lang: ("powershell-docs/reference/docs-conceptual", "psdocs"),
+    "psref": lambda lang: ("powershell-docs/reference/7.5", "psref"),
 }
 """A set's family (its name before ``-<lang>``) → by the set's language, its vault under
 ``--data`` and the name of its index in ``--workdir``. The tldr pages are translated, so each
-language has its own vault; the PowerShell docs are English, asked about in every language, so
-their sets share one index."""
+language has its own vault; the PowerShell docs (the conceptual ones and the cmdlet reference)
+are English, asked about in every language, so each family's sets share one index."""
 KIND_ORDER = ("paraphrase", "topic", "identifier", "keyword", "question", "title")
 """The kinds the sets are written with, in the order the table shows them; any other kind a
 set has follows, by name."""
@@ -104,8 +108,8 @@ def _set_order(name: str) -> tuple[int, bool, str]:
 
 
 def vault_of(data: Path, name: str) -> tuple[Path, str]:
-    """The vault a set (``tldr-de``, ``psdocs-ja``) is judged against, under ``data``, and the
-    name its index is kept under in a workdir (``de``, ``psdocs``)."""
+    """The vault a set (``tldr-de``, ``psdocs-ja``, ``psref-zh``) is judged against, under
+    ``data``, and the name its index is kept under in a workdir (``de``, ``psdocs``, ``psref``)."""
     family, _, lang = name.partition("-")
     if family not in VAULTS or not lang:
         raise ConfigError(f"no vault for the set {name!r}", hint=f"a set is named <family>-<lang>, families: {', '.join(VAULTS)}")
@@ -210,7 +214,8 @@ def render_markdown(
             f"Each set is `benchmarks/golden/<set>.jsonl` ({which}): a `tldr-<lang>` set is judged "
             "against the tldr pages of its language (`tldr/pages.<lang>`; English: `tldr/pages`), a "
             "`psdocs-<lang>` set against the English PowerShell docs "
-            "(`powershell-docs/reference/docs-conceptual`), each indexed as a vault. "
+            "(`powershell-docs/reference/docs-conceptual`), a `psref-<lang>` set against the English "
+            "PowerShell 7.5 cmdlet reference (`powershell-docs/reference/7.5`), each indexed as a vault. "
             f"k = candidates = {DEPTH}; Recall@10, nDCG@10 and nDCG@5 as in \"How it is measured\"; "
             "the R@10 columns by kind are Recall@10 over that kind's queries (how many in brackets); "
             "Answer@10 is the share of questions whose best-graded page is in the first ten; Hit@1 the "
@@ -233,9 +238,9 @@ def main(argv: list[str] | None = None) -> int:
         "--data", default="../shared/data", help="the folder holding tldr/ and powershell-docs/ (default: %(default)s)"
     )
     parser.add_argument("--split", default="tune", help='the golden lines whose "split" is this (default: %(default)s)')
-    parser.add_argument("--sets", metavar="LIST", help="set names, e.g. psdocs-en,tldr-de; de is tldr-de (default: every set)")
+    parser.add_argument("--sets", metavar="LIST", help="set names, e.g. psref-en,psdocs-de; de is tldr-de (default: every set)")
     parser.add_argument("--modes", metavar="LIST", help=f"default: {','.join(MODES)}")
-    parser.add_argument("--workdir", metavar="DIR", help="keep the indexes here (<lang>.db, psdocs.db), reused by later runs")
+    parser.add_argument("--workdir", metavar="DIR", help="keep the indexes here (<lang>.db, psdocs.db, psref.db), reused by later runs")
     parser.add_argument("--golden-dir", metavar="DIR", default=str(GOLDEN_DIR), help="where the <family>-<lang>.jsonl sets are")
     parser.add_argument("--syntax", action="store_true", help="also the hybrid row with the query syntax read")
     parser.add_argument("--json", metavar="FILE", help="also write every report in full, per query included")
