@@ -19,6 +19,7 @@ from vaultseek.errors import ConfigError
 
 SETS = find_sets(GOLDEN_DIR)
 PSDOCS_KINDS = {"keyword": 25, "question": 30, "paraphrase": 30, "identifier": 20, "title": 15}
+PSREF_KINDS = {"keyword": 16, "question": 20, "paraphrase": 20, "identifier": 14, "title": 10}
 UNRELATED_KINDS = {"coding": 90, "general": 60, "single": 40, "nonsense": 40, "chat": 40}
 UNRELATED_VAULTS = ("tldr", "psdocs", "scifact")
 
@@ -44,6 +45,7 @@ def needs_data(path: Path) -> None:
 
 def test_the_psdocs_sets_are_there_beside_the_tldr_ones() -> None:
     assert {"tldr-en", "tldr-de", "psdocs-en", "psdocs-de", "psdocs-zh", "psdocs-ja"} <= set(SETS)
+    assert {"psref-en", "psref-de", "psref-zh", "psref-ja"} <= set(SETS)
     assert "unrelated" not in SETS  # not a judged set: it has no relevant pages
 
 
@@ -70,6 +72,31 @@ def test_the_psdocs_sets_have_their_kinds_and_sizes() -> None:
     for lang in ("zh", "ja"):  # written natively: no space between words, only around what is typed as is
         for line in read_lines(SETS[f"psdocs-{lang}"]):
             assert not re.search(r"[^\x00-\x7f] [^\x00-\x7f]", line["query"]), line["query"]
+
+
+def test_the_psref_sets_have_their_kinds_sizes_and_halves() -> None:
+    english = read_lines(SETS["psref-en"])
+    assert Counter(line["kind"] for line in english) == PSREF_KINDS
+    for lang in ("de", "zh", "ja"):
+        asked = read_lines(SETS[f"psref-{lang}"])
+        assert len(asked) == 20 and set(Counter(line["kind"] for line in asked)) == set(PSREF_KINDS)
+    for lang in ("en", "de", "zh", "ja"):
+        lines = read_lines(SETS[f"psref-{lang}"])
+        assert all(line["id"].startswith(f"psref-{lang}-") for line in lines)
+        for kind in PSREF_KINDS:  # tune and test as even as the kind's count allows
+            splits = Counter(line["split"] for line in lines if line["kind"] == kind)
+            assert splits["tune"] - splits["test"] in (0, 1), (lang, kind)
+    ids = [line["id"] for lang in ("en", "de", "zh", "ja") for line in read_lines(SETS[f"psref-{lang}"])]
+    assert len(set(ids)) == len(ids)
+    for lang in ("zh", "ja"):  # written natively: no space between words, only around what is typed as is
+        for line in read_lines(SETS[f"psref-{lang}"]):
+            assert not re.search(r"[^\x00-\x7f] [^\x00-\x7f]", line["query"]), line["query"]
+
+
+def test_a_psref_set_is_judged_against_the_cmdlet_reference_in_one_index() -> None:
+    reference = SHARED_DATA / "powershell-docs/reference/7.5"
+    needs_data(reference)
+    assert vault_of(SHARED_DATA, "psref-en") == vault_of(SHARED_DATA, "psref-ja") == (reference, "psref")
 
 
 @pytest.mark.parametrize("name", sorted(SETS))
