@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     split = "tune" if args.fit else args.split
     kept = Path(args.examples) if args.examples else None
     if kept is not None and kept.is_file():
-        gathered: list[Gathered] = pickle.loads(kept.read_bytes())  # noqa: S301 - the benchmark's own file
+        gathered: list[Gathered] = pickle.loads(kept.read_bytes())  # the benchmark's own file
     else:
         try:
             gathered = list(collect(data, workdir, sets, split, Path(args.unrelated)))

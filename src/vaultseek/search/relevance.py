@@ -11,7 +11,11 @@ languages, coding prompts among them):
   weighted by its rarity in the index (``termmatch.match_scores``: exact and near words), and
   how much of the query's vocabulary the index holds at all (a made-up word is in no chunk);
 - **the static model's cosine** of the query and the chunk;
-- **the deep model's cosine**, where the chunk has a deep vector.
+- **the lists' agreement** — the chunk's rank in the BM25, static and deep lists;
+- **the deep model's cosine**, where the chunk has a deep vector, with the chunk's and the
+  query's *reach* (``search/hubs.py``: the mean cosine of the nearest everyday probe prompts),
+  so that the judges can read CSLS's ``2·cos − reach(chunk) − reach(query)``: a query as near
+  to everyday prompts as to any chunk (a made-up word, a coding request) matches nothing.
 
 A logistic model over those (:class:`Judge`) is fitted per embedding model — a cosine of 0.45
 means something else to each — by ``python -m benchmarks.judgment`` on the judged sets' tune
@@ -34,6 +38,7 @@ from ..records import SearchResult
 from ..storage.db import fts5_tokens
 from ..storage.vectors import VectorIndex
 from ..text.lexical import LexicalQuery
+from .hubs import NEIGHBOURS, WEIGHT
 from .termmatch import content_words, idf, word_matches
 
 if TYPE_CHECKING:
@@ -155,10 +160,10 @@ RELEVANT = 0.5
 it (``hook_min_relevance`` changes the hook's)."""
 MATCH = 0.2
 """A query matches when its match judge (:data:`MATCH_JUDGES`) gives it this probability; below
-it, every surface says that nothing matches, and the hook and the chat pass nothing on. Chosen
-on the tune halves as the highest at which at least 95 % of the judged questions still match,
-with the fast tiers and with the deep tier (made-up words and keyboard mash: 95–98 % unmatched;
-``python -m benchmarks.judgment``)."""
+it, every surface says that nothing matches, and the hook and the chat pass nothing on. Each
+match judge's bias is set so that this is, on the tune halves, the highest line at which 97 %
+of the judged questions still match (``benchmarks.judgment.anchored``; made-up words and
+keyboard mash: 96–97 % unmatched; ``python -m benchmarks.judgment``)."""
 
 # Fitted by `python -m benchmarks.judgment --data ../shared/data --workdir DIR --fit`
 # on the tune halves (docs/search.md, "When nothing matches").
@@ -369,10 +374,8 @@ def _reaches(side: Side | None, ids: list[int]) -> tuple[dict[int, float], float
     query's own reach, where the deep index has its probes."""
     if side is None or not isinstance(side[0], VectorIndex) or side[0].probes is None:
         return {}, 0.0
-    index, query = side[0], side[1]
-    from .hubs import NEIGHBOURS, WEIGHT
-
-    cosines = np.asarray(index.probes @ np.asarray(query, dtype=np.float32), dtype=np.float64)
+    index, query, probes = side[0], side[1], side[0].probes
+    cosines = np.asarray(probes @ np.asarray(query, dtype=np.float32), dtype=np.float64)
     cosines = cosines[cosines < SAME_PROBE]
     nearest = min(NEIGHBOURS, len(cosines))
     query_reach = float(np.partition(cosines, len(cosines) - nearest)[-nearest:].mean()) if nearest else 0.0
