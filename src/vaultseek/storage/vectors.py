@@ -85,6 +85,9 @@ class VectorIndex:
         self.offsets: np.ndarray | None = None
         """Per row, what its score loses in a ranking (``search/hubs.py``: a hub's reach); None:
         rows rank by their cosine. :meth:`cosines` always gives the plain cosine."""
+        self.probes: np.ndarray | None = None
+        """The hub probes' vectors (one unit row each) that :attr:`offsets` were measured
+        against; the relevance judgment reads a query's own reach from them."""
 
     @classmethod
     def from_floats(cls, ids: np.ndarray, matrix: np.ndarray) -> VectorIndex:
@@ -124,6 +127,16 @@ class VectorIndex:
         found = np.flatnonzero(self.ids[positions] == wanted)
         scores = self._cosines(query, positions[found])
         return {int(wanted[i]): float(s) for i, s in zip(found, scores, strict=True)}
+
+    def offsets_of(self, chunk_ids: list[int], scale: float = 1.0) -> dict[int, float]:
+        """:attr:`offsets` (times ``scale``) of each of ``chunk_ids`` this index holds (empty
+        without offsets)."""
+        if self.offsets is None or not len(self.ids) or not chunk_ids:
+            return {}
+        wanted = np.asarray(chunk_ids, dtype=np.int64)
+        positions = np.minimum(np.searchsorted(self.ids, wanted), len(self.ids) - 1)
+        found = np.flatnonzero(self.ids[positions] == wanted)
+        return {int(wanted[i]): float(self.offsets[positions[i]]) * scale for i in found}
 
     def scan(self, query: np.ndarray) -> Scan:
         """Every row's score for ``query`` (unit length, not all zero) to within

