@@ -51,7 +51,11 @@ def _listen(host: str, port: int) -> list[socket.socket]:
     sockets: list[socket.socket] = []
     try:
         for family, address in addresses:
-            listener = socket.socket(family, socket.SOCK_STREAM)
+            # Named TCP, as uvicorn's own sockets are: asyncio turns Nagle's algorithm off
+            # (TCP_NODELAY) only on connections accepted from a socket whose protocol is
+            # IPPROTO_TCP; left on, a kept-alive connection's response waits ~40 ms for the
+            # client's delayed ACK between its head and its body.
+            listener = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
             sockets.append(listener)
             # As uvicorn does: a port the last run left in TIME_WAIT is free to take again (a
             # port another socket listens on is still refused).
