@@ -371,7 +371,7 @@ def run_search(
     if deep_scanning is not None:
         unscored = lacking(deep_index, (bm25, vec))
         stand_ins = opening_scores(store, deep_index, deep_query, unscored)
-        share = evidence(store, bm25, held, vec)
+        share = evidence(store, bm25, held)
         deep_state = DeepList(coverage, unscored - stand_ins.keys(), ANCHORS.get(deep_model.name), stand_ins, share)
     words = QueryWords(store, query, len(index) if model is not None else None)
     if model is not None and bm25 and vec and params.term_match > 0 and params.mode == "hybrid" and params.fusion == "convex":
