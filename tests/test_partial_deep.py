@@ -162,3 +162,19 @@ def test_a_section_waiting_for_its_vector_stands_in_with_its_notes_opening(tmp_p
         expected = vectors.cosines(query, [opening])[opening]
     assert set(stand_ins) == set(later)  # the opening has its own vector; it stands in for no one
     assert all(score == pytest.approx(expected, abs=1e-5) for score in stand_ins.values())
+
+
+def test_no_deep_vector_yet_ranks_as_the_fast_tiers_alone(deep_vault: tuple[Path, Path], tmp_path: Path) -> None:
+    """Right after `vaultseek index` (the deep model there, no deep vector yet) the order is the
+    fast tiers' own, chunk for chunk and score for score."""
+    vault, db = deep_vault
+    copy = tmp_path / "copy.db"
+    with open_index(vault, db=db, deep_tier=True) as index:
+        copy_database(index.conn, copy)
+    with open_index(vault, db=copy, deep_tier=True) as index:
+        ids, _codes = index.store.load_deep_vectors()
+        index.store.drop_deep_vectors(ids.tolist())
+        for query in ("what's the deadline for the Quartz evaluation?", "Bob", "ssh key", "Suppe mit Kürbis"):
+            none_yet = index.search(query, k=len(NOTES), view="chunks").results
+            fast = index.search(query, k=len(NOTES), view="chunks", deep_weight=0.0).results
+            assert [(r.chunk_id, r.score) for r in none_yet] == [(r.chunk_id, r.score) for r in fast]
