@@ -614,7 +614,7 @@ def fuse(
     list's weight by its coverage alone."""
     weights = list_weights(params, lean, legible)
     if params.fusion == "convex":
-        if deep is not None:
+        if deep is not None and params.mode == "hybrid":  # alone, the deep list keeps its scores
             weights["deep"] *= deep.share
         return convex(lists, weights=weights, **_deep_terms(deep))
     if deep is not None:
