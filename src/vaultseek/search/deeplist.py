@@ -1,9 +1,9 @@
 """What fusion needs to know of the deep list beyond its hits, found per search.
 
 The deep tier's list is the strongest on questions and on languages the fast tiers read badly,
-and the weakest where the words already decide: a word only one note holds, a query both fast
-lists answer with the same note. It is also incomplete for hours after ``vaultseek index``. So
-its weight in convex fusion (``fusion.convex``) is set per search:
+and the weakest where the words already decide: a name, a command, a word only one note
+holds. It is also incomplete for hours after ``vaultseek index``. So its weight in the hybrid's
+convex fusion (``fusion.convex``) is set per search:
 
 - **coverage**: times the share of the index's chunks that have a deep vector. A list drawn
   from a tenth of the chunks mostly ranks chunks that are not the answer (the answer has no
@@ -18,7 +18,7 @@ and a chunk still waiting for its vector stands in with its note's opening, when
 other lists' weighted mean (``fusion.convex``'s ``unscored``).
 
 Measured on the tune halves of the judged sets at 0–100 % coverage (docs/research/
-quality-attempts.md, "The deep list at every coverage").
+quality-attempts.md, "The deep list at every coverage — reached").
 """
 
 from __future__ import annotations
