@@ -208,18 +208,20 @@ def main(argv: list[str] | None = None) -> int:
     head = ["set", "deep coverage", *SHOWN, "known items"]
     print("  ".join(head))
     scratch = workdir / f"coverage-{os.getpid()}"  # two runs on one workdir keep apart
-    for source in sources:
-        try:
-            rows = measure(source, levels, scratch, args.known, args.seed)
-        except VaultseekError as exc:
-            print(f"error: {source.name}: {exc.message}", file=sys.stderr)
-            return 2
-        for row in rows:
-            print("  ".join(row), flush=True)
-        fast = {name: float(v) for name, v in zip(SHOWN, rows[0][2:], strict=False) if v != "—"}
-        worst = min(float(row[2]) - fast["nDCG@10"] for row in rows[1:])
-        print(f"{source.name}: worst nDCG@10 against the fast tiers: {worst:+.3f}", flush=True)
-    shutil.rmtree(scratch, ignore_errors=True)
+    try:
+        for source in sources:
+            try:
+                rows = measure(source, levels, scratch, args.known, args.seed)
+            except VaultseekError as exc:
+                print(f"error: {source.name}: {exc.message}", file=sys.stderr)
+                return 2
+            for row in rows:
+                print("  ".join(row), flush=True)
+            fast = {name: float(v) for name, v in zip(SHOWN, rows[0][2:], strict=False) if v != "—"}
+            worst = min(float(row[2]) - fast["nDCG@10"] for row in rows[1:])
+            print(f"{source.name}: worst nDCG@10 against the fast tiers: {worst:+.3f}", flush=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     return 0
 
 
