@@ -10,18 +10,20 @@ note's title, and a word that only one note holds, each of which should bring th
 
     python -m benchmarks.coverage --data ../shared/data --workdir DIR \\
         [--sets tldr-de,psdocs-en] [--beir scifact,cranfield] [--levels 0,10,50,90,100] \\
-        [--split tune] [--known 150]
+        [--split tune] [--beir-split train] [--known 150]
 
 The indexes are read where ``python -m benchmarks.golden`` and ``vaultseek eval --workdir``
 leave them: ``DIR/<lang>.db`` for a tldr set, ``DIR/psdocs.db``, ``DIR/beir/<name>/`` for a
 BEIR collection; give them their deep vectors first with ``vaultseek deep --vault … --db …``.
-The copies go to ``DIR/coverage/`` and are removed afterwards.
+They are only read: the copies (every row, the fast tiers' too, is measured on one) go to
+``DIR/coverage-<pid>/`` and are removed afterwards.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import shutil
@@ -43,7 +45,7 @@ from vaultseek.evaluation.harness import (
     load_golden,
     run_configurations,
 )
-from vaultseek.storage.db import copy_database
+from vaultseek.storage.db import copy_database, open_connection
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 HYBRID = Configuration("hybrid", "hybrid")
@@ -123,8 +125,7 @@ def known_share(index: Index, items: Sequence[tuple[str, str, str]], **options: 
 def partial_copy(source: Index, dest: Path, fraction: float, seed: int) -> None:
     """A copy of ``source``'s index at ``dest`` in which a seeded random ``fraction`` of the
     chunks keep their deep vectors."""
-    for stale in (dest, Path(f"{dest}-wal"), Path(f"{dest}-shm")):
-        stale.unlink(missing_ok=True)
+    _remove(dest)
     copy_database(source.conn, dest)
     ids, _codes = source.store.load_deep_vectors()
     dropped = ids[np.random.default_rng(seed).random(len(ids)) >= fraction]
@@ -132,29 +133,46 @@ def partial_copy(source: Index, dest: Path, fraction: float, seed: int) -> None:
         copy.store.drop_deep_vectors(dropped.tolist())
 
 
-def measure(source: Source, levels: Sequence[int], workdir: Path, known: int, seed: int) -> list[list[str]]:
+def measure(source: Source, levels: Sequence[int], scratch: Path, known: int, seed: int) -> list[list[str]]:
+    """The fast tiers' row and a row per level. Every row is measured on a copy opened the same
+    way (the source is read through a plain read-only connection, so an index of an older
+    schema is upgraded in the copies only, and the fast row and the 0 % row can only differ by
+    the deep model's presence)."""
     rows: list[list[str]] = []
-    scratch = workdir / "coverage"
     scratch.mkdir(parents=True, exist_ok=True)
-    with open_index(source.vault, db=source.db, read_only=True) as full:
-        deep = full.deep_status()
-        if deep is None or deep.embedded < deep.chunks:
-            share = f"{deep.embedded:,} of {deep.chunks:,}" if deep else "none"
-            raise SystemExit(f"{source.name}: the index {source.db} needs every deep vector (has {share}); run `vaultseek deep`")
-        items = known_items(full, known)
-        (fast,) = run_configurations(full, source.queries, source.document_of, (NO_DEEP,))
-        rows.append([source.name, "fast tiers", *_cells(fast.scores), f"{known_share(full, items, deep_weight=0.0):.3f}"])
-        for level in levels:
-            dest = scratch / f"{source.name}-{level}.db"
-            partial_copy(full, dest, level / 100, seed)
-            try:
-                with open_index(source.vault, db=dest, read_only=True) as index:
-                    (hybrid,) = run_configurations(index, source.queries, source.document_of, (HYBRID,))
-                    rows.append([source.name, f"{level} %", *_cells(hybrid.scores), f"{known_share(index, items):.3f}"])
-            finally:
-                for path in (dest, Path(f"{dest}-wal"), Path(f"{dest}-shm")):
-                    path.unlink(missing_ok=True)
+    whole = scratch / f"{source.name}-whole.db"
+    _remove(whole)
+    original = open_connection(source.db, create=False, read_only=True)
+    try:
+        copy_database(original, whole)
+    finally:
+        original.close()
+    try:
+        with open_index(source.vault, db=whole) as full:
+            deep = full.deep_status()
+            if deep is None or deep.embedded < deep.chunks:
+                share = f"{deep.embedded:,} of {deep.chunks:,}" if deep else "none"
+                raise SystemExit(f"{source.name}: the index {source.db} needs every deep vector (has {share}); run `vaultseek deep`")
+            items = known_items(full, known)
+            (fast,) = run_configurations(full, source.queries, source.document_of, (NO_DEEP,))
+            rows.append([source.name, "fast tiers", *_cells(fast.scores), f"{known_share(full, items, deep_weight=0.0):.3f}"])
+            for level in levels:
+                dest = scratch / f"{source.name}-{level}.db"
+                partial_copy(full, dest, level / 100, seed)
+                try:
+                    with open_index(source.vault, db=dest, read_only=True) as index:
+                        (hybrid,) = run_configurations(index, source.queries, source.document_of, (HYBRID,))
+                        rows.append([source.name, f"{level} %", *_cells(hybrid.scores), f"{known_share(index, items):.3f}"])
+                finally:
+                    _remove(dest)
+    finally:
+        _remove(whole)
     return rows
+
+
+def _remove(db: Path) -> None:
+    for path in (db, Path(f"{db}-wal"), Path(f"{db}-shm"), Path(f"{db}.writer.lock"), Path(f"{db}.deep.lock")):
+        path.unlink(missing_ok=True)
 
 
 def _cells(scores: dict[str, float]) -> list[str]:
@@ -169,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sets", default="", help="judged sets, e.g. tldr-de,psdocs-en")
     parser.add_argument("--beir", default="", help="BEIR collections, e.g. scifact,cranfield")
     parser.add_argument("--levels", default="0,10,50,90,100", help="deep coverage levels, in percent")
-    parser.add_argument("--split", default="tune", help="golden sets: the split (BEIR: its test queries)")
+    parser.add_argument("--split", default="tune", help="golden sets: the split")
+    parser.add_argument("--beir-split", default=None, help="BEIR: the queries of this split (default: its test queries)")
     parser.add_argument("--known", type=int, default=150, help="notes asked for by title and by a rare word")
     parser.add_argument("--seed", type=int, default=11)
     args = parser.parse_args(argv)
@@ -182,24 +201,27 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--levels are percentages from 0 to 100")
     sources = [golden_source(n, data, workdir, args.split) for n in filter(None, args.sets.split(","))]
     try:
-        sources += [beir_source(n, data, workdir, None) for n in filter(None, args.beir.split(","))]
+        sources += [beir_source(n, data, workdir, args.beir_split) for n in filter(None, args.beir.split(","))]
     except (OSError, KeyError, ValueError, VaultseekError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     head = ["set", "deep coverage", *SHOWN, "known items"]
     print("  ".join(head))
-    for source in sources:
-        try:
-            rows = measure(source, levels, workdir, args.known, args.seed)
-        except VaultseekError as exc:
-            print(f"error: {source.name}: {exc.message}", file=sys.stderr)
-            return 2
-        for row in rows:
-            print("  ".join(row), flush=True)
-        fast = {name: float(v) for name, v in zip(SHOWN, rows[0][2:], strict=False) if v != "—"}
-        worst = min(float(row[2]) - fast["nDCG@10"] for row in rows[1:])
-        print(f"{source.name}: worst nDCG@10 against the fast tiers: {worst:+.3f}", flush=True)
-    shutil.rmtree(workdir / "coverage", ignore_errors=True)
+    scratch = workdir / f"coverage-{os.getpid()}"  # two runs on one workdir keep apart
+    try:
+        for source in sources:
+            try:
+                rows = measure(source, levels, scratch, args.known, args.seed)
+            except VaultseekError as exc:
+                print(f"error: {source.name}: {exc.message}", file=sys.stderr)
+                return 2
+            for row in rows:
+                print("  ".join(row), flush=True)
+            fast = {name: float(v) for name, v in zip(SHOWN, rows[0][2:], strict=False) if v != "—"}
+            worst = min(float(row[2]) - fast["nDCG@10"] for row in rows[1:])
+            print(f"{source.name}: worst nDCG@10 against the fast tiers: {worst:+.3f}", flush=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     return 0
 
 

@@ -114,8 +114,9 @@ def test_convex_head_is_the_start_of_convex_with_anchors_and_gaps(
     depth: int, unscored: set[int], anchor: float | None,
 ) -> None:  # fmt: skip
     lists = {"bm25": bm25, "vector": vector, "deep": [(i, s) for i, s in deep if i not in unscored]}
-    options = {"weights": {"bm25": 0.75, "vector": 0.25, "deep": 1.0}, "unscored": {"deep": unscored},
-               "anchors": None if anchor is None else {"deep": anchor}}  # fmt: skip
+    standing = {i: float(i % 7) for i in sorted(unscored)[::2]}
+    options = {"weights": {"bm25": 0.75, "vector": 0.25, "deep": 1.0}, "unscored": {"deep": unscored - standing.keys()},
+               "anchors": None if anchor is None else {"deep": anchor}, "stand_ins": {"deep": standing}}  # fmt: skip
     assert convex_head(lists, depth, **options) == [f.item for f in convex(lists, **options)][:depth]
 
 
@@ -132,6 +133,20 @@ def test_an_item_a_list_could_not_score_is_ranked_on_its_other_lists() -> None:
     # items every list could score are unchanged
     plain = {f.item: f.score for f in convex(lists, weights=weights)}
     assert {f.item: f.score for f in fused if f.item != 1} == {i: s for i, s in plain.items() if i != 1}
+
+
+def test_a_stand_in_is_normalised_as_the_list_is_and_kept_within_it() -> None:
+    """A chunk without a deep vector whose note's opening has one takes the opening's score,
+    normalised by the deep list's own range (clamped to it): it neither stretches the list nor
+    scores outside it."""
+    lists = {"bm25": [(1, 9.0), (2, 5.0)], "deep": [(2, 0.9), (3, 0.8)]}
+    weights = {"bm25": 1.0, "deep": 1.0}
+    fused = {f.item: f.score for f in convex(lists, weights=weights, stand_ins={"deep": {1: 0.85}})}
+    assert fused[1] == pytest.approx(1.0 + 0.5)
+    assert fused[2] == pytest.approx(0.0 + 1.0) and fused[3] == pytest.approx(0.0)  # the list's own range
+    below = {f.item: f.score for f in convex(lists, weights=weights, stand_ins={"deep": {1: 0.2, 4: 0.95}})}
+    assert below[1] == pytest.approx(1.0) and below[4] == pytest.approx(1.0)  # clamped to 0 and to 1
+    assert convex(lists, weights=weights, stand_ins={"deep": {1: 0.85}})[0].ranks == {"bm25": 1}
 
 
 def test_a_list_whose_best_is_under_its_anchor_counts_less_than_its_weight() -> None:

@@ -10,8 +10,10 @@ import pytest
 
 from vaultseek import open_index
 from vaultseek.embeddings.deep import deep_model_available
+from vaultseek.search.deeplist import opening_scores
 from vaultseek.search.hybrid import DeepList, SearchParams, fuse
 from vaultseek.storage.db import copy_database
+from vaultseek.storage.vectors import VectorIndex
 
 pytestmark = pytest.mark.skipif(
     deep_model_available() is not None and not os.environ.get("CI"),
@@ -81,3 +83,98 @@ def test_rrf_weighs_a_partly_done_deep_list_by_its_coverage() -> None:
     quarter = {f.item: f.score for f in fuse(lists, params, deep=DeepList(0.25, {1}, None))}
     assert quarter[2] == pytest.approx(full[2] / 4)
     assert quarter[1] == pytest.approx(full[1])
+
+
+def test_convex_weighs_a_partly_done_deep_list_by_its_coverage() -> None:
+    """A deep list drawn from a tenth of the chunks mostly ranks chunks that are not the answer
+    (it has no vector yet nine times in ten): it counts a tenth."""
+    lists = {"bm25": [(1, 3.0), (3, 1.0)], "vector": [(1, 0.5), (3, 0.2)], "deep": [(2, 0.9), (3, 0.8)]}
+    params = SearchParams()
+    full = {f.item: f.score for f in fuse(lists, params, deep=DeepList(1.0, {1}, None))}
+    tenth = {f.item: f.score for f in fuse(lists, params, deep=DeepList(0.1, {1}, None))}
+    assert tenth[2] == pytest.approx(full[2] / 10)
+    assert next(f.item for f in fuse(lists, params, deep=DeepList(0.1, {1}, None))) == 1
+
+
+KNOWN = {
+    "meetings/standup.md": (
+        "# Weekly standup\n\nDana fixed the login bug on the billing page and will pair with Lee on "
+        "the invoice export. The budget review moves to Thursday; finance wants the travel numbers by "
+        "Friday. Hiring: two interviews for the designer role next week, feedback forms due Monday. The "
+        "espresso machine on the third floor is broken again. Next retro: bring one thing that went well.\n"
+    ),
+    "kitchen/coffee.md": (
+        "# Coffee at home\n\nGrind the beans fine, tamp them firmly and pull a short, strong shot under "
+        "pressure; steam the milk for a cappuccino.\n"
+    ),
+    "kitchen/moka.md": (
+        "# Moka pot\n\nFill the base with hot water, the basket with medium-fine coffee, and take it off "
+        "the heat when it gurgles.\n"
+    ),
+    "kitchen/beans.md": (
+        "# Coffee beans\n\nA dark Italian roast for strong short coffees; a light Ethiopian roast for "
+        "filter; keep them airtight.\n"
+    ),
+}
+
+
+def test_a_word_one_note_holds_brings_that_note_first_with_the_deep_tier_complete(tmp_path: Path) -> None:
+    """"espresso" is in the standup note alone, in passing; the coffee notes are what the deep
+    and the static model find closest. With few candidates per list (a large vault's situation:
+    the note is outside the vector lists' best), the deep list used to put a coffee note first
+    (deep #1 and vector #1 outweighed BM25's only hit); with every word of the query held by one
+    note, the deep list re-orders within what the words found."""
+    vault = tmp_path / "vault"
+    for rel, text in {**NOTES, **KNOWN}.items():
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(text, "utf-8")
+    with open_index(vault, db=tmp_path / "index.db", create=True, deep_tier=True) as index:
+        index.sync(remember=False)
+        report = index.deepen()
+        assert report is not None and report.complete
+        found = index.search("espresso", k=3, candidates=3).results
+    assert found[0].path == "meetings/standup.md"
+    assert found[0].bm25_rank == 1
+    assert found[1].path == "kitchen/coffee.md" and found[1].deep_rank == 1  # the deep list still ranks
+
+
+def test_a_section_waiting_for_its_vector_stands_in_with_its_notes_opening(tmp_path: Path) -> None:
+    """The deep worker embeds every note's opening first: a later section without its vector
+    yet is scored as its note's opening is, not on its other lists alone."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "garden.md").write_text(
+        "# Garden\n\nWhat grows where in the garden.\n\n## Tomatoes\n\nStake them in May.\n\n"
+        "## Roses\n\nPrune them in March.\n",
+        "utf-8",
+    )
+    (vault / "soup.md").write_text(NOTES["recipes/soup.md"], "utf-8")
+    with open_index(vault, db=tmp_path / "index.db", create=True, deep_tier=True) as index:
+        index.sync(remember=False)
+        assert index.deepen() is not None
+        rows = index.get_note("garden.md")
+        assert len(rows) >= 2
+        opening, later = rows[0].id, [row.id for row in rows[1:]]
+        index.store.drop_deep_vectors(later)
+        vectors = VectorIndex(*index.store.load_deep_vectors())
+        query = vectors.vectors(vectors.ids.searchsorted([opening]))[0]  # any unit vector will do
+        stand_ins = opening_scores(index.store, vectors, query, {*later, opening})
+        expected = vectors.cosines(query, [opening])[opening]
+    assert set(stand_ins) == set(later)  # the opening has its own vector; it stands in for no one
+    assert all(score == pytest.approx(expected, abs=1e-5) for score in stand_ins.values())
+
+
+def test_no_deep_vector_yet_ranks_as_the_fast_tiers_alone(deep_vault: tuple[Path, Path], tmp_path: Path) -> None:
+    """Right after `vaultseek index` (the deep model there, no deep vector yet) the order is the
+    fast tiers' own, chunk for chunk and score for score."""
+    vault, db = deep_vault
+    copy = tmp_path / "copy.db"
+    with open_index(vault, db=db, deep_tier=True) as index:
+        copy_database(index.conn, copy)
+    with open_index(vault, db=copy, deep_tier=True) as index:
+        ids, _codes = index.store.load_deep_vectors()
+        index.store.drop_deep_vectors(ids.tolist())
+        for query in ("what's the deadline for the Quartz evaluation?", "Bob", "ssh key", "Suppe mit Kürbis"):
+            none_yet = index.search(query, k=len(NOTES), view="chunks").results
+            fast = index.search(query, k=len(NOTES), view="chunks", deep_weight=0.0).results
+            assert [(r.chunk_id, r.score) for r in none_yet] == [(r.chunk_id, r.score) for r in fast]

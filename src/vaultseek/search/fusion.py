@@ -79,6 +79,7 @@ def convex(
     overrides: Mapping[str, Mapping[int, float]] | None = None,
     anchors: Mapping[str, float] | None = None,
     unscored: Mapping[str, Container[int]] | None = None,
+    stand_ins: Mapping[str, Mapping[int, float]] | None = None,
 ) -> list[Fused]:
     """Score-normalised convex combination of lists of ``(item, score)``, best first.
 
@@ -92,14 +93,17 @@ def convex(
     :data:`ANCHORS`). ``unscored`` (list name → items) names items a list could not score —
     a chunk still waiting for its deep vector: such an item is ranked on its other lists
     alone, their weighted mean standing in for the missing score, so it is neither punished
-    for the gap nor outranked by chunks only that list likes.
+    for the gap nor outranked by chunks only that list likes. ``stand_ins`` (list name → item →
+    score) gives such an item a score to stand in instead — a chunk's note's opening, whose deep
+    vector the worker makes first — normalised by the list's own range and clamped to it: it
+    takes part without a rank in that list and moves no other item's score.
 
     ``overrides`` replaces a list's scores (name → item → score), normalised the same way;
     an item it scores that the list lacks takes part as well, without a rank in that list —
     how term matching re-scores the head of the lexical list (``termmatch.blend``). Ranks
     always describe the lists themselves."""
     ranks: dict[int, dict[str, int]] = {}
-    scores = _weighted(lists, weights, overrides, anchors, unscored, ranks)
+    scores = _weighted(lists, weights, overrides, anchors, unscored, ranks, stand_ins=stand_ins)
     keyed = sorted([(-score, min(ranks[i].values(), default=0), i) for i, score in scores.items()])
     return [Fused(i, -negative, ranks[i]) for negative, _rank, i in keyed]
 
@@ -111,12 +115,13 @@ def convex_head(
     weights: Mapping[str, float] | None = None,
     anchors: Mapping[str, float] | None = None,
     unscored: Mapping[str, Container[int]] | None = None,
+    stand_ins: Mapping[str, Mapping[int, float]] | None = None,
 ) -> list[int]:
     """The first ``depth`` items of :func:`convex`'s order, without building the results
     (term matching needs only the head to re-score; the fusion is then built once)."""
     best: dict[int, int] = {}
-    scores = _weighted(lists, weights, None, anchors, unscored, None, best)
-    return [i for _s, _r, i in heapq.nsmallest(depth, [(-s, best[i], i) for i, s in scores.items()])]
+    scores = _weighted(lists, weights, None, anchors, unscored, None, best, stand_ins)
+    return [i for _s, _r, i in heapq.nsmallest(depth, [(-s, best.get(i, 0), i) for i, s in scores.items()])]
 
 
 def _weighted(
@@ -127,6 +132,7 @@ def _weighted(
     unscored: Mapping[str, Container[int]] | None,
     ranks: dict[int, dict[str, int]] | None,
     best: dict[int, int] | None = None,
+    stand_ins: Mapping[str, Mapping[int, float]] | None = None,
 ) -> dict[int, float]:
     """:func:`convex`'s scores. Fills ``ranks`` (item → list → rank) when given, else
     ``best`` (item → its best rank in any list)."""
@@ -153,7 +159,11 @@ def _weighted(
             if ranks is not None:
                 for item in own:
                     ranks.setdefault(item, {})
-        _add_normalised(scores, own, weight, None if anchors is None else anchors.get(name))
+        standing = None if stand_ins is None else stand_ins.get(name)
+        if ranks is not None:
+            for item in standing or ():  # a stand-in takes part without a rank in the list
+                ranks.setdefault(item, {})
+        _add_normalised(scores, own, weight, None if anchors is None else anchors.get(name), standing)
         absent = None if unscored is None else unscored.get(name)
         if own or absent is not None:
             total += weight
@@ -168,7 +178,8 @@ def _weighted(
 
 
 def _add_normalised(
-    scores: dict[int, float], own: Mapping[int, float], weight: float, anchor: float | None = None
+    scores: dict[int, float], own: Mapping[int, float], weight: float, anchor: float | None = None,
+    standing: Mapping[int, float] | None = None,
 ) -> None:
     """Add ``weight ×`` each of ``own``'s scores min-max normalised over ``own`` (all of
     ``weight`` when they are all equal) into ``scores``; with an ``anchor`` above the best
@@ -180,6 +191,11 @@ def _add_normalised(
         high = anchor
         if low >= high:
             low = high - 1e-6
+    if standing:
+        span = high - low if high > low else 1.0
+        for item, score in standing.items():
+            if item not in own:
+                scores[item] = scores.get(item, 0.0) + weight * min(max((score - low) / span, 0.0), 1.0)
     if high > low:
         factor = weight / (high - low)
         for item, score in own.items():

@@ -26,6 +26,7 @@ from ..storage.store import ChunkRow, Store
 from ..storage.vectors import Scan, VectorIndex
 from ..text.lexical import LexicalQuery, make_snippet, parse_query
 from .budget import fit_budget, fit_notes
+from .deeplist import DeepList, evidence, lacking, opening_scores
 from .expansion import merge_expansion
 from .filter_hints import filter_misses
 from .fusion import ANCHORS, DEFAULT_WEIGHTS, Fused, convex, convex_head, rrf
@@ -123,15 +124,25 @@ def lexical_hits(
     finds fewer than ``limit`` (a long question rarely has every word in one chunk). Top-up
     scores are capped at the last all-terms score, so the list stays in score order. The
     query's required phrases hold in both; the ``restriction``'s excluded notes are left out."""
+    return lexical_list(store, query, limit, scope, restriction)[0]
+
+
+def lexical_list(
+    store: Store, query: LexicalQuery, limit: int, scope: SearchFilter | None = None,
+    restriction: Restriction | None = None,
+) -> tuple[Scored, int]:  # fmt: skip
+    """:func:`lexical_hits`, and how many of them hold every word of the query (they come
+    first)."""
     if query.empty:
-        return []
+        return [], 0
     excluding = restriction.excluding if restriction is not None else None
     hits = store.bm25(query.match_all(), limit, scope, excluding=excluding)
+    held = len(hits)
     if len(hits) >= limit or len(query.phrases) < 2:
-        return hits
+        return hits, held
     phrases = affordable_phrases(store, query.phrases)
     if not phrases:  # no word of the query occurs anywhere
-        return hits
+        return hits, held
     seen = {i for i, _s in hits}
     ceiling = hits[-1][1] if hits else float("inf")
     for item, score in store.bm25(replace(query, phrases=phrases).match_any(), limit, scope, excluding=excluding):
@@ -140,7 +151,7 @@ def lexical_hits(
         if item not in seen:
             ceiling = min(score, ceiling)
             hits.append((item, ceiling))
-    return hits
+    return hits, held
 
 
 SCOPE_PROBE = 1_000
@@ -262,9 +273,10 @@ def run_search(
     engine all work without Python's lock, so on two cores the lists take about as long as
     the slowest. ``deep_side`` (None: the deep tier is off) gives the deep tier's list: a
     third list in a hybrid search, whose fusion weight is scaled by the share of chunks that
-    have a deep vector, so a half-done deep index counts half as much and an empty one not
-    at all. After the signals, the note view groups the whole fused list into ``k`` notes
-    (:mod:`grouping`); the chunk view takes its first ``k`` chunks. The parameters were checked
+    have a deep vector (a half-done deep index counts half as much, an empty one not at all)
+    and by the query's lexical evidence (:mod:`.deeplist`). After the signals, the note view
+    groups the whole fused list into ``k`` notes (:mod:`grouping`); the chunk view takes its
+    first ``k`` chunks. The parameters were checked
     where they were asked for (``contract.SearchRequest``, the configuration).
 
     The query's operators (:mod:`syntax`) are read first: its fields narrow ``params.scope``,
@@ -328,10 +340,11 @@ def run_search(
             scanning = _start(params.mode == "hybrid", _scan, index, model, wanted, pool, scope, restriction)
             legible = model.legible_share(wanted) if params.mode == "hybrid" else 1.0
     corrected: tuple[str, ...] = ()
+    held = 0
     if params.mode in ("hybrid", "bm25"):
         query, corrected = refine_query(store, query)
         notices.extend(corrected)
-        bm25 = lexical_hits(store, query, pool, scope, restriction)
+        bm25, held = lexical_list(store, query, pool, scope, restriction)
     narrowed = scope is not None or restriction is not None
     static_query: np.ndarray | None = None
     deep_query: np.ndarray | None = None
@@ -356,7 +369,10 @@ def run_search(
     lists = {"bm25": bm25, "vector": vec, "deep": deep}
     deep_state = None
     if deep_scanning is not None:
-        deep_state = DeepList(coverage, lacking(deep_index, (bm25, vec)), ANCHORS.get(deep_model.name))
+        unscored = lacking(deep_index, (bm25, vec))
+        stand_ins = opening_scores(store, deep_index, deep_query, unscored)
+        share = evidence(store, bm25, held)
+        deep_state = DeepList(coverage, unscored - stand_ins.keys(), ANCHORS.get(deep_model.name), stand_ins, share)
     words = QueryWords(store, query, len(index) if model is not None else None)
     if model is not None and bm25 and vec and params.term_match > 0 and params.mode == "hybrid" and params.fusion == "convex":
         fused, rows = fuse_with_terms(store, lists, words, params, lean, legible, deep_state)
@@ -578,18 +594,6 @@ def _in_thread(fn: Callable[..., ScanResult], *args: object) -> Callable[[], Sca
     return wait
 
 
-@dataclass(frozen=True, slots=True)
-class DeepList:
-    """What fusion needs to know of the deep list beyond its hits."""
-
-    coverage: float
-    """The share of the index's chunks that have a deep vector."""
-    unscored: set[int]
-    """The other lists' candidates that have no deep vector yet."""
-    anchor: float | None
-    """The deep model's cosine at which the list's best counts fully (``fusion.ANCHORS``)."""
-
-
 def fuse(
     lists: dict[str, Scored],
     params: SearchParams,
@@ -602,12 +606,16 @@ def fuse(
     fusion, so every mode's results carry the same score and rank data. ``lean`` multiplies
     the list weights (query intent), ``legible`` the vector list's (:func:`list_weights`).
 
-    Convex fusion ranks a chunk that has no deep vector yet on its other lists alone and
-    holds a weak deep list below its full weight (``fusion.convex``'s ``unscored`` and
-    ``anchors``), so the deep tier's progress moves no chunk for want of a vector; RRF, which
-    has no scores to do that with, scales the deep list's weight by its coverage instead."""
+    Convex fusion gives the deep list its share for this search (:class:`~.deeplist.DeepList`:
+    its coverage times what the lexical evidence leaves it), ranks a chunk that has no deep
+    vector yet by its note's opening or, without one, on its other lists alone, and holds a
+    weak deep list below its full weight (``fusion.convex``'s ``stand_ins``, ``unscored`` and
+    ``anchors``; :mod:`.deeplist`). RRF, which has no scores to do that with, scales the deep
+    list's weight by its coverage alone."""
     weights = list_weights(params, lean, legible)
     if params.fusion == "convex":
+        if deep is not None and params.mode == "hybrid":  # alone, the deep list keeps its scores
+            weights["deep"] *= deep.share
         return convex(lists, weights=weights, **_deep_terms(deep))
     if deep is not None:
         weights["deep"] *= deep.coverage
@@ -630,6 +638,8 @@ def fuse_with_terms(
     the lists, the score includes the match. Returns the head's rows too: the results are
     mostly among them, so they are not read twice."""
     weights = list_weights(params, lean, legible)
+    if deep is not None:
+        weights["deep"] *= deep.share
     terms = _deep_terms(deep)
     if not words.words:
         return convex(lists, weights=weights, **terms), {}
@@ -642,19 +652,14 @@ def fuse_with_terms(
 
 
 def _deep_terms(deep: DeepList | None) -> dict[str, Any]:
-    """:func:`fusion.convex`'s ``anchors`` and ``unscored`` for the deep list."""
+    """:func:`fusion.convex`'s ``anchors``, ``unscored`` and ``stand_ins`` for the deep list."""
     if deep is None:
         return {}
-    return {"anchors": None if deep.anchor is None else {"deep": deep.anchor}, "unscored": {"deep": deep.unscored}}
-
-
-def lacking(index: VectorIndex, lists: tuple[Scored, ...]) -> set[int]:
-    """The items of ``lists`` that have no row in ``index``."""
-    items = np.fromiter({item for hits in lists for item, _s in hits}, dtype=np.int64)
-    if not len(items) or not len(index):
-        return set(items.tolist())
-    at = np.minimum(np.searchsorted(index.ids, items), len(index.ids) - 1)
-    return set(items[index.ids[at] != items].tolist())
+    return {
+        "anchors": None if deep.anchor is None else {"deep": deep.anchor},
+        "unscored": {"deep": deep.unscored},
+        "stand_ins": {"deep": deep.stand_ins},
+    }
 
 
 def list_weights(params: SearchParams, lean: Mapping[str, float] | None = None, legible: float = 1.0) -> dict[str, float]:

@@ -1081,6 +1081,21 @@ class Store:
             ))  # fmt: skip
         return out
 
+    def openings(self, ids: Sequence[int]) -> dict[int, int]:
+        """Chunk id → the id of its file's opening chunk (its first, ``position`` 0), for the
+        chunks of ``ids`` that are not openings themselves."""
+        out: dict[int, int] = {}
+        wanted = list(ids)
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            out.update(self.conn.execute(
+                f"SELECT c.id, o.id FROM chunks c JOIN chunks o ON o.file_id = c.file_id AND o.position = 0 "
+                f"WHERE c.id IN ({marks}) AND c.position > 0",
+                batch,
+            ))  # fmt: skip
+        return out
+
     # -- status -------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
         return {

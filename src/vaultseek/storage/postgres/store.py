@@ -821,6 +821,16 @@ class PgStore(Store):
             )
         }
 
+    def openings(self, ids: Sequence[int]) -> dict[int, int]:
+        return {
+            int(cid): int(opening)
+            for cid, opening in self.pg.execute(
+                "SELECT c.id, o.id FROM chunks c JOIN chunks o ON o.file_id = c.file_id AND o.position = 0 "
+                "WHERE c.id = ANY(%s) AND c.position > 0",
+                ([int(i) for i in ids],),
+            )
+        }
+
     # -- the study app's knowledge base -------------------------------------------------
     def file_listing(self) -> list[tuple[str, str, str, int, int, str | None, str | None, str, int, int, int, str | None]]:
         return [
