@@ -13,8 +13,9 @@ note's title, and a word that only one note holds, each of which should bring th
         [--split tune] [--beir-split train] [--known 150]
 
 The indexes are read where ``python -m benchmarks.golden`` and ``vaultseek eval --workdir``
-leave them: ``DIR/<lang>.db`` for a tldr set, ``DIR/psdocs.db``, ``DIR/beir/<name>/`` for a
-BEIR collection; give them their deep vectors first with ``vaultseek deep --vault … --db …``.
+leave them: ``DIR/<lang>.db`` for a tldr set, ``DIR/psdocs.db`` and ``DIR/psref.db`` for the
+PowerShell sets, ``DIR/beir/<name>/`` for a BEIR collection; give them their deep vectors
+first with ``vaultseek deep --vault … --db …``.
 They are only read: the copies (every row, the fast tiers' too, is measured on one) go to
 ``DIR/coverage-<pid>/`` and are removed afterwards.
 """
@@ -35,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.golden import vault_of
 from vaultseek.engine import Index, open_index
 from vaultseek.errors import NotFoundError, VaultseekError
 from vaultseek.evaluation.harness import (
@@ -65,13 +67,9 @@ class Source:
 
 
 def golden_source(name: str, data: Path, workdir: Path, split: str) -> Source:
-    family, lang = name.split("-", 1)
-    if family == "tldr":
-        vault, db = data / "tldr" / ("pages" if lang == "en" else f"pages.{lang}"), workdir / f"{lang}.db"
-    else:
-        vault, db = data / "powershell-docs" / "reference" / "docs-conceptual", workdir / "psdocs.db"
+    vault, db_name = vault_of(data, name)
     queries, _skipped = load_golden(GOLDEN / f"{name}.jsonl", split)
-    return Source(name, vault, db, queries, lambda path: path)
+    return Source(name, vault, workdir / f"{db_name}.db", queries, lambda path: path)
 
 
 def beir_source(name: str, data: Path, workdir: Path, split: str | None) -> Source:
