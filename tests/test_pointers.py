@@ -104,7 +104,7 @@ def test_a_vault_without_pointer_sections_ranks_as_before(vault: Path, write: Ca
         # The step itself hands back the very list it was given.
         ids = [c.id for path in ("a.md", "b.md", "c.md") for c in index.store.chunks_of_file(path)]
         fused = [Fused(item, 1.0 - n / 100, {}) for n, item in enumerate(reversed(ids))]
-        assert follow_pointers(index.store, fused, len(fused)) is fused
+        assert follow_pointers(index.store, fused) is fused
 
 
 def test_what_counts_as_a_pointer() -> None:
@@ -116,6 +116,11 @@ def test_what_counts_as_a_pointer() -> None:
     # A list whose lines mostly begin with a link: a map of content, in either marker style.
     moc = "## Ideas\n\n- Pipeline binding — how input binds\n* Script blocks: anonymous functions\nSee also."
     assert pointed(moc, names) == ["p.md", "b.md"]
+    # A bare list of links closing a page ("Related links") is no index: the page is an answer.
+    assert pointed("## Related links\n\n- Pipeline binding\n- Script blocks", names) == []
+    # A heading that names a link over code is a section of its own.
+    code = "## about_Splatting\n\nSee about_Splatting.\n\n```powershell\nGet-Item @args\n```"
+    assert pointed(code, names) == []
     # Prose that mentions a link is not a pointer.
     prose = "## Ideas\n\nWe saw that Pipeline binding matters.\nIt is subtle.\nIt is everywhere."
     assert pointed(prose, names) == []

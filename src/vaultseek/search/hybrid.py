@@ -397,9 +397,7 @@ def run_search(
     if reranker is not None and sent and fused:
         fused, reranking, problem = rerank(store, fused, sent, reranker, depth=params.rerank_depth, weight=params.rerank_weight)
         notices += [problem] if problem else []
-    if fused:  # a section that only points at another candidate note goes after it
-        depth = notes_depth(fused, max(params.k, PAGE), store.chunk_paths) if params.view == "notes" else params.k
-        fused = follow_pointers(store, fused, depth)
+    fused = follow_pointers(store, fused)  # a section that only points at a candidate goes after it
     # Title match last: a note the query names goes first whatever the other signals did.
     if params.title_match or params.recency_half_life_days:
         fused = apply_signals(

@@ -9,14 +9,17 @@ the answer is the note: when the note it points to is also a candidate, that not
 pointer's place and the pointer follows it. When it is not a candidate the pointer keeps its
 place.
 
-A chunk of the head of the ranking is a **pointer** when at least half of its entries point
-at another indexed file its file links to:
+A chunk of the ranking's first :data:`HEAD_NOTES` notes is a **pointer** when at least half of
+its entries point at another indexed file its file links to:
 
-* a heading that is the text of such a link, over at most :data:`MAX_GLOSS_WORDS` words
-  (``### [Compare-Object](Compare-Object.md)`` and a line);
-* a line that begins with such a link's text and goes on for at most that many words (a list
-  of links with a short gloss each). Other lines are entries that point nowhere; headings that
+* a heading that is the text of such a link, over 1 to :data:`MAX_GLOSS_WORDS` words and no
+  code (``### [Compare-Object](Compare-Object.md)`` and a line);
+* a line that begins with such a link's text and goes on for 1 to that many words (a list of
+  links with a short gloss each). Other lines are entries that point nowhere; headings that
   are not links are not entries.
+
+A bare list of links — a page's "Related links", "See also" — has no gloss and is no pointer:
+the page it closes is an answer of its own, not an index.
 
 Chunk text shows links as their text (``render_links``), so a line "begins with a link" when
 its first words, compared as names are (:func:`~vaultseek.text.keys.name_key`), are the text
@@ -29,6 +32,7 @@ what it gained in ``signals["pointer"]``.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -37,8 +41,13 @@ from pathlib import PurePosixPath
 from ..storage.store import LinkRow, Store
 from ..text.keys import name_key
 from .fusion import Fused
+from .grouping import PAGE, notes_depth
 
 POINTER = "pointer"
+HEAD_NOTES = PAGE
+"""Pointers are looked for among the chunks of the ranking's first ten notes (in either view,
+whatever ``k``): the first page is where one would stand in its note's way, and the cost stays
+that of a page."""
 MAX_GLOSS_WORDS = 40
 """The most words a pointer's description may have (the about_ topics' longest has 32)."""
 MAX_NAME_WORDS = 12
@@ -47,6 +56,9 @@ POINTER_SHARE = 0.5
 """The share of a section's lines that must be pointer lines for a list to be a pointer."""
 _TRAILING = " \t\"'`[](){}<>?!.,:;#*|—–"
 """What may follow a link's text on its line before the gloss (``[[Note]]: …``, ``— …``)."""
+_key = functools.lru_cache(maxsize=1 << 16)(name_key)
+"""Link texts, headings and line starts recur from search to search: their keys are kept."""
+_FENCES = ("```", "~~~")
 _MARKER = re.compile(r"^\s*(?:[-*+]\s+(?:\[[ xX]\]\s+)?|\d+[.)]\s+|\|\s*|>\s*)*")
 
 
@@ -72,7 +84,7 @@ def link_names(links: Sequence[LinkRow]) -> dict[str, LinkNames]:
             continue
         names = found.setdefault(link.source, {})
         for shown in _shown(link):
-            key = name_key(shown)
+            key = _key(shown)
             if key:
                 names.setdefault(key, link.resolved)
     return {path: LinkNames.of(names) for path, names in found.items() if names}
@@ -94,8 +106,8 @@ def pointed(text: str, names: LinkNames) -> list[str]:
     it names them; empty when it is not a pointer.
 
     The text is read as entries: a heading and the lines under it, when the heading is a link's
-    text (a pointer entry when those lines hold at most :data:`MAX_GLOSS_WORDS` words), and
-    every other line (a pointer entry when it begins with a link's text and goes on for at most
+    text (a pointer entry when those lines hold 1 to :data:`MAX_GLOSS_WORDS` words and no code), and
+    every other line (a pointer entry when it begins with a link's text and goes on for 1 to
     that many words). Other headings are not entries."""
     entries: list[str | None] = []  # each entry's target, None for one that points nowhere
     open_heading: str | None = None  # the target of the linked heading being read
@@ -105,14 +117,14 @@ def pointed(text: str, names: LinkNames) -> list[str]:
             continue
         if line.lstrip().startswith("#"):
             if open_heading is not None:
-                entries.append(open_heading if gloss <= MAX_GLOSS_WORDS else None)
-            open_heading, gloss = names.targets.get(name_key(line.lstrip().lstrip("#"))), 0
-        elif open_heading is not None:
-            gloss += len(line.split())
+                entries.append(open_heading if 0 < gloss <= MAX_GLOSS_WORDS else None)
+            open_heading, gloss = names.targets.get(_key(line.lstrip().lstrip("#"))), 0
+        elif open_heading is not None:  # code under it makes it a section of its own
+            gloss += MAX_GLOSS_WORDS + 1 if line.lstrip().startswith(_FENCES) else len(line.split())
         else:
             entries.append(_leading_link(line, names))
     if open_heading is not None:
-        entries.append(open_heading if gloss <= MAX_GLOSS_WORDS else None)
+        entries.append(open_heading if 0 < gloss <= MAX_GLOSS_WORDS else None)
     found = [target for target in entries if target is not None]
     if found and len(found) >= POINTER_SHARE * len(entries):
         return list(dict.fromkeys(found))
@@ -121,26 +133,29 @@ def pointed(text: str, names: LinkNames) -> list[str]:
 
 def _leading_link(line: str, names: LinkNames) -> str | None:
     """The file whose link text begins ``line`` (after a list or table marker) and is followed
-    by at most :data:`MAX_GLOSS_WORDS` words, or None."""
+    by 1 to :data:`MAX_GLOSS_WORDS` words, or None."""
     words = _MARKER.sub("", line, count=1).split()
     if not words or len(words) > MAX_NAME_WORDS + MAX_GLOSS_WORDS:
         return None  # a line of prose: no need to look
-    if name_key(words[0]).split(" ", 1)[0] not in names.firsts:
+    if _key(words[0]).split(" ", 1)[0] not in names.firsts:
         return None
-    keys = name_key(" ".join(words[:MAX_NAME_WORDS])).split(" ")
+    keys = _key(" ".join(words[:MAX_NAME_WORDS])).split(" ")
     for n in range(len(keys), 0, -1):
         target = names.targets.get(" ".join(keys[:n]).rstrip(_TRAILING))
         if target is not None:
-            return target if len(words) - n <= MAX_GLOSS_WORDS else None
+            gloss = sum(1 for word in keys[n:] if any(ch.isalnum() for ch in word))
+            gloss += max(0, len(words) - MAX_NAME_WORDS)
+            return target if 0 < gloss <= MAX_GLOSS_WORDS else None
     return None
 
 
-def follow_pointers(store: Store, fused: list[Fused], depth: int) -> list[Fused]:
-    """``fused`` with each pointer among its first ``depth`` chunks placed after the best
-    candidate it points at (see the module docstring); unchanged when there is none."""
+def follow_pointers(store: Store, fused: list[Fused]) -> list[Fused]:
+    """``fused`` with each pointer among the chunks of its first :data:`HEAD_NOTES` notes placed
+    after the best candidate it points at (see the module docstring); unchanged when there is
+    none."""
     if not fused:
         return fused
-    head = fused[:depth]
+    head = fused[: notes_depth(fused, HEAD_NOTES, store.chunk_paths)]
     rows = store.chunks_by_id([f.item for f in head])
     names = link_names(store.links_out(sorted({row.path for row in rows.values()})))
     if not names:
