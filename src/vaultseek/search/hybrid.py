@@ -33,6 +33,7 @@ from .fusion import ANCHORS, DEFAULT_WEIGHTS, Fused, convex, convex_head, rrf
 from .grouping import PAGE, assemble_notes, group_notes, notes_depth
 from .intent import LEANS, detect_intent
 from .linkgraph import LinkGraph, boost, contenders
+from .pointers import follow_pointers
 from .relevance import MATCH, MIN_LEGIBLE, NO_MATCH, QueryWords, judge_results
 from .rerank import DEFAULT_DEPTH, DEFAULT_WEIGHT, RerankerLike, rerank, skipped
 from .restriction import Restriction, restrict
@@ -396,6 +397,7 @@ def run_search(
     if reranker is not None and sent and fused:
         fused, reranking, problem = rerank(store, fused, sent, reranker, depth=params.rerank_depth, weight=params.rerank_weight)
         notices += [problem] if problem else []
+    fused = follow_pointers(store, fused)  # a section that only points at a candidate goes after it
     # Title match last: a note the query names goes first whatever the other signals did.
     if params.title_match or params.recency_half_life_days:
         fused = apply_signals(

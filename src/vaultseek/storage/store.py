@@ -1034,6 +1034,18 @@ class Store:
             )
         ]
 
+    def links_out(self, paths: Sequence[str]) -> list[LinkRow]:
+        """The resolved links the files ``paths`` make to other files, in document order."""
+        out: list[LinkRow] = []
+        for batch in _batches(sorted(set(paths))):
+            out += [LinkRow(*row) for row in self.conn.execute(
+                "SELECT l.rowid, f.path, l.target, l.heading, l.alias, l.embed, l.syntax, l.resolved, "
+                f"l.via FROM links l JOIN files f ON f.id = l.file_id WHERE f.path IN ({_marks(batch)}) "
+                "AND l.resolved IS NOT NULL AND l.resolved != f.path ORDER BY l.rowid",
+                batch,
+            )]  # fmt: skip
+        return out
+
     def link_edges(self) -> list[tuple[str, str]]:
         """Every distinct (linking file, linked file) pair between two different files."""
         return list(self.conn.execute(

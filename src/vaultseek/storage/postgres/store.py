@@ -776,6 +776,16 @@ class PgStore(Store):
     def links_from(self, path: str) -> list[LinkRow]:
         return [_link(row) for row in self.pg.execute(f"{_LINK_SELECT} WHERE f.path = %s ORDER BY l.id", (path,))]
 
+    def links_out(self, paths: Sequence[str]) -> list[LinkRow]:
+        return [
+            _link(row)
+            for row in self.pg.execute(
+                f"{_LINK_SELECT} WHERE f.path = ANY(%s) AND l.resolved IS NOT NULL AND l.resolved != f.path "
+                "ORDER BY l.id",
+                (sorted(set(paths)),),
+            )
+        ]
+
     def links_to(self, path: str) -> list[LinkRow]:
         return [
             _link(row)
