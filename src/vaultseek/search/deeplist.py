@@ -64,11 +64,9 @@ class DeepList:
 
 def lacking(index: VectorIndex, lists: tuple[Scored, ...]) -> set[int]:
     """The items of ``lists`` that have no row in ``index``."""
-    items = np.fromiter({item for hits in lists for item, _s in hits}, dtype=np.int64)
-    if not len(items) or not len(index):
-        return set(items.tolist())
-    at = np.minimum(np.searchsorted(index.ids, items), len(index.ids) - 1)
-    return set(items[index.ids[at] != items].tolist())
+    items = {item for hits in lists for item, _s in hits}
+    held, _rows = index.rows_of(items)
+    return items - set(held.tolist())
 
 
 def opening_scores(store: Store, index: VectorIndex, query: np.ndarray | None, items: set[int]) -> dict[int, float]:
@@ -80,12 +78,8 @@ def opening_scores(store: Store, index: VectorIndex, query: np.ndarray | None, i
     openings = store.openings(sorted(items))
     if not openings:
         return {}
-    wanted = np.fromiter(set(openings.values()), dtype=np.int64)
-    at = np.minimum(np.searchsorted(index.ids, wanted), len(index.ids) - 1)
-    found = index.ids[at] == wanted
-    if not found.any():
-        return {}
-    scored = dict(zip(wanted[found].tolist(), index.scores(query, at[found]).tolist(), strict=True))
+    held, rows = index.rows_of(set(openings.values()))
+    scored = dict(zip(held.tolist(), index.scores(query, rows).tolist(), strict=True))
     return {item: scored[opening] for item, opening in openings.items() if opening in scored}
 
 

@@ -78,9 +78,21 @@ def reaches(index: VectorIndex, probes: np.ndarray, rows: np.ndarray | None = No
     picked = np.arange(len(index)) if rows is None else rows
     if not len(picked):
         return np.zeros(0, dtype=np.float32)
-    cosines = index.vectors(picked) @ np.asarray(probes, dtype=np.float32).T
-    nearest = min(NEIGHBOURS, cosines.shape[1])
-    return np.partition(cosines, cosines.shape[1] - nearest, axis=1)[:, -nearest:].mean(axis=1).astype(np.float32)
+    return _nearest_mean(index.vectors(picked) @ np.asarray(probes, dtype=np.float32).T).astype(np.float32)
+
+
+def query_reach(query: np.ndarray, probes: np.ndarray, *, below: float = np.inf) -> float:
+    """A query's reach, as :func:`reaches` measures a row's, leaving out the probes whose cosine
+    is ``below`` or more (a probe that is the query itself); 0 when none is left."""
+    cosines = np.asarray(probes @ np.asarray(query, dtype=np.float32), dtype=np.float64)
+    cosines = cosines[cosines < below]
+    return float(_nearest_mean(cosines)) if len(cosines) else 0.0
+
+
+def _nearest_mean(cosines: np.ndarray) -> np.ndarray:
+    """The mean of the :data:`NEIGHBOURS` largest along the last axis."""
+    nearest = min(NEIGHBOURS, cosines.shape[-1])
+    return np.partition(cosines, cosines.shape[-1] - nearest, axis=-1)[..., -nearest:].mean(axis=-1)
 
 
 def hub_offsets(reach: np.ndarray) -> np.ndarray:

@@ -397,7 +397,7 @@ def run_search(
     if reranker is not None and sent and fused:
         fused, reranking, problem = rerank(store, fused, sent, reranker, depth=params.rerank_depth, weight=params.rerank_weight)
         notices += [problem] if problem else []
-    fused = follow_pointers(store, fused)  # a section that only points at a candidate goes after it
+    fused, rows = follow_pointers(store, fused, rows)  # a section that only points at a candidate goes after it
     # Title match last: a note the query names goes first whatever the other signals did.
     if params.title_match or params.recency_half_life_days:
         fused = apply_signals(

@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
-from ..storage.store import LinkRow, Store
+from ..storage.store import ChunkRow, LinkRow, Store
 from ..text.keys import name_key
 from .fusion import Fused
 from .grouping import PAGE, notes_depth
@@ -149,17 +149,21 @@ def _leading_link(line: str, names: LinkNames) -> str | None:
     return None
 
 
-def follow_pointers(store: Store, fused: list[Fused]) -> list[Fused]:
+def follow_pointers(
+    store: Store, fused: list[Fused], known: Mapping[int, ChunkRow]
+) -> tuple[list[Fused], dict[int, ChunkRow]]:
     """``fused`` with each pointer among the chunks of its first :data:`HEAD_NOTES` notes placed
-    after the best candidate it points at (see the module docstring); unchanged when there is
-    none."""
+    after the best candidate it points at (see the module docstring; unchanged when there is
+    none), and ``known`` — rows already read — with the head's rows added: the results are
+    mostly among them, so they are not read twice."""
     if not fused:
-        return fused
+        return fused, dict(known)
     head = fused[: notes_depth(fused, HEAD_NOTES, store.chunk_paths)]
-    rows = store.chunks_by_id([f.item for f in head])
-    names = link_names(store.links_out(sorted({row.path for row in rows.values()})))
+    missing = [f.item for f in head if f.item not in known]
+    rows = {**known, **(store.chunks_by_id(missing) if missing else {})}
+    names = link_names(store.links_out(sorted({rows[f.item].path for f in head if f.item in rows})))
     if not names:
-        return fused
+        return fused, rows
     targets: dict[int, list[str]] = {}
     for f in head:
         row = rows.get(f.item)
@@ -168,7 +172,7 @@ def follow_pointers(store: Store, fused: list[Fused]) -> list[Fused]:
             if found:
                 targets[f.item] = found
     if not targets:
-        return fused
+        return fused, rows
     paths = store.chunk_paths([f.item for f in fused])
     best: dict[str, int] = {}  # file → the position of its best chunk
     for position, f in enumerate(fused):
@@ -194,5 +198,5 @@ def follow_pointers(store: Store, fused: list[Fused]) -> list[Fused]:
         best[paths[target.item]] = position
         moved = True
     if not moved:
-        return fused
-    return sorted(out, key=lambda f: -f.score)  # stable: ties keep the fused order
+        return fused, rows
+    return sorted(out, key=lambda f: -f.score), rows  # stable: ties keep the fused order

@@ -38,7 +38,7 @@ from ..records import SearchResult
 from ..storage.db import fts5_tokens
 from ..storage.vectors import VectorIndex
 from ..text.lexical import LexicalQuery
-from .hubs import NEIGHBOURS, WEIGHT
+from .hubs import WEIGHT, query_reach
 from .termmatch import content_words, idf, word_matches
 
 if TYPE_CHECKING:
@@ -325,7 +325,7 @@ def gather_evidence(results: Sequence[SearchResult], words: QueryWords, static: 
             exact = (best >= 1.0).astype(np.float64) @ weight / float(weight.sum())
     ids = [r.chunk_id for r in results]
     statics, deeps = _cosines(static, ids), _cosines(deep, ids)
-    hubs, query_reach = _reaches(deep, ids) if deeps else ({}, 0.0)
+    hubs, reach = _reaches(deep, ids) if deeps else ({}, 0.0)
     short = shortness(len(words.words))
     top_static, top_deep = max(statics.values(), default=0.0), max(deeps.values(), default=0.0)
     return [
@@ -335,7 +335,7 @@ def gather_evidence(results: Sequence[SearchResult], words: QueryWords, static: 
             static_gap=statics.get(r.chunk_id, top_static) - top_static, deep_gap=deeps.get(r.chunk_id, top_deep) - top_deep,
             title=float(r.signals.get("title", 0.0) > 0),
             bm25_top=_inverse(r.bm25_rank), vec_top=_inverse(r.vec_rank), deep_top=_inverse(r.deep_rank),
-            deep_hub=hubs.get(r.chunk_id, 0.0), query_reach=query_reach,
+            deep_hub=hubs.get(r.chunk_id, 0.0), query_reach=reach,
         )
         for i, r in enumerate(results)
     ]
@@ -372,16 +372,13 @@ def _inverse(rank: int | None) -> float:
 def _reaches(side: Side | None, ids: list[int]) -> tuple[dict[int, float], float]:
     """Each chunk's reach above the mean (its hub offset, ``hubs.hub_offsets``, undone) and the
     query's own reach, where the deep index has its probes."""
-    if side is None or not isinstance(side[0], VectorIndex) or side[0].probes is None:
+    index = side[0] if side is not None else None
+    if side is None or not isinstance(index, VectorIndex) or index.probes is None:
         return {}, 0.0
-    index, query, probes = side[0], side[1], side[0].probes
-    cosines = np.asarray(probes @ np.asarray(query, dtype=np.float32), dtype=np.float64)
-    cosines = cosines[cosines < SAME_PROBE]
-    nearest = min(NEIGHBOURS, len(cosines))
-    query_reach = float(np.partition(cosines, len(cosines) - nearest)[-nearest:].mean()) if nearest else 0.0
+    reach = query_reach(side[1], index.probes, below=SAME_PROBE)
     if index.offsets is None or WEIGHT <= 0:
-        return {}, query_reach
-    return index.offsets_of(ids, 1.0 / WEIGHT), query_reach
+        return {}, reach
+    return index.offsets_of(ids, 1.0 / WEIGHT), reach
 
 
 def _cosines(side: Side | None, ids: list[int]) -> dict[int, float]:

@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -1097,13 +1097,10 @@ class Store:
         """Chunk id → the id of its file's opening chunk (its first, ``position`` 0), for the
         chunks of ``ids`` that are not openings themselves."""
         out: dict[int, int] = {}
-        wanted = list(ids)
-        for start in range(0, len(wanted), 500):
-            batch = wanted[start : start + 500]
-            marks = ",".join("?" * len(batch))
+        for batch in _batches(list(ids)):
             out.update(self.conn.execute(
                 f"SELECT c.id, o.id FROM chunks c JOIN chunks o ON o.file_id = c.file_id AND o.position = 0 "
-                f"WHERE c.id IN ({marks}) AND c.position > 0",
+                f"WHERE c.id IN ({_marks(batch)}) AND c.position > 0",
                 batch,
             ))  # fmt: skip
         return out
@@ -1167,7 +1164,10 @@ class Store:
         )]  # fmt: skip
 
 
-def _batches(items: Sequence[str], size: int = 500) -> Iterator[list[str]]:
+T = TypeVar("T")
+
+
+def _batches(items: Sequence[T], size: int = 500) -> Iterator[list[T]]:
     """``items`` in lists small enough for one ``IN (…)``."""
     for start in range(0, len(items), size):
         yield list(items[start : start + size])

@@ -23,6 +23,7 @@ threads cost more than they saved inside the full search.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -118,25 +119,28 @@ class VectorIndex:
         dots = self.codes[rows].astype(np.float64) @ np.asarray(query, dtype=np.float64)
         return (dots * self.inverse_norms[rows]).astype(np.float32)
 
+    def rows_of(self, chunk_ids: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Of ``chunk_ids``, the ones this index holds and their row positions (two aligned
+        arrays, in the order given)."""
+        wanted = np.fromiter(chunk_ids, dtype=np.int64)
+        if not len(self.ids) or not len(wanted):
+            return wanted[:0], np.zeros(0, dtype=np.int64)
+        positions = np.minimum(np.searchsorted(self.ids, wanted), len(self.ids) - 1)
+        found = self.ids[positions] == wanted
+        return wanted[found], positions[found]
+
     def cosines(self, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
         """The exact cosine of ``query`` to each of ``chunk_ids`` this index holds."""
-        if not len(self.ids) or not chunk_ids:
-            return {}
-        wanted = np.asarray(chunk_ids, dtype=np.int64)
-        positions = np.minimum(np.searchsorted(self.ids, wanted), len(self.ids) - 1)
-        found = np.flatnonzero(self.ids[positions] == wanted)
-        scores = self._cosines(query, positions[found])
-        return {int(wanted[i]): float(s) for i, s in zip(found, scores, strict=True)}
+        held, rows = self.rows_of(chunk_ids)
+        return dict(zip(held.tolist(), self._cosines(query, rows).tolist(), strict=True))
 
     def offsets_of(self, chunk_ids: list[int], scale: float = 1.0) -> dict[int, float]:
         """:attr:`offsets` (times ``scale``) of each of ``chunk_ids`` this index holds (empty
         without offsets)."""
-        if self.offsets is None or not len(self.ids) or not chunk_ids:
+        if self.offsets is None:
             return {}
-        wanted = np.asarray(chunk_ids, dtype=np.int64)
-        positions = np.minimum(np.searchsorted(self.ids, wanted), len(self.ids) - 1)
-        found = np.flatnonzero(self.ids[positions] == wanted)
-        return {int(wanted[i]): float(self.offsets[positions[i]]) * scale for i in found}
+        held, rows = self.rows_of(chunk_ids)
+        return dict(zip(held.tolist(), (self.offsets[rows].astype(np.float64) * scale).tolist(), strict=True))
 
     def scan(self, query: np.ndarray) -> Scan:
         """Every row's score for ``query`` (unit length, not all zero) to within
