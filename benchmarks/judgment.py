@@ -46,7 +46,7 @@ MATCH_THRESHOLDS = (0.05, 0.1, 0.2, 0.3, 0.5)
 """Where the table shows how many related questions are called matched and unrelated prompts
 not, besides :data:`relevance.MATCH`."""
 LEXICAL_FEATURES = ("lexical", "exact", "known", "short", "first", "title")
-LEXICAL_MATCH_FEATURES = ("best", "known", "lexical", "short")
+LEXICAL_MATCH_FEATURES = ("best", "known", "lexical", "short", "known_short")
 MATCH_FEATURES = (*LEXICAL_MATCH_FEATURES, "static")
 DEEP_MATCH_FEATURES = (*MATCH_FEATURES, "deep", "deep_spread", "query_reach", "deep_margin", "bm25", "agree")
 UNPROBED_FEATURES = tuple(f for f in DEEP_FEATURES if f not in ("deep_hub", "query_reach"))

@@ -20,7 +20,7 @@ from vaultseek.errors import ConfigError
 SETS = find_sets(GOLDEN_DIR)
 PSDOCS_KINDS = {"keyword": 25, "question": 30, "paraphrase": 30, "identifier": 20, "title": 15}
 PSREF_KINDS = {"keyword": 16, "question": 20, "paraphrase": 20, "identifier": 14, "title": 10}
-UNRELATED_KINDS = {"coding": 90, "general": 60, "single": 40, "nonsense": 40, "chat": 40}
+UNRELATED_KINDS = {"coding": 90, "general": 60, "single": 40, "nonsense": 80, "chat": 40}
 UNRELATED_VAULTS = ("tldr", "psdocs", "scifact")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ from vaultseek.search.relevance import (
     Evidence,
     Judge,
     Judges,
+    QueryEvidence,
     judges_for,
 )
 
@@ -44,6 +46,20 @@ def test_nonsense_gets_no_match_and_a_question_the_vault_answers_does_not(indexe
     assert not answered.no_match and NO_MATCH not in answered.notices
     best = answered.notes[0]
     assert best.path == "security/oauth.md" and best.sections[0].relevance is not None and best.sections[0].relevance >= 0.5
+
+
+@pytest.mark.parametrize("models", [(STATIC, None), (STATIC, DEEP)])
+def test_in_a_short_query_words_the_index_lacks_count_against_a_match(models: tuple[str, str | None]) -> None:
+    # "blorfing quantum": one word of two found, and found well. In a query of one or two words,
+    # a word no chunk holds is made up, and the match judge must lean to "no match"; in a long
+    # question such words are more often another language's, and must not.
+    match = judges_for(*models).match
+    found = QueryEvidence(best=0.5, known=1.0, lexical=1.0, static=0.4, deep=0.86, deep_spread=0.02, short=1.0,
+                          query_reach=0.84, deep_margin=0.01, bm25=1.0, agree=0.7)  # fmt: skip
+    def chance(known: float, short: float) -> float:
+        return match.probability(replace(found, known=known, short=short, known_short=known * short))
+    assert chance(0.5, 1.0) < chance(1.0, 1.0)
+    assert chance(0.5, 0.0) >= chance(1.0, 0.0)
 
 
 def test_every_surface_says_no_match(indexed: Path) -> None:

