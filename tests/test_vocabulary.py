@@ -143,6 +143,19 @@ def test_words_that_exist_are_never_corrected(vault: Path, write: Callable[..., 
         assert response.notices == () and response.results == ()
 
 
+def test_a_question_in_another_language_is_not_corrected_into_the_vaults(vault: Path, write: Callable[..., Path]) -> None:
+    _index(vault, write, {**ENGLISH, "date.md": "# date\n\nShow or set the system date and time."})
+    with open_index(vault) as index:
+        # "datei" is one letter from "date", but none of the question's other missing words is
+        # near an indexed word: it is German, not misspelt English.
+        response = index.search("wie lade ich eine datei herunter", mode="bm25")
+        assert response.notices == () and response.results == ()
+        # typos among words the vault holds are still corrected
+        assert index.search("Obsidain snyc vault", mode="bm25").notices == (
+            'searched for "obsidian sync vault": no chunk has "Obsidain", "snyc"',
+        )
+
+
 def test_typos_in_a_german_vault(vault: Path, write: Callable[..., Path]) -> None:
     _index(vault, write, GERMAN)
     with open_index(vault) as index:

@@ -14,7 +14,8 @@ side, against the index's own vocabulary (an ``fts5vocab`` view), so the index s
 * **typos**: a query word that no chunk holds is replaced by the nearest indexed word
   (:func:`nearest_term`: a letter dropped, added, changed or two swapped; the commonest such
   word wins), and the response says what was searched instead (``Obsidain snyc`` →
-  ``obsidian sync``). A word that occurs anywhere is never changed.
+  ``obsidian sync``). A word that occurs anywhere is never changed, and a query most of whose
+  missing words have no near neighbour is another language's, not misspelt (:func:`_misspelt`).
 
 PyStemmer (Snowball in C, ~1 µs a word) is imported here only, on the first query of a vault
 in one of those languages.
@@ -237,8 +238,8 @@ def refine_query(store: Store, query: LexicalQuery) -> tuple[LexicalQuery, tuple
     phrases = list(query.phrases)
     terms = list(query.terms)
     shown = [p.replace('"', "").replace(" *", "*") for p in phrases]
-    fixed: list[tuple[str, str]] = []
     expanded: list[str] = []
+    corrections: dict[int, str | None] = {}
     for i, word in words.items():
         if frequencies[i]:
             continue
@@ -246,18 +247,30 @@ def refine_query(store: Store, query: LexicalQuery) -> tuple[LexicalQuery, tuple
         if forms:
             phrases[i] = "(" + " OR ".join([phrases[i], *(f'"{f}" *' for f in forms)]) + ")"
             expanded.append(word.lower())
-            continue
-        term = nearest_term(store, word)
-        if term is not None:
-            phrases[i] = shown[i] = f'"{term}"'
-            fixed.append((word, term))
-            terms = [term if t == word.lower() else t for t in terms]
+        else:
+            corrections[i] = nearest_term(store, word)
+    fixed: list[tuple[str, str]] = []
+    if _misspelt(corrections):
+        for i, term in corrections.items():
+            if term is not None:
+                phrases[i] = shown[i] = f'"{term}"'
+                fixed.append((words[i], term))
+                terms = [term if t == words[i].lower() else t for t in terms]
     notices: tuple[str, ...] = ()
     if fixed:
         searched = " ".join(p.strip('"') for p in shown)
         missing = ", ".join(f'"{word}"' for word, _term in fixed)
         notices = (f'searched for "{searched}": no chunk has {missing}',)
     return LexicalQuery(tuple(phrases), tuple(dict.fromkeys(terms)), query.required, tuple(expanded)), notices
+
+
+def _misspelt(corrections: dict[int, str | None]) -> bool:
+    """Whether the words no chunk holds read as typos of the vault's words: at least half of
+    them are an edit or two from an indexed word. A question in a language the vault is not
+    written in lacks most of its words with none near (``wie lade ich eine datei herunter``
+    over English pages), and the one that happens to be near (``datei`` → ``date``) is no
+    typo: such a query is searched as typed, for the deep model to read."""
+    return sum(term is not None for term in corrections.values()) * 2 >= len(corrections)
 
 
 def _without_function_words(query: LexicalQuery, languages: tuple[str, ...]) -> LexicalQuery:
