@@ -6,7 +6,10 @@ deep vector, this benchmark makes copies of that index in which only a share of 
 keep theirs (0 %, 10 %, 50 %, 90 %, 100 %; a seeded random choice, since any chunk may be the
 one waiting) and evaluates the default hybrid search on each, beside the fast tiers alone
 (the deep list's weight 0) on the full copy. It also asks **known items** at every level: a
-note's title, and a word that only one note holds, each of which should bring that note first.
+note's title, and a word that only one note holds, each of which should bring that note first;
+and how many of the judged questions still **match** (no "nothing matches" notice) and how many
+made-up queries (``unrelated.jsonl``'s nonsense in the set's language and English) are told
+that nothing does.
 
     python -m benchmarks.coverage --data ../shared/data --workdir DIR \\
         [--sets tldr-de,psdocs-en] [--beir scifact,cranfield] [--levels 0,10,50,90,100] \\
@@ -64,19 +67,41 @@ class Source:
     db: Path
     queries: list[EvalQuery]
     document_of: Callable[[str], str]
+    nonsense: list[str]
+    """Made-up queries no note of the vault answers (none where ``unrelated.jsonl`` does not
+    name the vault)."""
 
 
 def golden_source(name: str, data: Path, workdir: Path, split: str) -> Source:
     vault, db_name = vault_of(data, name)
     queries, _skipped = load_golden(GOLDEN / f"{name}.jsonl", split)
-    return Source(name, vault, workdir / f"{db_name}.db", queries, lambda path: path)
+    return Source(name, vault, workdir / f"{db_name}.db", queries, lambda path: path, nonsense_of(name.split("-")[0], name.split("-")[1], split))
 
 
-def beir_source(name: str, data: Path, workdir: Path, split: str | None) -> Source:
+def beir_source(name: str, data: Path, workdir: Path, split: str | None, prompts: str) -> Source:
+    """A BEIR collection's questions of ``split``, and the nonsense prompts of ``prompts``."""
     collection = load_beir(data / "ir" / name, split)
     home = workdir / "beir" / name
     notes: dict[str, str] = json.loads((home / "manifest.json").read_text("utf-8"))["notes"]
-    return Source(name, home / "vault", home / "index.db", list(collection.queries), notes.__getitem__)
+    return Source(name, home / "vault", home / "index.db", list(collection.queries), notes.__getitem__, nonsense_of(name, "en", prompts))
+
+
+def nonsense_of(vault: str, language: str, split: str) -> list[str]:
+    """The nonsense prompts of ``unrelated.jsonl``'s ``split`` checked against ``vault``, in
+    ``language`` or English."""
+    lines = map(json.loads, (GOLDEN / "unrelated.jsonl").open(encoding="utf-8"))
+    return [
+        line["query"] for line in lines
+        if line["kind"] == "nonsense" and line["split"] == split and vault in line["unrelated_to"] and line["lang"] in {"en", language}
+    ]  # fmt: skip
+
+
+def match_shares(index: Index, source: Source, **options: Any) -> list[str]:
+    """The share of the judged questions that match (no "nothing matches" notice) and of the
+    nonsense prompts told that nothing does, as table cells."""
+    matched = sum(not index.search(q.text, **options).no_match for q in source.queries)
+    silent = sum(index.search(text, **options).no_match for text in source.nonsense)
+    return [f"{matched / len(source.queries):.3f}", f"{silent / len(source.nonsense):.3f}" if source.nonsense else "—"]
 
 
 def known_items(index: Index, count: int, seed: int = 5) -> list[tuple[str, str, str]]:
@@ -153,14 +178,15 @@ def measure(source: Source, levels: Sequence[int], scratch: Path, known: int, se
                 raise SystemExit(f"{source.name}: the index {source.db} needs every deep vector (has {share}); run `vaultseek deep`")
             items = known_items(full, known)
             (fast,) = run_configurations(full, source.queries, source.document_of, (NO_DEEP,))
-            rows.append([source.name, "fast tiers", *_cells(fast.scores), f"{known_share(full, items, deep_weight=0.0):.3f}"])
+            rows.append([source.name, "fast tiers", *_cells(fast.scores), f"{known_share(full, items, deep_weight=0.0):.3f}",
+                         *match_shares(full, source, deep_weight=0.0)])  # fmt: skip
             for level in levels:
                 dest = scratch / f"{source.name}-{level}.db"
                 partial_copy(full, dest, level / 100, seed)
                 try:
                     with open_index(source.vault, db=dest, read_only=True) as index:
                         (hybrid,) = run_configurations(index, source.queries, source.document_of, (HYBRID,))
-                        rows.append([source.name, f"{level} %", *_cells(hybrid.scores), f"{known_share(index, items):.3f}"])
+                        rows.append([source.name, f"{level} %", *_cells(hybrid.scores), f"{known_share(index, items):.3f}", *match_shares(index, source)])
                 finally:
                     _remove(dest)
     finally:
@@ -199,11 +225,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--levels are percentages from 0 to 100")
     sources = [golden_source(n, data, workdir, args.split) for n in filter(None, args.sets.split(","))]
     try:
-        sources += [beir_source(n, data, workdir, args.beir_split) for n in filter(None, args.beir.split(","))]
+        sources += [beir_source(n, data, workdir, args.beir_split, args.split) for n in filter(None, args.beir.split(","))]
     except (OSError, KeyError, ValueError, VaultseekError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    head = ["set", "deep coverage", *SHOWN, "known items"]
+    head = ["set", "deep coverage", *SHOWN, "known items", "matched", "nonsense told"]
     print("  ".join(head))
     scratch = workdir / f"coverage-{os.getpid()}"  # two runs on one workdir keep apart
     try:

@@ -120,3 +120,31 @@ def test_a_deep_index_without_hub_probes_is_judged_by_the_judges_fitted_without_
     assert answered.results[0].path == "meetings/quartz-kickoff.md" and answered.results[0].deep_rank is not None
     assert answered.results[0].relevance is not None and answered.results[0].relevance >= RELEVANT
     assert not answered.no_match and nonsense.no_match
+
+
+def test_right_after_indexing_a_question_whose_results_wait_for_deep_vectors_still_matches(
+    deep_vault: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # While the deep worker is busy, a few chunks have a deep vector and most do not: the deep
+    # match judge, fitted where every result has one, would read the missing cosines as none
+    # and tell every question that nothing matches. Such a query is judged as the fast tiers
+    # judge it, and nonsense is still told.
+    vault, db = deep_vault
+    copy = tmp_path / "partial.db"
+    with open_index(vault, db=db, deep_tier=True) as index:
+        copy_database(index.conn, copy)
+    with open_index(vault, db=copy, deep_tier=True) as index:
+        ids, _codes = index.store.load_deep_vectors()
+        keep = {r.chunk_id for r in index.search("ssh-keygen ed25519", view="chunks", k=1).results}
+        index.store.drop_deep_vectors([int(i) for i in ids if int(i) not in keep])
+    with open_index(vault, db=copy, deep_tier=True) as index:
+        status = index.deep_status()
+        answered = index.search("when do I plant out tomatoes", view="chunks", k=3)
+        evidence = index.evidence("when do I plant out tomatoes", answered.results)
+        nonsense = index.search("flombastic quirkle", view="chunks", k=3)
+        context = user_prompt_context(index, {"prompt": "when do I plant out tomatoes"}, HookSettings())
+    assert status is not None and 0 < status.embedded < status.chunks
+    assert answered.results[0].path == "garden/tomatoes.md" and evidence[0].deep is None  # waiting
+    assert not answered.no_match and NO_MATCH not in answered.notices
+    assert "(`garden/tomatoes.md`)" in context
+    assert nonsense.no_match

@@ -104,7 +104,8 @@ def judge_scores(
             called += chance >= relevant
             right += chance >= relevant and label
             labelled += label
-        matched = bool(query.examples) and judges.match.probability(query_evidence([e for e, _l in query.examples], chances)) >= match
+        evidence = [e for e, _l in query.examples]
+        matched = bool(evidence) and judges.match_for(evidence).probability(query_evidence(evidence, chances)) >= match
         if query.unrelated:
             unrelated += 1
             silent += not matched

@@ -156,6 +156,9 @@ class Judge:
         return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
 
 
+DEEP_READ = 0.75
+"""The share of a query's results, its first among them, that must have a deep vector for its
+deep match judge to read them (:meth:`Judges.match_for`)."""
 MIN_LEGIBLE = 0.5
 """Below this share of a query its static model can read (``StaticEmbedder.legible_share``: a
 Korean question to the bundled English model), the static cosine is no evidence."""
@@ -207,6 +210,19 @@ class Judges:
     """For a result with one (None: no calibrated judge for these models)."""
     match: Judge
     """For the query as a whole (with or without deep cosines, as :attr:`deep`)."""
+    fast_match: Judge | None = None
+    """For the query as a whole when too few of its results have a deep vector for
+    :attr:`match` to read (:data:`DEEP_READ`): the fast tiers' match judge (None: :attr:`match`)."""
+
+    def match_for(self, evidence: Sequence[Evidence]) -> Judge:
+        """The match judge for results with this evidence: a deep match judge reads the best
+        deep cosine, its spread and its margin over the results, and was fitted where every
+        result has a deep vector; while the deep tier is partly done, a query whose results
+        mostly wait for theirs is judged as the fast tiers judge it."""
+        if self.fast_match is None or not evidence:
+            return self.match
+        read = sum(e.deep is not None for e in evidence)
+        return self.match if evidence[0].deep is not None and read >= DEEP_READ * len(evidence) else self.fast_match
 
 
 def judges_for(static_model: str | None, deep_model: str | None, *, probed: bool = True) -> Judges:
@@ -216,14 +232,13 @@ def judges_for(static_model: str | None, deep_model: str | None, *, probed: bool
     static_key = static_model if static_model in STATIC_JUDGES else None
     deep_key = f"{static_model}+{deep_model}" if deep_model and f"{static_model}+{deep_model}" in DEEP_JUDGES else None
     plain = STATIC_JUDGES[static_key] if static_key else LEXICAL
+    fast_match = MATCH_JUDGES.get(static_key or "", LEXICAL_MATCH)
     if deep_key and not probed and deep_key in UNPROBED_JUDGES:
         deep_judge, match = UNPROBED_JUDGES[deep_key]
-        return Judges(plain=plain, deep=deep_judge, match=match)
-    return Judges(
-        plain=plain,
-        deep=DEEP_JUDGES[deep_key] if deep_key else None,
-        match=MATCH_JUDGES.get(deep_key or static_key or "", LEXICAL_MATCH),
-    )
+        return Judges(plain=plain, deep=deep_judge, match=match, fast_match=fast_match)
+    if not deep_key:
+        return Judges(plain=plain, deep=None, match=fast_match)
+    return Judges(plain=plain, deep=DEEP_JUDGES[deep_key], match=MATCH_JUDGES.get(deep_key, fast_match), fast_match=fast_match)
 
 
 def shortness(words: int) -> float:
@@ -274,7 +289,7 @@ def judge_results(
     evidence = gather_evidence(results, words, static, deep)
     chances = [judge_one(judges, e) for e in evidence]
     judged = [replace(r, relevance=p) for r, p in zip(results, chances, strict=True)]
-    return judged, judges.match.probability(query_evidence(evidence, chances))
+    return judged, judges.match_for(evidence).probability(query_evidence(evidence, chances))
 
 
 def judge_one(judges: Judges, evidence: Evidence) -> float:
