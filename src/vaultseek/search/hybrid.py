@@ -371,9 +371,10 @@ def run_search(
     deep_state = None
     if deep_scanning is not None:
         named = named_chunks(store, bm25, held)
-        unscored = lacking(deep_index, (bm25, vec)) - named  # a named chunk takes the list's best
+        unscored = lacking(deep_index, (bm25, vec))
         stand_ins = opening_scores(store, deep_index, deep_query, unscored)
-        deep_state = DeepList(coverage, unscored - stand_ins.keys(), ANCHORS.get(deep_model.name), stand_ins, named)
+        listed = frozenset(item for item, _s in deep) if named else frozenset()
+        deep_state = DeepList(coverage, unscored - stand_ins.keys(), ANCHORS.get(deep_model.name), stand_ins, named, listed)
     words = QueryWords(store, query, len(index) if model is not None else None)
     if model is not None and bm25 and vec and params.term_match > 0 and params.mode == "hybrid" and params.fusion == "convex":
         fused, rows = fuse_with_terms(store, lists, words, params, lean, legible, deep_state)
@@ -665,8 +666,10 @@ def _deep_terms(deep: DeepList | None, lists: Mapping[str, Scored]) -> dict[str,
         "stand_ins": {"deep": deep.stand_ins},
     }
     lifted = deep.lifted(lists.get("deep", []))
-    if lifted is not None:
+    if lifted is not None:  # a lifted chunk is scored: no longer a gap or a stand-in
         terms["overrides"] = {"deep": lifted}
+        terms["unscored"] = {"deep": deep.unscored - deep.named}
+        terms["stand_ins"] = {"deep": {item: s for item, s in deep.stand_ins.items() if item not in deep.named}}
     return terms
 
 
