@@ -46,10 +46,10 @@ trails them by BM25's margin (0.75 × its normalised gap) less the static list's
 0.25): the note the words name comes first, and the rest is ranked with half the deep list."""
 LEFT_OUT_SHARE = 0.25
 """The deep list's share when one note holds every word of the query and the deep list has
-their vectors and left those chunks out of its candidates: with the default weights the deep and the
-static list together (0.25 + 0.25) stay below a lexical hit's 0.75, so the note the words
-name still comes first (a rare word the deep model reads as noise: ``espresso`` in a standup
-note)."""
+their vectors and left those chunks out of its candidates: with the default weights the deep
+and the static list together (0.25 + 0.25) stay below a lexical hit's 0.75, so the note the
+words name still comes first (a rare word the deep model reads as noise: ``espresso`` in a
+standup note)."""
 
 
 @dataclass(frozen=True, slots=True)
