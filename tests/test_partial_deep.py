@@ -158,3 +158,42 @@ def test_no_deep_vector_yet_ranks_as_the_fast_tiers_alone(deep_vault: tuple[Path
             none_yet = index.search(query, k=len(NOTES), view="chunks").results
             fast = index.search(query, k=len(NOTES), view="chunks", deep_weight=0.0).results
             assert [(r.chunk_id, r.score) for r in none_yet] == [(r.chunk_id, r.score) for r in fast]
+
+
+def test_words_that_name_one_note_bring_it_first_and_leave_the_deep_list_the_rest() -> None:
+    """Every word of the query is in chunk 1 alone (one note's): it comes first though the
+    deep list ranks it below chunk 3, and the rest is ordered with half the deep list's
+    weight, not a quarter: chunk 3, which the deep list ranks first and BM25 below chunk 2,
+    passes chunk 2 (a topic query whose words happen to meet in one chunk keeps the deep
+    list's order for the other answers)."""
+    lists = {
+        "bm25": [(1, 5.0), (2, 3.0), (3, 1.0)],
+        "vector": [(1, 0.5), (2, 0.5), (3, 0.5)],
+        "deep": [(3, 0.9), (1, 0.8), (2, 0.7)],
+    }
+    named = DeepList(1.0, set(), None, named=frozenset({1}), listed=frozenset({1, 2, 3}))
+    assert named.share == pytest.approx(0.5)
+    assert [f.item for f in fuse(lists, SearchParams(), deep=named)] == [1, 3, 2]
+    ranks = {f.item: f.ranks for f in fuse(lists, SearchParams(), deep=named)}
+    assert ranks[1]["deep"] == 2  # the ranks still describe the deep list itself
+
+
+def test_a_named_chunk_comes_first_where_the_deep_list_ranks_it_last_or_has_no_vector_for_it() -> None:
+    """The deep list and the static list both prefer chunk 2, BM25 barely prefers chunk 1,
+    which holds every word: chunk 1 comes first whether the deep list ranks it last or (at
+    partial coverage) has no vector for it yet. A named chunk the deep list has a vector for
+    and left out of its candidates is not lifted, and the deep list keeps a quarter (the
+    words still decide: a rare word the deep model reads as noise)."""
+    params = SearchParams()
+    named = frozenset({1})
+    last = {"bm25": [(1, 5.0), (2, 4.5)], "vector": [(2, 0.9), (1, 0.1)], "deep": [(2, 0.9), (1, 0.7)]}
+    ranked = DeepList(1.0, set(), None, named=named, listed=frozenset({1, 2}))
+    assert next(f.item for f in fuse(last, params, deep=DeepList(1.0, set(), None))) == 2  # no words' rule
+    assert next(f.item for f in fuse(last, params, deep=ranked)) == 1
+    absent = {"bm25": [(1, 5.0), (2, 4.5)], "vector": [(2, 0.9), (1, 0.1)], "deep": [(2, 0.9), (3, 0.7)]}
+    waiting = DeepList(0.5, {1}, None, named=named, listed=frozenset({2, 3}))
+    assert waiting.share == pytest.approx(0.25) and next(f.item for f in fuse(absent, params, deep=waiting)) == 1
+    left_out = DeepList(1.0, set(), None, named=named, listed=frozenset({2, 3}))
+    assert left_out.share == pytest.approx(0.25)  # a quarter, and no deep score for chunk 1
+    scores = {f.item: f.score for f in fuse(absent, params, deep=left_out)}
+    assert scores[1] == pytest.approx(0.75) and scores[2] == pytest.approx(0.25 + 0.25)

@@ -8,10 +8,13 @@ convex fusion (``fusion.convex``) is set per search:
 - **coverage**: times the share of the index's chunks that have a deep vector. A list drawn
   from a tenth of the chunks mostly ranks chunks that are not the answer (the answer has no
   vector yet nine times in ten), so it counts a tenth;
-- **lexical evidence** (:func:`evidence`): a quarter of it when every word of the query is held
-  by one note alone (:func:`one_note_holds`: a name, a command, a rare word — the note is a
-  known item). The deep list then re-orders within what the words found instead of
-  overriding it;
+- **lexical evidence** (:func:`named_chunks`): when every word of the query is held by one
+  note alone (a name, a command, a rare word — the note is a known item), the chunks that
+  hold the words take the deep list's best score when it ranks them or has no vector for
+  them yet (:meth:`DeepList.lifted`), and the deep list keeps half its weight: it does not
+  argue against the note the words name, and re-orders the rest instead of overriding what
+  the words found. When it has their vectors and left them out of its candidates, it keeps a
+  quarter;
 
 and a chunk still waiting for its vector stands in with its note's opening, when that has one
 (:func:`opening_scores`; the deep worker embeds every note's opening first), else with its
@@ -35,10 +38,18 @@ Scored = list[tuple[int, float]]
 SOLE_CHUNKS = 10
 """A query's words count as one note's alone when at most this many chunks hold them all, all
 of one note (a word a long note repeats in a few sections is still that note's)."""
-SOLE_SHARE = 0.25
-"""The deep list's share of its weight when one note holds every word of the query: with the
-default weights the deep and the static list together (0.25 + 0.25) stay below a lexical
-hit's 0.75, so the note the words name comes first."""
+SOLE_SHARE = 0.5
+"""The deep list's share of its weight when one note holds every word of the query and the
+deep list ranks those chunks or has no vector for them yet. They take the deep list's best
+score (:meth:`DeepList.lifted`), so with the default weights a chunk the words do not name
+trails them by BM25's margin (0.75 × its normalised gap) less the static list's (at most
+0.25): the note the words name comes first, and the rest is ranked with half the deep list."""
+LEFT_OUT_SHARE = 0.25
+"""The deep list's share when one note holds every word of the query and the deep list has
+their vectors and left those chunks out of its candidates: with the default weights the deep
+and the static list together (0.25 + 0.25) stay below a lexical hit's 0.75, so the note the
+words name still comes first (a rare word the deep model reads as noise: ``espresso`` in a
+standup note)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,13 +64,42 @@ class DeepList:
     """The deep model's cosine at which the list's best counts fully (``fusion.ANCHORS``)."""
     stand_ins: dict[int, float] = field(default_factory=dict)
     """Candidates without a deep vector whose note's opening has one → the opening's score."""
-    evidence: float = 1.0
-    """The share of its weight the lexical evidence leaves the deep list (:func:`evidence`)."""
+    named: frozenset[int] = frozenset()
+    """The chunks that hold every word of the query when they are one note's
+    (:func:`named_chunks`)."""
+    listed: frozenset[int] = frozenset()
+    """The chunks of the deep list's own candidates (for :meth:`lifted`)."""
+
+    @property
+    def liftable(self) -> frozenset[int]:
+        """Of :attr:`named`, the chunks the deep list ranks or has no vector for yet. One it
+        has a vector for and left out of its candidates is far from the query in the deep
+        model's eyes (the words met in a page about something else, or a rare word the model
+        reads as noise)."""
+        return frozenset(i for i in self.named if i in self.listed or i in self.unscored or i in self.stand_ins)
+
+    @property
+    def evidence(self) -> float:
+        """The share of its weight the lexical evidence leaves the deep list:
+        :data:`SOLE_SHARE` when it lifts the named chunks, :data:`LEFT_OUT_SHARE` when one
+        note holds every word and the deep list left those chunks out, else all of it."""
+        if not self.named:
+            return 1.0
+        return SOLE_SHARE if self.liftable else LEFT_OUT_SHARE
 
     @property
     def share(self) -> float:
         """The share of its configured weight the deep list has in this search's fusion."""
         return self.coverage * self.evidence
+
+    def lifted(self, hits: Scored) -> dict[int, float] | None:
+        """The deep list's scores (``hits``) with the :attr:`liftable` chunks at its best
+        (``fusion.convex``'s ``overrides``: the list's ranks stay its own); None when no chunk
+        is lifted or the list is empty."""
+        lift = self.liftable
+        if not lift or not hits:
+            return None
+        return {**dict(hits), **dict.fromkeys(lift, max(score for _item, score in hits))}
 
 
 def lacking(index: VectorIndex, lists: tuple[Scored, ...]) -> set[int]:
@@ -83,17 +123,12 @@ def opening_scores(store: Store, index: VectorIndex, query: np.ndarray | None, i
     return {item: scored[opening] for item, opening in openings.items() if opening in scored}
 
 
-def one_note_holds(store: Store, bm25: Scored, held: int) -> bool:
-    """Whether the lexical list's chunks that hold every word of the query (its first
-    ``held``) are one note's, and no more than :data:`SOLE_CHUNKS`."""
+def named_chunks(store: Store, bm25: Scored, held: int) -> frozenset[int]:
+    """The lexical list's chunks that hold every word of the query (its first ``held``) when
+    they are one note's and no more than :data:`SOLE_CHUNKS`; else none. (Halving the deep
+    weight when BM25 and the static list put the same note first instead gained 0.007 on
+    English PowerShell questions and cost MEDLINE 0.011: not kept.)"""
     if not 0 < held <= SOLE_CHUNKS:
-        return False
-    return len(set(store.chunk_paths([item for item, _s in bm25[:held]]).values())) == 1
-
-
-def evidence(store: Store, bm25: Scored, held: int) -> float:
-    """The share of its weight the deep list keeps for a query whose lexical list is ``bm25``
-    (its first ``held`` hold every word of the query): :data:`SOLE_SHARE` when one note holds
-    every word, else all of it. (Halving it when BM25 and the static list put the same note
-    first gained 0.007 on English PowerShell questions and cost MEDLINE 0.011: not kept.)"""
-    return SOLE_SHARE if one_note_holds(store, bm25, held) else 1.0
+        return frozenset()
+    chunks = [item for item, _s in bm25[:held]]
+    return frozenset(chunks) if len(set(store.chunk_paths(chunks).values())) == 1 else frozenset()

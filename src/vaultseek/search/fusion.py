@@ -113,6 +113,7 @@ def convex_head(
     depth: int,
     *,
     weights: Mapping[str, float] | None = None,
+    overrides: Mapping[str, Mapping[int, float]] | None = None,
     anchors: Mapping[str, float] | None = None,
     unscored: Mapping[str, Container[int]] | None = None,
     stand_ins: Mapping[str, Mapping[int, float]] | None = None,
@@ -120,7 +121,7 @@ def convex_head(
     """The first ``depth`` items of :func:`convex`'s order, without building the results
     (term matching needs only the head to re-score; the fusion is then built once)."""
     best: dict[int, int] = {}
-    scores = _weighted(lists, weights, None, anchors, unscored, None, best, stand_ins)
+    scores = _weighted(lists, weights, overrides, anchors, unscored, None, best, stand_ins)
     return [i for _s, _r, i in heapq.nsmallest(depth, [(-s, best.get(i, 0), i) for i, s in scores.items()])]
 
 

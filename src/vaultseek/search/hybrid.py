@@ -26,7 +26,7 @@ from ..storage.store import ChunkRow, Store
 from ..storage.vectors import Scan, VectorIndex
 from ..text.lexical import LexicalQuery, make_snippet, parse_query
 from .budget import fit_budget, fit_notes
-from .deeplist import DeepList, evidence, lacking, opening_scores
+from .deeplist import DeepList, lacking, named_chunks, opening_scores
 from .expansion import merge_expansion
 from .filter_hints import filter_misses
 from .fusion import ANCHORS, DEFAULT_WEIGHTS, Fused, convex, convex_head, rrf
@@ -370,10 +370,11 @@ def run_search(
     lists = {"bm25": bm25, "vector": vec, "deep": deep}
     deep_state = None
     if deep_scanning is not None:
+        named = named_chunks(store, bm25, held)
         unscored = lacking(deep_index, (bm25, vec))
         stand_ins = opening_scores(store, deep_index, deep_query, unscored)
-        share = evidence(store, bm25, held)
-        deep_state = DeepList(coverage, unscored - stand_ins.keys(), ANCHORS.get(deep_model.name), stand_ins, share)
+        listed = frozenset(item for item, _s in deep) if named else frozenset()
+        deep_state = DeepList(coverage, unscored - stand_ins.keys(), ANCHORS.get(deep_model.name), stand_ins, named, listed)
     words = QueryWords(store, query, len(index) if model is not None else None)
     if model is not None and bm25 and vec and params.term_match > 0 and params.mode == "hybrid" and params.fusion == "convex":
         fused, rows = fuse_with_terms(store, lists, words, params, lean, legible, deep_state)
@@ -618,7 +619,7 @@ def fuse(
     if params.fusion == "convex":
         if deep is not None and params.mode == "hybrid":  # alone, the deep list keeps its scores
             weights["deep"] *= deep.share
-        return convex(lists, weights=weights, **_deep_terms(deep))
+        return convex(lists, weights=weights, **_deep_terms(deep, lists))
     if deep is not None:
         weights["deep"] *= deep.coverage
     return rrf({name: [i for i, _s in hits] for name, hits in lists.items()}, k=params.rrf_k, weights=weights)
@@ -642,7 +643,7 @@ def fuse_with_terms(
     weights = list_weights(params, lean, legible)
     if deep is not None:
         weights["deep"] *= deep.share
-    terms = _deep_terms(deep)
+    terms = _deep_terms(deep, lists)
     if not words.words:
         return convex(lists, weights=weights, **terms), {}
     rows = store.chunks_by_id(convex_head(lists, RERANK_DEPTH, weights=weights, **terms))
@@ -650,18 +651,26 @@ def fuse_with_terms(
     texts = [f"{r.heading_context}\n{r.text}" for r in rows.values()]
     matches = dict(zip(rows, match_scores(words.words, frequencies, texts).tolist(), strict=True))
     blended = blend(lists["bm25"], matches, params.term_match)
-    return convex(lists, weights=weights, overrides={"bm25": blended}, **terms), rows
+    terms["overrides"] = {**terms.get("overrides", {}), "bm25": blended}
+    return convex(lists, weights=weights, **terms), rows
 
 
-def _deep_terms(deep: DeepList | None) -> dict[str, Any]:
-    """:func:`fusion.convex`'s ``anchors``, ``unscored`` and ``stand_ins`` for the deep list."""
+def _deep_terms(deep: DeepList | None, lists: Mapping[str, Scored]) -> dict[str, Any]:
+    """:func:`fusion.convex`'s ``anchors``, ``unscored`` and ``stand_ins`` for the deep list, and
+    its ``overrides`` when the query's words name one note's chunks (:meth:`DeepList.lifted`)."""
     if deep is None:
         return {}
-    return {
+    terms: dict[str, Any] = {
         "anchors": None if deep.anchor is None else {"deep": deep.anchor},
         "unscored": {"deep": deep.unscored},
         "stand_ins": {"deep": deep.stand_ins},
     }
+    lifted = deep.lifted(lists.get("deep", []))
+    if lifted is not None:  # a lifted chunk is scored: no longer a gap or a stand-in
+        terms["overrides"] = {"deep": lifted}
+        terms["unscored"] = {"deep": deep.unscored - deep.named}
+        terms["stand_ins"] = {"deep": {item: s for item, s in deep.stand_ins.items() if item not in deep.named}}
+    return terms
 
 
 def list_weights(params: SearchParams, lean: Mapping[str, float] | None = None, legible: float = 1.0) -> dict[str, float]:
