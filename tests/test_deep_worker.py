@@ -265,6 +265,11 @@ def test_the_time_left_names_the_openings_when_they_are_done_well_before_the_res
     )
     openings_only = DeepStatus(model=None, chunks=100, embedded=10, state="queued", rate=4.0, openings=100, openings_embedded=10)
     assert format_deep_status(openings_only).endswith("queued for the background worker, ~22 s left at 4.0 chunks/s")
+    weighed = DeepStatus(model=None, chunks=8_817, embedded=100, state="running", rate=10.0, openings=472, openings_embedded=100,
+                         work_rate=2_000.0, work_left=8_000_000.0, openings_work_left=60_000.0)  # fmt: skip
+    assert format_deep_status(weighed).endswith(  # the work left, and the chunks a second that assumes for the rest
+        "embedding the rest in the background, ~67 min left at 2.2 chunks/s (every note's opening in ~30 s)"
+    )
     unmeasured = DeepStatus(model=None, chunks=100, embedded=0, state="running", openings=50)
     assert format_deep_status(unmeasured).endswith("embedding the rest in the background, time left: measuring")
 

@@ -57,6 +57,10 @@ RATE_HORIZON_SECONDS = 60.0
 """The work rate is the work over the time of the batches of about this long before: the
 estimate of a long job, not of the last batch (on a busy machine an idle-priority job's
 batches take from one to five times as long from one minute to the next)."""
+RATE_CARRY_SECONDS = 20.0
+"""A job starts from the work rate stored before, as if measured over this long: the
+background worker works a slice of ~10 s at a time, and a slice's first batch alone made the
+estimate jump every 10 s."""
 RATE_SAVE_SECONDS = 5.0
 """How often a running job stores its rate (and once after its first batch)."""
 PROBLEM_KEY = "deep_problem"
@@ -135,7 +139,9 @@ def deepen(
     embedded = 0
     rate: float | None = None
     work_rate: float | None = None
-    timed = [0.0, 0.0]  # work and seconds, each batch's weight fading over RATE_HORIZON_SECONDS
+    carried = stored_work_rate(store)  # the worker works in slices: each goes on from the last
+    # work and seconds, each batch's weight fading over RATE_HORIZON_SECONDS
+    timed = [carried * RATE_CARRY_SECONDS, RATE_CARRY_SECONDS] if carried else [0.0, 0.0]
     saved_at: float | None = None
     work_left = pending_work(store, building=building)[0] if progress is not None else 0.0
     if progress is not None:
