@@ -24,7 +24,7 @@ measures as it goes (after its first batch, then every :data:`RATE_SAVE_SECONDS`
 chunks (:func:`text_work`): the model's time for a text grows with its length, and the
 openings that go first are short (a title and a synopsis, ~140 characters on the PowerShell
 reference) while the later chunks are long (~700): at a chunk rate measured on the openings,
-the first estimate was a third of the truth. The chunks still without a
+the first estimate there was ~10 minutes for a job of over an hour. The chunks still without a
 deep vector are simply not in the deep list: search fuses that list with a weight scaled by
 the share of chunks it covers (``search.py``).
 """
@@ -145,8 +145,7 @@ def deepen(
     saved_at: float | None = None
     work_left = pending_work(store, building=building)[0] if progress is not None else 0.0
     if progress is not None:
-        known = stored_work_rate(store)
-        progress(DeepProgress(done, total, stored_rate(store), work_left / known if known else None))
+        progress(DeepProgress(done, total, stored_rate(store), work_left / carried if carried else None))
     while True:
         if should_stop is not None and should_stop():
             break
