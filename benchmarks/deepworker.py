@@ -3,6 +3,7 @@ work, and how soon it makes every note findable by meaning.
 
     python -m benchmarks.deepworker interference [--workdir DIR] [--kinds shipped,nice]
     python -m benchmarks.deepworker openings [--workdir DIR] [--files 16894] [--until openings]
+    python -m benchmarks.deepworker eta [--workdir DIR] [--source DIR] [--seconds 180] [--every 10]
 
 **interference** builds (or reuses, in ``--workdir``) the benchmark vault (16,894 files, ~50k
 chunks) and gives every chunk a deep vector (the sampled chunks' real vectors repeated with a
@@ -30,6 +31,19 @@ baseline, from the same run: how many texts chunk-id order (the order before ope
 first) embeds before the last file's opening, and when this run had embedded as many
 (extrapolated at the run's overall rate when it stopped before: ``--until openings``).
 
+**eta** copies ``--source`` (default: the PowerShell 7.5 cmdlet reference, 472 files, ~8.8k
+chunks: short openings, long later chunks), indexes it with no deep vectors, queues it for the
+real background worker and reads ``deep_status`` every ``--every`` seconds for ``--seconds``:
+the time left it says (the work left at the measured work rate) beside the time left the
+chunks left at the chunk rate would have said (the baseline: how it was estimated before),
+both from the same run. Polled once a second in between, it notes when every opening had its
+vector — the truth to hold the openings' estimates to — and projects the whole job's time from
+the pace after the openings: the run's time so far plus the work left at the end over the work
+a second embedded after the openings (and, model-free, the chunks left over the chunks a
+second then); when the job ends within ``--seconds``, the time it took instead. It ends by
+stopping the worker. It also times ``deep_status`` (the query of what
+is left included) on that index.
+
 ``--json FILE`` writes the raw numbers.
 """
 
@@ -50,7 +64,7 @@ from typing import Any
 from benchmarks.__main__ import _sample_queries
 from benchmarks.agents import PROMPTS, vaultseek_command, wait_for_first_sync
 from benchmarks.deep import _fill_deep_vectors
-from benchmarks.vaultgen import VaultSpec, build_vault
+from benchmarks.vaultgen import VaultSpec, build_vault, find_shared_data
 from vaultseek.config import load_config
 
 _WORKER = """
@@ -378,9 +392,128 @@ def render_openings(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def eta(args: argparse.Namespace) -> dict[str, Any]:
+    """Estimates of the time left against the time taken (see the module docstring)."""
+    import shutil
+
+    from vaultseek.engine import open_index
+    from vaultseek.index.deepening import pending_work
+
+    work = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="vaultseek-eta-"))
+    _env(work)
+    vault, db = work / "eta-vault", work / "eta.db"
+    if not vault.exists():
+        shared = find_shared_data()
+        source = Path(args.source) if args.source else shared / "powershell-docs" / "reference" / "7.5" if shared else None
+        if source is None or not source.is_dir():
+            raise SystemExit("no --source folder, and no shared data with the PowerShell reference")
+        shutil.copytree(source, vault)
+    _cli("deep", "--stop")
+    with open_index(vault, db=db, create=True) as index:
+        index.sync(remember=False)
+        index.store.reset_deep_vectors("none", "none", "none")  # every run starts from no deep vectors
+        for key in ("deep_rate", "deep_work_rate"):
+            index.store.delete_meta(key)
+        status = index.deep_status()
+        assert status is not None
+        timings = []
+        for _ in range(5):
+            started = time.perf_counter()
+            index.deep_status()
+            timings.append((time.perf_counter() - started) * 1000)
+    results: dict[str, Any] = {"files": status.openings, "chunks": status.chunks, "load_before": _load(),
+                               "deep_status_ms": round(min(timings), 1), "polls": []}  # fmt: skip
+    _cli("deep", "--resume")
+    started = time.monotonic()
+    queued = _cli("deep", "--background", "--vault", str(vault), "--db", str(db))
+    if queued.returncode != 0:
+        raise RuntimeError(queued.stderr)
+    config = load_config(vault=vault, db=db)
+    after: tuple[float, int, float] | None = None  # when the openings were done: time, chunks, work left
+    try:
+        with open_index(config=config, read_only=True) as index:
+            next_poll = args.every
+            while (elapsed := time.monotonic() - started) < args.seconds:
+                time.sleep(1.0)
+                elapsed = time.monotonic() - started
+                status = index.deep_status()
+                assert status is not None
+                if status.state == "complete":
+                    results["all_s"] = round(elapsed, 1)
+                    print(f"every chunk after {elapsed:.0f} s", file=sys.stderr)
+                    break
+                if status.state == "waiting":
+                    raise RuntimeError("the worker stopped before the end: see its worker.log")
+                if after is None and status.openings_embedded >= status.openings:
+                    after = (elapsed, status.embedded, status.work_left or 0.0)
+                    results["openings_s"] = round(elapsed, 1)
+                    print(f"every opening after {elapsed:.0f} s", file=sys.stderr)
+                if elapsed >= next_poll:
+                    next_poll += args.every
+                    old = status.pending / status.rate if status.rate else None
+                    poll = {"s": round(elapsed), "embedded": status.embedded, "openings_embedded": status.openings_embedded,
+                            "eta_s": status.eta_seconds, "openings_eta_s": status.openings_eta_seconds,
+                            "chunk_eta_s": old, "chunk_openings_eta_s": status.openings_pending / status.rate if status.rate else None,
+                            "rate": status.rate}  # fmt: skip
+                    results["polls"].append(poll)
+                    print(f"{poll['s']} s: {status.embedded:,} embedded, time left {_minutes(status.eta_seconds)} "
+                          f"(chunk rate: {_minutes(old)})", file=sys.stderr)  # fmt: skip
+            end = (elapsed, status.embedded, status.work_left or 0.0)
+    finally:
+        _cli("deep", "--stop")
+    results["load_after"] = _load()
+    results["seconds"] = round(end[0], 1)
+    if after is not None and end[0] > after[0] + 30 and "all_s" not in results:
+        span = end[0] - after[0]
+        work_pace = (after[2] - end[2]) / span
+        chunk_pace = (end[1] - after[1]) / span
+        results["projected_total_s"] = round(end[0] + end[2] / work_pace) if work_pace > 0 else None
+        results["projected_total_chunks_s"] = round(end[0] + (status.chunks - end[1]) / chunk_pace) if chunk_pace > 0 else None
+    with open_index(config=config, read_only=True) as index:
+        started_q = time.perf_counter()
+        pending_work(index.store)
+        results["pending_work_ms"] = round((time.perf_counter() - started_q) * 1000, 1)
+    return results
+
+
+def _minutes(seconds: float | None) -> str:
+    return "?" if seconds is None else f"{seconds / 60:.1f} min"
+
+
+def render_eta(r: dict[str, Any]) -> str:
+    total = r.get("projected_total_s")
+    lines = [
+        f"Vault: {r['files']:,} files, {r['chunks']:,} chunks. Load average before {r['load_before']}, after {r['load_after']}.",
+        (
+            f"Every opening had its deep vector after {r.get('openings_s', float('nan')):,.0f} s; "
+            + (
+                f"every chunk after {_minutes(r['all_s'])}."
+                if "all_s" in r
+                else f"the whole job, projected from the pace after the openings: {_minutes(total)} by work, "
+                f"{_minutes(r.get('projected_total_chunks_s'))} by chunks."
+            )
+        ),
+        (
+            f"deep_status on this index: {r['deep_status_ms']:.1f} ms with nothing embedded (the query of what is left: "
+            f"{r['pending_work_ms']:.1f} ms at the end)."
+        ),
+        "",
+        "| after | chunks embedded | time left (work rate) → total | time left (chunk rate) → total | openings left (work / chunks) |",
+        "|---|---|---|---|---|",
+    ]
+    for p in r["polls"]:
+        cells = []
+        for key in ("eta_s", "chunk_eta_s"):
+            value = p[key]
+            cells.append("?" if value is None else f"{_minutes(value)} → {_minutes(p['s'] + value)}")
+        openings = f"{_minutes(p['openings_eta_s'])} / {_minutes(p['chunk_openings_eta_s'])}"
+        lines.append(f"| {p['s']} s | {p['embedded']:,} | {cells[0]} | {cells[1]} | {openings} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.deepworker", description=__doc__.split("\n\n")[0])
-    parser.add_argument("part", choices=("interference", "openings"))
+    parser.add_argument("part", choices=("interference", "openings", "eta"))
     parser.add_argument("--workdir", help="keep the vaults and indexes here, reused by later runs")
     parser.add_argument("--files", type=int, default=VaultSpec().files, help="vault size (default 16,894)")
     parser.add_argument("--seed", type=int, default=7)
@@ -396,9 +529,15 @@ def main(argv: list[str] | None = None) -> int:
     interfere.add_argument("--gap", type=float, default=2.5, help="seconds of quiet before each call")
     opening = parser.add_argument_group("openings")
     opening.add_argument("--until", choices=("openings", "all"), default="openings")
+    estimate = parser.add_argument_group("eta")
+    estimate.add_argument("--source", help="the folder copied and indexed (default: the shared data's PowerShell 7.5 reference)")
+    estimate.add_argument("--seconds", type=float, default=180.0, help="how long the worker runs")
+    estimate.add_argument("--every", type=float, default=10.0, help="seconds between the estimates recorded")
     args = parser.parse_args(argv)
-    results = interference(args) if args.part == "interference" else openings(args)
-    print(render_interference(results) if args.part == "interference" else render_openings(results))
+    run, render = {"interference": (interference, render_interference), "openings": (openings, render_openings),
+                   "eta": (eta, render_eta)}[args.part]  # fmt: skip
+    results = run(args)
+    print(render(results))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n", "utf-8")
     return 0

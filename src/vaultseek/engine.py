@@ -455,7 +455,13 @@ class Index:
         from .embeddings.deep import deep_model_unavailable
         from .embeddings.server import server_host
         from .index.deep_queue import queue_state
-        from .index.deepening import PROBLEM_KEY, job_running, stored_rate
+        from .index.deepening import (
+            PROBLEM_KEY,
+            job_running,
+            pending_work,
+            stored_rate,
+            stored_work_rate,
+        )
 
         with self._database_errors():
             building = bool(self.store.get_meta("deep_next_fingerprint"))
@@ -464,6 +470,9 @@ class Index:
             name = self.store.get_meta("deep_next_name" if building else "deep_model_name")
             serving = self.store.get_meta("deep_model_name") if building else None
             rate = stored_rate(self.store)
+            work_rate = stored_work_rate(self.store)
+            # what is left, weighed by length (~5 ms for 7.4k chunks without a deep vector)
+            work_left, openings_work_left = pending_work(self.store, building=building) if embedded < chunks else (0.0, 0.0)
             problem = self.store.get_meta(PROBLEM_KEY) or None
         reason = deep_model_unavailable(self.config.deep_model)
         state: DeepState
@@ -484,6 +493,7 @@ class Index:
             model=name, chunks=chunks, embedded=embedded, state=state, rate=rate, reason=reason,
             openings=openings, openings_embedded=openings_embedded, serving_model=serving,
             host=server_host(self.config.deep_model, self.config.deep_url), problem=problem,
+            work_rate=work_rate, work_left=work_left, openings_work_left=openings_work_left,
         )  # fmt: skip
 
     # -- searching ----------------------------------------------------------------------

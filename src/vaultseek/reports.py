@@ -236,6 +236,15 @@ class DeepStatus:
     the model runs in this process."""
     problem: str | None = None
     """Why the job stopped short: its embedding server failed (state ``paused``)."""
+    work_rate: float | None = None
+    """Units of work a second the job measured (``deepening.text_work``: a text's characters,
+    weighted by its length), stored as it goes; None: not measured yet, or by a version that
+    measured chunks alone (then :attr:`rate` estimates the time left)."""
+    work_left: float | None = None
+    """The work the chunks without a deep vector still need, in the same units (None: not
+    counted)."""
+    openings_work_left: float | None = None
+    """The part of :attr:`work_left` that is openings (they go first)."""
 
     @property
     def pending(self) -> int:
@@ -247,21 +256,38 @@ class DeepStatus:
 
     @property
     def eta_seconds(self) -> float | None:
-        """Seconds left at the measured rate; None when unknown, 0 when complete."""
+        """Seconds left: the work left at the measured work rate (a chunk's time grows with
+        its length, and the short openings go first, so a count of chunks misleads at the
+        start); the chunks left at the chunk rate when the work rate is not known. None when
+        unknown, 0 when complete."""
         if not self.pending:
             return 0.0
+        if self.work_rate and self.work_left is not None:
+            return self.work_left / self.work_rate
         return self.pending / self.rate if self.rate else None
 
     @property
     def openings_eta_seconds(self) -> float | None:
-        """Seconds until every file's opening has a deep vector, at the measured rate (the
-        openings go first); None when unknown, 0 when they all have one."""
+        """Seconds until every file's opening has a deep vector (the openings go first),
+        measured as :attr:`eta_seconds` is; None when unknown, 0 when they all have one."""
         if not self.openings_pending:
             return 0.0
+        if self.work_rate and self.openings_work_left is not None:
+            return self.openings_work_left / self.work_rate
         return self.openings_pending / self.rate if self.rate else None
 
+    @property
+    def rate_left(self) -> float | None:
+        """Chunks a second the rest goes at on average by :attr:`eta_seconds` (the measured
+        chunk rate when that is all there is): what ``status`` says the estimate assumes."""
+        eta = self.eta_seconds
+        return self.pending / eta if eta else self.rate
+
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "eta_seconds": self.eta_seconds, "openings_eta_seconds": self.openings_eta_seconds}
+        return {
+            **asdict(self), "eta_seconds": self.eta_seconds, "openings_eta_seconds": self.openings_eta_seconds,
+            "rate_left": self.rate_left,
+        }  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,6 +298,8 @@ class DeepProgress:
     done: int
     total: int
     rate: float | None = None
+    seconds_left: float | None = None
+    """The job's estimate from the work left at its work rate (None: not measured yet)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -369,9 +369,9 @@ def _with_known_rates(entries: list[DeepQueueEntry]) -> list[DeepQueueEntry]:
     measured = [entry.deep for entry in entries if entry.deep is not None and entry.deep.rate]
     if not measured:
         return entries
-    known = next((deep.rate for deep in measured if deep.state == "running"), measured[0].rate)
+    known = next((deep for deep in measured if deep.state == "running"), measured[0])
     return [
-        replace(entry, deep=replace(entry.deep, rate=known))
+        replace(entry, deep=replace(entry.deep, rate=known.rate, work_rate=known.work_rate))
         if entry.deep is not None and not entry.deep.rate and entry.deep.pending
         else entry
         for entry in entries

@@ -100,7 +100,7 @@ def _follow(index: Any, bar: Callable[[Any], None], should_stop: Callable[[], bo
         status = index.deep_status()
         if status is None or status.state == "complete":
             return
-        bar(DeepProgress(status.embedded, status.chunks, status.rate))
+        bar(DeepProgress(status.embedded, status.chunks, status.rate, status.eta_seconds))
         time.sleep(POLL_SECONDS)
 
 

