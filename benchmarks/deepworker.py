@@ -307,6 +307,17 @@ def _id_order_texts(vault: Path, db: Path) -> int:
     return last
 
 
+def _start_worker(vault: Path, db: Path) -> tuple[float, Any]:
+    """Queue ``db`` for a resumed background worker; when it was queued (monotonic clock) and
+    the index's configuration, to follow it with."""
+    _cli("deep", "--resume")
+    started = time.monotonic()
+    queued = _cli("deep", "--background", "--vault", str(vault), "--db", str(db))
+    if queued.returncode != 0:
+        raise RuntimeError(queued.stderr)
+    return started, load_config(vault=vault, db=db)
+
+
 def openings(args: argparse.Namespace) -> dict[str, Any]:
     from vaultseek.engine import open_index
 
@@ -324,12 +335,7 @@ def openings(args: argparse.Namespace) -> dict[str, Any]:
         assert status is not None
     results: dict[str, Any] = {"files": status.openings, "chunks": status.chunks, "load_before": _load(),
                                "id_order_texts_before_last_opening": _id_order_texts(vault, db)}  # fmt: skip
-    _cli("deep", "--resume")
-    started = time.monotonic()
-    queued = _cli("deep", "--background", "--vault", str(vault), "--db", str(db))
-    if queued.returncode != 0:
-        raise RuntimeError(queued.stderr)
-    config = load_config(vault=vault, db=db)
+    started, config = _start_worker(vault, db)
     with open_index(config=config, read_only=True) as index:
         while True:
             time.sleep(1.0)
@@ -423,12 +429,7 @@ def eta(args: argparse.Namespace) -> dict[str, Any]:
             timings.append((time.perf_counter() - started) * 1000)
     results: dict[str, Any] = {"files": status.openings, "chunks": status.chunks, "load_before": _load(),
                                "deep_status_ms": round(min(timings), 1), "polls": []}  # fmt: skip
-    _cli("deep", "--resume")
-    started = time.monotonic()
-    queued = _cli("deep", "--background", "--vault", str(vault), "--db", str(db))
-    if queued.returncode != 0:
-        raise RuntimeError(queued.stderr)
-    config = load_config(vault=vault, db=db)
+    started, config = _start_worker(vault, db)
     after: tuple[float, int, float] | None = None  # when the openings were done: time, chunks, work left
     try:
         with open_index(config=config, read_only=True) as index:

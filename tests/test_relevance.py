@@ -57,7 +57,7 @@ def test_in_a_short_query_words_the_index_lacks_count_against_a_match(models: tu
     found = QueryEvidence(best=0.5, known=1.0, lexical=1.0, static=0.4, deep=0.86, deep_spread=0.02, short=1.0,
                           query_reach=0.84, deep_margin=0.01, bm25=1.0, agree=0.7)  # fmt: skip
     def chance(known: float, short: float) -> float:
-        return match.probability(replace(found, known=known, short=short, known_short=known * short))
+        return match.probability(replace(found, known=known, short=short))
     assert chance(0.5, 1.0) < chance(1.0, 1.0)
     assert chance(0.5, 0.0) >= chance(1.0, 0.0)
 

@@ -55,6 +55,15 @@ def deep_vault(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return deep_indexed(tmp_path_factory.mktemp("judged"), NOTES)
 
 
+def copied(deep_vault: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
+    """The vault and a copy of its deep index, for a test that changes the index."""
+    vault, db = deep_vault
+    copy = tmp_path / "copy.db"
+    with open_index(vault, db=db, deep_tier=True) as index:
+        copy_database(index.conn, copy)
+    return vault, copy
+
+
 def test_the_note_a_question_names_is_judged_relevant_and_injected(deep_vault: tuple[Path, Path]) -> None:
     vault, db = deep_vault
     query = "what's the deadline for the Quartz evaluation?"
@@ -109,10 +118,7 @@ def test_a_coding_prompt_that_shares_one_word_with_a_note_gets_no_match(deep_vau
 def test_a_deep_index_without_hub_probes_is_judged_by_the_judges_fitted_without_them(
     deep_vault: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    vault, db = deep_vault
-    copy = tmp_path / "copy.db"
-    with open_index(vault, db=db, deep_tier=True) as index:
-        copy_database(index.conn, copy)
+    vault, copy = copied(deep_vault, tmp_path)
     with open_index(vault, db=copy, deep_tier=True) as index:
         index.store.set_meta({META_KEY: ""})  # as an index deepened before the probes existed
         answered = index.search("what's the deadline for the Quartz evaluation?", view="chunks", k=5)
@@ -129,10 +135,7 @@ def test_right_after_indexing_a_question_whose_results_wait_for_deep_vectors_sti
     # match judge, fitted where every result has one, would read the missing cosines as none
     # and tell every question that nothing matches. Such a query is judged as the fast tiers
     # judge it, and nonsense is still told.
-    vault, db = deep_vault
-    copy = tmp_path / "partial.db"
-    with open_index(vault, db=db, deep_tier=True) as index:
-        copy_database(index.conn, copy)
+    vault, copy = copied(deep_vault, tmp_path)
     with open_index(vault, db=copy, deep_tier=True) as index:
         ids, _codes = index.store.load_deep_vectors()
         keep = {r.chunk_id for r in index.search("ssh-keygen ed25519", view="chunks", k=1).results}

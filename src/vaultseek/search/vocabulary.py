@@ -269,7 +269,8 @@ def _misspelt(corrections: dict[int, str | None]) -> bool:
     them are an edit or two from an indexed word. A question in a language the vault is not
     written in lacks most of its words with none near (``wie lade ich eine datei herunter``
     over English pages), and the one that happens to be near (``datei`` → ``date``) is no
-    typo: such a query is searched as typed, for the deep model to read."""
+    typo: BM25 searches such a query's words as typed (the vector lists always embed the
+    query as typed)."""
     return sum(term is not None for term in corrections.values()) * 2 >= len(corrections)
 
 
