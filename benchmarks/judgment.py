@@ -19,6 +19,7 @@ over those.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import pickle
@@ -31,7 +32,8 @@ from typing import Any
 from benchmarks.golden import vault_of
 from vaultseek.engine import Index, open_index
 from vaultseek.errors import VaultseekError
-from vaultseek.evaluation.calibration import Example, Query, fit_judge, judge_scores, match_examples
+from vaultseek.evaluation.calibration import Example, Query, judge_scores, match_examples
+from vaultseek.evaluation.calibration import fit_judge as fit_logistic
 from vaultseek.search import relevance
 from vaultseek.search.relevance import Judge, Judges, QueryEvidence
 
@@ -151,9 +153,14 @@ def balanced(queries: list[Query]) -> tuple[list[Example], list[float]]:
     return examples, weights
 
 
-def fit(plain: list[Query], deep: list[Query]) -> dict[str, Judges]:
+def fit(plain: list[Query], deep: list[Query], without: frozenset[str] = frozenset()) -> dict[str, Judges]:
     """Judges fitted to the examples: for results (lexical evidence alone, with the static
-    cosine, with both cosines), then for queries on top of them (does anything match?)."""
+    cosine, with both cosines), then for queries on top of them (does anything match?);
+    ``without`` leaves those features out of every judge."""
+
+    def fit_judge(name: str, examples: Any, features: tuple[str, ...], *, weights: list[float]) -> Judge:
+        return fit_logistic(name, examples, tuple(f for f in features if f not in without), weights=weights)
+
     flat, weights = balanced(plain)
     lexical = fit_judge("lexical", flat, LEXICAL_FEATURES, weights=weights)
     static = fit_judge("static", flat, STATIC_FEATURES, weights=weights)
@@ -198,6 +205,34 @@ def _balance(labels: list[bool]) -> list[float]:
     return [1.0 / (positives if label else negatives) for label in labels]
 
 
+def folded(gathered: list[Gathered], folds: int, seed: int, without: frozenset[str]) -> dict[str, list[float]]:
+    """Cross-validation within the examples (the tune halves): each query falls into one of
+    ``folds`` parts by a seeded hash of its text (a prompt asked of several vaults stays in one
+    part); the judges are fitted on the other parts and a part's queries are judged by them.
+    Per tier: related questions matched, unrelated prompts and nonsense told "no match"."""
+    part = {text: int(hashlib.sha1(f"{seed}:{text}".encode()).hexdigest(), 16) % folds for *_rest, text, _shown in gathered}
+    counts: dict[str, list[float]] = {"fast tiers": [0, 0, 0, 0, 0, 0], "with deep": [0, 0, 0, 0, 0, 0]}
+    for held in range(folds):
+        train = [g for g in gathered if part[g[4]] != held]
+        fitted = fit([g[3] for g in train if not g[2]], [g[3] for g in train if g[2]], without)
+        for _name, kind, with_deep, query, text, _shown in gathered:
+            judges = fitted.get("deep" if with_deep else "static")
+            if part[text] != held or judges is None:
+                continue
+            row = counts["with deep" if with_deep else "fast tiers"]
+            scores = judge_scores(judges, [query])
+            if not query.unrelated:
+                row[0] += 1
+                row[1] += scores.answered
+            else:
+                row[2] += 1
+                row[3] += scores.silent
+                if kind == "unrelated:nonsense":
+                    row[4] += 1
+                    row[5] += scores.silent
+    return counts
+
+
 def code_of(judge: Judge) -> str:
     return f"Judge({judge.name!r}, {judge.bias}, {dict(judge.weights)})"
 
@@ -212,11 +247,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--unrelated", default=str(GOLDEN / "unrelated.jsonl"), help="prompts nothing answers")
     parser.add_argument("--fit", action="store_true", help="fit the judges on the tune halves and print them")
     parser.add_argument("--examples", help="keep the gathered examples in this file (pickle) and reuse them")
+    parser.add_argument("--folds", type=int, help="cross-validate the judges within the tune halves in this many parts")
+    parser.add_argument("--seed", type=int, default=0, help="--folds: which split into parts")
+    parser.add_argument("--without", default="", help="features left out of every judge fitted, e.g. known_short")
     args = parser.parse_args(argv)
     data, workdir = Path(args.data), Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     sets = args.sets.split(",") if args.sets else [n for n in SETS if (GOLDEN / f"{n}.jsonl").is_file()]
-    split = "tune" if args.fit else args.split
+    split = "tune" if args.fit or args.folds else args.split
+    without = frozenset(filter(None, args.without.split(",")))
     kept = Path(args.examples) if args.examples else None
     if kept is not None and kept.is_file():
         gathered: list[Gathered] = pickle.loads(kept.read_bytes())  # the benchmark's own file
@@ -230,10 +269,17 @@ def main(argv: list[str] | None = None) -> int:
             kept.write_bytes(pickle.dumps(gathered))
     plain = [g[3] for g in gathered if not g[2]]
     deep = [g[3] for g in gathered if g[2]]
+    if args.folds:
+        for label, (related, matched, unrelated, silent, made_up, told) in folded(gathered, args.folds, args.seed, without).items():
+            if related:
+                print(f"{label:10}: related questions matched {matched / related:.3f}; unrelated prompts unmatched "
+                      f"{silent / max(unrelated, 1):.3f}; nonsense unmatched {told / max(made_up, 1):.3f} "
+                      f"({args.folds} parts, seed {args.seed})")  # fmt: skip
+        return 0
     static_judges: Judges | None
     deep_judges: Judges | None
     if args.fit:
-        fitted = fit(plain, deep)
+        fitted = fit(plain, deep, without)
         for name, found in fitted.items():
             print(f"{name}: {code_of(found.deep or found.plain)}")
             print(f"{name}: {code_of(found.match)}")
