@@ -4,10 +4,11 @@ A *hub* is a chunk near everything (``search/hubs.py``). For each judged set's i
 **foreign** query — the other vault families' judged questions, the questions of the BEIR
 collections, ``unrelated.jsonl``'s test half and random pairs of words drawn from SciFact's
 abstracts — is answered by each list on its own (BM25, the static vectors, the deep vectors
-with and without the hub offsets) and by the default hybrid search, and per list the table
-gives:
+with and without the hub offsets) and by the default hybrid search, as sections and as notes,
+and per list the table gives:
 
-- **hub rate**: the share of queries whose top ten holds the list's busiest chunk;
+- **hub rate**: the share of queries whose top ten holds the list's busiest chunk (in the
+  note view's row, its busiest note);
 - **N10 skew**: the skewness of how often each chunk is in a top ten (0 for an even spread;
   the usual measure of hubness);
 - **busy slots**: the share of top-ten places taken by chunks found by more than 2 % of the
@@ -29,7 +30,7 @@ import random
 import re
 import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -70,8 +71,8 @@ def foreign_queries(data: Path, family: str, pairs: int, seed: int = 7) -> list[
     return out
 
 
-def hub_figures(tops: list[list[int]]) -> tuple[float, float, float]:
-    """(hub rate, N10 skew, busy slots) of a list's top tens."""
+def hub_figures(tops: Sequence[Sequence[Hashable]]) -> tuple[float, float, float]:
+    """(hub rate, N10 skew, busy slots) of a list's top tens (of chunks, or of notes)."""
     counts = Counter(item for top in tops for item in set(top))
     if not counts:
         return 0.0, 0.0, 0.0
@@ -82,9 +83,10 @@ def hub_figures(tops: list[list[int]]) -> tuple[float, float, float]:
     return float(n10.max()) / len(tops), skew, sum(item in busy for top in tops for item in top) / slots
 
 
-def lists_of(index: Index) -> dict[str, Callable[[str], list[int]]]:
-    """Each list on its own, and the default hybrid, as query → its top ten chunk ids."""
-    out: dict[str, Callable[[str], list[int]]] = {
+def lists_of(index: Index) -> dict[str, Callable[[str], Sequence[Hashable]]]:
+    """Each list on its own, and the default hybrid, as query → its top ten chunk ids; and the
+    default search's note view, as query → its top ten notes' paths."""
+    out: dict[str, Callable[[str], Sequence[Hashable]]] = {
         "bm25": lambda q: [i for i, _s in lexical_hits(index.store, parse_query(q), 10)],
     }
     try:
@@ -110,6 +112,7 @@ def lists_of(index: Index) -> dict[str, Callable[[str], list[int]]]:
         if offsets is not None:
             out["deep, with hub offsets"] = lambda q: [i for i, _s in deep.search(deep_model.embed_one(q), 10)]
     out["hybrid"] = lambda q: [r.chunk_id for r in index.search(q, k=10, view="chunks").results]
+    out["hybrid, notes"] = lambda q: [n.path for n in index.search(q, k=10).notes]
     return out
 
 

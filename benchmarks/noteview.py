@@ -38,7 +38,7 @@ from typing import Any
 from benchmarks.baselines import percentile
 from vaultseek.engine import Index, open_index
 from vaultseek.records import SearchResult
-from vaultseek.search.grouping import MAX_SECTIONS, PAGE, SECTION_SHARE
+from vaultseek.search.grouping import MAX_SECTIONS, PAGE, SECTION_SHARE, note_order
 
 PAGES = Path("powershell-docs") / "reference" / "docs-conceptual"
 K = 10
@@ -71,8 +71,8 @@ def sections_by_rule(ranked: list[SearchResult], notes: int) -> dict[str, list[i
     firsts: dict[str, int] = {}
     for position, hit in enumerate(ranked):
         firsts.setdefault(hit.path, position)
-    order = sorted(firsts, key=firsts.__getitem__)
-    page_end = firsts[order[PAGE - 1]] if len(order) >= PAGE else len(ranked)
+    order = note_order((hit.path, hit.score, hit.signals.get("title", 0.0) > 0) for hit in ranked)
+    page_end = max(firsts[path] for path in order[:PAGE]) if len(order) >= PAGE else len(ranked)
     out: dict[str, list[int]] = {rule: [] for rule in RULES}
     for path in order[:notes]:
         chunks = [(i, hit) for i, hit in enumerate(ranked) if hit.path == path]

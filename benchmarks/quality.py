@@ -121,7 +121,8 @@ PROTOCOL = """\
   term matching (`term_match = {terms}`, the default; see [Search](search.md#ranking-signals));
   `hybrid:<name>` names a fusion (term matching re-scores convex fusion only);
   `hybrid-terms` is the default hybrid with term matching off.
-- Results are chunks; they collapse to documents at their best chunk's rank.
+- Results are chunks; they collapse to documents in the note view's order (a note ranks by
+  its best section plus a share of its next two: [Notes or sections](search.md#notes-or-sections)).
 - nDCG@10 as trec_eval and BEIR compute it: gain = the judged grade (Cranfield's are 1–4),
   discount log2(rank + 1), ideal DCG over all of the query's relevant documents. Recall@k:
   relevant documents in the first k / all relevant ones. MRR@10: 1 / rank of the first relevant

@@ -6,9 +6,10 @@ over the PowerShell 7.5 reference and conceptual docs (1,110 notes, most of them
 many sections), built and indexed into ``--workdir`` the first time. For each set:
 
 1. **Notes against chunk lists**: the default hybrid search (k = 100, the chunk view), scored
-   once with each note at its best section's place (what the note view shows) and once as the
-   raw list, where a note's second section takes a place and counts nothing
-   (``harness.chunk_list``).
+   as the note view ranks its notes (``search/grouping.py``'s ``note_order``: a note's best
+   section plus a share of its next two, the notes the query names first), with each note at
+   its best section's place alone, and as the raw list, where a note's second section takes a
+   place and counts nothing (``harness.chunk_list``).
 2. **A bonus for several strong sections**: the notes re-ranked by ``best × (1 + beta × n)``,
    ``n`` the extra sections the note view shows beside its best (``search/grouping.py``'s rule),
    for a few ``beta``; chosen on the tune half of each set (even positions), and the best
@@ -34,7 +35,7 @@ from vaultseek import open_index
 from vaultseek.evaluation import metrics
 from vaultseek.evaluation.harness import chunk_list
 from vaultseek.records import SearchResult
-from vaultseek.search.grouping import MAX_SECTIONS, PAGE, SECTION_SHARE
+from vaultseek.search.grouping import MAX_SECTIONS, PAGE, SECTION_SHARE, note_order
 
 BETAS = (0.0, 0.02, 0.05, 0.1, 0.2)
 DEPTH = 100
@@ -62,6 +63,7 @@ def scores(ranking: list[str], judged: dict[str, float]) -> dict[str, float]:
         "nDCG@10": metrics.ndcg_at_k(ranking, judged, 10),
         "MRR@10": metrics.reciprocal_rank_at_k(ranking, judged, 10),
         "Recall@10": metrics.recall_at_k(ranking, judged, 10),
+        "Hit@1": metrics.hit_at_k(ranking, judged, 1),
     }
 
 
@@ -94,8 +96,10 @@ def main() -> int:
                 for beta in BETAS:
                     order = sorted(range(len(notes)), key=lambda i: (-notes[i][1] * (1 + beta * notes[i][2]), i))
                     bonus[beta] = scores([notes[i][0] for i in order], row["relevant"])
+                shipped = note_order((hit.path, hit.score, hit.signals.get("title", 0.0) > 0) for hit in ranked)
                 per_query.append({
-                    "notes": scores(metrics.first_occurrences(paths), row["relevant"]),
+                    "notes": scores(shipped, row["relevant"]),
+                    "best section": scores(metrics.first_occurrences(paths), row["relevant"]),
                     "chunks": scores(chunk_list(paths), row["relevant"]),
                     "bonus": bonus,
                 })  # fmt: skip
@@ -105,6 +109,7 @@ def main() -> int:
             results[name] = {
                 "queries": len(rows),
                 "notes": mean([q["notes"] for q in per_query]),
+                "best section": mean([q["best section"] for q in per_query]),
                 "chunks": mean([q["chunks"] for q in per_query]),
                 "tune_by_beta": {str(beta): figures for beta, figures in by_beta.items()},
                 "best_beta_on_tune": best,

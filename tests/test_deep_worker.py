@@ -331,6 +331,43 @@ def test_the_time_left_from_the_first_batch_of_short_openings_holds_for_the_long
     assert openings_took[0] / 1.25 <= openings_estimate <= openings_took[0] * 1.25, (openings_estimate, openings_took)
 
 
+def test_a_slice_goes_on_from_the_last_slices_chunk_rate(tmp_path: Path) -> None:
+    """The worker embeds in slices of a few seconds: each one's chunk rate (the one the
+    progress bar and ``status`` show) must go on from the last one's, not start again from its
+    own first batch. A stand-in embedding server charges a fake clock: one second a request in
+    the first slice, ten in the second."""
+    from support.standin_embed import StandinEmbed
+    from vaultseek.index.deepening import DeepProgress, deepen
+
+    now = [0.0]
+    cost = [1.0]
+
+    class Timed(StandinEmbed):
+        def embed(self, texts: list[str]) -> list[list[float]]:
+            now[0] += cost[0]
+            return [[1.0] + [0.0] * 383 for _ in texts]
+
+    vault = write_vault(tmp_path, "v", 40, sections=2)
+    with Timed() as server, open_index(vault, db=tmp_path / "v.db", create=True, deep_tier=True,
+                                       deep_model="ollama:multilingual-e5-small", deep_url=server.url) as index:  # fmt: skip
+        index.sync(remember=False)
+        model = index.deep_model()
+        deepen(index.store, model, limit=3 * model.batch, clock=lambda: now[0])
+        first = index.deep_status()
+        assert first is not None and first.rate is not None and first.pending
+        cost[0] = 10.0  # several times slower from here
+        rates: list[float | None] = []
+
+        def seen(event: DeepProgress) -> None:
+            rates.append(event.rate)
+
+        deepen(index.store, model, limit=model.batch, clock=lambda: now[0], progress=seen)
+    # before its first batch: the last slice's rate; after it, that rate moved towards the new one
+    assert rates[0] == pytest.approx(first.rate, rel=0.01)
+    # (each batch weighs a fifth: one batch at a few times slower leaves most of the last rate)
+    assert 0.75 * first.rate < rates[-1] < first.rate
+
+
 def test_the_rate_is_stored_while_the_job_runs_not_only_when_it_ends(tmp_path: Path, state: Path) -> None:
     vault = write_vault(tmp_path, "v", 6, sections=2)
     db = tmp_path / "v.db"

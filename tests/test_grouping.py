@@ -1,9 +1,9 @@
 """The note view (``search/grouping.py``) through the real engine on a small real vault: a
-note with several matching sections appears once, with them; ``k`` counts notes, drawn from the
-whole fused list; a weak extra section and a fourth one stay out; filters, ``max_tokens`` and
-the signals keep working; a document's sections keep their rows; the JSON shape reads back; the
-terminal shows a note with its sections indented. The grouping rule itself is checked on fused
-lists written out by hand."""
+note with several matching sections appears once, with them, and ranks by them; ``k`` counts
+notes, drawn from the whole fused list; a weak extra section and a fourth one stay out;
+filters, ``max_tokens`` and the signals keep working; a document's sections keep their rows;
+the JSON shape reads back; the terminal shows a note with its sections indented. The grouping
+rule itself is checked on fused lists written out by hand."""
 
 from __future__ import annotations
 
@@ -17,7 +17,16 @@ from conftest import run_cli
 from vaultseek import Index, NoteResult, SearchResponse, open_index
 from vaultseek.search.budget import result_tokens
 from vaultseek.search.fusion import Fused
-from vaultseek.search.grouping import MAX_SECTIONS, PAGE, SECTION_SHARE, group_notes, notes_depth
+from vaultseek.search.grouping import (
+    FURTHER_SHARE,
+    MAX_SECTIONS,
+    PAGE,
+    SECTION_SHARE,
+    group_notes,
+    note_order,
+    note_score,
+    notes_depth,
+)
 
 FLOWERS = ("tulips", "lavender", "peonies", "dahlias", "lilies", "clematis", "hostas", "ferns", "irises", "daisies", "poppies")
 NOTES = {
@@ -125,7 +134,7 @@ def test_a_note_with_several_matching_sections_appears_once_with_them(garden: In
     by_path = {note.path: note for note in found.notes}
     assert set(sections(by_path["garden/roses.md"])) == {"Pruning roses", "Feeding roses"}
     for note in found.notes:
-        assert note.score == note.best.score == note.sections[0].score
+        assert note.best == note.sections[0] and note.score >= note.best.score
         assert [s.score for s in note.sections] == sorted((s.score for s in note.sections), reverse=True)
         assert all(s.path == note.path for s in note.sections)
     # results: each note's best section, in the notes' order
@@ -138,10 +147,13 @@ def test_k_counts_notes_drawn_from_the_whole_fused_list(garden: Index) -> None:
     everything = garden.search("roses", view="chunks", k=100).results
     first_seen = list(dict.fromkeys(paths(everything)))
     assert len(first_seen) >= 12 and len(everything) > len(first_seen)
+    by_notes = note_order((r.path, r.score, r.signals.get("title", 0.0) > 0) for r in everything)
+    assert sorted(by_notes) == sorted(first_seen)
     for k in (1, 3, 12):
         notes = garden.search("roses", k=k).notes
-        assert paths(notes) == first_seen[:k]  # ranked by each note's best chunk
-    assert paths(garden.search("roses", view="chunks", k=3).results) != first_seen[:3]
+        assert paths(notes) == by_notes[:k]  # ranked by each note's best chunks
+        assert [n.score for n in notes] == sorted((n.score for n in notes), reverse=True)
+    assert paths(garden.search("roses", view="chunks", k=3).results) != by_notes[:3]
 
 
 def test_a_weak_section_and_a_fourth_one_stay_out(garden: Index) -> None:
@@ -200,7 +212,7 @@ def test_the_json_shape_reads_back(garden: Index) -> None:
     assert body["view"] == "notes"
     note = body["results"][0]
     assert list(note) == ["path", "title", "score", "relevance", "sections"]
-    assert note["score"] == note["sections"][0]["score"]
+    assert note["score"] >= note["sections"][0]["score"]  # the note's: its best sections together
     assert set(note["sections"][0]) >= {"path", "section", "label", "snippet", "chunk_id", "location"}
     again = SearchResponse.from_dict(json.loads(json.dumps(body)))
     assert again.to_dict() == body and again.notes[0].best == again.results[0]
@@ -248,7 +260,7 @@ def test_the_rule_on_a_fused_list() -> None:
     files = ["a", "a", "b", "a", "c", "a", "d", "e", "f", "g", "h", "i", "j", "b", "k"]
     items, owners = fused(*files)
     groups = group_notes(items, 3, reader(owners))
-    assert [(path, [f.item for f in chunks]) for path, chunks in groups] == [
+    assert [(path, [f.item for f in chunks]) for path, chunks, _score in groups] == [
         ("a", [0, 1, 3]), ("b", [2]), ("c", [4])]  # a's fourth chunk (5) over the cap; b's second (13) after the tenth note (j at 12)
     assert notes_depth(items, 3, reader(owners)) == 5  # the third note starts at position 4
     assert notes_depth(items, 50, reader(owners)) == len(items)
@@ -258,16 +270,48 @@ def test_an_extra_section_needs_a_share_of_its_notes_best_score() -> None:
     scores = {0: 0.9, 1: 0.9 * SECTION_SHARE + 0.01, 2: 0.8, 3: 0.9 * SECTION_SHARE - 0.01}
     items = [Fused(i, score, {"bm25": i + 1}) for i, score in scores.items()]
     owners = {0: "a", 1: "a", 2: "b", 3: "a"}
-    assert [[f.item for f in chunks] for _path, chunks in group_notes(items, 2, reader(owners))] == [[0, 1], [2]]
+    assert [[f.item for f in group.chunks] for group in group_notes(items, 2, reader(owners))] == [[0, 1], [2]]
     # A title match's bonus names the note, not its best section: the share ignores it.
     titled = [Fused(0, 1.9, {"bm25": 1}, {"title": 1.0}), *items[1:]]
     assert [f.item for f in group_notes(titled, 1, reader(owners))[0][1]] == [0, 1]
 
 
-def test_a_deleted_chunk_is_skipped_and_the_list_is_read_in_batches() -> None:
+def test_a_note_whose_several_sections_match_outranks_one_section_scoring_a_little_more() -> None:
+    # a: one section at 1.0; b: three sections just below it. b's further two add a share of
+    # theirs; c's three sections are too weak for that share to lift it past a.
+    scores = {0: 1.0, 1: 0.95, 2: 0.9, 3: 0.85, 4: 0.7, 5: 0.7, 6: 0.7}
+    owners = {0: "a", 1: "b", 2: "b", 3: "b", 4: "c", 5: "c", 6: "c"}
+    items = [Fused(i, score, {"bm25": i + 1}) for i, score in scores.items()]
+    groups = group_notes(items, 3, reader(owners))
+    assert [group.path for group in groups] == ["b", "a", "c"]
+    assert groups[0].score == pytest.approx(0.95 + 0.9 * FURTHER_SHARE + 0.85 * FURTHER_SHARE**2)
+    assert groups[1].score == 1.0 and groups[2].score < 1.0
+    assert notes_depth(items, 2, reader(owners)) == 2  # a's and b's best chunks: positions 0 and 1
+    # only the next two sections count, and one scoring below zero adds nothing
+    assert note_score([1.0, 0.5, 0.5, 0.5]) == note_score([1.0, 0.5, 0.5]) > note_score([1.0, 0.5])
+    assert note_score([1.0, -0.5]) == 1.0
+    # a note the query names (the title match lifted its best chunk) stays first
+    titled = [Fused(0, 1.0, {"bm25": 1}, {"title": 0.1}), *items[1:]]
+    assert [group.path for group in group_notes(titled, 3, reader(owners))] == ["a", "b", "c"]
+    # ties keep the order in which the list first meets each note
+    assert note_order([("x", 0.5, False), ("y", 0.5, False)]) == ["x", "y"]
+
+
+def test_a_deleted_chunk_is_skipped_and_the_list_is_read_in_one_batch() -> None:
     items, owners = fused(*[f"n{i}" for i in range(200)])
     del owners[0]
     asked: list[int] = []
     groups = group_notes(items, 2, reader(owners, asked))
-    assert [path for path, _chunks in groups] == ["n1", "n2"]
-    assert sum(asked) < len(items)  # read as deep as the notes needed, not the whole list
+    assert [path for path, _chunks, _score in groups] == ["n1", "n2"]
+    assert asked == [len(items)]  # a note's further sections may lie anywhere: one query for all
+
+
+def test_a_searchs_paths_are_read_once() -> None:
+    from vaultseek.search.grouping import PathCache
+
+    owners = {1: "a", 2: "b"}
+    asked: list[int] = []
+    paths_of = PathCache(reader(owners, asked))
+    assert paths_of([1, 2, 3]) == {1: "a", 2: "b"}  # 3 was deleted: left out
+    assert paths_of([2, 1, 3]) == {2: "b", 1: "a"}
+    assert asked == [3]  # one read of three ids; the second call read nothing

@@ -185,7 +185,8 @@ class SearchResult:
 @dataclass(frozen=True, slots=True)
 class NoteResult:
     """One file of the note view: its best sections, best first (always at least one). A
-    note ranks where its best section ranks, so its score is that section's."""
+    note ranks by its best section's score plus a share of its next two
+    (``search.grouping.note_score``)."""
 
     path: str
     """Relative to the vault, with forward slashes."""
@@ -193,20 +194,23 @@ class NoteResult:
     """The file's title as indexed: a note's frontmatter ``title``, a document's own title,
     else the file's name without its suffix."""
     sections: tuple[SearchResult, ...]
+    ranked: float | None = None
+    """The score the note ranks by (None: its best section's)."""
 
     @property
     def best(self) -> SearchResult:
-        """The section the note ranks by."""
+        """The note's best section."""
         return self.sections[0]
 
     @property
     def score(self) -> float:
-        return self.sections[0].score
+        """What the note ranks by: :attr:`ranked`, else its best section's score."""
+        return self.sections[0].score if self.ranked is None else self.ranked
 
     def to_dict(self) -> dict[str, Any]:
-        """The note as the search contract's JSON: ``path``, ``title``, ``score`` and
-        ``relevance`` (its best section's) and ``sections``, each a chunk result as the chunk
-        view gives it, best first: ``sections[0]`` is the section the note ranks by."""
+        """The note as the search contract's JSON: ``path``, ``title``, ``score`` (what it
+        ranks by), ``relevance`` (its best section's) and ``sections``, each a chunk result as
+        the chunk view gives it, best first."""
         relevance = self.sections[0].relevance if self.sections else None
         return {
             "path": self.path,
@@ -219,7 +223,7 @@ class NoteResult:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> NoteResult:
         """The note :meth:`to_dict` wrote."""
-        return cls(data["path"], data["title"], tuple(SearchResult.from_dict(s) for s in data["sections"]))
+        return cls(data["path"], data["title"], tuple(SearchResult.from_dict(s) for s in data["sections"]), data.get("score"))
 
 
 ComparisonOp = Literal["<", "<=", ">", ">=", "!="]

@@ -15,8 +15,8 @@ Two kinds of input:
 Each configuration (a mode, or hybrid with a named fusion) answers every query with
 k = candidates = :data:`DEPTH` chunks (the chunk view), so Recall@100 sees a genuinely 100-deep
 list. Every metric is computed twice from that one list: at the **note level**, the chunks
-collapsed to documents at their best chunk's rank (what the note view shows: each note once,
-where its best section ranks; definitions in :mod:`metrics`), and at the **chunk level**, the
+collapsed to documents in the note view's order (``search.grouping.note_order``: each note
+once, ranked by its best sections; definitions in :mod:`metrics`), and at the **chunk level**, the
 raw list, where a second chunk of a document already listed takes a place and counts nothing
 (:func:`chunk_list`) — what a list of chunks costs a reader. Queries without a relevant document
 are left out, as BEIR does.
@@ -42,6 +42,7 @@ from ..config import FUSION_METHODS
 from ..engine import Index, open_index
 from ..errors import ConfigError, LLMError, QueryError
 from ..records import Progress, SearchMode, SearchResponse
+from ..search.grouping import note_order
 from ..search.termmatch import DEFAULT_WEIGHT
 from . import metrics
 from .regions import MapRegions, RegionScores, map_regions, region_scores, render_regions
@@ -514,7 +515,9 @@ def run_configurations(
             latencies.append((time.perf_counter() - started) * 1000)
             _model_steps_ran(response, options, config.label)
             documents = [document_of(hit.path) for hit in response.results]
-            ranking, chunks = metrics.first_occurrences(documents), chunk_list(documents)
+            hits = zip(documents, response.results, strict=True)
+            ranking = note_order((document, hit.score, hit.signals.get("title", 0.0) > 0) for document, hit in hits)
+            chunks = chunk_list(documents)
             rankings.append(ranking)
             for name, scorer in METRICS.items():
                 scores[name].append(scorer(ranking, query.judgments))

@@ -137,9 +137,9 @@ def deepen(
         reset, building = True, False
     done, total = store.deep_progress(building=building)
     embedded = 0
-    rate: float | None = None
+    rate = stored_rate(store)  # the worker works in slices: each goes on from the last
     work_rate: float | None = None
-    carried = stored_work_rate(store)  # the worker works in slices: each goes on from the last
+    carried = stored_work_rate(store)
     # work and seconds, each batch's weight fading over RATE_HORIZON_SECONDS
     timed = [carried * RATE_CARRY_SECONDS, RATE_CARRY_SECONDS] if carried else [0.0, 0.0]
     saved_at: float | None = None

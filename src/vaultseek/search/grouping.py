@@ -2,8 +2,11 @@
 
 A search ranks chunks — the sections of notes, the pages of documents — so three sections of
 one note can fill the first five places. The note view answers with files instead: each note
-once, where its best chunk ranks (so the note order is the order in which the fused list first
-meets each file), with its best chunks as its sections:
+once, with its best chunks as its sections, ranked by :func:`note_score` — its best section's
+score plus a little of its next two (:data:`FURTHER_SHARE`): a page several of whose sections
+match the query outranks one whose single section scores the same, and a second or third
+section never counts for more than a small share of the best one's. With one section a note
+(tldr's pages, most abstracts) the order is the fused list's own.
 
 * at most :data:`MAX_SECTIONS` sections a note, best first;
 * an extra section must earn its place twice over: it ranks above the best chunk of the
@@ -13,21 +16,22 @@ meets each file), with its best chunks as its sections:
   far down the list — stays out, in a long list by the first test, in a short one (a narrow
   filter, a small vault) by the second.
 
-``k`` counts notes, so the fused list is read as deep as it takes to find them (through
-``paths_of``, in batches: a few more rows than the chunk view reads, never the whole list when
-its head holds enough notes). Every signal has already run on the chunks; a note keeps what
-they did to its sections, and a document's sections keep their pages, slides and sheets.
+``k`` counts notes; the whole fused list (at most the lists' candidates) is read, through
+``paths_of``, since a note's further sections may lie anywhere in it. Every signal has already
+run on the chunks; a note keeps what they did to its sections, and a document's sections keep
+their pages, slides and sheets.
 
 On the PowerShell documentation's long pages (``python -m benchmarks.noteview``), the first ten
-notes of a page-title query show 2.42 sections each with the cap alone, 1.63 with the position
-test, 1.71 with the share, 1.56 with both. No judged set judges sections, so the rule is not
+notes of a page-title query show 2.47 sections each with the cap alone, 1.66 with the position
+test, 1.74 with the share, 1.58 with both. No judged set judges sections, so the rule is not
 tuned on judgments: it decides what is shown beside a note, never where the note ranks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import PurePosixPath
+from typing import NamedTuple
 
 from ..records import NoteResult, SearchResult
 from .fusion import Fused
@@ -38,12 +42,46 @@ PAGE = 10
 """An extra section is shown only when it ranks above the best chunk of this many-th note."""
 SECTION_SHARE = 0.5
 """…and scores at least this share of its note's best section."""
+FURTHER_SHARE = 0.25
+"""What a note's second-best section adds to its score, times its own score; its third adds
+this squared (:func:`note_score`). Chosen on the tune halves of the judged sets
+(docs/research/quality-attempts.md, "Several matching sections")."""
+FURTHER = 2
+"""How many sections beyond the best count towards a note's score."""
+SCORED = 100
+"""A note's further sections count towards its score from the first this many chunks of the
+fused list (the lists' default ``candidates``, and the depth the evaluation harness reads, so
+that it ranks notes as the note view does); its best section always counts."""
 
 PathsOf = Callable[[Sequence[int]], Mapping[int, str]]
 """Chunk ids → the vault-relative path of each one's file (a chunk deleted since it was ranked
 is left out)."""
-NoteChunks = tuple[str, list[Fused]]
-"""A note's path and its shown chunks, best first."""
+class PathCache:
+    """A search's :data:`PathsOf`: each chunk's path read from the index once, however often
+    the pointer step, the link boost and the note view ask for it."""
+
+    def __init__(self, read: PathsOf) -> None:
+        self._read = read
+        self._known: dict[int, str] = {}
+        self._absent: set[int] = set()
+
+    def __call__(self, ids: Sequence[int]) -> Mapping[int, str]:
+        missing = [i for i in ids if i not in self._known and i not in self._absent]
+        if missing:
+            found = self._read(missing)
+            self._known.update(found)
+            self._absent.update(i for i in missing if i not in found)
+        return {i: self._known[i] for i in ids if i in self._known}
+
+
+class NoteChunks(NamedTuple):
+    """A note of the fused list as the note view shows it."""
+
+    path: str
+    chunks: list[Fused]
+    """The chunks it shows, best first."""
+    score: float
+    """What it ranks by (:func:`note_score`)."""
 
 
 def _files(fused: Sequence[Fused], paths_of: PathsOf, batch: int) -> Iterator[tuple[int, Fused, str]]:
@@ -57,40 +95,70 @@ def _files(fused: Sequence[Fused], paths_of: PathsOf, batch: int) -> Iterator[tu
                 yield start + offset, f, path
 
 
+def note_score(scores: Sequence[float]) -> float:
+    """A note's score from its sections' fused scores, best first: the best one's, plus each of
+    the next :data:`FURTHER` times :data:`FURTHER_SHARE` to the power of its place (a section
+    scoring below zero adds nothing)."""
+    further = scores[1 : 1 + FURTHER]
+    return scores[0] + sum(max(score, 0.0) * FURTHER_SHARE**place for place, score in enumerate(further, start=1))
+
+
+def note_order(hits: Iterable[tuple[str, float, bool]]) -> list[str]:
+    """The notes of a ranked chunk list — ``(path, fused score, named)`` best first, ``named``
+    when the query names the chunk's note (the title match, ``signals.py``) — best note first:
+    the notes the query names, then the rest, each by :func:`note_score` (ties keep the order
+    in which the list first meets each note). A named note stays first, as the title match
+    promises, however many sections another note has."""
+    scores: dict[str, list[float]] = {}
+    named: set[str] = set()
+    for path, score, titled in hits:
+        scores.setdefault(path, []).append(score)
+        if titled:
+            named.add(path)
+    return sorted(scores, key=lambda path: (path not in named, -note_score(scores[path])))  # sorted() is stable
+
+
+def named(f: Fused) -> bool:
+    """Whether the title match lifted this chunk: the query names its note."""
+    return f.signals.get("title", 0.0) > 0
+
+
+def _notes(fused: Sequence[Fused], paths_of: PathsOf) -> dict[str, list[tuple[int, Fused]]]:
+    """Each note of ``fused`` → its chunks with their positions, in list order; the notes in
+    the order of :func:`note_order`."""
+    found: dict[str, list[tuple[int, Fused]]] = {}
+    for position, f, path in _files(fused, paths_of, batch=max(len(fused), 1)):
+        found.setdefault(path, []).append((position, f))
+    order = note_order(
+        (path, f.score, named(f)) for path, chunks in found.items() for position, f in chunks
+        if position < SCORED or f is chunks[0][1]
+    )  # fmt: skip
+    return {path: found[path] for path in order}
+
+
 def group_notes(fused: Sequence[Fused], k: int, paths_of: PathsOf) -> list[NoteChunks]:
     """The first ``k`` notes of ``fused`` (best first), each with the chunks it shows."""
-    wanted = max(k, PAGE)
-    found: dict[str, list[tuple[int, Fused]]] = {}
-    page_end = len(fused)
-    for position, f, path in _files(fused, paths_of, batch=4 * wanted):
-        chunks = found.get(path)
-        if chunks is not None:
-            chunks.append((position, f))
-            continue
-        if len(found) == wanted:
-            break  # no later chunk can start a wanted note or rank above the page's last one
-        found[path] = [(position, f)]
-        if len(found) == PAGE:
-            page_end = position
+    found = list(_notes(fused, paths_of).items())
+    page = found[:PAGE]
+    # The weakest best section of the first page: an extra section shows only above it.
+    page_end = max(chunks[0][0] for _path, chunks in page) if len(page) == PAGE else len(fused)
     out: list[NoteChunks] = []
-    for path, chunks in list(found.items())[:k]:
+    for path, chunks in found[:k]:
         best = chunks[0][1]
         floor = SECTION_SHARE * (best.score - best.signals.get("title", 0.0))
         extra = [f for position, f in chunks[1:] if position < page_end and f.score >= floor]
-        out.append((path, [best, *extra[: MAX_SECTIONS - 1]]))
+        out.append(NoteChunks(path, [best, *extra[: MAX_SECTIONS - 1]], note_score([f.score for _p, f in chunks])))
     return out
 
 
 def notes_depth(fused: Sequence[Fused], k: int, paths_of: PathsOf) -> int:
-    """How many chunks from the head of ``fused`` hold its first ``k`` notes (all of them when
-    it holds fewer): what a re-scoring that may only reach the top k notes must look at."""
-    seen: set[str] = set()
-    for position, _f, path in _files(fused, paths_of, batch=4 * k):
-        if path not in seen:
-            seen.add(path)
-            if len(seen) == k:
-                return position + 1
-    return len(fused)
+    """How many chunks from the head of ``fused`` hold the best chunks of its first ``k`` notes
+    (all of them when it holds fewer): what a re-scoring that may only reach the top k notes
+    must look at."""
+    found = list(_notes(fused, paths_of).values())
+    if len(found) <= k:
+        return len(fused)
+    return max(chunks[0][0] for chunks in found[:k]) + 1
 
 
 def assemble_notes(
@@ -102,9 +170,9 @@ def assemble_notes(
     is named after its file."""
     by_id = {r.chunk_id: r for r in results}
     notes = []
-    for path, chunks in groups:
+    for path, chunks, score in groups:
         sections = tuple(by_id[f.item] for f in chunks if f.item in by_id)
         if sections:
             shown = sections[0].path
-            notes.append(NoteResult(shown, titles.get(path) or PurePosixPath(shown).stem, sections))
+            notes.append(NoteResult(shown, titles.get(path) or PurePosixPath(shown).stem, sections, score))
     return notes

@@ -41,7 +41,7 @@ from pathlib import PurePosixPath
 from ..storage.store import ChunkRow, LinkRow, Store
 from ..text.keys import name_key
 from .fusion import Fused
-from .grouping import PAGE, notes_depth
+from .grouping import PAGE, PathsOf, notes_depth
 
 POINTER = "pointer"
 HEAD_NOTES = PAGE
@@ -150,15 +150,17 @@ def _leading_link(line: str, names: LinkNames) -> str | None:
 
 
 def follow_pointers(
-    store: Store, fused: list[Fused], known: Mapping[int, ChunkRow]
+    store: Store, fused: list[Fused], known: Mapping[int, ChunkRow], paths_of: PathsOf | None = None
 ) -> tuple[list[Fused], dict[int, ChunkRow]]:
     """``fused`` with each pointer among the chunks of its first :data:`HEAD_NOTES` notes placed
     after the best candidate it points at (see the module docstring; unchanged when there is
     none), and ``known`` — rows already read — with the head's rows added: the results are
-    mostly among them, so they are not read twice."""
+    mostly among them, so they are not read twice. ``paths_of`` reads chunks' paths (default:
+    from ``store``)."""
     if not fused:
         return fused, dict(known)
-    head = fused[: notes_depth(fused, HEAD_NOTES, store.chunk_paths)]
+    paths_of = paths_of or store.chunk_paths
+    head = fused[: notes_depth(fused, HEAD_NOTES, paths_of)]
     missing = [f.item for f in head if f.item not in known]
     rows = {**known, **(store.chunks_by_id(missing) if missing else {})}
     names = link_names(store.links_out(sorted({rows[f.item].path for f in head if f.item in rows})))
@@ -173,7 +175,7 @@ def follow_pointers(
                 targets[f.item] = found
     if not targets:
         return fused, rows
-    paths = store.chunk_paths([f.item for f in fused])
+    paths = paths_of([f.item for f in fused])
     best: dict[str, int] = {}  # file → the position of its best chunk
     for position, f in enumerate(fused):
         path = paths.get(f.item)
