@@ -235,6 +235,10 @@ def test_the_terminal_shows_a_note_and_its_sections(garden: Index) -> None:
     assert sorted(labels) == ["› Feeding roses", "› Pruning roses"]
     assert all(line.startswith("    › ") for line in first[0::2])
     assert all(line.startswith("      ") and line.strip() for line in first[1::2])  # each snippet under its label
+    verbose = run_cli("search", "roses", "-k", "2", "-v", *vault)
+    note = garden.search("roses", k=2).notes[0]
+    assert note.score > note.best.score  # its second section counts: the line says what it ranks by
+    assert verbose.stdout.splitlines()[0].endswith(f"score {note.score:.4f}")
     chunked = run_cli("search", "roses", "-k", "2", "--view", "chunks", *vault)
     assert chunked.returncode == 0, chunked.stderr
     assert [line[:4] for line in chunked.stdout.splitlines() if not line.startswith("    ")] == [" 1. ", " 2. "]

@@ -342,7 +342,7 @@ def format_results(response: SearchResponse, *, color: bool, verbose: bool = Fal
     if response.view == "notes":
         for number, note in enumerate(response.notes, start=1):
             title = f" — {note.title}" if note.title and note.title != PurePosixPath(note.path).stem else ""
-            judged = _judgment(note.sections[0] if note.sections else None, verbose)
+            judged = _judgment(note.sections[0] if note.sections else None, verbose, note.score)
             lines.append(f"{number:>2}. {bold}{clean(note.path)}{reset}{clean(title)}{f'  {dim}{judged}{reset}' if judged else ''}")
             for hit in note.sections:
                 label = clean(hit.label) or "(top of the note)"
@@ -397,14 +397,15 @@ def format_parse(parsed: QueryParse) -> str:
     return " · ".join(parts)
 
 
-def _judgment(hit: SearchResult | None, verbose: bool) -> str:
+def _judgment(hit: SearchResult | None, verbose: bool, score: float | None = None) -> str:
     """``84% likely relevant`` (the calibrated probability that the hit answers the query),
-    and with ``verbose`` the raw fused score: ``84% likely relevant · score 1.0000``."""
+    and with ``verbose`` the raw fused score (``score``: a note's, which it ranks by, in place
+    of its best section's): ``84% likely relevant · score 1.0000``."""
     if hit is None:
         return ""
     parts = [] if hit.relevance is None else [f"{_percent(hit.relevance)} likely relevant"]
     if verbose:
-        parts.append(f"score {hit.score:.4f}")
+        parts.append(f"score {hit.score if score is None else score:.4f}")
     return " · ".join(parts)
 
 
