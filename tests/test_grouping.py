@@ -26,6 +26,7 @@ from vaultseek.search.grouping import (
     note_order,
     note_score,
     notes_depth,
+    share_for,
 )
 
 FLOWERS = ("tulips", "lavender", "peonies", "dahlias", "lilies", "clematis", "hostas", "ferns", "irises", "daisies", "poppies")
@@ -291,6 +292,10 @@ def test_a_note_whose_several_sections_match_outranks_one_section_scoring_a_litt
     assert groups[0].score == pytest.approx(0.95 + 0.9 * FURTHER_SHARE + 0.85 * FURTHER_SHARE**2)
     assert groups[1].score == 1.0 and groups[2].score < 1.0
     assert notes_depth(items, 2, reader(owners)) == 2  # a's and b's best chunks: positions 0 and 1
+    # RRF's close scores and a single list's rank notes by their best section
+    assert share_for("hybrid", "convex") == FURTHER_SHARE
+    assert share_for("hybrid", "rrf") == share_for("bm25", None) == share_for("deep", None) == 0.0
+    assert [group.path for group in group_notes(items, 3, reader(owners), 0.0)] == ["a", "b", "c"]
     # only the next two sections count, and one scoring below zero adds nothing
     assert note_score([1.0, 0.5, 0.5, 0.5]) == note_score([1.0, 0.5, 0.5]) > note_score([1.0, 0.5])
     assert note_score([1.0, -0.5]) == 1.0

@@ -42,7 +42,7 @@ from ..config import FUSION_METHODS
 from ..engine import Index, open_index
 from ..errors import ConfigError, LLMError, QueryError
 from ..records import Progress, SearchMode, SearchResponse
-from ..search.grouping import note_order
+from ..search.grouping import note_order, share_for
 from ..search.termmatch import DEFAULT_WEIGHT
 from . import metrics
 from .regions import MapRegions, RegionScores, map_regions, region_scores, render_regions
@@ -506,6 +506,7 @@ def run_configurations(
         }  # fmt: skip
         options.update(config.options)
         _model_steps_ran(index.search(queries[0].text, **options), options, config.label)
+        share = share_for(config.mode, config.fusion or index.config.fusion)  # as the note view ranks notes
         scores: dict[str, list[float]] = {name: [] for name in METRICS}
         chunk_scores: dict[str, list[float]] = {name: [] for name in METRICS}
         latencies, per_query, rankings = [], {}, []
@@ -516,7 +517,7 @@ def run_configurations(
             _model_steps_ran(response, options, config.label)
             documents = [document_of(hit.path) for hit in response.results]
             hits = zip(documents, response.results, strict=True)
-            ranking = note_order((document, hit.score, hit.signals.get("title", 0.0) > 0) for document, hit in hits)
+            ranking = note_order(((document, hit.score, hit.signals.get("title", 0.0) > 0) for document, hit in hits), share)
             chunks = chunk_list(documents)
             rankings.append(ranking)
             for name, scorer in METRICS.items():

@@ -95,15 +95,24 @@ def _files(fused: Sequence[Fused], paths_of: PathsOf, batch: int) -> Iterator[tu
                 yield start + offset, f, path
 
 
-def note_score(scores: Sequence[float]) -> float:
+def share_for(mode: str, fusion: str | None) -> float:
+    """The share of its further sections a note's score takes in a search of ``mode`` and
+    ``fusion``: :data:`FURTHER_SHARE` in the default hybrid (convex fusion, whose scores it was
+    chosen on); 0 elsewhere — RRF's scores lie too close together (a note's third-best section
+    scores nearly what its best does) and a single list's were not measured — so a note ranks
+    by its best section there."""
+    return FURTHER_SHARE if mode == "hybrid" and fusion == "convex" else 0.0
+
+
+def note_score(scores: Sequence[float], share: float = FURTHER_SHARE) -> float:
     """A note's score from its sections' fused scores, best first: the best one's, plus each of
-    the next :data:`FURTHER` times :data:`FURTHER_SHARE` to the power of its place (a section
-    scoring below zero adds nothing)."""
+    the next :data:`FURTHER` times ``share`` to the power of its place (a section scoring below
+    zero adds nothing)."""
     further = scores[1 : 1 + FURTHER]
-    return scores[0] + sum(max(score, 0.0) * FURTHER_SHARE**place for place, score in enumerate(further, start=1))
+    return scores[0] + sum(max(score, 0.0) * share**place for place, score in enumerate(further, start=1))
 
 
-def note_order(hits: Iterable[tuple[str, float, bool]]) -> list[str]:
+def note_order(hits: Iterable[tuple[str, float, bool]], share: float = FURTHER_SHARE) -> list[str]:
     """The notes of a ranked chunk list — ``(path, fused score, named)`` best first, ``named``
     when the query names the chunk's note (the title match, ``signals.py``) — best note first:
     the notes the query names, then the rest, each by :func:`note_score` (ties keep the order
@@ -115,7 +124,7 @@ def note_order(hits: Iterable[tuple[str, float, bool]]) -> list[str]:
         scores.setdefault(path, []).append(score)
         if titled:
             named.add(path)
-    return sorted(scores, key=lambda path: (path not in named, -note_score(scores[path])))  # sorted() is stable
+    return sorted(scores, key=lambda path: (path not in named, -note_score(scores[path], share)))  # sorted() is stable
 
 
 def named(f: Fused) -> bool:
@@ -123,22 +132,24 @@ def named(f: Fused) -> bool:
     return f.signals.get("title", 0.0) > 0
 
 
-def _notes(fused: Sequence[Fused], paths_of: PathsOf) -> dict[str, list[tuple[int, Fused]]]:
+def _notes(fused: Sequence[Fused], paths_of: PathsOf, share: float) -> dict[str, list[tuple[int, Fused]]]:
     """Each note of ``fused`` → its chunks with their positions, in list order; the notes in
     the order of :func:`note_order`."""
     found: dict[str, list[tuple[int, Fused]]] = {}
     for position, f, path in _files(fused, paths_of, batch=max(len(fused), 1)):
         found.setdefault(path, []).append((position, f))
-    order = note_order(
+    hits = [
         (path, f.score, named(f)) for path, chunks in found.items() for position, f in chunks
         if position < SCORED or f is chunks[0][1]
-    )  # fmt: skip
+    ]  # fmt: skip
+    order = note_order(hits, share)
     return {path: found[path] for path in order}
 
 
-def group_notes(fused: Sequence[Fused], k: int, paths_of: PathsOf) -> list[NoteChunks]:
-    """The first ``k`` notes of ``fused`` (best first), each with the chunks it shows."""
-    found = list(_notes(fused, paths_of).items())
+def group_notes(fused: Sequence[Fused], k: int, paths_of: PathsOf, share: float = FURTHER_SHARE) -> list[NoteChunks]:
+    """The first ``k`` notes of ``fused`` (best first, their further sections counted at
+    ``share``: :func:`share_for`), each with the chunks it shows."""
+    found = list(_notes(fused, paths_of, share).items())
     page = found[:PAGE]
     # The weakest best section of the first page: an extra section shows only above it.
     page_end = max(chunks[0][0] for _path, chunks in page) if len(page) == PAGE else len(fused)
@@ -147,15 +158,15 @@ def group_notes(fused: Sequence[Fused], k: int, paths_of: PathsOf) -> list[NoteC
         best = chunks[0][1]
         floor = SECTION_SHARE * (best.score - best.signals.get("title", 0.0))
         extra = [f for position, f in chunks[1:] if position < page_end and f.score >= floor]
-        out.append(NoteChunks(path, [best, *extra[: MAX_SECTIONS - 1]], note_score([f.score for _p, f in chunks])))
+        out.append(NoteChunks(path, [best, *extra[: MAX_SECTIONS - 1]], note_score([f.score for _p, f in chunks], share)))
     return out
 
 
-def notes_depth(fused: Sequence[Fused], k: int, paths_of: PathsOf) -> int:
+def notes_depth(fused: Sequence[Fused], k: int, paths_of: PathsOf, share: float = FURTHER_SHARE) -> int:
     """How many chunks from the head of ``fused`` hold the best chunks of its first ``k`` notes
     (all of them when it holds fewer): what a re-scoring that may only reach the top k notes
     must look at."""
-    found = list(_notes(fused, paths_of).values())
+    found = list(_notes(fused, paths_of, share).values())
     if len(found) <= k:
         return len(fused)
     return max(chunks[0][0] for chunks in found[:k]) + 1

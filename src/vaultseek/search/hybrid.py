@@ -30,7 +30,7 @@ from .deeplist import DeepList, lacking, named_chunks, opening_scores
 from .expansion import merge_expansion
 from .filter_hints import filter_misses
 from .fusion import ANCHORS, DEFAULT_WEIGHTS, Fused, convex, convex_head, rrf
-from .grouping import PAGE, PathCache, assemble_notes, group_notes, notes_depth
+from .grouping import PAGE, PathCache, assemble_notes, group_notes, notes_depth, share_for
 from .intent import LEANS, detect_intent
 from .linkgraph import LinkGraph, boost, contenders
 from .pointers import follow_pointers
@@ -381,11 +381,12 @@ def run_search(
     else:
         fused = fuse(lists, params, lean=lean, legible=legible, deep=deep_state)
     paths_of = PathCache(store.chunk_paths)  # the pointer step, the link boost and the note view share it
+    share = share_for(params.mode, params.fusion)  # what a note's further sections add to its rank
     if params.link_boost and link_graph is not None and fused:
         # Only the head that can still reach the top k is re-scored — unless recency follows:
         # it can lower the head's scores, so everything stays a contender. In the note view the
         # head holds the notes the grouping looks at (a file's chunks are boosted alike).
-        depth = notes_depth(fused, max(params.k, PAGE), paths_of) if params.view == "notes" else params.k
+        depth = notes_depth(fused, max(params.k, PAGE), paths_of, share) if params.view == "notes" else params.k
         head = fused if params.recency_half_life_days else contenders(fused, depth, params.link_boost)
         fused = boost(head, paths_of([f.item for f in head]), link_graph(), params.link_boost, params.link_signal)
     if expansion is not None:
@@ -399,7 +400,7 @@ def run_search(
     if reranker is not None and sent and fused:
         fused, reranking, problem = rerank(store, fused, sent, reranker, depth=params.rerank_depth, weight=params.rerank_weight)
         notices += [problem] if problem else []
-    fused, rows = follow_pointers(store, fused, rows, paths_of)  # a section that only points at a candidate goes after it
+    fused, rows = follow_pointers(store, fused, rows, paths_of, share)  # a section that only points at a candidate goes after it
     # Title match last: a note the query names goes first whatever the other signals did.
     if params.title_match or params.recency_half_life_days:
         fused = apply_signals(
@@ -432,7 +433,7 @@ def run_search(
 
     shown = parsed.shown(completions)
     if params.view == "notes":
-        groups = group_notes(fused, params.k, paths_of)
+        groups = group_notes(fused, params.k, paths_of, share)
         sections = judge(_materialise(store, [f for group in groups for f in group.chunks], query, rows))
         notes = assemble_notes(groups, sections, store.titles([group.path for group in groups]))
         if params.max_tokens is not None:

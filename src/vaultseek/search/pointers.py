@@ -41,7 +41,7 @@ from pathlib import PurePosixPath
 from ..storage.store import ChunkRow, LinkRow, Store
 from ..text.keys import name_key
 from .fusion import Fused
-from .grouping import PAGE, PathsOf, notes_depth
+from .grouping import FURTHER_SHARE, PAGE, PathsOf, notes_depth
 
 POINTER = "pointer"
 HEAD_NOTES = PAGE
@@ -150,17 +150,18 @@ def _leading_link(line: str, names: LinkNames) -> str | None:
 
 
 def follow_pointers(
-    store: Store, fused: list[Fused], known: Mapping[int, ChunkRow], paths_of: PathsOf | None = None
+    store: Store, fused: list[Fused], known: Mapping[int, ChunkRow], paths_of: PathsOf | None = None,
+    share: float = FURTHER_SHARE,
 ) -> tuple[list[Fused], dict[int, ChunkRow]]:
     """``fused`` with each pointer among the chunks of its first :data:`HEAD_NOTES` notes placed
     after the best candidate it points at (see the module docstring; unchanged when there is
     none), and ``known`` — rows already read — with the head's rows added: the results are
     mostly among them, so they are not read twice. ``paths_of`` reads chunks' paths (default:
-    from ``store``)."""
+    from ``store``); ``share`` is the note view's (``grouping.share_for``)."""
     if not fused:
         return fused, dict(known)
     paths_of = paths_of or store.chunk_paths
-    head = fused[: notes_depth(fused, HEAD_NOTES, paths_of)]
+    head = fused[: notes_depth(fused, HEAD_NOTES, paths_of, share)]
     missing = [f.item for f in head if f.item not in known]
     rows = {**known, **(store.chunks_by_id(missing) if missing else {})}
     names = link_names(store.links_out(sorted({rows[f.item].path for f in head if f.item in rows})))
