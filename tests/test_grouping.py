@@ -21,6 +21,7 @@ from vaultseek.search.grouping import (
     FURTHER_SHARE,
     MAX_SECTIONS,
     PAGE,
+    SCORED,
     SECTION_SHARE,
     group_notes,
     note_order,
@@ -306,13 +307,20 @@ def test_a_note_whose_several_sections_match_outranks_one_section_scoring_a_litt
     assert note_order([("x", 0.5, False), ("y", 0.5, False)]) == ["x", "y"]
 
 
-def test_a_deleted_chunk_is_skipped_and_the_list_is_read_in_one_batch() -> None:
-    items, owners = fused(*[f"n{i}" for i in range(200)])
+def test_a_deleted_chunk_is_skipped_and_the_list_is_read_as_deep_as_the_notes_need() -> None:
+    items, owners = fused(*[f"n{i}" for i in range(300)])
     del owners[0]
     asked: list[int] = []
     groups = group_notes(items, 2, reader(owners, asked))
     assert [path for path, _chunks, _score in groups] == ["n1", "n2"]
-    assert asked == [len(items)]  # a note's further sections may lie anywhere: one query for all
+    assert asked == [SCORED]  # the chunks whose sections count hold enough notes: one query
+    # three notes fill the first SCORED chunks: the rest is read for the others
+    few = [Fused(n, 1.0 - n / 1000, {"bm25": n + 1}) for n in range(300)]
+    owners = {n: f"note{min(n % 3, n)}" if n < SCORED else f"late{n}" for n in range(300)}
+    asked.clear()
+    groups = group_notes(few, 5, reader(owners, asked))
+    assert [g.path for g in groups][:3] == ["note0", "note1", "note2"] and len(groups) == 5
+    assert sum(asked) == len(few)
 
 
 def test_a_searchs_paths_are_read_once() -> None:
@@ -324,3 +332,7 @@ def test_a_searchs_paths_are_read_once() -> None:
     assert paths_of([1, 2, 3]) == {1: "a", 2: "b"}  # 3 was deleted: left out
     assert paths_of([2, 1, 3]) == {2: "b", 1: "a"}
     assert asked == [3]  # one read of three ids; the second call read nothing
+
+
+def test_an_empty_list_has_no_notes() -> None:
+    assert group_notes([], 10, reader({})) == [] and notes_depth([], 3, reader({})) == 0

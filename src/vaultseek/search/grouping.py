@@ -2,13 +2,16 @@
 
 A search ranks chunks — the sections of notes, the pages of documents — so three sections of
 one note can fill the first five places. The note view answers with files instead: each note
-once, with its best chunks as its sections, ranked by :func:`note_score` — its best section's
-score plus a little of its next two (:data:`FURTHER_SHARE`): a page several of whose sections
-match the query outranks one whose single section scores the same, and a second or third
-section never counts for more than a small share of the best one's. With one section a note
-(tldr's pages, most abstracts) the order is the fused list's own.
+once, with its best chunks as its sections. The notes the query names (the title match) come
+first; the rest are ranked by :func:`note_score`, the best section's score plus a share of the
+next two (:data:`FURTHER_SHARE`, in the default hybrid: :func:`share_for`): a page several of
+whose sections match the query outranks one whose single section scores the same, and a
+second or third section never counts for more than a small share of the best one's. With one
+section a note (tldr's pages, most abstracts) the order is the fused list's own.
 
-* at most :data:`MAX_SECTIONS` sections a note, best first;
+The sections a note shows:
+
+* at most :data:`MAX_SECTIONS`, best first;
 * an extra section must earn its place twice over: it ranks above the best chunk of the
   :data:`PAGE`-th note (it would make a first page of ten notes on its own merit), and it scores
   at least :data:`SECTION_SHARE` of its note's best section (a title match's bonus aside: it
@@ -16,10 +19,10 @@ section never counts for more than a small share of the best one's. With one sec
   far down the list — stays out, in a long list by the first test, in a short one (a narrow
   filter, a small vault) by the second.
 
-``k`` counts notes; the whole fused list (at most the lists' candidates) is read, through
-``paths_of``, since a note's further sections may lie anywhere in it. Every signal has already
-run on the chunks; a note keeps what they did to its sections, and a document's sections keep
-their pages, slides and sheets.
+``k`` counts notes, drawn from the whole fused list: its first :data:`SCORED` chunks are read
+(through ``paths_of``, in one query), and the rest only when those hold fewer notes than asked
+for. Every signal has already run on the chunks; a note keeps what they did to its sections,
+and a document's sections keep their pages, slides and sheets.
 
 On the PowerShell documentation's long pages (``python -m benchmarks.noteview``), the first ten
 notes of a page-title query show 2.47 sections each with the cap alone, 1.66 with the position
@@ -132,24 +135,31 @@ def named(f: Fused) -> bool:
     return f.signals.get("title", 0.0) > 0
 
 
-def _notes(fused: Sequence[Fused], paths_of: PathsOf, share: float) -> dict[str, list[tuple[int, Fused]]]:
+def _notes(fused: Sequence[Fused], paths_of: PathsOf, share: float, wanted: int) -> dict[str, list[tuple[int, Fused]]]:
     """Each note of ``fused`` → its chunks with their positions, in list order; the notes in
-    the order of :func:`note_order`."""
+    the order of :func:`note_order`. Only the first :data:`SCORED` chunks are read when they
+    hold ``wanted`` notes: a note met later can neither outrank those (only its best section
+    counts, and it scores below all of theirs) nor add a section to one of them that counts."""
     found: dict[str, list[tuple[int, Fused]]] = {}
-    for position, f, path in _files(fused, paths_of, batch=max(len(fused), 1)):
+    for position, f, path in _files(fused[:SCORED], paths_of, batch=SCORED):
         found.setdefault(path, []).append((position, f))
-    hits = [
-        (path, f.score, named(f)) for path, chunks in found.items() for position, f in chunks
-        if position < SCORED or f is chunks[0][1]
-    ]  # fmt: skip
-    order = note_order(hits, share)
-    return {path: found[path] for path in order}
+    if len(found) < wanted:
+        for position, f, path in _files(fused[SCORED:], paths_of, batch=max(len(fused), 1)):
+            found.setdefault(path, []).append((SCORED + position, f))
+    hits = [(path, f.score, named(f)) for path, chunks in found.items() for f in _counted(chunks)]
+    return {path: found[path] for path in note_order(hits, share)}
+
+
+def _counted(chunks: list[tuple[int, Fused]]) -> list[Fused]:
+    """The chunks of a note that its score counts: its best, and those among the first
+    :data:`SCORED` of the list."""
+    return [f for position, f in chunks if position < SCORED or position == chunks[0][0]]
 
 
 def group_notes(fused: Sequence[Fused], k: int, paths_of: PathsOf, share: float = FURTHER_SHARE) -> list[NoteChunks]:
     """The first ``k`` notes of ``fused`` (best first, their further sections counted at
     ``share``: :func:`share_for`), each with the chunks it shows."""
-    found = list(_notes(fused, paths_of, share).items())
+    found = list(_notes(fused, paths_of, share, max(k, PAGE)).items())
     page = found[:PAGE]
     # The weakest best section of the first page: an extra section shows only above it.
     page_end = max(chunks[0][0] for _path, chunks in page) if len(page) == PAGE else len(fused)
@@ -158,7 +168,7 @@ def group_notes(fused: Sequence[Fused], k: int, paths_of: PathsOf, share: float 
         best = chunks[0][1]
         floor = SECTION_SHARE * (best.score - best.signals.get("title", 0.0))
         extra = [f for position, f in chunks[1:] if position < page_end and f.score >= floor]
-        out.append(NoteChunks(path, [best, *extra[: MAX_SECTIONS - 1]], note_score([f.score for _p, f in chunks], share)))
+        out.append(NoteChunks(path, [best, *extra[: MAX_SECTIONS - 1]], note_score([f.score for f in _counted(chunks)], share)))
     return out
 
 
@@ -166,7 +176,7 @@ def notes_depth(fused: Sequence[Fused], k: int, paths_of: PathsOf, share: float 
     """How many chunks from the head of ``fused`` hold the best chunks of its first ``k`` notes
     (all of them when it holds fewer): what a re-scoring that may only reach the top k notes
     must look at."""
-    found = list(_notes(fused, paths_of, share).values())
+    found = list(_notes(fused, paths_of, share, k + 1).values())
     if len(found) <= k:
         return len(fused)
     return max(chunks[0][0] for chunks in found[:k]) + 1
