@@ -336,3 +336,13 @@ def test_a_searchs_paths_are_read_once() -> None:
 
 def test_an_empty_list_has_no_notes() -> None:
     assert group_notes([], 10, reader({})) == [] and notes_depth([], 3, reader({})) == 0
+
+
+def test_the_evaluation_ranks_notes_as_the_note_view_does(garden: Index) -> None:
+    """``vaultseek eval`` ranks a chunk list's documents with ``note_order``: the figures it
+    gives are the note view's only if both agree."""
+    for query in ("roses", "pruning", "compost in spring", "growing roses", "jam"):
+        ranked = garden.search(query, view="chunks", k=100).results
+        shown = garden.search(query, k=10).notes
+        order = note_order(((r.path, r.score, r.signals.get("title", 0.0) > 0) for r in ranked), share_for("hybrid", "convex"))
+        assert paths(shown) == order[: len(shown)], query
