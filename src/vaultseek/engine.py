@@ -471,7 +471,7 @@ class Index:
             serving = self.store.get_meta("deep_model_name") if building else None
             rate = stored_rate(self.store)
             work_rate = stored_work_rate(self.store)
-            # what is left, weighed by length (~5 ms for 7.4k chunks without a deep vector)
+            # what is left, weighed by length (timed by `python -m benchmarks.deepworker eta`)
             work_left, openings_work_left = pending_work(self.store, building=building) if embedded < chunks else (0.0, 0.0)
             problem = self.store.get_meta(PROBLEM_KEY) or None
         reason = deep_model_unavailable(self.config.deep_model)

@@ -189,8 +189,8 @@ class DeepBar(ProgressBar):
         line = f"Deep vectors {'█' * filled}{'░' * (bar_len - filled)} {event.done:,}/{event.total:,} {fraction:4.0%}"
         if event.rate:
             line += f" · {event.rate:.1f} chunks/s"
-            left = event.seconds_left if event.seconds_left is not None else (event.total - event.done) / event.rate
             if event.done < event.total:
+                left = event.seconds_left if event.seconds_left is not None else (event.total - event.done) / event.rate
                 line += f" · {format_duration(left)} left"
         self.stream.write("\r" + line[: width - 1].ljust(width - 1))
         self.stream.flush()

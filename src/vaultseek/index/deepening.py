@@ -84,7 +84,7 @@ def text_work(chars: int) -> float:
     ~0.8 ms for a whole 512-token window; a fixed cost per text was too small to find (a
     40-character text took 25 ms). :func:`pending_work` is the same sum over what is left."""
     n = min(chars, MAX_PASSAGE_CHARS)
-    return n + n * min(n, WINDOW_CHARS) / (2 * WINDOW_CHARS)
+    return _work(n, n * min(n, WINDOW_CHARS))
 
 
 def pending_work(store: Store, *, building: bool = False) -> tuple[float, float]:
@@ -95,6 +95,7 @@ def pending_work(store: Store, *, building: bool = False) -> tuple[float, float]
 
 
 def _work(chars: int, squares: int) -> float:
+    """Σ n·(1 + min(n, window) / (2 · window)) from Σ n and Σ n·min(n, window)."""
     return chars + squares / (2 * WINDOW_CHARS)
 
 
@@ -145,7 +146,7 @@ def deepen(
     saved_at: float | None = None
     work_left = pending_work(store, building=building)[0] if progress is not None else 0.0
     if progress is not None:
-        progress(DeepProgress(done, total, stored_rate(store), work_left / carried if carried else None))
+        progress(DeepProgress(done, total, rate, work_left / carried if carried else None))
     while True:
         if should_stop is not None and should_stop():
             break

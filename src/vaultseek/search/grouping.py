@@ -59,6 +59,8 @@ that it ranks notes as the note view does); its best section always counts."""
 PathsOf = Callable[[Sequence[int]], Mapping[int, str]]
 """Chunk ids → the vault-relative path of each one's file (a chunk deleted since it was ranked
 is left out)."""
+
+
 class PathCache:
     """A search's :data:`PathsOf`: each chunk's path read from the index once, however often
     the pointer step, the link boost and the note view ask for it."""
@@ -87,15 +89,14 @@ class NoteChunks(NamedTuple):
     """What it ranks by (:func:`note_score`)."""
 
 
-def _files(fused: Sequence[Fused], paths_of: PathsOf, batch: int) -> Iterator[tuple[int, Fused, str]]:
-    """``(position, item, path)`` down the fused list, the paths read ``batch`` at a time."""
-    for start in range(0, len(fused), batch):
-        part = fused[start : start + batch]
-        paths = paths_of([f.item for f in part])
-        for offset, f in enumerate(part):
-            path = paths.get(f.item)
-            if path is not None:
-                yield start + offset, f, path
+def _files(fused: Sequence[Fused], paths_of: PathsOf, first: int = 0) -> Iterator[tuple[int, Fused, str]]:
+    """``(position, item, path)`` of each chunk of ``fused`` (a slice of the list starting at
+    position ``first``) whose file is known, the paths read in one call."""
+    paths = paths_of([f.item for f in fused])
+    for offset, f in enumerate(fused):
+        path = paths.get(f.item)
+        if path is not None:
+            yield first + offset, f, path
 
 
 def share_for(mode: str, fusion: str | None) -> float:
@@ -130,7 +131,7 @@ def note_order(hits: Iterable[tuple[str, float, bool]], share: float = FURTHER_S
     return sorted(scores, key=lambda path: (path not in named, -note_score(scores[path], share)))  # sorted() is stable
 
 
-def named(f: Fused) -> bool:
+def _titled(f: Fused) -> bool:
     """Whether the title match lifted this chunk: the query names its note."""
     return f.signals.get("title", 0.0) > 0
 
@@ -141,12 +142,12 @@ def _notes(fused: Sequence[Fused], paths_of: PathsOf, share: float, wanted: int)
     hold ``wanted`` notes: a note met later can neither outrank those (only its best section
     counts, and it scores below all of theirs) nor add a section to one of them that counts."""
     found: dict[str, list[tuple[int, Fused]]] = {}
-    for position, f, path in _files(fused[:SCORED], paths_of, batch=SCORED):
+    for position, f, path in _files(fused[:SCORED], paths_of):
         found.setdefault(path, []).append((position, f))
-    if len(found) < wanted:
-        for position, f, path in _files(fused[SCORED:], paths_of, batch=max(len(fused), 1)):
-            found.setdefault(path, []).append((SCORED + position, f))
-    hits = [(path, f.score, named(f)) for path, chunks in found.items() for f in _counted(chunks)]
+    if len(found) < wanted and len(fused) > SCORED:
+        for position, f, path in _files(fused[SCORED:], paths_of, SCORED):
+            found.setdefault(path, []).append((position, f))
+    hits = [(path, f.score, _titled(f)) for path, chunks in found.items() for f in _counted(chunks)]
     return {path: found[path] for path in note_order(hits, share)}
 
 

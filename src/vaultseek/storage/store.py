@@ -548,7 +548,8 @@ class Store:
     def deep_pending_texts(self, cap: int, window: int, *, building: bool = False) -> PendingTexts:
         """What the deep job has left (:class:`PendingTexts`): each text counted once, as its
         context line, a newline and its text, of at most ``cap`` characters (what the model
-        reads of it). One pass over the chunks without a deep vector: ~13 ms for 17.6k."""
+        reads of it). One pass over the chunks without a deep vector (its cost on the cmdlet
+        reference: ``python -m benchmarks.deepworker eta``)."""
         row = self.conn.execute(
             "SELECT count(*), total(n), total(n * min(n, ?2)), "
             "total(opening), total(opening * n), total(opening * n * min(n, ?2)) FROM ("
