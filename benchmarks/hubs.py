@@ -38,7 +38,8 @@ import numpy as np
 from benchmarks.coverage import HYBRID, golden_source
 from vaultseek.engine import Index, open_index
 from vaultseek.evaluation.harness import run_configurations
-from vaultseek.search.hybrid import VectorsUnavailable, lexical_hits
+from vaultseek.search.candidates import lexical_hits
+from vaultseek.search.hybrid import VectorsUnavailable
 from vaultseek.text.lexical import parse_query
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

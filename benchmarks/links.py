@@ -46,9 +46,11 @@ from vaultseek.evaluation.metrics import (
 )
 from vaultseek.index.sync import Syncer
 from vaultseek.links.linking import relink
+from vaultseek.search.candidates import lexical_hits
+from vaultseek.search.combine import fuse
 from vaultseek.search.fusion import Fused
-from vaultseek.search.hybrid import SearchParams, fuse, lexical_hits
 from vaultseek.search.linkgraph import boost, contenders
+from vaultseek.search.params import SearchParams
 from vaultseek.text.lexical import parse_query
 
 _SYNOPSIS = re.compile(r"^## SYNOPSIS\s*\n+([^\n#][^\n]*)", re.MULTILINE)

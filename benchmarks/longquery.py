@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultseek.engine import open_index
-from vaultseek.search.hybrid import deep_window
+from vaultseek.search.candidates import deep_window
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("VAULTSEEK_SHARED_DATA", REPO.parent / "shared" / "data"))

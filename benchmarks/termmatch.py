@@ -19,8 +19,10 @@ from pathlib import Path
 
 from benchmarks.__main__ import _sample_queries
 from vaultseek.engine import open_index
+from vaultseek.search.candidates import lexical_hits, vector_hits
+from vaultseek.search.combine import list_weights
 from vaultseek.search.fusion import convex, convex_head
-from vaultseek.search.hybrid import SearchParams, lexical_hits, list_weights, vector_hits
+from vaultseek.search.params import SearchParams
 from vaultseek.search.termmatch import (
     DEFAULT_WEIGHT,
     RERANK_DEPTH,

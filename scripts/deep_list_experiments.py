@@ -26,7 +26,7 @@ import numpy as np
 from vaultseek import open_index
 from vaultseek.errors import VaultseekError
 from vaultseek.evaluation import metrics
-from vaultseek.search import hybrid
+from vaultseek.search import combine, hybrid
 
 OPENING_CHARS = 300
 """How much of a file's first chunk (heading context, then text) its opening vector reads."""
@@ -50,7 +50,7 @@ def feedback(index: Any, lines: list[dict[str, Any]]) -> None:
     again."""
     deep_index, deep_model, _coverage = index._deep_side()
     rows = {int(chunk): row for row, chunk in enumerate(deep_index.ids)}
-    plain_scan = hybrid._scan
+    plain_scan = hybrid.scan_query
     setting: dict[str, Any] = {"k": 0, "beta": 0.0, "from": None}
 
     def scan(vectors: Any, model: Any, text: str, pool: int, scope: Any) -> Any:
@@ -64,7 +64,7 @@ def feedback(index: Any, lines: list[dict[str, Any]]) -> None:
         result = vectors.scan(moved)
         return result, (vectors.top(result, pool) if scope is None else [])
 
-    hybrid._scan = scan
+    hybrid.scan_query = scan
 
     def from_hybrid(query: str) -> None:
         k, setting["k"], setting["from"] = setting["k"], 0, None
@@ -92,7 +92,7 @@ def opening(index: Any, lines: list[dict[str, Any]]) -> None:
     openings /= np.linalg.norm(openings, axis=1, keepdims=True) + 1e-9
     ids = np.array([first[p][0] for p in paths])
     setting: dict[str, Any] = {"weight": 0.0, "hits": []}
-    plain_convex, plain_head = hybrid.convex, hybrid.convex_head
+    plain_convex, plain_head = combine.convex, combine.convex_head
 
     def with_openings(lists: Any, weights: Any) -> tuple[Any, Any]:
         if not setting["weight"]:
@@ -107,7 +107,7 @@ def opening(index: Any, lines: list[dict[str, Any]]) -> None:
         lists, weights = with_openings(lists, weights)
         return plain_head(lists, depth, weights=weights)
 
-    hybrid.convex, hybrid.convex_head = convex, convex_head
+    combine.convex, combine.convex_head = convex, convex_head
 
     def hits(query: str) -> None:
         vector = deep_model.embed_one(query)

@@ -236,7 +236,7 @@ def test_long_prompt_still_gets_a_lexical_list(sample_vault: Path) -> None:
 def test_any_term_fallback_leaves_out_the_commonest_words(
     vault: Path, write: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vaultseek.search import hybrid as search
+    from vaultseek.search import candidates as search
 
     monkeypatch.setattr(search, "ANY_TERM_POSTINGS", 10)  # a big vault's budget, in miniature
     for i in range(40):

@@ -53,13 +53,13 @@ def test_scope_applies_before_ranking(scoped_vault: Path, mode: str) -> None:
 def test_a_single_core_answers_as_the_vector_workers_do(scoped_vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On two or more cores the vector side runs on a worker thread beside BM25; on one it runs
     inline. Both give the same responses, scoped or not, and a worker's error still surfaces."""
-    from vaultseek.search import hybrid as search
+    from vaultseek.search import hybrid, workers
 
     queries = [("rotate refresh tokens", None), ("rotate refresh tokens", SearchFilter(folders=("work",))), ("tomato", None)]
     with open_index(scoped_vault, create=True) as index:
         index.sync()
         threaded = [index.search(q, k=5, filters=s) for q, s in queries]
-        monkeypatch.setattr(search, "_cores", lambda: 1)
+        monkeypatch.setattr(workers, "cores", lambda: 1)
         inline = [index.search(q, k=5, filters=s) for q, s in queries]
         assert threaded == inline and all(r.results for r in inline)
         monkeypatch.undo()
@@ -67,7 +67,7 @@ def test_a_single_core_answers_as_the_vector_workers_do(scoped_vault: Path, monk
         def broken(*_args: object) -> None:
             raise RuntimeError("scan failed")
 
-        monkeypatch.setattr(search, "_scan", broken)
+        monkeypatch.setattr(hybrid, "scan_query", broken)
         with pytest.raises(RuntimeError, match="scan failed"):
             index.search("rotate refresh tokens")
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from vaultseek.search.hybrid import SearchParams, fuse
+from vaultseek.search.combine import fuse
 from vaultseek.search.intent import LEANS, detect_intent, is_identifier
+from vaultseek.search.params import SearchParams
 
 IDENTIFIERS = [
     "_rrf_fuse",

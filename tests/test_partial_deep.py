@@ -9,8 +9,9 @@ import pytest
 from tests.support.vaults import deep_indexed, needs_deep_model
 
 from vaultseek import open_index
-from vaultseek.search.deeplist import opening_scores
-from vaultseek.search.hybrid import DeepList, SearchParams, fuse
+from vaultseek.search.combine import fuse
+from vaultseek.search.deeplist import DeepList, opening_scores
+from vaultseek.search.params import SearchParams
 from vaultseek.storage.db import copy_database
 from vaultseek.storage.vectors import VectorIndex
 

@@ -40,16 +40,11 @@ from .errors import (
 from .index.activity import note_interactive
 from .index.names import MARKER, matching_paths, shown_path
 from .records import DeepState, SearchFilter, SearchResponse, SearchResult, SkippedFile
+from .search.candidates import NearestVectors, deep_window
 from .search.expansion import Expander
-from .search.hybrid import (
-    DeepSide,
-    NearestVectors,
-    SearchParams,
-    VectorsUnavailable,
-    deep_window,
-    run_search,
-)
+from .search.hybrid import DeepSide, VectorsUnavailable, run_search
 from .search.linkgraph import LinkGraph
+from .search.params import SearchParams
 from .search.rerank import RerankerLike, skipped
 from .storage import db
 from .storage.migrations import migrate

@@ -165,7 +165,7 @@ class StaticEmbedder:
         count) that are not a letter of a Hangul syllable. An English WordPiece vocabulary
         (the bundled model's) takes each Korean syllable apart into letters and has vectors
         for those letters only, so a Korean query's vector is close to noise; search weighs
-        the vector list by this share (``hybrid.list_weights``)."""
+        the vector list by this share (``combine.list_weights``)."""
         if not _HANGUL.search(text):  # only Hangul gives Hangul letters: 1.0, without tokenizing
             return 1.0
         ids = self.tokenizer.encode(text, add_special_tokens=False).ids

@@ -1,49 +1,57 @@
-"""The search pipeline: query → ranked lists (BM25, vector) → fusion → results.
+"""The search pipeline: query → ranked lists (BM25, vector, deep) → fusion → signals → results.
 
-Both lists are computed on demand and fused (:mod:`fusion`); the result keeps each
-chunk's rank in each list. The fused chunks are answered as notes (:mod:`grouping`: each file
-once, with its best sections) or, in the chunk view, as they rank. When the vector side is
-unavailable (no model, a model that does not match the index, no vectors) hybrid search
-degrades to BM25 and says so in a notice.
+The lists are computed on demand (:mod:`.candidates`, the vector scans on :mod:`.workers`'
+threads) and fused (:mod:`.combine`); the result keeps each chunk's rank in each list. The
+fused chunks are answered as notes (:mod:`.grouping`: each file once, with its best sections)
+or, in the chunk view, as they rank. When the vector side is unavailable (no model, a model
+that does not match the index, no vectors) hybrid search degrades to BM25 and says so in a
+notice.
 """
 
 from __future__ import annotations
 
-import functools
-import os
-import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import ModelError, QueryError, VaultseekError
 from ..index.names import shown_path
-from ..records import Expansion, SearchFilter, SearchMode, SearchResponse, SearchResult, SearchView
+from ..records import Expansion, SearchFilter, SearchMode, SearchResponse, SearchResult
 from ..storage.store import ChunkRow, Store
-from ..storage.vectors import Scan, VectorIndex
+from ..storage.vectors import VectorIndex
 from ..text.lexical import LexicalQuery, make_snippet, parse_query
 from .budget import fit_budget, fit_notes
+from .candidates import (
+    NearestVectors,
+    QueryModel,
+    ScanResult,
+    Scored,
+    StaticQueryModel,
+    deep_window,
+    lexical_hits,
+    lexical_list,
+    scan_hits,
+    scan_query,
+)
+from .combine import fuse, fuse_with_terms
 from .deeplist import DeepList, lacking, named_chunks, opening_scores
 from .expansion import merge_expansion
 from .filter_hints import filter_misses
-from .fusion import ANCHORS, DEFAULT_WEIGHTS, Fused, convex, convex_head, rrf
+from .fusion import ANCHORS, Fused
 from .grouping import PAGE, PathCache, assemble_notes, group_notes, notes_depth, share_for
 from .intent import LEANS, detect_intent
 from .linkgraph import LinkGraph, boost, contenders
+from .params import SearchParams
 from .pointers import follow_pointers
 from .relevance import MATCH, MIN_LEGIBLE, NO_MATCH, QueryWords, judge_results
-from .rerank import DEFAULT_DEPTH, DEFAULT_WEIGHT, RerankerLike, rerank, skipped
+from .rerank import RerankerLike, rerank, skipped
 from .restriction import Restriction, restrict
 from .signals import apply_signals
 from .syntax import parse_syntax, plain_query
-from .termmatch import RERANK_DEPTH, blend, idf, match_scores
 from .vocabulary import prefix_completions, refine_query, vault_languages
-
-if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
+from .workers import start
 
 
 class VectorsUnavailable(Exception):
@@ -56,196 +64,6 @@ DEEP_VECTORS_HINT = (
 )
 NO_DEEP_VECTORS = "no deep vectors yet"  # what engine.Index._deep_side raises before the first vector
 DEEP_TIER_OFF_HINT = "turn it on (deep_tier = true, or VAULTSEEK_DEEP_TIER=true), then run `vaultseek deep`"
-
-
-@dataclass(frozen=True, slots=True)
-class SearchParams:
-    mode: SearchMode = "hybrid"
-    k: int = 10
-    """How many results: notes in the note view, chunks in the chunk view."""
-    view: SearchView = "notes"
-    """``notes``: the fused chunks grouped into notes (``grouping.py``); ``chunks``: as ranked."""
-    candidates: int = 100
-    fusion: str = "convex"
-    rrf_k: int = 60
-    bm25_weight: float | None = None
-    """None: the fusion method's own default (fusion.DEFAULT_WEIGHTS)."""
-    vector_weight: float | None = None
-    deep_weight: float | None = None
-    """The deep list's weight (None: the fusion method's own default)."""
-    max_tokens: int | None = None
-    scope: SearchFilter | None = None
-    """Only chunks of files inside it are ranked (None: the whole index)."""
-    title_match: bool = False
-    """A note whose title, alias or file name is the query goes first (``signals.py``)."""
-    recency_half_life_days: float | None = None
-    """Decay scores by the age of their file with this half-life (None or 0: off)."""
-    recency_weight: float = 0.5
-    """The share of a score recency can take away (``signals.recency_factor``)."""
-    intent: bool = False
-    """Shift the list weights for identifier-like queries and long questions (``intent.py``)."""
-    now: float | None = None
-    """The clock recency reads (epoch seconds); None: the current time."""
-    link_boost: float = 0.0
-    """Post-fusion link signal weight (0: off); see :mod:`linkgraph`."""
-    link_signal: str = "backlinks"
-    judge: bool = True
-    """Judge each result's relevance (:mod:`relevance`) and say when nothing matches."""
-    term_match: float = 0.0
-    """Hybrid convex search: the term match's share of the head's lexical score (0: off;
-    ``termmatch.DEFAULT_WEIGHT`` is the measured best); see :mod:`termmatch`."""
-    syntax: bool = True
-    """Read the query's operators (``"phrase"``, ``-word``, ``tag:x``, …; :mod:`syntax`);
-    off, every word is text."""
-    rerank_depth: int = DEFAULT_DEPTH
-    """How many of the fused list's best sections a reranker re-scores (:mod:`rerank`)."""
-    rerank_weight: float = DEFAULT_WEIGHT
-    """The reranker's share of a re-scored section's score."""
-
-
-ANY_TERM_POSTINGS = 8_000
-"""The any-term fallback may rank at most about this many chunks: the commonest words of a
-long question are left out of it until their postings fit. Ranking every chunk that holds
-"example" or "file" costs 10–20 ms at 50k chunks and adds little, since BM25's IDF discounts
-such words anyway. (Budgeted in postings, not as a share: the cost is absolute.)"""
-
-
-Scored = list[tuple[int, float]]
-"""(chunk id, score) best first; higher scores are better."""
-ScanResult = tuple[np.ndarray | None, Scan | None, Scored]
-"""A query's vector (None: all zero), its scan (None: nothing to scan, or vectors searched where
-they live) and, when no scope needs SQL, its best hits."""
-
-
-def lexical_hits(
-    store: Store, query: LexicalQuery, limit: int, scope: SearchFilter | None = None,
-    restriction: Restriction | None = None,
-) -> Scored:  # fmt: skip
-    """BM25 hits: all terms first (precise), topped up from any-term matches when that
-    finds fewer than ``limit`` (a long question rarely has every word in one chunk). Top-up
-    scores are capped at the last all-terms score, so the list stays in score order. The
-    query's required phrases hold in both; the ``restriction``'s excluded notes are left out."""
-    return lexical_list(store, query, limit, scope, restriction)[0]
-
-
-def lexical_list(
-    store: Store, query: LexicalQuery, limit: int, scope: SearchFilter | None = None,
-    restriction: Restriction | None = None,
-) -> tuple[Scored, int]:  # fmt: skip
-    """:func:`lexical_hits`, and how many of them hold every word of the query (they come
-    first)."""
-    if query.empty:
-        return [], 0
-    excluding = restriction.excluding if restriction is not None else None
-    hits = store.bm25(query.match_all(), limit, scope, excluding=excluding)
-    held = len(hits)
-    if len(hits) >= limit or len(query.phrases) < 2:
-        return hits, held
-    phrases = affordable_phrases(store, query.phrases)
-    if not phrases:  # no word of the query occurs anywhere
-        return hits, held
-    seen = {i for i, _s in hits}
-    ceiling = hits[-1][1] if hits else float("inf")
-    for item, score in store.bm25(replace(query, phrases=phrases).match_any(), limit, scope, excluding=excluding):
-        if len(hits) >= limit:
-            break
-        if item not in seen:
-            ceiling = min(score, ceiling)
-            hits.append((item, ceiling))
-    return hits, held
-
-
-SCOPE_PROBE = 1_000
-"""A scoped vector search first takes this many of the whole index's best rows (at least ten
-times the pool) and keeps those whose files are inside the scope: one indexed lookup per
-distinct file, whatever the scope's size. Only when fewer than the pool are inside (a narrow
-scope) does it list the scope's files and mask every row by them; listing all 17k files of
-the benchmark vault costs ~2 ms, more than the probe, while a narrow scope's list is short."""
-
-
-def vector_hits(
-    store: Store, index: VectorIndex, query: np.ndarray, limit: int, scope: SearchFilter | None
-) -> Scored:
-    """The ``limit`` chunks most similar to ``query`` inside ``scope`` — the exact masked
-    ranking either way, since an in-scope row outside the probe scores below all of it."""
-    if not np.any(query) or not len(index):
-        return []
-    return scan_hits(store, index, index.scan(query), limit, scope)
-
-
-def scan_hits(
-    store: Store, index: VectorIndex, scan: Scan, limit: int, scope: SearchFilter | None,
-    restriction: Restriction | None = None,
-) -> Scored:  # fmt: skip
-    """:func:`vector_hits` from a query's scan; with a ``restriction``, the best of the rows
-    it allows (inside ``scope``), however few."""
-    if restriction is not None:
-        return index.top(scan, limit, rows=restriction.rows(store, index, scope))
-    if scope is None:
-        return index.top(scan, limit)
-    if store.backend == "sqlite":  # the scope's chunks, marked once per scope and index version
-        return index.top(scan, limit, rows=np.flatnonzero(store.scope_mask(scope).inside(index.ids)))
-    if index.files is None:  # once per matrix
-        index.files = store.file_ids_of(index.ids)
-    probe, floor = index.best_rows(scan, max(SCOPE_PROBE, limit * 10))
-    if len(probe) < len(index):
-        files = index.files[probe]
-        inside = store.files_inside(np.unique(files).tolist(), scope)
-        kept = probe[np.isin(files, np.fromiter(inside, dtype=np.int64, count=len(inside)))]
-        if len(kept) >= limit:
-            hits = index.top(scan, limit, rows=kept)
-            if hits[-1][1] >= floor:  # no row outside the probe can beat the last of them
-                return hits
-    allowed = store.file_ids_in(scope)
-    if not len(allowed):
-        return []
-    lookup = np.zeros(max(int(allowed[-1]), int(index.files.max())) + 1, dtype=bool)
-    lookup[allowed] = True
-    return index.top(scan, limit, rows=np.flatnonzero(lookup[index.files]))
-
-
-def affordable_phrases(store: Store, phrases: tuple[str, ...]) -> tuple[str, ...]:
-    """The rarest phrases whose postings fit :data:`ANY_TERM_POSTINGS` (the rarest one that
-    occurs at all is always kept), in their original order. Prefix phrases and groups of a
-    word's forms (``vocabulary.refine_query``) are kept too: their reach is not known cheaply."""
-    exact = [p for p in phrases if p.endswith('"')]
-    frequencies = dict(zip(exact, store.document_frequencies([p.strip('"') for p in exact])))  # noqa: B905 - per query: a keyword makes zip() ~0.5 µs slower
-    kept = {p for p in phrases if p not in frequencies}
-    used = 0
-    for phrase in sorted((p for p in exact if frequencies[p]), key=lambda p: frequencies[p]):
-        if used and used + frequencies[phrase] > ANY_TERM_POSTINGS:
-            break
-        kept.add(phrase)
-        used += frequencies[phrase]
-    return tuple(p for p in phrases if p in kept)
-
-
-class QueryModel(Protocol):
-    """What search needs of the embedding model: a query vector, and its name (the relevance
-    judgment is calibrated per model)."""
-
-    name: str
-
-    def embed_one(self, text: str) -> np.ndarray: ...
-
-
-class StaticQueryModel(QueryModel, Protocol):
-    """The fast tier's model, which also says how much of a query it can read."""
-
-    def legible_share(self, text: str) -> float: ...
-
-
-class NearestVectors(Protocol):
-    """Vectors searched where they live — PostgreSQL's HNSW index — rather than in memory:
-    the ``limit`` chunks nearest a unit query vector inside ``scope``, best first."""
-
-    def __len__(self) -> int: ...
-
-    def nearest(
-        self, query: np.ndarray, limit: int, scope: SearchFilter | None, *,
-        chunks: np.ndarray | None = None, excluded_chunks: np.ndarray | None = None,
-    ) -> Scored: ...  # fmt: skip
-
 
 VectorSide = Callable[[], tuple["VectorIndex | NearestVectors", StaticQueryModel]]
 """Returns the vectors and the model, or raises :class:`VectorsUnavailable`."""
@@ -270,7 +88,7 @@ def run_search(
     """Answer one query.
 
     In a hybrid search the query's embeddings and the vector scans run on worker threads
-    while this one runs BM25 (:func:`_start`): SQLite, the int8 scan and the deep model's
+    while this one runs BM25 (:func:`.workers.start`): SQLite, the int8 scan and the deep model's
     engine all work without Python's lock, so on two cores the lists take about as long as
     the slowest. ``deep_side`` (None: the deep tier is off) gives the deep tier's list: a
     third list in a hybrid search, whose fusion weight is scaled by the share of chunks that
@@ -328,7 +146,7 @@ def run_search(
             notices.append(_deep_model_failed(exc, params.mode))
         else:  # started first: the deep model's query embedding is the slowest step
             window = deep_window(deep_model, wanted)
-            deep_scanning = _start(params.mode == "hybrid", _scan, deep_index, deep_model, window, pool, scope, restriction)
+            deep_scanning = start(params.mode == "hybrid", scan_query, deep_index, deep_model, window, pool, scope, restriction)
     if params.mode in ("hybrid", "vector") and wanted.strip():
         try:
             index, model = vector_side()
@@ -338,7 +156,7 @@ def run_search(
             notices.append(f"vector search unavailable ({exc}); showing BM25 results only")
         else:
             # In the background only when BM25 runs meanwhile: alone, the hop costs ~0.4 ms.
-            scanning = _start(params.mode == "hybrid", _scan, index, model, wanted, pool, scope, restriction)
+            scanning = start(params.mode == "hybrid", scan_query, index, model, wanted, pool, scope, restriction)
             legible = model.legible_share(wanted) if params.mode == "hybrid" else 1.0
     corrected: tuple[str, ...] = ()
     held = 0
@@ -498,201 +316,13 @@ class _SubQuerySides:
                 continue
             vectors, model = side
             for n, meaning in enumerate(meanings, start=1):
-                _query, scan, hits = _scan(vectors, model, meaning, self.pool, self.scope, self.restriction)
+                _query, scan, hits = scan_query(vectors, model, meaning, self.pool, self.scope, self.restriction)
                 if scan is not None and (self.scope is not None or self.restriction is not None) and isinstance(vectors, VectorIndex):
                     hits = scan_hits(self.store, vectors, scan, self.pool, self.scope, self.restriction)
                 out[f"{name}:{n}"] = [i for i, _s in hits]
         return out
 
 
-DEEP_QUERY_CHARS = 4_096
-"""What a deep model without its own :meth:`~vaultseek.embeddings.deep.DeepModel.query_window`
-is sent of a query."""
-
-
-def deep_window(model: QueryModel, text: str) -> str:
-    """What the deep list embeds of a query: the part its model reads in one window (a model
-    reading more would average windows, ~1 s of CPU each for the bundled one). The static list
-    takes the query whole: its model cuts it at its own 512 tokens, in about a millisecond."""
-    window = getattr(model, "query_window", None)
-    return str(window(text)) if callable(window) else text[:DEEP_QUERY_CHARS]
-
-
-def _scan(
-    index: VectorIndex | NearestVectors, model: QueryModel, text: str, pool: int, scope: SearchFilter | None,
-    restriction: Restriction | None = None,
-) -> ScanResult:  # fmt: skip
-    """The query's embedding and scan (None for an all-zero query or an empty index), and,
-    when there is no scope or restriction (so no SQL is needed), its ``pool`` best chunks.
-    Vectors searched where they live take the scope and the restriction along and need no
-    scan."""
-    query = model.embed_one(text)
-    if not np.any(query) or not len(index):
-        return None, None, []
-    if not isinstance(index, VectorIndex):
-        if restriction is None:
-            return query, None, index.nearest(query, pool, scope)
-        return query, None, index.nearest(query, pool, scope, chunks=restriction.chunks, excluded_chunks=restriction.excluded_chunks)
-    scan = index.scan(query)
-    return query, scan, (index.top(scan, pool) if scope is None and restriction is None else [])
-
-
-@functools.cache
-def _cores() -> int:
-    """The cores this process may use (asked once: the answer costs ~70 µs here)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0)) or 1
-    return os.cpu_count() or 1
-
-
-_workers: ThreadPoolExecutor | None = None
-_workers_lock = threading.Lock()
-_started = 0
-"""Background scans this process has started: the first ``_OWN_THREADS`` (one search's static
-and deep lists) each have a thread of their own, later ones the pool's."""
-_OWN_THREADS = 2
-
-
-def _start(background: bool, fn: Callable[..., ScanResult], *args: object) -> Callable[[], ScanResult]:
-    """Start ``fn(*args)`` on the vector workers — a few threads shared by every search of
-    the process — and return what waits for its result; run it right here instead when not
-    ``background`` or on a single core, where there is nothing to overlap with. A process's
-    first search starts plain threads instead: the pool's module (``concurrent.futures``, which
-    loads ``logging``) costs a fresh ``vaultseek search`` ~8 ms, more than it saves."""
-    global _workers, _started
-    cores = _cores()
-    if not background or cores < 2:
-        result = fn(*args)
-        return lambda: result
-    with _workers_lock:
-        first, _started = _started < _OWN_THREADS, _started + 1
-        if not first and _workers is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            _workers = ThreadPoolExecutor(max_workers=min(4, cores), thread_name_prefix="vaultseek-vectors")
-    if first:
-        return _in_thread(fn, *args)
-    assert _workers is not None
-    return _workers.submit(fn, *args).result
-
-
-def _in_thread(fn: Callable[..., ScanResult], *args: object) -> Callable[[], ScanResult]:
-    """``fn(*args)`` on a thread of its own; what waits for its result (or raises its error)."""
-    outcome: list[Any] = []
-
-    def run() -> None:
-        try:
-            outcome.append((True, fn(*args)))
-        except BaseException as exc:  # noqa: BLE001 - raised again in the waiting thread
-            outcome.append((False, exc))
-
-    thread = threading.Thread(target=run, name="vaultseek-vectors", daemon=True)
-    thread.start()
-
-    def wait() -> ScanResult:
-        thread.join()
-        done, value = outcome[0]
-        if not done:
-            raise value
-        return value
-
-    return wait
-
-
-def fuse(
-    lists: dict[str, Scored],
-    params: SearchParams,
-    *,
-    lean: Mapping[str, float] | None = None,
-    legible: float = 1.0,
-    deep: DeepList | None = None,
-) -> list[Fused]:
-    """Combine the lists with the configured method. A single-mode search is a one-list
-    fusion, so every mode's results carry the same score and rank data. ``lean`` multiplies
-    the list weights (query intent), ``legible`` the vector list's (:func:`list_weights`).
-
-    Convex fusion gives the deep list its share for this search (:class:`~.deeplist.DeepList`:
-    its coverage times what the lexical evidence leaves it), ranks a chunk that has no deep
-    vector yet by its note's opening or, without one, on its other lists alone, and holds a
-    weak deep list below its full weight (``fusion.convex``'s ``stand_ins``, ``unscored`` and
-    ``anchors``; :mod:`.deeplist`). RRF, which has no scores to do that with, scales the deep
-    list's weight by its coverage alone."""
-    weights = list_weights(params, lean, legible)
-    if params.fusion == "convex":
-        if deep is not None and params.mode == "hybrid":  # alone, the deep list keeps its scores
-            weights["deep"] *= deep.share
-        return convex(lists, weights=weights, **_deep_terms(deep, lists))
-    if deep is not None:
-        weights["deep"] *= deep.coverage
-    return rrf({name: [i for i, _s in hits] for name, hits in lists.items()}, k=params.rrf_k, weights=weights)
-
-
-def fuse_with_terms(
-    store: Store,
-    lists: dict[str, Scored],
-    words: QueryWords,
-    params: SearchParams,
-    lean: Mapping[str, float] | None,
-    legible: float = 1.0,
-    deep: DeepList | None = None,
-) -> tuple[list[Fused], dict[int, ChunkRow]]:
-    """Convex fusion with the head's lexical scores re-scored by term matching
-    (:mod:`termmatch`): the plain fusion's :data:`~termmatch.RERANK_DEPTH` best chunks are
-    matched against the query's words, and the lists fused once with those scores blended
-    in. Results keep their ranks in the original BM25 and vector lists: the ranks explain
-    the lists, the score includes the match. Returns the head's rows too: the results are
-    mostly among them, so they are not read twice."""
-    weights = list_weights(params, lean, legible)
-    if deep is not None:
-        weights["deep"] *= deep.share
-    terms = _deep_terms(deep, lists)
-    if not words.words:
-        return convex(lists, weights=weights, **terms), {}
-    rows = store.chunks_by_id(convex_head(lists, RERANK_DEPTH, weights=weights, **terms))
-    frequencies = [idf(df, words.chunks) for df in words.frequencies]
-    texts = [f"{r.heading_context}\n{r.text}" for r in rows.values()]
-    matches = dict(zip(rows, match_scores(words.words, frequencies, texts).tolist(), strict=True))
-    blended = blend(lists["bm25"], matches, params.term_match)
-    terms["overrides"] = {**terms.get("overrides", {}), "bm25": blended}
-    return convex(lists, weights=weights, **terms), rows
-
-
-def _deep_terms(deep: DeepList | None, lists: Mapping[str, Scored]) -> dict[str, Any]:
-    """:func:`fusion.convex`'s ``anchors``, ``unscored`` and ``stand_ins`` for the deep list, and
-    its ``overrides`` when the query's words name one note's chunks (:meth:`DeepList.lifted`)."""
-    if deep is None:
-        return {}
-    terms: dict[str, Any] = {
-        "anchors": None if deep.anchor is None else {"deep": deep.anchor},
-        "unscored": {"deep": deep.unscored},
-        "stand_ins": {"deep": deep.stand_ins},
-    }
-    lifted = deep.lifted(lists.get("deep", []))
-    if lifted is not None:  # a lifted chunk is scored: no longer a gap or a stand-in
-        terms["overrides"] = {"deep": lifted}
-        terms["unscored"] = {"deep": deep.unscored - deep.named}
-        terms["stand_ins"] = {"deep": {item: s for item, s in deep.stand_ins.items() if item not in deep.named}}
-    return terms
-
-
-def list_weights(params: SearchParams, lean: Mapping[str, float] | None = None, legible: float = 1.0) -> dict[str, float]:
-    """The fusion's list weights: the method's defaults, then the configured ones, times the
-    intent's lean (the deep list leans as the vector list does: both are meaning); the vector
-    list's times ``legible``, the share of the query the fast tier's model can read (a Korean
-    question has next to none with the bundled English model: its vector is noise)."""
-    weights = dict(DEFAULT_WEIGHTS[params.fusion])
-    if params.bm25_weight is not None:
-        weights["bm25"] = params.bm25_weight
-    if params.vector_weight is not None:
-        weights["vector"] = params.vector_weight
-    if params.deep_weight is not None:
-        weights["deep"] = params.deep_weight
-    for name, factor in (lean or {}).items():
-        weights[name] *= factor
-        if name == "vector":
-            weights["deep"] *= factor
-    weights["vector"] *= legible
-    return weights
 
 
 def _materialise(

@@ -971,7 +971,7 @@ class PgStore(Store):
 
 class HnswVectors:
     """A collection's vectors searched by pgvector's HNSW index
-    (:class:`~vaultseek.search.hybrid.NearestVectors`)."""
+    (:class:`~vaultseek.search.candidates.NearestVectors`)."""
 
     def __init__(self, connect: Callable[[], Any], schema: str, dim: int, chunks: int) -> None:
         self._connect = connect
