@@ -117,6 +117,36 @@ def test_search_shows_notes_with_their_sections(browser: Any, site: Site, width:
 
 
 @pytest.mark.parametrize("width", ["desktop", "phone"])
+def test_a_query_nothing_answers_says_so_above_the_nearest_notes(browser: Any, site: Site, width: str) -> None:
+    """A made-up query gets the nearest notes under a notice that says they do not answer it
+    (the answer's ``no_match``), not the same list as an answer with the notice tucked into the
+    line of timings; a query the vault answers gets no such notice."""
+    made_up = "xylophonic zebra quasar"
+    answer = httpx.get(f"{site.url}/api/search", params={"q": made_up, "view": "notes", "k": "20"}, timeout=30).json()
+    assert answer["no_match"] and answer["results"]  # the premise: nearest notes, none of them a match
+
+    page = open_page(browser, site, width, "#search")
+    page.locator("input[name=q]").fill(made_up)
+    page.keyboard.press("Enter")
+    notice = page.locator(".search-no-match")
+    notice.wait_for()
+    assert notice.get_attribute("role") == "status"
+    assert "Nothing in your notes answers this closely" in notice.inner_text()
+    first = page.locator(".search-results > li").first
+    assert first.evaluate("(li) => li.classList.contains('search-no-match')")  # above the notes, not after
+    assert page.locator(".search-results .note-result").count() == len(answer["results"])
+    assert "nothing in the index matches" not in page.locator(".search-meta").inner_text()  # said once
+    no_sideways_scroll(page)
+    shot(page, f"search-no-match-{WIDTHS[width][0]}")
+
+    page.locator("input[name=q]").fill(QUERY)
+    page.keyboard.press("Enter")
+    notice.wait_for(state="detached", timeout=10_000)  # the answered query's notes come alone
+    assert page.locator(".search-results .note-title").first.inner_text() == "Sourdough guide"
+    assert page.errors == [] and page.outside == []
+
+
+@pytest.mark.parametrize("width", ["desktop", "phone"])
 def test_snippets_show_emphasis_not_markdown_and_never_markup(browser: Any, site: Site, width: str) -> None:
     page = open_page(browser, site, width, "#search/open%20crumb%20rye%20hydration")
     snippet = page.locator(".result-snippet", has=page.locator("strong")).first

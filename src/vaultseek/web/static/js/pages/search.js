@@ -20,6 +20,8 @@ const SYNTAX = [
   ["after:2w  before:2026-01", "modified"],
   ["[status:done]  [priority>3]", "frontmatter"],
 ];
+// search/relevance.py's NO_MATCH, which the answer's `no_match` stands for.
+const NO_MATCH = "nothing in the index matches this well; the closest results are shown";
 const parts = {};
 let lastQuery = null;
 
@@ -83,7 +85,8 @@ async function run(query, force) {
   try {
     const body = await api(`/api/search?${params}`);
     const took = Math.round(performance.now() - started);
-    const notices = (body.notices || []).join("; ");
+    // The "nothing matches" notice is shown above the notes, not among the timings.
+    const notices = (body.notices || []).filter((notice) => !(body.no_match && notice === NO_MATCH)).join("; ");
     const steps = [
       body.expansion ? `expanded by ${body.expansion.model} in ${body.expansion.cached ? "no time (cached)" : `${Math.round(body.expansion.ms)} ms`}` : "",
       body.reranking ? `the best ${body.reranking.candidates} reranked by ${body.reranking.reranker} in ${Math.round(body.reranking.ms)} ms` : "",
@@ -95,7 +98,12 @@ async function run(query, force) {
       return;
     }
     const words = body.parsed ? body.parsed.text : query;
-    parts.results.replaceChildren(...body.results.map((note) => noteResult(note, words)));
+    const unmatched = body.no_match
+      ? [el("li", { class: "notice warn search-no-match", role: "status" },
+          "Nothing in your notes answers this closely.",
+          el("small", {}, "These are the nearest notes; try other words, or check the spelling."))]
+      : [];
+    parts.results.replaceChildren(...unmatched, ...body.results.map((note) => noteResult(note, words)));
   } catch (error) {
     parts.meta.textContent = "";
     parts.results.replaceChildren(el("li", { class: "notice error", role: "alert" }, error.message, el("small", {}, error.hint)));
