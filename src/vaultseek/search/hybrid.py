@@ -12,13 +12,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import ModelError, QueryError, VaultseekError
 from ..index.names import shown_path
-from ..records import Expansion, SearchFilter, SearchMode, SearchResponse, SearchResult
+from ..records import (
+    Expansion,
+    NoteResult,
+    QueryParse,
+    Reranking,
+    SearchFilter,
+    SearchMode,
+    SearchResponse,
+    SearchResult,
+)
 from ..storage.store import ChunkRow, Store
 from ..storage.vectors import VectorIndex
 from ..text.lexical import LexicalQuery, make_snippet, parse_query
@@ -45,7 +54,7 @@ from .intent import LEANS, detect_intent
 from .linkgraph import LinkGraph, boost, contenders
 from .params import SearchParams
 from .pointers import follow_pointers
-from .relevance import MATCH, MIN_LEGIBLE, NO_MATCH, QueryWords, judge_results
+from .relevance import MATCH, MIN_LEGIBLE, NO_MATCH, QueryWords, Side, judge_results
 from .rerank import RerankerLike, rerank, skipped
 from .restriction import Restriction, restrict
 from .signals import apply_signals
@@ -107,7 +116,6 @@ def run_search(
     (:mod:`expansion`); ``reranker`` (None: off) re-scores its head (:mod:`rerank`). Both see the
     query's free text after the credential scrubber; a failure of either is a notice."""
     parsed = parse_syntax(text, now=params.now) if params.syntax else plain_query(text)
-    query = parsed.lexical
     pool = max(params.candidates, params.k)
     notices: list[str] = []
     sent = _scrubbed(parsed.text) if (reranker is not None or expander is not None) and parsed.text.strip() else ""
@@ -117,87 +125,31 @@ def run_search(
             expansion = expander(sent, vault_languages(store))
         except VaultseekError as exc:
             notices.append(skipped("query expansion", exc))
-    bm25: Scored = []
-    vec: Scored = []
-    model: StaticQueryModel | None = None
-    legible = 1.0
-    scanning: Callable[[], ScanResult] | None = None
-    deep: Scored = []
-    deep_scanning: Callable[[], ScanResult] | None = None
-    coverage = 0.0
     scope = params.scope if params.scope is not None and not params.scope.unrestricted else None
     if parsed.filter is not None:
         scope = parsed.filter.within(scope)
     restriction = restrict(store, parsed) if parsed.operators else None
     completions = {prefix: prefix_completions(store, prefix) for prefix in parsed.prefixes}
-    wanted = parsed.embedded(completions)
     if params.mode == "hybrid" and params.deep_weight == 0:
         deep_side = None  # the hybrid without the deep tier: no deep list at all, not one that counts 0
-    if params.mode in ("hybrid", "deep") and wanted.strip():
-        try:
-            if deep_side is None:
-                raise VectorsUnavailable("the deep tier is off (deep_tier = false)")
-            deep_index, deep_model, coverage = deep_side()
-        except VectorsUnavailable as exc:
-            if params.mode == "deep":
-                hint = DEEP_TIER_OFF_HINT if deep_side is None else DEEP_VECTORS_HINT if str(exc) == NO_DEEP_VECTORS else None
-                raise QueryError(f"deep search is unavailable: {exc}", hint=hint) from exc
-        except ModelError as exc:  # its embedding server cannot be reached: search goes on without it
-            notices.append(_deep_model_failed(exc, params.mode))
-        else:  # started first: the deep model's query embedding is the slowest step
-            window = deep_window(deep_model, wanted)
-            deep_scanning = start(params.mode == "hybrid", scan_query, deep_index, deep_model, window, pool, scope, restriction)
-    if params.mode in ("hybrid", "vector") and wanted.strip():
-        try:
-            index, model = vector_side()
-        except VectorsUnavailable as exc:
-            if params.mode == "vector":
-                raise QueryError(f"vector search is unavailable: {exc}") from exc
-            notices.append(f"vector search unavailable ({exc}); showing BM25 results only")
-        else:
-            # In the background only when BM25 runs meanwhile: alone, the hop costs ~0.4 ms.
-            scanning = start(params.mode == "hybrid", scan_query, index, model, wanted, pool, scope, restriction)
-            legible = model.legible_share(wanted) if params.mode == "hybrid" else 1.0
-    corrected: tuple[str, ...] = ()
-    held = 0
-    if params.mode in ("hybrid", "bm25"):
-        query, corrected = refine_query(store, query)
-        notices.extend(corrected)
-        bm25, held = lexical_list(store, query, pool, scope, restriction)
-    narrowed = scope is not None or restriction is not None
-    static_query: np.ndarray | None = None
-    deep_query: np.ndarray | None = None
-    if scanning is not None:
-        static_query, scan, vec = scanning()
-        if scan is not None and narrowed and isinstance(index, VectorIndex):  # the scope's rows: SQL
-            vec = scan_hits(store, index, scan, pool, scope, restriction)
-    if deep_scanning is not None:
-        try:
-            deep_query, deep_scan, deep = deep_scanning()
-        except ModelError as exc:  # its embedding server failed just now: search goes on without it
-            notices.append(_deep_model_failed(exc, params.mode))
-            deep_scanning, deep_scan, deep = None, None, []
-        if deep_scan is not None and narrowed:
-            deep = scan_hits(store, deep_index, deep_scan, pool, scope, restriction)
+    found = _gather(
+        store, parsed.lexical, parsed.embedded(completions), params, pool, scope, restriction, vector_side, deep_side, notices
+    )  # fmt: skip
+    query = found.query
+    notices.extend(found.corrected)
     free = parsed.text  # intent and the title match read the words, not the operators
     intent = detect_intent(free) if params.intent else None
     lean = LEANS.get(intent or "")
     rows: dict[int, ChunkRow] = {}
     if params.term_match > 0 and params.mode == "hybrid" and params.fusion != "convex":
         notices.append(f"term matching re-scores convex fusion only; not applied with {params.fusion}")
-    lists = {"bm25": bm25, "vector": vec, "deep": deep}
-    deep_state = None
-    if deep_scanning is not None:
-        named = named_chunks(store, bm25, held)
-        unscored = lacking(deep_index, (bm25, vec))
-        stand_ins = opening_scores(store, deep_index, deep_query, unscored)
-        listed = frozenset(item for item, _s in deep) if named else frozenset()
-        deep_state = DeepList(coverage, unscored - stand_ins.keys(), ANCHORS.get(deep_model.name), stand_ins, named, listed)
-    words = QueryWords(store, query, len(index) if model is not None else None)
-    if model is not None and bm25 and vec and params.term_match > 0 and params.mode == "hybrid" and params.fusion == "convex":
-        fused, rows = fuse_with_terms(store, lists, words, params, lean, legible, deep_state)
+    lists = {"bm25": found.bm25, "vector": found.vec, "deep": found.deep}
+    deep_state = _deep_state(store, found) if found.deep_vectors is not None else None
+    words = QueryWords(store, query, len(found.static[0]) if found.static is not None else None)
+    if found.static is not None and found.bm25 and found.vec and params.term_match > 0 and params.mode == "hybrid" and params.fusion == "convex":
+        fused, rows = fuse_with_terms(store, lists, words, params, lean, found.legible, deep_state)
     else:
-        fused = fuse(lists, params, lean=lean, legible=legible, deep=deep_state)
+        fused = fuse(lists, params, lean=lean, legible=found.legible, deep=deep_state)
     paths_of = PathCache(store.chunk_paths)  # the pointer step, the link boost and the note view share it
     share = share_for(params.mode, params.fusion)  # what a note's further sections add to its rank
     if params.link_boost and link_graph is not None and fused:
@@ -208,11 +160,7 @@ def run_search(
         head = fused if params.recency_half_life_days else contenders(fused, depth, params.link_boost)
         fused = boost(head, paths_of([f.item for f in head]), link_graph(), params.link_boost, params.link_signal)
     if expansion is not None:
-        sides = _SubQuerySides(
-            store, pool, scope, restriction, params.mode,
-            (index, model) if model is not None else None,
-            (deep_index, deep_model) if deep_scanning is not None else None,
-        )  # fmt: skip
+        sides = _SubQuerySides(store, pool, scope, restriction, params.mode, found.static, found.deep_vectors)
         fused = merge_expansion(fused, sides.lists(expansion))
     reranking = None
     if reranker is not None and sent and fused:
@@ -231,47 +179,189 @@ def run_search(
             fused = [f for f in fused if f.item in allowed]
     if scope is not None:
         notices.extend(filter_misses(store, scope))
-    judge: Callable[[list[SearchResult]], list[SearchResult]] = lambda found: found  # noqa: E731 - no judgment
-    no_match = False
-    if params.judge:
-        if corrected and static_query is not None and model is not None:
-            # A misspelt word is noise to the static model: the results are judged by what was
-            # searched for (a static query vector costs microseconds).
-            static_query = model.embed_one(" ".join(query.terms))
-        static_side = (index, static_query, model.name) if static_query is not None and model is not None and legible >= MIN_LEGIBLE else None
-        deep_side_ = (deep_index, deep_query, deep_model.name) if deep_query is not None else None
-
-        def judge(found: list[SearchResult]) -> list[SearchResult]:
-            nonlocal no_match
-            if not found:
-                return found
-            judged, match = judge_results(found, words, static_side, deep_side_)
-            no_match = match < MATCH
-            return judged
-
-    shown = parsed.shown(completions)
+    judge = _Judge(words, *_judged_sides(found)) if params.judge else None
+    answer = _Answer(text, params, notices, intent, parsed.shown(completions), reranking, expansion, restriction)
     if params.view == "notes":
         groups = group_notes(fused, params.k, paths_of, share)
-        sections = judge(_materialise(store, [f for group in groups for f in group.chunks], query, rows))
+        sections = _judged(judge, _materialise(store, [f for group in groups for f in group.chunks], query, rows))
         notes = assemble_notes(groups, sections, store.titles([group.path for group in groups]))
         if params.max_tokens is not None:
             notes = fit_notes(notes, params.max_tokens)
-        best = tuple(note.best for note in notes)
-        notices += [NO_MATCH] if no_match else []
-        notices += restriction.empty_notices() if restriction is not None and not notes else []
-        return SearchResponse(
-            text, params.mode, best, tuple(notices), intent=intent, view="notes", notes=tuple(notes), no_match=no_match,
-            parsed=shown, reranking=reranking, expansion=expansion,
-        )  # fmt: skip
-    results = judge(_materialise(store, fused[: params.k], query, rows))
-    notices += [NO_MATCH] if no_match else []
-    notices += restriction.empty_notices() if restriction is not None and not results else []
+        return answer.notes(notes, no_match=judge is not None and judge.no_match)
+    results = _judged(judge, _materialise(store, fused[: params.k], query, rows))
+    empty = not results
     if params.max_tokens is not None:
         results = fit_budget(results, params.max_tokens)
-    return SearchResponse(
-        text, params.mode, tuple(results), tuple(notices), intent=intent, view="chunks", no_match=no_match, parsed=shown,
-        reranking=reranking, expansion=expansion,
-    )  # fmt: skip
+    return answer.chunks(results, no_match=judge is not None and judge.no_match, empty=empty)
+
+
+@dataclass(slots=True)
+class _Found:
+    """One query's candidate lists, and what made them (for fusion, expansion and judgment)."""
+
+    query: LexicalQuery
+    """The lexical query, its misspelt words corrected."""
+    corrected: tuple[str, ...] = ()
+    """The notices that say what was corrected."""
+    bm25: Scored = field(default_factory=list)
+    held: int = 0
+    """How many of :attr:`bm25` hold every word of the query (they come first)."""
+    vec: Scored = field(default_factory=list)
+    static: tuple[VectorIndex | NearestVectors, StaticQueryModel] | None = None
+    """The fast tier's vectors and model (None: the list was not made)."""
+    static_query: np.ndarray | None = None
+    legible: float = 1.0
+    """The share of the query the fast tier's model can read (``combine.list_weights``)."""
+    deep: Scored = field(default_factory=list)
+    deep_vectors: tuple[VectorIndex, QueryModel] | None = None
+    """The deep tier's vectors and model (None: no deep list, or its model failed)."""
+    deep_query: np.ndarray | None = None
+    coverage: float = 0.0
+    """The share of the index's chunks that have a deep vector."""
+
+
+def _gather(
+    store: Store, query: LexicalQuery, wanted: str, params: SearchParams, pool: int, scope: SearchFilter | None,
+    restriction: Restriction | None, vector_side: VectorSide, deep_side: Callable[[], DeepSide] | None,
+    notices: list[str],
+) -> _Found:  # fmt: skip
+    """The lists the mode asks for: the vector scans started on :mod:`.workers`' threads (the
+    deep one first: its query embedding is the slowest step), BM25 run here meanwhile. A list
+    that cannot be made is a notice in a hybrid search (``notices``) and the search's error
+    when it is the mode's only list. ``wanted`` is what the vector lists embed."""
+    deep_scanning: Callable[[], ScanResult] | None = None
+    deep_vectors: tuple[VectorIndex, QueryModel] | None = None
+    coverage = 0.0
+    if params.mode in ("hybrid", "deep") and wanted.strip():
+        try:
+            if deep_side is None:
+                raise VectorsUnavailable("the deep tier is off (deep_tier = false)")
+            deep_index, deep_model, coverage = deep_side()
+        except VectorsUnavailable as exc:
+            if params.mode == "deep":
+                hint = DEEP_TIER_OFF_HINT if deep_side is None else DEEP_VECTORS_HINT if str(exc) == NO_DEEP_VECTORS else None
+                raise QueryError(f"deep search is unavailable: {exc}", hint=hint) from exc
+        except ModelError as exc:  # its embedding server cannot be reached: search goes on without it
+            notices.append(_deep_model_failed(exc, params.mode))
+        else:
+            window = deep_window(deep_model, wanted)
+            deep_scanning = start(params.mode == "hybrid", scan_query, deep_index, deep_model, window, pool, scope, restriction)
+            deep_vectors = (deep_index, deep_model)
+    scanning: Callable[[], ScanResult] | None = None
+    static: tuple[VectorIndex | NearestVectors, StaticQueryModel] | None = None
+    legible = 1.0
+    if params.mode in ("hybrid", "vector") and wanted.strip():
+        try:
+            static = vector_side()
+        except VectorsUnavailable as exc:
+            if params.mode == "vector":
+                raise QueryError(f"vector search is unavailable: {exc}") from exc
+            notices.append(f"vector search unavailable ({exc}); showing BM25 results only")
+        else:
+            # In the background only when BM25 runs meanwhile: alone, the hop costs ~0.4 ms.
+            scanning = start(params.mode == "hybrid", scan_query, *static, wanted, pool, scope, restriction)
+            legible = static[1].legible_share(wanted) if params.mode == "hybrid" else 1.0
+    found = _Found(query, static=static, legible=legible, coverage=coverage)
+    if params.mode in ("hybrid", "bm25"):
+        found.query, found.corrected = refine_query(store, query)
+        found.bm25, found.held = lexical_list(store, found.query, pool, scope, restriction)
+    narrowed = scope is not None or restriction is not None
+    if scanning is not None and static is not None:
+        found.static_query, scan, found.vec = scanning()
+        if scan is not None and narrowed and isinstance(static[0], VectorIndex):  # the scope's rows: SQL
+            found.vec = scan_hits(store, static[0], scan, pool, scope, restriction)
+    if deep_scanning is not None and deep_vectors is not None:
+        try:
+            found.deep_query, deep_scan, found.deep = deep_scanning()
+        except ModelError as exc:  # its embedding server failed just now: search goes on without it
+            notices.append(_deep_model_failed(exc, params.mode))
+        else:
+            found.deep_vectors = deep_vectors
+            if deep_scan is not None and narrowed:
+                found.deep = scan_hits(store, deep_vectors[0], deep_scan, pool, scope, restriction)
+    return found
+
+
+def _deep_state(store: Store, found: _Found) -> DeepList:
+    """What fusion needs to know of the deep list beyond its hits (:mod:`.deeplist`)."""
+    assert found.deep_vectors is not None
+    deep_index, deep_model = found.deep_vectors
+    named = named_chunks(store, found.bm25, found.held)
+    unscored = lacking(deep_index, (found.bm25, found.vec))
+    stand_ins = opening_scores(store, deep_index, found.deep_query, unscored)
+    listed = frozenset(item for item, _s in found.deep) if named else frozenset()
+    return DeepList(found.coverage, unscored - stand_ins.keys(), ANCHORS.get(deep_model.name), stand_ins, named, listed)
+
+
+def _judged_sides(found: _Found) -> tuple[Side | None, Side | None]:
+    """The static and the deep side the relevance judgment reads (None: it cannot read that
+    model's cosines: no vector, or a query the static model cannot read)."""
+    static_query = found.static_query
+    if found.static is None or static_query is None:
+        static_side = None
+    else:
+        index, model = found.static
+        if found.corrected:  # a misspelt word is noise to the static model: judge what was searched for
+            static_query = model.embed_one(" ".join(found.query.terms))
+        static_side = (index, static_query, model.name) if found.legible >= MIN_LEGIBLE else None
+    deep_side = None
+    if found.deep_vectors is not None and found.deep_query is not None:
+        deep_side = (found.deep_vectors[0], found.deep_query, found.deep_vectors[1].name)
+    return static_side, deep_side
+
+
+@dataclass(slots=True)
+class _Judge:
+    """The relevance judgment of one search's results (:mod:`.relevance`), and whether it found
+    that nothing matches."""
+
+    words: QueryWords
+    static: Side | None
+    deep: Side | None
+    no_match: bool = False
+
+    def __call__(self, found: list[SearchResult]) -> list[SearchResult]:
+        if not found:
+            return found
+        judged, match = judge_results(found, self.words, self.static, self.deep)
+        self.no_match = match < MATCH
+        return judged
+
+
+def _judged(judge: _Judge | None, results: list[SearchResult]) -> list[SearchResult]:
+    return results if judge is None else judge(results)
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """What a search's response holds besides its results."""
+
+    text: str
+    params: SearchParams
+    notices: list[str]
+    intent: str | None
+    parsed: QueryParse | None
+    reranking: Reranking | None
+    expansion: Expansion | None
+    restriction: Restriction | None
+
+    def _notices(self, no_match: bool, empty: bool) -> tuple[str, ...]:
+        extra = [NO_MATCH] if no_match else []
+        extra += self.restriction.empty_notices() if self.restriction is not None and empty else []
+        return (*self.notices, *extra)
+
+    def notes(self, notes: list[NoteResult], *, no_match: bool) -> SearchResponse:
+        return SearchResponse(
+            self.text, self.params.mode, tuple(note.best for note in notes), self._notices(no_match, not notes),
+            intent=self.intent, view="notes", notes=tuple(notes), no_match=no_match, parsed=self.parsed,
+            reranking=self.reranking, expansion=self.expansion,
+        )  # fmt: skip
+
+    def chunks(self, results: list[SearchResult], *, no_match: bool, empty: bool) -> SearchResponse:
+        return SearchResponse(
+            self.text, self.params.mode, tuple(results), self._notices(no_match, empty), intent=self.intent,
+            view="chunks", no_match=no_match, parsed=self.parsed, reranking=self.reranking, expansion=self.expansion,
+        )  # fmt: skip
 
 
 def _deep_model_failed(exc: ModelError, mode: SearchMode) -> str:
