@@ -196,7 +196,7 @@ def test_protocol_errors_are_answers_not_crashes(daemon: Path) -> None:
 
 
 def test_the_socket_folder_follows_the_configured_data_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from vaultseek.config import data_home
+    from vaultseek.places import data_home
 
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))

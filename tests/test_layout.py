@@ -102,7 +102,7 @@ def imports_of(module: Path, name: str) -> set[str]:
 # The package's layers, bottom first. A module imports only from its own layer's packages or
 # from the layers below; every module of the package belongs to exactly one of them.
 LAYERS: list[set[str]] = [
-    {"errors", "records", "reports", "config", "payload"},  # foundation: typed errors, the records, settings, JSON from outside
+    {"errors", "records", "reports", "config", "places", "payload"},  # foundation: typed errors, the records, settings, where things live, JSON from outside
     {"llm"},  # HTTP to the model servers the user runs (chat, rerank): the read path may ask them
     {"text"},  # terms from text, shared by the write and the read path
     {"storage"},

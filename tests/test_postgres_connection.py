@@ -15,15 +15,7 @@ from pathlib import Path
 import pytest
 from tests.support.postgres import HOST, LocalPostgres, free_port
 
-from vaultseek.config import (
-    VaultRegistry,
-    data_home,
-    database_target,
-    default_collection,
-    display_url,
-    is_database_url,
-    load_config,
-)
+from vaultseek.config import load_config
 from vaultseek.errors import (
     ConfigError,
     DatabaseAuthError,
@@ -32,6 +24,14 @@ from vaultseek.errors import (
     DatabaseUnavailableError,
     DatabaseUnsupportedError,
     VaultseekError,
+)
+from vaultseek.places import (
+    VaultRegistry,
+    data_home,
+    database_target,
+    default_collection,
+    display_url,
+    is_database_url,
 )
 from vaultseek.storage.postgres import connection
 from vaultseek.storage.postgres.connection import (

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 
-from .config import Config, VaultRegistry, load_config
+from .config import Config, load_config
 from .contract import SearchRequest
 from .embeddings.static import StaticEmbedder, load_embedder
 from .errors import (
@@ -39,6 +39,7 @@ from .errors import (
 )
 from .index.activity import note_interactive
 from .index.names import MARKER, matching_paths, shown_path
+from .places import VaultRegistry
 from .records import DeepState, SearchFilter, SearchResponse, SearchResult, SkippedFile
 from .search.candidates import NearestVectors, deep_window
 from .search.expansion import Expander

@@ -57,7 +57,7 @@ def _runtime_folder() -> str:
     base = os.environ.get("XDG_RUNTIME_DIR")
     if base and os.path.isdir(base):
         return os.path.join(base, "vaultseek")
-    # config.data_home()'s rule, spelled with os.path (a test keeps the two in step)
+    # places.data_home()'s rule, spelled with os.path (a test keeps the two in step)
     data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
     return os.path.join(data, "vaultseek", "run")
 

@@ -30,8 +30,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-from ..config import Config, load_config, state_home
+from ..config import Config, load_config
 from ..index.activity import note_interactive
+from ..places import state_home
 from . import daemon_client
 from .hooks import (
     EVENTS,

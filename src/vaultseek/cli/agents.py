@@ -154,7 +154,7 @@ def _port(text: str) -> int:
 
 # -- daemon ------------------------------------------------------------------------------------
 def daemon_log_path() -> Path:
-    from ..config import state_home
+    from ..places import state_home
 
     return state_home() / "daemon.log"
 

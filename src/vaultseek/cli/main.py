@@ -257,7 +257,8 @@ def _settle_default(index: Any, *, make_default: bool) -> None:
     default is another index (the run left it where it was: see ``VaultRegistry.remember``)."""
     import shlex
 
-    from ..config import VaultRegistry, index_arguments
+    from ..config import index_arguments
+    from ..places import VaultRegistry
 
     config = index.config
     registry = VaultRegistry()

@@ -19,7 +19,7 @@ import os
 import time
 from pathlib import Path
 
-from ..config import state_home
+from ..places import state_home
 
 QUIET_SECONDS = 2.0
 """The worker rests until no interactive work touched the marker for this long."""

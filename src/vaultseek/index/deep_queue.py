@@ -37,7 +37,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from ..config import VAULT_CONFIG_NAME, Config, config_home, display_url, state_home
+from ..config import VAULT_CONFIG_NAME, Config
+from ..places import config_home, display_url, state_home
 from ..storage.writer_lock import find_holder, is_locked, name_holder, try_lock
 
 LOG_BYTES = 256 * 1024

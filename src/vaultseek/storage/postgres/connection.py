@@ -29,7 +29,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from ...config import DatabaseTarget, database_target, display_url, is_database_url
 from ...errors import (
     DatabaseAuthError,
     DatabaseNotFoundError,
@@ -42,6 +41,7 @@ from ...errors import (
     MissingExtraError,
     VaultseekError,
 )
+from ...places import DatabaseTarget, database_target, display_url, is_database_url
 
 try:
     import psycopg
