@@ -375,7 +375,7 @@ def run_search(
         stand_ins = opening_scores(store, deep_index, deep_query, unscored)
         listed = frozenset(item for item, _s in deep) if named else frozenset()
         deep_state = DeepList(coverage, unscored - stand_ins.keys(), ANCHORS.get(deep_model.name), stand_ins, named, listed)
-    words = QueryWords(store, query, len(index) if model is not None else None)
+    words = QueryWords(store, _judged_query(store, query, completions), len(index) if model is not None else None)
     if model is not None and bm25 and vec and params.term_match > 0 and params.mode == "hybrid" and params.fusion == "convex":
         fused, rows = fuse_with_terms(store, lists, words, params, lean, legible, deep_state)
     else:
@@ -454,6 +454,18 @@ def run_search(
         text, params.mode, tuple(results), tuple(notices), intent=intent, view="chunks", no_match=no_match, parsed=shown,
         reranking=reranking, expansion=expansion,
     )  # fmt: skip
+
+
+def _judged_query(store: Store, query: LexicalQuery, completions: Mapping[str, list[str]]) -> LexicalQuery:
+    """``query`` as the relevance judgment reads its words: a prefix that is no word of the
+    index (``kündig*``) as its commonest completion (*kündigungsfrist*, the first word the
+    vector lists embed for it). Read as typed, it is a word no chunk holds — a made-up word —
+    and every result of the prefix was judged no match, the note that holds the word too."""
+    stems = {parse_query(prefix).terms[-1]: found[0] for prefix, found in completions.items() if found and parse_query(prefix).terms}
+    unheld = {stem: word for (stem, word), chunks in zip(stems.items(), store.word_frequencies(list(stems)), strict=True) if not chunks}
+    if not unheld:
+        return query
+    return replace(query, terms=tuple(dict.fromkeys(unheld.get(term, term) for term in query.terms)))
 
 
 def _deep_model_failed(exc: ModelError, mode: SearchMode) -> str:
