@@ -67,13 +67,14 @@ SEARCH_DESCRIPTION = """\
 Search the user's notes and documents. Hybrid search by default: exact words and identifiers
 (BM25) plus meaning (embeddings), so both `_rrf_fuse` and "how do we rotate tokens" work.
 Returns up to k notes (default 10, at most 100), best first, each once: `path`
-(vault-relative), `title`, `score` and `sections`, its best 1 to 3 sections, best first (a weak
-extra section is left out). A section has `section`, `heading_context` (note title | type |
-tags | heading trail), `label` (the section, or a document's page, slide or sheet rows), a short
-`snippet`, `score`, its rank in each list (`bm25_rank`, `vec_rank`, `deep_rank`), `signals`,
-`location` (a document's page, slide, or sheet and rows) and `chunk_id` (pass it to get_chunk
-for the whole section). view: "notes" (default) or "chunks": k sections as ranked, several of
-one note possibly. mode: "hybrid" (default), "bm25" for exact terms, "vector" for paraphrases (the fast
+(vault-relative), `title`, `relevance` and `sections`, its best 1 to 3 sections, best first (a
+weak extra section is left out). A section has `section` (its heading), a short `snippet`,
+`relevance` (the probability, 0 to 1, that it answers the query; 0.5 and up: likely),
+`location` (a document's page, slide, or sheet and rows; absent for a note) and `chunk_id`
+(pass it to get_chunk for the whole section). `no_match` true means nothing answers the query:
+the results are only the closest the index holds, so say so rather than rely on them;
+`notices` says what else the search changed or could not do. view: "notes" (default) or
+"chunks": k sections as ranked, each with its `path`, several of one note possibly. mode: "hybrid" (default), "bm25" for exact terms, "vector" for paraphrases (the fast
 static model), "deep" for the deep tier's multilingual model alone. max_tokens caps the size of
 the whole answer (about 4 characters a token).
 The query reads search operators: "exact phrase" (every result holds it), -word and -"a phrase"
