@@ -166,6 +166,8 @@ def test_an_exclusion_typed_as_a_word_of_its_own_says_to_quote_the_query(sample_
             f"hint: quote the whole query as one word: vaultseek search {quoted}",
         ]
     assert run_cli("index", str(sample_vault), "--quiet").returncode == 0
+    folder = run_cli("search", "--vault", str(sample_vault), "--folder", "-archive", "tokens")  # a value: argparse's word
+    assert folder.returncode == 2 and "not an option" not in folder.stderr
     for words in (["-k3", "tokens"], ["-v", "tokens"], ["--", "tokens -android"]):  # options, and a query after --
         assert run_cli("search", "--vault", str(sample_vault), *words).returncode == 0, words
 

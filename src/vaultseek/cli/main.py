@@ -687,20 +687,21 @@ def _exclusion_as_option(parser: argparse.ArgumentParser, words: list[str]) -> U
         return None
     options = _search_options(parser)
     flags = {name[1] for name, action in options.items() if len(name) == 2 and action.nargs == 0}
-    typed = [w for w in words[1:] if _EXCLUSION.fullmatch(w) and w not in options and not set(w[1:]) <= flags]
-    if not typed:
-        return None
+    typed: list[str] = []
     query: list[str] = []
-    value_next = False
+    value_next = False  # the word after --folder is its value, whatever argparse makes of it
     for word in words[1:]:
-        if value_next or word in typed:
+        if value_next:
             value_next = False
-            continue
-        if word.startswith("-"):
+        elif _EXCLUSION.fullmatch(word) and word not in options and not set(word[1:]) <= flags:
+            typed.append(word)
+        elif word.startswith("-"):
             action = options.get(word.split("=", 1)[0])
             value_next = action is not None and action.nargs is None and "=" not in word
-            continue
-        query.append(word)
+        else:
+            query.append(word)
+    if not typed:
+        return None
     quoted = shlex.quote(" ".join([*(query or ["sync"]), *typed]))
     return UsageError(
         f"{', '.join(typed)}: not an option of vaultseek search; an exclusion goes inside the quoted query",
