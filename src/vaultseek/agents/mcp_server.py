@@ -15,8 +15,9 @@ can read.
 Over stdio, a line longer than :data:`MAX_LINE_BYTES` is skipped unread (in 64 KB pieces) and
 answered with a JSON-RPC error carrying the request's id where its first bytes show it; a line
 that is not JSON, or not a JSON-RPC message, is answered with a JSON-RPC error too (the SDK's
-transport would drop it without a word). A search's query is capped by the search contract
-(``MAX_QUERY_CHARS``) like every surface's.
+transport would drop it without a word), and one holding a lone surrogate escape (half an
+emoji) is passed on with it as ``?``, which the SDK's parser would also drop. A search's
+query is capped by the search contract (``MAX_QUERY_CHARS``) like every surface's.
 """
 
 from __future__ import annotations
@@ -525,7 +526,7 @@ class _BoundedLines:
                 continue
             refusal = _refusal(line)
             if refusal is None:
-                return line.decode("utf-8", "replace")
+                return _readable(line)
             self.output.error(*refusal)
 
     def _skip_rest(self) -> None:
@@ -548,6 +549,21 @@ def _refusal(line: bytes) -> tuple[int, str, Any] | None:
         shown = request_id if isinstance(request_id, (str, int)) and not isinstance(request_id, bool) else None
         return INVALID_REQUEST, "not a JSON-RPC 2.0 request, notification or response", shown
     return None
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _readable(line: bytes) -> str:
+    """A JSON-RPC message as the SDK's transport can read it. A lone surrogate escape
+    (``"\\ud83d"``, half an emoji: Python's JSON reads it, the SDK's parser does not) made the
+    transport drop the request without an answer, and the client waited for ever: such a line
+    is written anew with each lone surrogate as ``?``, as a search query's are."""
+    decoded = line.decode("utf-8", "replace")
+    if not _SURROGATE_ESCAPE.search(line):
+        return decoded
+    text = json.dumps(json.loads(decoded), ensure_ascii=False)  # a pair is one character again
+    return text.encode("utf-8", "replace").decode("utf-8") + "\n"
 
 
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
