@@ -58,6 +58,7 @@ from typing import Any, cast
 
 from ..config import FILE_KINDS
 from ..errors import QueryError
+from ..payload import encodable
 from ..records import COMPARISON_OPS, ComparisonOp, FieldComparison, SearchFilter
 from ..text.keys import NUMBER, field_key, field_value, number_text, tag_key
 
@@ -98,7 +99,7 @@ def parse_filter(data: Mapping[str, Any] | SearchFilter | None, *, now: float | 
             f"unknown filter field(s): {', '.join(map(str, unknown))}",
             hint=f"known fields: {', '.join(FIELDS)}",
         )
-    data = cast("Mapping[str, Any]", _encodable(data))
+    data = cast("Mapping[str, Any]", encodable(dict(data)))  # text no UTF-8 holds: see payload
     clock = time.time() if now is None else now
     values: dict[str, Any] = {}
     for name in ("paths", "folders", "tags", "kinds", "path_contains", "name_contains"):
@@ -129,20 +130,6 @@ def parse_filter(data: Mapping[str, Any] | SearchFilter | None, *, now: float | 
             hint="after is inclusive and before exclusive; swap them?",
         )
     return SearchFilter(**values)
-
-
-def _encodable(value: Any) -> Any:
-    """``value`` with each lone surrogate in its text (and its mappings' keys) replaced by
-    ``?``, as a query's are (``contract.SearchRequest``): a non-UTF-8 byte in a command-line
-    argument, or ``\\ud800`` in JSON, reached the database as text no UTF-8 can hold, and the
-    search failed with an internal error (MCP: no answer at all). No indexed name holds one."""
-    if isinstance(value, str):
-        return value.encode("utf-8", "replace").decode("utf-8")
-    if isinstance(value, Mapping):
-        return {_encodable(key): _encodable(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_encodable(item) for item in value]
-    return value
 
 
 def _strings(name: str, raw: Any) -> list[str] | None:
