@@ -34,7 +34,7 @@ from .grouping import PAGE, PathCache, assemble_notes, group_notes, notes_depth,
 from .intent import LEANS, detect_intent
 from .linkgraph import LinkGraph, boost, contenders
 from .pointers import follow_pointers
-from .relevance import MATCH, MIN_LEGIBLE, NO_MATCH, QueryWords, judge_results
+from .relevance import MATCH, MATCH_DEPTH, MIN_LEGIBLE, NO_MATCH, QueryWords, judge_results
 from .rerank import DEFAULT_DEPTH, DEFAULT_WEIGHT, RerankerLike, rerank, skipped
 from .restriction import Restriction, restrict
 from .signals import apply_signals
@@ -428,6 +428,12 @@ def run_search(
             if not found:
                 return found
             judged, match = judge_results(found, words, static_side, deep_side_)
+            head = fused[:MATCH_DEPTH]  # the verdict reads what its judge was fitted on
+            if [f.item for f in head] != [r.chunk_id for r in found]:
+                shown = {r.chunk_id: r for r in found}
+                missing = {r.chunk_id: r for r in _materialise(store, [f for f in head if f.item not in shown], query, rows)}
+                read = [shown.get(f.item) or missing.get(f.item) for f in head]
+                _, match = judge_results([r for r in read if r is not None], words, static_side, deep_side_)
             no_match = match < MATCH
             return judged
 
