@@ -23,6 +23,8 @@ def test_queries_use_the_same_pairs() -> None:
     assert parse_query("京大").phrases == ('"京大"',)
     assert parse_query("東京大学").phrases == ('"東京"', '"京大"', '"大学"')  # each pair a word
     assert parse_query("书").phrases == ('"书" *',)  # one character: a prefix of a pair
+    assert parse_query("书*").phrases == parse_query("书?").phrases == ('"书" *',)  # beside an operator, still the word
+    assert parse_query("Docker的").phrases == ('"Docker"',)  # on a Latin word: a particle
     assert parse_query("iPhone手机").phrases == ('"iPhone"', '"手机"')
 
 
@@ -54,6 +56,7 @@ NOTES = {
         ("大学", "zh.md"),  # a 2-character word inside a sentence
         ("图书馆", "zh.md"),
         ("书", "zh.md"),  # a single character
+        ("书*", "zh.md"),  # and as a prefix: the words starting with it
         ("新幹線", "ja.md"),
         ("京都", "ja.md"),
         ("부산", "ko.md"),  # a word with a particle attached in the text: 부산까지

@@ -152,6 +152,26 @@ def test_options_after_double_dash_get_a_hint(sample_vault: Path) -> None:
     assert json.loads(placed.stdout)["query"] == "-flag tokens"
 
 
+def test_an_exclusion_typed_as_a_word_of_its_own_says_to_quote_the_query(sample_vault: Path) -> None:
+    """Unquoted, ``-android`` reaches argparse as an option: it answered "unrecognized
+    arguments: -android" under the top command's usage, and ``-kubernetes`` "argument -k:
+    invalid int value: 'ubernetes'"."""
+    for words, quoted in ((["sync", "-android"], "'sync -android'"), (["-kubernetes"], "'sync -kubernetes'"),
+                          (["--json", "tokens", "-draft*", "-k", "3"], "'tokens -draft*'")):  # fmt: skip
+        refused = run_cli("search", "--vault", str(sample_vault), *words)
+        assert refused.returncode == 2
+        excluded = next(word for word in words if word.startswith("-") and word[1] != "-" and word != "-k")
+        assert refused.stderr.splitlines() == [
+            f"error: {excluded}: not an option of vaultseek search; an exclusion goes inside the quoted query",
+            f"hint: quote the whole query as one word: vaultseek search {quoted}",
+        ]
+    assert run_cli("index", str(sample_vault), "--quiet").returncode == 0
+    folder = run_cli("search", "--vault", str(sample_vault), "--folder", "-archive", "tokens")  # a value: argparse's word
+    assert folder.returncode == 2 and "not an option" not in folder.stderr
+    for words in (["-k3", "tokens"], ["-v", "tokens"], ["--", "tokens -android"]):  # options, and a query after --
+        assert run_cli("search", "--vault", str(sample_vault), *words).returncode == 0, words
+
+
 # -- a folder for --db, deep search before the deep vectors ------------------------------------
 
 

@@ -141,6 +141,20 @@ def test_scope_with_sql_wildcards_in_names(vault: Path, write: Callable[..., Pat
         assert [r.path for r in hits.results] == ["a_b/x.md"]
 
 
+def test_a_filter_value_no_utf8_can_hold_matches_nothing_instead_of_failing(scoped_vault: Path) -> None:
+    """A lone surrogate (a non-UTF-8 byte in a command-line argument, ``\\ud800`` in JSON) in a
+    filter's text reached the database and failed the search with an internal error; the
+    query's own text was already made encodable."""
+    with open_index(scoped_vault, create=True) as index:
+        index.sync()
+        for filters in ({"folders": ["\ud800"]}, {"tags": ["a\udfff"]}, {"paths": ["\ud800.md"]},
+                        {"where": ["\ud800:x"]}, {"where": ["status:\ud800"]}, {"where": {"\ud800": "x"}},
+                        {"path_contains": ["\ud800"]}, {"name_contains": ["\ud800"]}):  # fmt: skip
+            assert not index.search("rotate refresh tokens", filters=filters).results, filters
+    cli = run_cli("search", "--vault", str(scoped_vault), "rotate refresh tokens", "--folder", "\udcff")  # the byte 0xff
+    assert cli.returncode == 0 and "unexpected" not in cli.stderr and "no folder '?'" in cli.stdout + cli.stderr
+
+
 def test_parse_filter_validates() -> None:
     assert parse_filter(None).unrestricted
     assert parse_filter({"folders": "/work/"}).folders == ("work",)

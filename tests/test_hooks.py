@@ -337,6 +337,27 @@ def test_the_daemon_frames_hook_answers_the_same_way(indexed: Path, monkeypatch:
     assert tool_served == tool_alone and INJECTION in tool_served
 
 
+def test_the_daemon_answers_a_prompt_holding_half_an_emoji(indexed: Path) -> None:
+    """``"\\ud83d"`` in the event's JSON (half an emoji) could not be sent to the daemon as
+    UTF-8: the hook failed open and the prompt got no context, though it got it without one."""
+    from vaultseek.agents import daemon_client
+    from vaultseek.config import load_config
+
+    prompt = event("how should we rotate refresh tokens? \ud83d")
+    alone = run_cli("hook", "user-prompt-submit", "--vault", str(indexed), stdin=prompt).stdout
+    assert "### Rotating refresh tokens (`security/oauth.md`)" in alone
+    db = load_config(vault=indexed).db
+    assert db is not None
+    assert run_cli("daemon", "start", "--vault", str(indexed), "--no-watch").returncode == 0
+    try:
+        assert daemon_client.is_running(db) is not None
+        served = run_cli("hook", "user-prompt-submit", f"--vault={indexed}", f"--db={db}", stdin=prompt)
+    finally:
+        run_cli("daemon", "stop", "--vault", str(indexed))
+    assert served.stdout == alone, log_text()
+    assert "failed open" not in log_text()
+
+
 def test_a_korean_prompt_is_not_judged_by_vectors_that_cannot_read_it(vault: Path) -> None:
     """The bundled English model sees any two Korean texts as alike (cosines 0.8–0.95), so an
     unrelated Korean prompt would pass any cosine threshold with every hit. Such a prompt is

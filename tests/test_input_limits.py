@@ -200,6 +200,19 @@ def test_mcp_answers_malformed_lines_with_json_rpc_errors(mcp_peer: StdioPeer) -
     assert found["id"] == 8 and found["result"]["structuredContent"]["results"][0]["path"] == "security/oauth.md"
 
 
+def test_mcp_answers_a_request_holding_half_an_emoji(mcp_peer: StdioPeer) -> None:
+    """``"\\ud83d"`` (a lone surrogate, half an emoji) is JSON that Python reads and the SDK's
+    parser refuses: the request was dropped and the client waited for ever."""
+    found = mcp_peer.call(51, "search", {"query": "rotate refresh tokens \ud83d", "k": 1})
+    assert found["id"] == 51 and found["result"]["structuredContent"]["results"][0]["path"] == "security/oauth.md"
+    scoped = mcp_peer.call(52, "search", {"query": "tokens", "filters": {"folders": ["\ud800"], "tags": ["a\udfff"]}})
+    assert scoped["id"] == 52 and scoped["result"]["structuredContent"]["results"] == []
+    missing = mcp_peer.call(53, "get_note", {"path": "\ud800.md"})
+    assert missing["id"] == 53 and missing["result"]["isError"] and "not in the index" in missing["result"]["content"][0]["text"]
+    paired = mcp_peer.call(54, "search", {"query": "rotate refresh tokens \ud83d\ude00", "k": 1})  # a whole emoji
+    assert paired["result"]["structuredContent"]["query"] == "rotate refresh tokens \U0001f600"
+
+
 def test_mcp_refuses_an_oversized_request_unread_and_keeps_serving(mcp_peer: StdioPeer) -> None:
     huge = {"jsonrpc": "2.0", "id": 41, "method": "tools/call",
             "params": {"name": "search", "arguments": {"query": "x" * (20 * 1024 * 1024)}}}  # fmt: skip

@@ -324,3 +324,22 @@ def test_mcp_map_of_too_few_notes_is_one_line_with_a_hint(vault: Path) -> None:
 
     text = _error(run(ask()))
     assert "a map needs at least 3 notes" in text and "vaultseek index" in text
+
+
+def test_the_search_tools_description_names_the_fields_its_answer_has(indexed: Path) -> None:
+    """The agent reads the tool's description, not docs/agents.md: it must name the fields the
+    answer holds (``relevance``, ``no_match``) and none of those the answer leaves out (the
+    ranks, scores, signals and heading context of ``vaultseek search --json``)."""
+    import re
+
+    from vaultseek.agents.mcp_server import SEARCH_DESCRIPTION, lean_answer
+
+    with open_index(indexed) as index:
+        full = index.search("rotate refresh tokens").to_dict()
+    lean = lean_answer(full)
+    note, section = lean["results"][0], lean["results"][0]["sections"][0]
+    given = {*note, *section, "location", "no_match", "parsed", "notices"}
+    left_out = {*full["results"][0], *full["results"][0]["sections"][0]} - given
+    named = set(re.findall(r"`(\w+)`", SEARCH_DESCRIPTION))
+    assert left_out and not left_out & named, left_out & named
+    assert given <= named, given - named

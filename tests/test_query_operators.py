@@ -24,6 +24,7 @@ from vaultseek.agents.hooks import HookSettings, user_prompt_context
 from vaultseek.engine import Index
 from vaultseek.errors import QueryError
 from vaultseek.records import SEARCH_MODES
+from vaultseek.search.relevance import NO_MATCH, RELEVANT
 
 NOTES = {
     "work/sync.md": """
@@ -158,6 +159,19 @@ def test_a_prefix_finds_its_words_in_every_mode(index: Index) -> None:
     assert response.parsed.text == " ".join(response.parsed.prefixes["termin*"])  # embedded as words, not "termin*"
     mixed = paths(index, "termin* window")
     assert set(mixed[:2]) == {"shell/terminal.md", "shell/kill.md"}, mixed  # both words outrank "window" alone
+
+
+def test_a_prefix_is_judged_as_the_words_it_finds(index: Index) -> None:
+    """No chunk holds ``kündig`` itself: read as typed it is a made-up word, and the one note
+    holding *Kündigungsfrist* was judged no match (relevance ~0.001) in every mode."""
+    word = index.search("Kündigungsfrist").results[0]
+    for mode in ("hybrid", "bm25", "vector"):
+        response = index.search("Kündig*", mode=mode)
+        assert not response.no_match and NO_MATCH not in response.notices, mode
+        best = response.results[0]
+        assert best.path == "de/recht.md" and best.relevance is not None and best.relevance >= RELEVANT, (mode, best.relevance)
+    assert index.search("Kündig*").results[0].relevance == pytest.approx(word.relevance)
+    assert index.search("termin*").results[0].relevance >= RELEVANT  # a prefix that is a word stays as typed
 
 
 @pytest.mark.parametrize(

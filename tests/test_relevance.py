@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import run_cli
+from conftest import SHARED_DATA, run_cli
 from vaultseek import open_index
 from vaultseek.agents.hooks import HookSettings, user_prompt_context
 from vaultseek.evaluation.calibration import Query, fit_judge, judge_scores
@@ -46,6 +46,27 @@ def test_nonsense_gets_no_match_and_a_question_the_vault_answers_does_not(indexe
     assert not answered.no_match and NO_MATCH not in answered.notices
     best = answered.notes[0]
     assert best.path == "security/oauth.md" and best.sections[0].relevance is not None and best.sections[0].relevance >= 0.5
+
+
+def test_the_verdict_does_not_depend_on_how_many_results_are_shown(tmp_path: Path) -> None:
+    """Read over the results shown, "nothing matches" held at ``k=1`` and not at ``k=3``
+    (the best of three results rose above the line) — for these coding requests and everyday
+    lines on the first 300 tldr pages. The match judge reads the fused list's first 8, as it
+    was fitted, in either view and at any ``k``."""
+    pages = sorted((SHARED_DATA / "tldr" / "pages" / "common").glob("*.md"))[:300]
+    if not pages:
+        pytest.skip("../shared/data/tldr is not available")
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for page in pages:
+        (vault / page.name).write_bytes(page.read_bytes())
+    with open_index(vault, db=tmp_path / "index.db", create=True, deep_tier=False) as index:
+        index.sync(remember=False)
+        for query in ("add a foreign key from orders to customers", "implement an LRU cache class in Java", "e-mail setup"):
+            verdicts = {(k, view): index.search(query, k=k, view=view, syntax=False).no_match
+                        for k in (1, 3, 8, 20) for view in ("chunks", "notes")}  # fmt: skip
+            assert len(set(verdicts.values())) == 1, (query, verdicts)
+            assert verdicts[(8, "chunks")] == index.search(query, k=8, view="chunks", syntax=False).no_match
 
 
 @pytest.mark.parametrize("models", [(STATIC, None), (STATIC, DEEP)])

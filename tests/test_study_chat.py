@@ -154,6 +154,26 @@ def test_bad_requests_are_json_errors(client: Any) -> None:
     assert client.delete("/api/search").json()["error"]["code"] == "method_not_allowed"
 
 
+def test_half_an_emoji_in_a_body_is_text_not_an_internal_error(client: Any) -> None:
+    """A lone surrogate escape (``"\\ud83d"``, half an emoji) in a JSON body reached the
+    database: the chat, a category scope and a search filter answered 500 "this is a bug"."""
+
+    def post(path: str, body: dict[str, Any]) -> Any:  # as JSON escapes it: the client would not encode it
+        return client.post(path, content=json.dumps(body).encode(), headers={"content-type": "application/json"})
+
+    chat = post("/api/chat", {"question": "what is the notice period for a tenancy? \ud83d"})
+    items = envelopes(chat.iter_lines())
+    assert chat.status_code == 200 and items[-1]["type"] == "done", items
+    assert items[0]["data"]["question"]["text"] == "what is the notice period for a tenancy? ?"
+    assert items[0]["data"]["citations"][0]["path"] == "law/tenancy.md"
+    uncategorised = post("/api/chat", {"question": "notice period", "scope": {"categories": ["\ud800"]}})
+    assert uncategorised.status_code == 200 and envelopes(uncategorised.iter_lines())[0]["data"]["citations"] == []
+    refused = post("/api/chat", {"question": "notice period", "scope": {"folders": ["\ud800"]}})
+    assert refused.status_code == 400 and "no folder '?'" in refused.json()["error"]["message"], refused.json()
+    found = post("/api/search", {"query": "notice period", "filters": {"tags": ["\udfff"]}})
+    assert found.status_code == 200 and found.json()["notices"] == ["no note has the tag '?'"]
+
+
 def test_a_scope_naming_nothing_is_refused_before_the_model_is_asked(client: Any, standin: StandinLLM) -> None:
     asked = len(standin.requests)
     for scope, words in (({"folders": ["Law"]}, "did you mean 'law'?"), ({"kinds": ["exe"]}, "unknown kind 'exe'")):

@@ -112,3 +112,22 @@ def test_a_bad_operator_is_an_error_with_its_hint(browser: Any, site: str) -> No
     assert no_sideways_scroll(page)
     shot(page, "search-error-390")
     assert page.errors == []
+
+
+def test_a_query_with_a_percent_sign_is_searched_and_the_app_opens_again(browser: Any, site: str) -> None:
+    """The app remembers its section as the decoded hash (``search/20% off``) and decoded it
+    again on the next visit: ``decodeURIComponent`` threw on the bare ``%`` and the app opened
+    on nothing, every time, until the browser's storage was cleared."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(site + "/#search/" + quote("sync 100% android"))
+    expect(page.locator(".search-results .note-result").first).to_be_visible()
+    page.goto(site + "/")  # no section in the address: the remembered one opens
+    expect(page.locator("input[name=q]")).to_have_value("sync 100% android")
+    expect(page.locator(".search-results .note-result").first).to_be_visible()
+    page.goto(site + "/#search/100%")  # a hand-written address with a bare % is read as typed
+    expect(page.locator("input[name=q]")).to_have_value("100%")
+    context.close()
+    assert errors == []

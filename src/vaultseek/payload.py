@@ -37,6 +37,20 @@ def load_json(data: bytes | str, *, max_bytes: int, what: str = "the request") -
     return value
 
 
+def encodable(value: Any) -> Any:
+    """``value`` with each lone surrogate in its text (and in its objects' keys) replaced by
+    ``?``. JSON may escape one (``"\\ud83d"``, half an emoji) and a command-line argument holds
+    one for each byte that is not UTF-8; no database, file or UTF-8 output can take it, so text
+    that is stored or searched is made encodable where it comes in."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, dict):
+        return {encodable(key): encodable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [encodable(item) for item in value]
+    return value
+
+
 def shown_size(count: int) -> str:
     """A byte count as people write it: ``1 MB``, ``64 KB``, ``512 bytes`` (powers of 1,024)."""
     for unit, size in (("MB", 1 << 20), ("KB", 1 << 10)):

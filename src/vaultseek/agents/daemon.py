@@ -115,7 +115,7 @@ def _error_reply(message: str, hint: str | None, *, exit_code: int = 2) -> dict[
 
 def _send(conn: socket.socket, reply: dict[str, Any]) -> None:
     try:
-        conn.sendall(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
+        conn.sendall(daemon_client.wire(json.dumps(reply, ensure_ascii=False)) + b"\n")
     except OSError:
         pass
 

@@ -179,7 +179,7 @@ def _exchange(db: str | os.PathLike[str], message: dict[str, Any], *, timeout: f
             client.connect(path)
         except OSError:  # refused (stale socket) or vanished: no daemon
             return None
-        payload = json.dumps({"v": PROTOCOL_VERSION, **message}, ensure_ascii=False).encode("utf-8")
+        payload = wire(json.dumps({"v": PROTOCOL_VERSION, **message}, ensure_ascii=False))
         if len(payload) > MAX_REQUEST_BYTES:
             return None  # the daemon would refuse it: the caller answers in its own process
         try:
@@ -196,6 +196,13 @@ def _exchange(db: str | os.PathLike[str], message: dict[str, Any], *, timeout: f
         return None  # closed without answering (shutting down): treat as absent
     reply = json.loads(answer)
     return reply if isinstance(reply, dict) else None
+
+
+def wire(text: str) -> bytes:
+    """JSON text as the socket carries it: UTF-8, with a lone surrogate (half an emoji in a
+    prompt or a tool's output, which JSON escapes) written as its JSON escape ``\\ud83d``,
+    which reads back as the same text; plain UTF-8 would fail and fail the hook open."""
+    return text.encode("utf-8", "backslashreplace")
 
 
 def read_line(conn: socket.socket, *, limit: int) -> bytes | None:

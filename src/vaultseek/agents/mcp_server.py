@@ -15,8 +15,9 @@ can read.
 Over stdio, a line longer than :data:`MAX_LINE_BYTES` is skipped unread (in 64 KB pieces) and
 answered with a JSON-RPC error carrying the request's id where its first bytes show it; a line
 that is not JSON, or not a JSON-RPC message, is answered with a JSON-RPC error too (the SDK's
-transport would drop it without a word). A search's query is capped by the search contract
-(``MAX_QUERY_CHARS``) like every surface's.
+transport would drop it without a word), and one holding a lone surrogate escape (half an
+emoji) is passed on with it as ``?``, which the SDK's parser would also drop. A search's
+query is capped by the search contract (``MAX_QUERY_CHARS``) like every surface's.
 """
 
 from __future__ import annotations
@@ -67,13 +68,14 @@ SEARCH_DESCRIPTION = """\
 Search the user's notes and documents. Hybrid search by default: exact words and identifiers
 (BM25) plus meaning (embeddings), so both `_rrf_fuse` and "how do we rotate tokens" work.
 Returns up to k notes (default 10, at most 100), best first, each once: `path`
-(vault-relative), `title`, `score` and `sections`, its best 1 to 3 sections, best first (a weak
-extra section is left out). A section has `section`, `heading_context` (note title | type |
-tags | heading trail), `label` (the section, or a document's page, slide or sheet rows), a short
-`snippet`, `score`, its rank in each list (`bm25_rank`, `vec_rank`, `deep_rank`), `signals`,
-`location` (a document's page, slide, or sheet and rows) and `chunk_id` (pass it to get_chunk
-for the whole section). view: "notes" (default) or "chunks": k sections as ranked, several of
-one note possibly. mode: "hybrid" (default), "bm25" for exact terms, "vector" for paraphrases (the fast
+(vault-relative), `title`, `relevance` and `sections`, its best 1 to 3 sections, best first (a
+weak extra section is left out). A section has `section` (its heading), a short `snippet`,
+`relevance` (the probability, 0 to 1, that it answers the query; 0.5 and up: likely),
+`location` (a document's page, slide, or sheet and rows; absent for a note) and `chunk_id`
+(pass it to get_chunk for the whole section). `no_match` true means nothing answers the query:
+the results are only the closest the index holds, so say so rather than rely on them;
+`notices` says what else the search changed or could not do. view: "notes" (default) or
+"chunks": k sections as ranked, each with its `path`, several of one note possibly. mode: "hybrid" (default), "bm25" for exact terms, "vector" for paraphrases (the fast
 static model), "deep" for the deep tier's multilingual model alone. max_tokens caps the size of
 the whole answer (about 4 characters a token).
 The query reads search operators: "exact phrase" (every result holds it), -word and -"a phrase"
@@ -524,7 +526,7 @@ class _BoundedLines:
                 continue
             refusal = _refusal(line)
             if refusal is None:
-                return line.decode("utf-8", "replace")
+                return _readable(line)
             self.output.error(*refusal)
 
     def _skip_rest(self) -> None:
@@ -547,6 +549,21 @@ def _refusal(line: bytes) -> tuple[int, str, Any] | None:
         shown = request_id if isinstance(request_id, (str, int)) and not isinstance(request_id, bool) else None
         return INVALID_REQUEST, "not a JSON-RPC 2.0 request, notification or response", shown
     return None
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _readable(line: bytes) -> str:
+    """A JSON-RPC message as the SDK's transport can read it. A lone surrogate escape
+    (``"\\ud83d"``, half an emoji: Python's JSON reads it, the SDK's parser does not) made the
+    transport drop the request without an answer, and the client waited for ever: such a line
+    is written anew with each lone surrogate as ``?``, as a search query's are."""
+    decoded = line.decode("utf-8", "replace")
+    if not _SURROGATE_ESCAPE.search(line):
+        return decoded
+    text = json.dumps(json.loads(decoded), ensure_ascii=False)  # a pair is one character again
+    return text.encode("utf-8", "replace").decode("utf-8") + "\n"
 
 
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import sys
 from collections.abc import Callable, Sequence
@@ -652,11 +653,7 @@ def _options_after_the_query(parser: argparse.ArgumentParser, words: list[str]) 
         return None
     cut = words.index("--")
     query, rest = words[cut + 1 : cut + 2], words[cut + 2 :]
-    known = next(
-        (set(action.choices["search"]._option_string_actions) for action in parser._actions
-         if isinstance(action, argparse._SubParsersAction)),
-        set(),
-    )  # fmt: skip
+    known = set(_search_options(parser))
     found = [word.split("=", 1)[0] for word in rest if word.split("=", 1)[0] in known]
     if not query or not found:
         return None
@@ -665,6 +662,51 @@ def _options_after_the_query(parser: argparse.ArgumentParser, words: list[str]) 
     return UsageError(
         f"after --, every word is part of the query: {named} {verb}",
         hint=f"put options before --: {shlex.join(['vaultseek', *words[:cut], *rest, '--', *query])}",
+    )
+
+
+_EXCLUSION = re.compile(r"-[^\W\d_]{2,}\*?")
+"""A word the query syntax reads as an exclusion (``-android``, ``-draft*``), as the shell
+passes it when it stands apart."""
+
+
+def _search_options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    return next(
+        (dict(action.choices["search"]._option_string_actions) for action in parser._actions
+         if isinstance(action, argparse._SubParsersAction)),
+        {},
+    )  # fmt: skip
+
+
+def _exclusion_as_option(parser: argparse.ArgumentParser, words: list[str]) -> UsageError | None:
+    """``search sync -android``, unquoted: the shell passes ``-android`` as a word of its own,
+    which argparse takes for an option — "unrecognized arguments: -android", or for
+    ``-kubernetes`` "argument -k: invalid int value: 'ubernetes'". The error saying that an
+    exclusion belongs inside the quoted query; None when no such word is there (or after
+    ``--``, where every word is the query's). Flags run together (``-vh``) stay options."""
+    if not words or words[0] != "search" or "--" in words:
+        return None
+    options = _search_options(parser)
+    flags = {name[1] for name, action in options.items() if len(name) == 2 and action.nargs == 0}
+    typed: list[str] = []
+    query: list[str] = []
+    value_next = False  # the word after --folder is its value, whatever argparse makes of it
+    for word in words[1:]:
+        if value_next:
+            value_next = False
+        elif _EXCLUSION.fullmatch(word) and word not in options and not set(word[1:]) <= flags:
+            typed.append(word)
+        elif word.startswith("-"):
+            action = options.get(word.split("=", 1)[0])
+            value_next = action is not None and action.nargs is None and "=" not in word
+        else:
+            query.append(word)
+    if not typed:
+        return None
+    quoted = shlex.quote(" ".join([*(query or ["sync"]), *typed]))
+    return UsageError(
+        f"{', '.join(typed)}: not an option of vaultseek search; an exclusion goes inside the quoted query",
+        hint=f"quote the whole query as one word: vaultseek search {quoted}",
     )
 
 
@@ -677,7 +719,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if options is not None:  # on every prompt: skip building the parser
             return run_hook(words[1], options)
     parser = build_parser(only=words[0] if words and words[0] in COMMANDS else None)
-    misplaced = _options_after_the_query(parser, words)
+    misplaced = _options_after_the_query(parser, words) or _exclusion_as_option(parser, words)
     if misplaced is not None:  # before argparse, whose own message would not say why
         sys.stderr.write(f"error: {misplaced.message}\nhint: {misplaced.hint}\n")
         return misplaced.exit_code

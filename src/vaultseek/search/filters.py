@@ -54,10 +54,11 @@ import re
 import time
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from ..config import FILE_KINDS
 from ..errors import QueryError
+from ..payload import encodable
 from ..records import COMPARISON_OPS, ComparisonOp, FieldComparison, SearchFilter
 from ..text.keys import NUMBER, field_key, field_value, number_text, tag_key
 
@@ -98,6 +99,7 @@ def parse_filter(data: Mapping[str, Any] | SearchFilter | None, *, now: float | 
             f"unknown filter field(s): {', '.join(map(str, unknown))}",
             hint=f"known fields: {', '.join(FIELDS)}",
         )
+    data = cast("Mapping[str, Any]", encodable(dict(data)))  # text no UTF-8 holds: see payload
     clock = time.time() if now is None else now
     values: dict[str, Any] = {}
     for name in ("paths", "folders", "tags", "kinds", "path_contains", "name_contains"):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -54,7 +54,7 @@ from .intent import LEANS, detect_intent
 from .linkgraph import LinkGraph, boost, contenders
 from .params import SearchParams
 from .pointers import follow_pointers
-from .relevance import MATCH, MIN_LEGIBLE, NO_MATCH, QueryWords, Side, judge_results
+from .relevance import MATCH, MATCH_DEPTH, MIN_LEGIBLE, NO_MATCH, QueryWords, Side, judge_results
 from .rerank import RerankerLike, rerank, skipped
 from .restriction import Restriction, restrict
 from .signals import apply_signals
@@ -145,7 +145,7 @@ def run_search(
         notices.append(f"term matching re-scores convex fusion only; not applied with {params.fusion}")
     lists = {"bm25": found.bm25, "vector": found.vec, "deep": found.deep}
     deep_state = _deep_state(store, found) if found.deep_vectors is not None else None
-    words = QueryWords(store, query, len(found.static[0]) if found.static is not None else None)
+    words = QueryWords(store, _judged_query(store, query, completions), len(found.static[0]) if found.static is not None else None)
     if found.static is not None and found.bm25 and found.vec and params.term_match > 0 and params.mode == "hybrid" and params.fusion == "convex":
         fused, rows = fuse_with_terms(store, lists, words, params, lean, found.legible, deep_state)
     else:
@@ -179,7 +179,8 @@ def run_search(
             fused = [f for f in fused if f.item in allowed]
     if scope is not None:
         notices.extend(filter_misses(store, scope))
-    judge = _Judge(words, *_judged_sides(found)) if params.judge else None
+    verdict_head = _Head(fused[:MATCH_DEPTH], lambda missing: _materialise(store, missing, query, rows))
+    judge = _Judge(words, *_judged_sides(found), verdict_head) if params.judge else None
     answer = _Answer(text, params, notices, intent, parsed.shown(completions), reranking, expansion, restriction)
     if params.view == "notes":
         groups = group_notes(fused, params.k, paths_of, share)
@@ -310,20 +311,43 @@ def _judged_sides(found: _Found) -> tuple[Side | None, Side | None]:
     return static_side, deep_side
 
 
+@dataclass(frozen=True, slots=True)
+class _Head:
+    """The first :data:`~.relevance.MATCH_DEPTH` sections of the fused list, which the "nothing
+    matches" verdict reads whatever a search shows (its judges were fitted on them), and how to
+    read the ones a search did not show."""
+
+    fused: list[Fused]
+    read: Callable[[list[Fused]], list[SearchResult]]
+
+    def results(self, shown: list[SearchResult]) -> list[SearchResult] | None:
+        """The head's results, the shown ones reused; None when the head is what was shown."""
+        if [f.item for f in self.fused] == [r.chunk_id for r in shown]:
+            return None
+        known = {r.chunk_id: r for r in shown}
+        known.update((r.chunk_id, r) for r in self.read([f for f in self.fused if f.item not in known]))
+        return [known[f.item] for f in self.fused if f.item in known]
+
+
 @dataclass(slots=True)
 class _Judge:
     """The relevance judgment of one search's results (:mod:`.relevance`), and whether it found
-    that nothing matches."""
+    that nothing matches: a verdict read over the fused list's head (:class:`_Head`), so that it
+    does not change with ``k`` or the view."""
 
     words: QueryWords
     static: Side | None
     deep: Side | None
+    head: _Head
     no_match: bool = False
 
     def __call__(self, found: list[SearchResult]) -> list[SearchResult]:
         if not found:
             return found
         judged, match = judge_results(found, self.words, self.static, self.deep)
+        head = self.head.results(found)
+        if head is not None:
+            _judged_head, match = judge_results(head, self.words, self.static, self.deep)
         self.no_match = match < MATCH
         return judged
 
@@ -362,6 +386,18 @@ class _Answer:
             self.text, self.params.mode, tuple(results), self._notices(no_match, empty), intent=self.intent,
             view="chunks", no_match=no_match, parsed=self.parsed, reranking=self.reranking, expansion=self.expansion,
         )  # fmt: skip
+
+
+def _judged_query(store: Store, query: LexicalQuery, completions: Mapping[str, list[str]]) -> LexicalQuery:
+    """``query`` as the relevance judgment reads its words: a prefix that is no word of the
+    index (``kündig*``) as its commonest completion (*kündigungsfrist*, the first word the
+    vector lists embed for it). Read as typed, it is a word no chunk holds — a made-up word —
+    and every result of the prefix was judged no match, the note that holds the word too."""
+    stems = {parse_query(prefix).terms[-1]: found[0] for prefix, found in completions.items() if found and parse_query(prefix).terms}
+    unheld = {stem: word for (stem, word), chunks in zip(stems.items(), store.word_frequencies(list(stems)), strict=True) if not chunks}
+    if not unheld:
+        return query
+    return replace(query, terms=tuple(dict.fromkeys(unheld.get(term, term) for term in query.terms)))
 
 
 def _deep_model_failed(exc: ModelError, mode: SearchMode) -> str:

@@ -174,6 +174,11 @@ it, every surface says that nothing matches, and the hook and the chat pass noth
 match judge's bias is set so that this is, on the tune halves, the highest line at which 97 %
 of the judged questions still match (``benchmarks.judgment.anchored``; made-up words and
 keyboard mash: 96–97 % unmatched; ``python -m benchmarks.judgment``)."""
+MATCH_DEPTH = 8
+"""The match judges read the first this many sections of the fused list (the chunk view's
+first 8: ``benchmarks.judgment.DEPTH``, where they were fitted), whatever a search shows: a
+verdict read over the results shown said "nothing matches" at ``-k 1`` and not at ``-k 3`` for
+one query, as its best of more results rose."""
 
 # Fitted by `python -m benchmarks.judgment --data ../shared/data --workdir DIR --fit`
 # on the tune halves (docs/search.md, "When nothing matches").

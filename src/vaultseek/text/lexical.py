@@ -168,7 +168,9 @@ def _query_pieces(text: str) -> list[str]:
             if match.start() > at:
                 pieces.append(raw[at : match.start()])
             run = match.group()
-            if len(run) > 1 or len(run) == len(raw):  # one character on a Latin word: a particle
+            # One character on a Latin word is a particle (``Docker的``); beside nothing but
+            # punctuation or an operator (``书*``, ``书?``) it is the word searched for.
+            if len(run) > 1 or not WORD.search(raw[: match.start()] + raw[match.end() :]):
                 pieces.extend(cjk_query_words(run))
             at = match.end()
         if at < len(raw):

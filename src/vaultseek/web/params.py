@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from ..contract import text_fields
 from ..errors import MissingExtraError, NotFoundError, QueryError
-from ..payload import load_json, shown_size
+from ..payload import encodable, load_json, shown_size
 from ..study import Notebook
 
 try:
@@ -39,7 +39,8 @@ reading stops there."""
 async def json_body(request: Request) -> Any:
     """The request's JSON body (``null`` when empty): every handler reads its body here. One
     larger than :data:`MAX_JSON_BYTES`, not JSON, or nested deeper than
-    :data:`~vaultseek.payload.MAX_DEPTH` is a :class:`QueryError` (400) that says which."""
+    :data:`~vaultseek.payload.MAX_DEPTH` is a :class:`QueryError` (400) that says which; its
+    text is made encodable (:func:`~vaultseek.payload.encodable`)."""
     too_large = QueryError(f"the request body is larger than {shown_size(MAX_JSON_BYTES)}")
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and (len(declared) > 12 or int(declared) > MAX_JSON_BYTES):
@@ -49,7 +50,9 @@ async def json_body(request: Request) -> Any:
         body += chunk
         if len(body) > MAX_JSON_BYTES:
             raise too_large
-    return load_json(bytes(body) or b"null", max_bytes=MAX_JSON_BYTES, what="the request body")
+    # A lone surrogate ("\\ud83d") reached the database and failed a chat, a category or a
+    # scope with an internal error: the body's text is made encodable first.
+    return encodable(load_json(bytes(body) or b"null", max_bytes=MAX_JSON_BYTES, what="the request body"))
 
 
 def path_param(request: Request) -> str:

@@ -27,11 +27,20 @@ let lastStatus = null;
 const statusListeners = new Set();
 
 function parseHash(hash) {
-  const text = decodeURIComponent(String(hash || "").replace(/^#/, ""));
+  const raw = String(hash || "").replace(/^#/, "");
+  let text = raw;
+  // A bare % (an address written by hand, or a section remembered decoded by an older
+  // version) is no escape: read as written, where decodeURIComponent threw and nothing opened.
+  try { text = decodeURIComponent(raw); } catch { /* as written */ }
   const slash = text.indexOf("/");
   const name = slash < 0 ? text : text.slice(0, slash);
   const sub = slash < 0 ? "" : text.slice(slash + 1);
   return ROUTES[name] ? { name, sub } : null;
+}
+
+// A section as its address (#search/20%25%20off): what parseHash reads back to the same.
+function hashOf(target) {
+  return `${target.name}${target.sub ? "/" + encodeURIComponent(target.sub) : ""}`;
 }
 
 function navigate(hash) {
@@ -76,9 +85,9 @@ async function route() {
   if (!target) {
     const remembered = parseHash(recall("section", ""));
     target = remembered || { name: DEFAULT_ROUTE, sub: "" };
-    history.replaceState(null, "", `#${target.name}${target.sub ? "/" + target.sub : ""}`);
+    history.replaceState(null, "", `#${hashOf(target)}`);
   }
-  remember("section", `${target.name}${target.sub ? "/" + target.sub : ""}`);
+  remember("section", hashOf(target));
   for (const link of document.querySelectorAll(".app-nav a")) {
     if (link.dataset.route === target.name) link.setAttribute("aria-current", "page"); else link.removeAttribute("aria-current");
   }
