@@ -185,3 +185,11 @@ def test_control_characters_never_reach_the_terminal(vault: Path) -> None:
     assert run_cli("index", str(vault), "--quiet").returncode == 0
     shown = run_cli("search", "zeppelins", "--vault", str(vault))
     assert "\x1b" not in shown.stdout and "zeppelins" in shown.stdout
+
+
+def test_a_long_query_that_finds_nothing_is_not_echoed_whole(sample_vault: Path) -> None:
+    run_cli("index", str(sample_vault))
+    pasted = " ".join(["zzqxv"] * 1_000)  # a pasted page of a word no note holds
+    done = run_cli("search", pasted, "--mode", "bm25", "--vault", str(sample_vault))
+    line = next(line for line in done.stdout.splitlines() if line.startswith("No results for"))
+    assert len(line) < 120 and line.endswith("…'."), line

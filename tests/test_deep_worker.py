@@ -8,6 +8,7 @@ worker a test starts is stopped by the ``workers`` fixture, whatever the test di
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -211,6 +212,18 @@ def test_paused_index_starts_no_worker_status_says_so_and_resume_finishes_it(
     assert main(["deep", "--resume"]) == 0
     assert wait_for(lambda: progress(vault, db) == (3, 3), WORK)
     assert wait_for(lambda: not deep_queue.worker_running(), WORK)
+
+
+def test_the_worker_controls_answer_in_json_when_asked(state: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``deep --stop``, ``--pause`` and ``--resume`` with ``--json`` print one JSON object, as
+    every other ``--json`` does, not their sentence."""
+    capsys.readouterr()
+    assert main(["deep", "--stop", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"stopped": None, "paused": False, "queued": 0}
+    assert main(["deep", "--pause", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"stopped": None, "paused": True, "queued": 0}
+    assert main(["deep", "--resume", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"resumed": True, "started": None, "running": False, "queued": 0}
 
 
 def test_the_worker_yields_the_processor_and_stop_ends_it_within_a_bounded_wait_keeping_its_work(

@@ -18,7 +18,7 @@ import json
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
@@ -56,9 +56,9 @@ def cmd_deep(args: argparse.Namespace, out: TextIO) -> int:
     if args.worker:
         return _run_worker(args, out)
     if args.stop or args.pause:
-        return _stop_worker(out, pause=args.pause)
+        return _stop_worker(out, pause=args.pause, as_json=args.json)
     if args.resume:
-        return _resume_worker(out)
+        return _resume_worker(out, as_json=args.json)
     from ..engine import open_index
     from .terminal import DeepBar, GracefulStop, format_deep_status
 
@@ -133,7 +133,12 @@ def _run_worker(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def _stop_worker(out: TextIO, *, pause: bool) -> int:
+def _say(out: TextIO, as_json: bool, text: str, facts: Mapping[str, object]) -> None:
+    """A control command's outcome: a line for a person, or its facts as one JSON object."""
+    out.write((json.dumps(facts) if as_json else text) + "\n")
+
+
+def _stop_worker(out: TextIO, *, pause: bool, as_json: bool = False) -> int:
     """``--stop``: end the worker after its batch (SIGTERM; SIGKILL after
     :data:`STOP_GRACE_SECONDS`, which loses at most the batch in flight). ``--pause`` also
     keeps any from starting until ``--resume``."""
@@ -149,10 +154,11 @@ def _stop_worker(out: TextIO, *, pause: bool) -> int:
     )
     pid = _running_pid()
     if pid is None:
+        facts: Mapping[str, object] = {"stopped": None, "paused": pause, "queued": _queued_count()}
         if pause:
-            out.write(f"Paused the deep tier's background work: {_queued()}; {after}\n")
+            _say(out, as_json, f"Paused the deep tier's background work: {_queued()}; {after}", facts)
         else:
-            out.write(f"No deep-tier worker is running ({_queued()})\n")
+            _say(out, as_json, f"No deep-tier worker is running ({_queued()})", facts)
         return 0
     try:
         os.kill(pid, signal.SIGTERM)
@@ -170,14 +176,19 @@ def _stop_worker(out: TextIO, *, pause: bool) -> int:
         raise IndexBusyError(f"the deep-tier worker (pid {pid}) has not stopped", hint=f"kill {pid}")
     how = f" (ended after {STOP_GRACE_SECONDS:g} s without finishing its batch; that batch is lost)" if killed else ""
     verb = "Paused: stopped" if pause else "Stopped"
-    out.write(f"{verb} the deep-tier worker (pid {pid}){how}; {_queued()}; {after}\n")
+    facts = {"stopped": pid, "paused": pause, "batch_lost": killed, "queued": _queued_count()}
+    _say(out, as_json, f"{verb} the deep-tier worker (pid {pid}){how}; {_queued()}; {after}", facts)
     return 0
 
 
-def _queued() -> str:
+def _queued_count() -> int:
     from ..index import deep_queue
 
-    count = len(deep_queue.load_queue().entries)
+    return len(deep_queue.load_queue().entries)
+
+
+def _queued() -> str:
+    count = _queued_count()
     return f"{count:,} {'index stays' if count == 1 else 'indexes stay'} queued"
 
 
@@ -206,17 +217,19 @@ def _wait_until_stopped(seconds: float) -> bool:
     return True
 
 
-def _resume_worker(out: TextIO) -> int:
+def _resume_worker(out: TextIO, *, as_json: bool = False) -> int:
     from ..index import deep_queue
 
     outcome = deep_queue.resume()
     indexes = f"{outcome.queued:,} queued {'index' if outcome.queued == 1 else 'indexes'}"
+    facts = {"resumed": True, "started": outcome.started, "running": outcome.running, "queued": outcome.queued}
     if outcome.started is not None:
-        out.write(f"Resumed: the deep-tier worker (pid {outcome.started}) embeds {indexes}\n")
+        text = f"Resumed: the deep-tier worker (pid {outcome.started}) embeds {indexes}"
     elif outcome.running:
-        out.write(f"Resumed: the deep-tier worker was already running ({indexes})\n")
+        text = f"Resumed: the deep-tier worker was already running ({indexes})"
     else:
-        out.write("Resumed: nothing is queued; the next `vaultseek index` starts the worker when it has work\n")
+        text = "Resumed: nothing is queued; the next `vaultseek index` starts the worker when it has work"
+    _say(out, as_json, text, facts)
     return 0
 
 

@@ -41,6 +41,8 @@ _PHASE_LABEL = {
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+QUERY_SHOWN = 80
+"""A query longer than this is shown cut, with an ellipsis (a pasted page is not echoed back)."""
 
 
 def clean(text: str) -> str:
@@ -337,7 +339,8 @@ def format_results(response: SearchResponse, *, color: bool, verbose: bool = Fal
     if response.intent is not None:
         lines.append(f"intent: {response.intent} ({'exact words' if response.intent == 'identifier' else 'meaning'} weighted up)")
     if not response.results:
-        lines.append(f"No results for {response.query!r}.")
+        shown = response.query if len(response.query) <= QUERY_SHOWN else response.query[: QUERY_SHOWN - 1] + "…"
+        lines.append(f"No results for {shown!r}.")
         return "\n".join(lines)
     if response.view == "notes":
         for number, note in enumerate(response.notes, start=1):

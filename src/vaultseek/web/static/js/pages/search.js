@@ -154,11 +154,12 @@ function sectionResult(r, query) {
   const match = matchOf(r.relevance);
   const how = [];
   if (r.bm25_rank != null) how.push("has your words");
-  if (r.vec_rank != null) how.push("close in meaning");
+  if (r.vec_rank != null || r.deep_rank != null) how.push("close in meaning");
   const numbers = [`score ${Number(r.score).toFixed(3)}`];
   if (r.relevance != null) numbers.push(`relevance ${Number(r.relevance).toFixed(2)}`);
   if (r.bm25_rank != null) numbers.push(`words #${r.bm25_rank}`);
   if (r.vec_rank != null) numbers.push(`meaning #${r.vec_rank}`);
+  if (r.deep_rank != null) numbers.push(`deep #${r.deep_rank}`);
   return el("button", { type: "button", class: "result", on: { click: () => openPassage({ path: r.path, chunkId: r.chunk_id, label: r.label, highlight: query }) } },
     r.label ? el("span", { class: "result-head" }, el("span", { class: "badge" }, r.label)) : null,
     snippet,
