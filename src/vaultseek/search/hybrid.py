@@ -344,10 +344,7 @@ class _Judge:
     def __call__(self, found: list[SearchResult]) -> list[SearchResult]:
         if not found:
             return found
-        judged, match = judge_results(found, self.words, self.static, self.deep)
-        head = self.head.results(found)
-        if head is not None:
-            _judged_head, match = judge_results(head, self.words, self.static, self.deep)
+        judged, match = judge_results(found, self.words, self.static, self.deep, verdict_over=self.head.results(found))
         self.no_match = match < MATCH
         return judged
 

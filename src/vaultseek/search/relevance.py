@@ -288,15 +288,25 @@ without them."""
 
 
 def judge_results(
-    results: list[SearchResult], words: QueryWords, static: Side | None, deep: Side | None
-) -> tuple[list[SearchResult], float]:
+    results: list[SearchResult], words: QueryWords, static: Side | None, deep: Side | None,
+    *, verdict_over: list[SearchResult] | None = None,
+) -> tuple[list[SearchResult], float]:  # fmt: skip
     """``results`` with their :attr:`~SearchResult.relevance`, each judged by the judge of
-    the models that can read it, and the probability that any of them answers the query."""
+    the models that can read it, and the probability that any of them answers the query —
+    read over ``verdict_over`` instead when given (the fused list's first :data:`MATCH_DEPTH`
+    sections, where the match judges were fitted, when a search shows others). Each result is
+    measured once, whichever of the two sets it is in."""
     probed = deep is not None and isinstance(deep[0], VectorIndex) and deep[0].probes is not None
     judges = judges_for(static[2] if static else None, deep[2] if deep else None, probed=probed)
-    evidence = gather_evidence(results, words, static, deep)
+    shown = {r.chunk_id for r in results}
+    extra = [r for r in verdict_over or () if r.chunk_id not in shown]
+    measures = measure_results([*results, *extra], words, static, deep)
+    evidence = measures.evidence(results)
     chances = [judge_one(judges, e) for e in evidence]
     judged = [replace(r, relevance=p) for r, p in zip(results, chances, strict=True)]
+    if verdict_over is not None:
+        evidence = measures.evidence(verdict_over)
+        chances = [judge_one(judges, e) for e in evidence]
     return judged, judges.match_for(evidence).probability(query_evidence(evidence, chances))
 
 
@@ -327,7 +337,49 @@ def query_evidence(evidence: Sequence[Evidence], chances: Sequence[float]) -> Qu
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Measures:
+    """What the judgment reads of a set of results, per result (by chunk id), before any of it
+    is set against the others: :meth:`evidence` makes the :class:`Evidence` of any of them."""
+
+    words: QueryWords
+    lexical: dict[int, float]
+    exact: dict[int, float]
+    known: float
+    statics: dict[int, float]
+    deeps: dict[int, float]
+    hubs: dict[int, float]
+    reach: float
+
+    def evidence(self, results: Sequence[SearchResult]) -> list[Evidence]:
+        """The evidence of ``results`` (measured here), best first: the first and each
+        cosine's gap to the best are read within this set."""
+        ids = [r.chunk_id for r in results]
+        statics = [self.statics[i] for i in ids if i in self.statics]
+        deeps = [self.deeps[i] for i in ids if i in self.deeps]
+        top_static, top_deep = max(statics, default=0.0), max(deeps, default=0.0)
+        short = shortness(len(self.words.words))
+        reach = self.reach if deeps else 0.0  # the query's reach is read beside deep cosines only
+        return [
+            Evidence(
+                lexical=self.lexical[r.chunk_id], exact=self.exact[r.chunk_id], known=self.known,
+                static=self.statics.get(r.chunk_id), deep=self.deeps.get(r.chunk_id), short=short, first=float(i == 0),
+                static_gap=self.statics.get(r.chunk_id, top_static) - top_static,
+                deep_gap=self.deeps.get(r.chunk_id, top_deep) - top_deep,
+                title=float(r.signals.get("title", 0.0) > 0),
+                bm25_top=_inverse(r.bm25_rank), vec_top=_inverse(r.vec_rank), deep_top=_inverse(r.deep_rank),
+                deep_hub=self.hubs.get(r.chunk_id, 0.0), query_reach=reach,
+            )
+            for i, r in enumerate(results)
+        ]  # fmt: skip
+
+
 def gather_evidence(results: Sequence[SearchResult], words: QueryWords, static: Side | None, deep: Side | None) -> list[Evidence]:
+    """What the judgment reads of each result (:func:`measure_results`, set against each other)."""
+    return measure_results(results, words, static, deep).evidence(results)
+
+
+def measure_results(results: Sequence[SearchResult], words: QueryWords, static: Side | None, deep: Side | None) -> Measures:
     """What the judgment reads of each result: the query's words matched in its text,
     weighted by their rarity in the index, and each model's cosine where the result has a
     vector of that model."""
@@ -353,19 +405,10 @@ def gather_evidence(results: Sequence[SearchResult], words: QueryWords, static: 
     ids = [r.chunk_id for r in results]
     statics, deeps = _cosines(static, ids), _cosines(deep, ids)
     hubs, reach = _reaches(deep, ids) if deeps else ({}, 0.0)
-    short = shortness(len(words.words))
-    top_static, top_deep = max(statics.values(), default=0.0), max(deeps.values(), default=0.0)
-    return [
-        Evidence(
-            lexical=float(lexical[i]), exact=float(exact[i]), known=known,
-            static=statics.get(r.chunk_id), deep=deeps.get(r.chunk_id), short=short, first=float(i == 0),
-            static_gap=statics.get(r.chunk_id, top_static) - top_static, deep_gap=deeps.get(r.chunk_id, top_deep) - top_deep,
-            title=float(r.signals.get("title", 0.0) > 0),
-            bm25_top=_inverse(r.bm25_rank), vec_top=_inverse(r.vec_rank), deep_top=_inverse(r.deep_rank),
-            deep_hub=hubs.get(r.chunk_id, 0.0), query_reach=reach,
-        )
-        for i, r in enumerate(results)
-    ]
+    return Measures(
+        words, dict(zip(ids, lexical.tolist(), strict=True)), dict(zip(ids, exact.tolist(), strict=True)), known,
+        statics, deeps, hubs, reach,
+    )  # fmt: skip
 
 
 def same_stems(query_words: Sequence[str], texts: Sequence[str], best: np.ndarray) -> np.ndarray:
