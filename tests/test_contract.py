@@ -54,6 +54,8 @@ QUERY_STRINGS = [  # GET /api/search: q, flat filters, numbers and flags as text
 REFUSED: list[tuple[dict[str, Any], list[str], dict[str, str]]] = [  # request, CLI flags, GET parameters
     ({"query": "x", "k": MAX_K + 1}, ["x", "-k", str(MAX_K + 1)], {"q": "x", "k": str(MAX_K + 1)}),
     ({"query": ""}, [""], {"q": ""}),
+    ({"query": "\x00"}, [], {"q": "\x00"}),  # nothing to search: NULs (no argv holds one),
+    ({"query": "\x01\u200b\t\x7f"}, ["\x01\u200b\t\x7f"], {"q": "\x01\u200b\t\x7f"}),  # controls, blanks
     ({"query": "x", "colour": "red"}, [], {"q": "x", "colour": "red"}),
     ({"query": "x", "k": "ten"}, [], {"q": "x", "k": "ten"}),
     ({"query": "x", "view": "pages"}, [], {"q": "x", "view": "pages"}),
@@ -210,6 +212,8 @@ def test_the_request_reads_back_what_it_writes() -> None:
     [
         ({"query": "x" * (MAX_QUERY_CHARS + 1)}, f"longer than {MAX_QUERY_CHARS} characters"),
         ({"query": " \n"}, "the query is empty"),
+        ({"query": "\x00\x00"}, "the query is empty"),
+        ({"query": "\u200b\u200e \x1b"}, "the query is empty"),  # zero-width, bidi mark, escape
         ({"query": "x", "mode": "fuzzy"}, 'unknown search mode "fuzzy"'),
         ({"query": "x", "view": "pages"}, 'unknown search view "pages"'),
         ({"query": "x", "view": None, "k": 0}, "k must be a whole number"),

@@ -15,15 +15,16 @@ A request as JSON (only ``query`` is required; ``null`` means "not given")::
      "term_match": 0.3, "link_boost": 0, "link_signal": "backlinks",
      "fusion": "convex", "candidates": 100, "deep_weight": 1.0, "rerank": false, "expand": false}
 
-``query`` holds 1 to :data:`MAX_QUERY_CHARS` characters, not all blank, and its operators
-(``"phrase"``, ``-word``, ``tag:x``; :mod:`~vaultseek.search.syntax`) are read when the
-request is made, unless ``syntax`` is false; ``view`` is ``notes`` (the default: one result
-per file, with its best sections) or ``chunks`` (every ranked section on its own); ``k`` is 1
-to :data:`MAX_K` results of the view; ``filters`` is the shape
-:func:`~vaultseek.search.filters.parse_filter` reads. The ranking options left out (or ``null``)
-take the index's configuration. ``fusion``, ``candidates`` and ``deep_weight`` exist for the
-evaluation harness, which compares them. ``rerank`` and ``expand`` turn the configured
-reranker and query expansion (``rerank``, ``expand`` settings) on or off for one search.
+``query`` holds 1 to :data:`MAX_QUERY_CHARS` characters, not all blank or control characters (a
+query of only NULs, escapes or zero-width spaces is empty), and its operators (``"phrase"``,
+``-word``, ``tag:x``; :mod:`~vaultseek.search.syntax`) are read when the request is made, unless
+``syntax`` is false; ``view`` is ``notes`` (the default: one result per file, with its best
+sections) or ``chunks`` (every ranked section on its own); ``k`` is 1 to :data:`MAX_K` results
+of the view; ``filters`` is the shape :func:`~vaultseek.search.filters.parse_filter` reads. The
+ranking options left out (or ``null``) take the index's configuration. ``fusion``,
+``candidates`` and ``deep_weight`` exist for the evaluation harness, which compares them.
+``rerank`` and ``expand`` turn the configured reranker and query expansion (``rerank``,
+``expand`` settings) on or off for one search.
 
 This module sits just above the read path's packages (it reads filters with their parser)
 and below the engine, which takes a :class:`SearchRequest`.
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import json
 import math
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
@@ -113,7 +115,7 @@ class SearchRequest:
             raise QueryError(f"the query must be text (got {shown(query)})", hint=_QUERY_HINT)
         # Lone surrogates (from a broken terminal or file) cannot be encoded; keep the rest.
         object.__setattr__(self, "query", query.encode("utf-8", "replace").decode("utf-8"))
-        if not query.strip():
+        if not _searchable(query):
             raise QueryError("the query is empty", hint=_QUERY_HINT)
         if len(query) > MAX_QUERY_CHARS:
             raise QueryError(
@@ -191,6 +193,14 @@ class SearchRequest:
         return out
 
 
+def _searchable(query: str) -> bool:
+    """Whether ``query`` holds anything to look for: a character that is neither blank nor a
+    control or format character (NUL, escape, a zero-width space, a bidi mark), which the
+    search would drop — a query of only those is empty, on every surface."""
+    return any(not char.isspace() and unicodedata.category(char) not in _UNSEARCHABLE for char in query)
+
+
+_UNSEARCHABLE = ("Cc", "Cf")
 _QUERY_HINT = 'give the words to look for, e.g. {"query": "rotate refresh tokens"}'
 
 
