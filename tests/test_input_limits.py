@@ -73,6 +73,22 @@ def test_hostile_json_bodies_are_400s(client: Any) -> None:
     assert client.post("/api/search", json={"query": "notice period"}).json()["results"]
 
 
+def test_a_single_valued_parameter_given_twice_is_a_400(client: Any) -> None:
+    asked = [("/api/search", "q=notice&q=period"), ("/api/search", "q=notice&k=3&k=5"),
+             ("/api/search", "q=notice&view=notes&view=chunks"), ("/api/search", "q=notice&modified_after=7d&modified_after=2d"),
+             ("/api/map", "modified_after=7d&modified_after=2d"), ("/api/map", "rebuild=0&rebuild=1")]  # fmt: skip
+    for path, query in asked:
+        name = query.rsplit("&", 1)[1].split("=")[0]
+        response = client.get(f"{path}?{query}")
+        assert response.status_code == 400, (path, query, response.text[:200])
+        error = response.json()["error"]
+        assert error["message"] == f"the parameter {name} is given 2 times", error
+        assert error["hint"].startswith(f"give {name} once; only the filter lists (paths, folders, tags, kinds")
+    # The filter lists repeat on purpose: their values are alternatives.
+    listed = client.get("/api/search?q=notice+period&folders=law&folders=nowhere&kinds=md&kinds=pdf")
+    assert listed.status_code == 200 and listed.json()["results"]
+
+
 def test_out_of_range_ids_are_404s(client: Any) -> None:
     for card in ("9" * 30, "9" * 5000, "0", "18446744073709551616"):
         response = client.post(f"/api/study/cards/{card}/reviews", json={"rating": "good"})

@@ -102,7 +102,16 @@ FILTER_PARAMS = frozenset((*_FILTER_LISTS, *_FILTER_TEXTS))
 def search_of_query_string(params: Any) -> dict[str, Any]:
     """``GET /api/search``'s parameters as a search request (``vaultseek.contract``): ``q`` is
     the query, the filter fields come flat (a list field repeated for alternatives) and the
-    rest as the request's fields, numbers and flags written as text."""
+    rest as the request's fields, numbers and flags written as text. Only the filter lists
+    repeat: any other parameter given twice (``q=a&q=b``) is a :class:`QueryError`, not the
+    last one silently taking over."""
+    for name in dict.fromkeys(params.keys()):
+        count = len(params.getlist(name))
+        if count > 1 and name not in _FILTER_LISTS:
+            raise QueryError(
+                f"the parameter {name} is given {count} times",
+                hint=f"give {name} once; only the filter lists ({', '.join(_FILTER_LISTS)}) repeat",
+            )
     filters: dict[str, Any] = {}
     for name in _FILTER_LISTS:
         values = [value for value in params.getlist(name) if value]
