@@ -185,13 +185,44 @@ def test_a_deleted_index_and_a_deleted_vault_are_dropped_and_the_worker_exits(
     for suffix in ("", "-wal", "-shm"):
         (tmp_path / f"one.db{suffix}").unlink(missing_ok=True)
     shutil.rmtree(two)
-    assert main(["deep", "--resume"]) == 0
-    assert wait_for(lambda: not deep_queue.worker_running(), WORK)
-    assert deep_queue.load_queue().entries == []
+    capsys.readouterr()
+    assert main(["deep", "--resume"]) == 0  # dropped there and then: no worker starts for them
+    out = capsys.readouterr().out
+    assert out.startswith("Resumed: nothing is queued (dropped 2 indexes that are gone: ")
+    assert f"the index {tmp_path / 'one.db'} is gone" in out and f"the vault folder {two} is gone" in out
+    assert deep_queue.load_queue().entries == [] and not deep_queue.worker_running()
     lines = log_lines(state)
     assert any(f"dropped {one} " in line and "is gone" in line for line in lines)
     assert any(f"dropped {two} " in line and "vault folder" in line for line in lines)
     assert not (tmp_path / "one.db").exists()  # not created again
+
+
+def test_resume_counts_only_the_queued_indexes_that_still_exist(
+    tmp_path: Path, state: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one, two, three, four = (write_vault(tmp_path, name, 2) for name in ("one", "two", "three", "four"))
+    assert main(["deep", "--pause"]) == 0
+    index(one, tmp_path / "one.db", capsys)
+    index(two, tmp_path / "two.db", capsys)
+    shutil.rmtree(two)
+    assert main(["deep", "--resume", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["queued"] == 1 and answer["running"] and isinstance(answer["started"], int)
+    assert answer["dropped"] == [{"vault": str(two), "index": str(tmp_path / "two.db"),
+                                  "why": f"the vault folder {two} is gone"}]  # fmt: skip
+    assert str(two) not in [entry.vault for entry in deep_queue.load_queue().entries]
+    assert wait_for(lambda: not deep_queue.worker_running(), WORK)
+    # The sentence: one index to embed, the other said to be dropped.
+    assert main(["deep", "--pause"]) == 0
+    index(three, tmp_path / "three.db", capsys)
+    index(four, tmp_path / "four.db", capsys)
+    shutil.rmtree(four)
+    assert main(["deep", "--resume"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Resumed: the deep-tier worker (pid ")
+    assert out.endswith(f"embeds 1 queued index; dropped 1 index that is gone: the vault folder {four} is gone\n")
+    assert wait_for(lambda: not deep_queue.worker_running(), WORK)
+    assert progress(three, tmp_path / "three.db") == (2, 2)
 
 
 def test_paused_index_starts_no_worker_status_says_so_and_resume_finishes_it(
@@ -223,7 +254,7 @@ def test_the_worker_controls_answer_in_json_when_asked(state: Path, capsys: pyte
     assert main(["deep", "--pause", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == {"stopped": None, "paused": True, "queued": 0}
     assert main(["deep", "--resume", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == {"resumed": True, "started": None, "running": False, "queued": 0}
+    assert json.loads(capsys.readouterr().out) == {"resumed": True, "started": None, "running": False, "queued": 0, "dropped": []}
 
 
 def test_the_worker_yields_the_processor_and_stop_ends_it_within_a_bounded_wait_keeping_its_work(

@@ -216,7 +216,7 @@ class DeepWorker:
     def _served(self, entry: QueuedIndex) -> _Served | None:
         """The open index of ``entry``; None when it is gone (dropped) or cannot be opened now
         (set aside)."""
-        gone = _gone(entry)
+        gone = entry.gone()
         if gone is not None:
             self._drop(entry, gone)
             return None
@@ -302,16 +302,6 @@ class DeepWorker:
             served.index.close()
 
 
-def _gone(entry: QueuedIndex) -> str | None:
-    """Why ``entry``'s index is gone without opening it (its vault folder, its SQLite file),
-    or None. An open connection keeps reading a deleted file, so this is asked every time."""
-    if not Path(entry.vault).is_dir():
-        return f"the vault folder {entry.vault} is gone"
-    if entry.database_url is None and not Path(entry.db).exists():
-        return f"the index {entry.db} is gone"
-    return None
-
-
 def _open(entry: QueuedIndex) -> Index:
     """Open the queued index for writing deep vectors (the tier on, whatever the config
     says: it was queued because the tier was wanted). A PostgreSQL collection is looked at
@@ -344,7 +334,7 @@ def worker_status() -> DeepWorkerStatus | None:
         return None
     entries = []
     for entry in queue.entries:
-        gone = _gone(entry)
+        gone = entry.gone()
         if gone is not None:
             entries.append(DeepQueueEntry(entry.vault, entry.label, problem=gone))
             continue

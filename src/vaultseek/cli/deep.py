@@ -108,7 +108,7 @@ def _follow(index: Any, bar: Callable[[Any], None], should_stop: Callable[[], bo
 def _run_worker(args: argparse.Namespace, out: TextIO) -> int:
     """Be the background worker: idle priority, SIGTERM and Ctrl-C finish the batch first."""
     from ..agents.deep_worker import DeepWorker, lower_priority
-    from ..index.deep_queue import adopt_worker_lock, open_log, worker_pid
+    from ..index.deep_queue import adopt_worker_lock, log_line, worker_pid
 
     lock = adopt_worker_lock(args.lock_fd)
     if lock is None:  # another worker serves the queue
@@ -123,13 +123,8 @@ def _run_worker(args: argparse.Namespace, out: TextIO) -> int:
     for number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(number, ask)
 
-    def log(message: str) -> None:
-        line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid {os.getpid()} {message}\n"
-        with open_log() as handle:
-            handle.write(line.encode("utf-8", "replace"))
-
-    log(f"started at {lower_priority()}, one engine thread")
-    DeepWorker(should_stop=lambda: stop["asked"], log=log).run(lock)
+    log_line(f"started at {lower_priority()}, one engine thread")
+    DeepWorker(should_stop=lambda: stop["asked"], log=log_line).run(lock)
     return 0
 
 
@@ -222,13 +217,20 @@ def _resume_worker(out: TextIO, *, as_json: bool = False) -> int:
 
     outcome = deep_queue.resume()
     indexes = f"{outcome.queued:,} queued {'index' if outcome.queued == 1 else 'indexes'}"
-    facts = {"resumed": True, "started": outcome.started, "running": outcome.running, "queued": outcome.queued}
+    dropped = [{"vault": entry.vault, "index": entry.label, "why": why} for entry, why in outcome.dropped]
+    facts = {"resumed": True, "started": outcome.started, "running": outcome.running, "queued": outcome.queued,
+             "dropped": dropped}  # fmt: skip
+    reasons = "; ".join(why for _entry, why in outcome.dropped)
+    gone = f"dropped {len(dropped):,} {'index that is' if len(dropped) == 1 else 'indexes that are'} gone: {reasons}"
     if outcome.started is not None:
         text = f"Resumed: the deep-tier worker (pid {outcome.started}) embeds {indexes}"
     elif outcome.running:
         text = f"Resumed: the deep-tier worker was already running ({indexes})"
     else:
-        text = "Resumed: nothing is queued; the next `vaultseek index` starts the worker when it has work"
+        nothing = f"nothing is queued ({gone})" if dropped else "nothing is queued"
+        text = f"Resumed: {nothing}; the next `vaultseek index` starts the worker when it has work"
+    if dropped and (outcome.started is not None or outcome.running):
+        text += f"; {gone}"
     _say(out, as_json, text, facts)
     return 0
 

@@ -83,6 +83,16 @@ class QueuedIndex:
         except (KeyError, TypeError, ValueError):
             return None
 
+    def gone(self) -> str | None:
+        """Why this index is gone, found without opening it (its vault folder, its SQLite
+        file), or None. An open connection keeps reading a deleted file, so the worker asks
+        this every time."""
+        if not Path(self.vault).is_dir():
+            return f"the vault folder {self.vault} is gone"
+        if self.database_url is None and not Path(self.db).exists():
+            return f"the index {self.db} is gone"
+        return None
+
     @property
     def label(self) -> str:
         """How messages name the index: its file, or ``URL (collection NAME)``."""
@@ -120,13 +130,16 @@ class QueueState:
 
 @dataclass(frozen=True, slots=True)
 class Enqueued:
-    """What :func:`enqueue` did: the worker's pid when it started one (None: one was running
-    already, or the queue is paused), whether a worker runs now, and the queue's length."""
+    """What :func:`enqueue` (or :func:`resume`) did: the worker's pid when it started one
+    (None: one was running already, or the queue is paused), whether a worker runs now, the
+    queue's length, and the indexes :func:`resume` took out of it because they are gone, each
+    with why."""
 
     started: int | None
     running: bool
     paused: bool
     queued: int
+    dropped: tuple[tuple[QueuedIndex, str], ...] = ()
 
 
 # -- where things are ------------------------------------------------------------------------
@@ -220,12 +233,18 @@ def enqueue(config: Config) -> Enqueued:
 
 
 def resume() -> Enqueued:
-    """Lift a pause and start the worker when something is queued and none runs."""
+    """Lift a pause, take the indexes that are gone (their vault folder or SQLite file
+    deleted) out of the queue, saying so in ``worker.log``, and start the worker when
+    something is left and none runs."""
     with locked_queue() as state:
         state.paused = False
+        dropped = tuple((entry, why) for entry in state.entries if (why := entry.gone()) is not None)
+        for entry, why in dropped:
+            state.remove(entry.db)
+            log_line(f"dropped {entry.vault} ({entry.label}) from the queue: {why}")
         started = _start_worker() if state.entries else None
         return Enqueued(started=started, running=started is not None or worker_running(),
-                        paused=False, queued=len(state.entries))  # fmt: skip
+                        paused=False, queued=len(state.entries), dropped=dropped)  # fmt: skip
 
 
 def pause() -> QueueState:
@@ -310,6 +329,13 @@ def drop(db: str | os.PathLike[str], *, unless: Callable[[], bool] | None = None
         if unless is not None and unless():
             return False
         return state.remove(db)
+
+
+def log_line(message: str) -> None:
+    """Add ``message`` to worker.log as a line, with the time and this process's pid."""
+    line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid {os.getpid()} {message}\n"
+    with open_log() as handle:
+        handle.write(line.encode("utf-8", "replace"))
 
 
 @contextmanager
