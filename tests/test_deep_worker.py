@@ -225,6 +225,20 @@ def test_resume_counts_only_the_queued_indexes_that_still_exist(
     assert progress(three, tmp_path / "three.db") == (2, 2)
 
 
+def test_stop_and_pause_count_only_the_queued_indexes_that_still_exist(
+    tmp_path: Path, state: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one, two = write_vault(tmp_path, "one", 2), write_vault(tmp_path, "two", 2)
+    assert main(["deep", "--pause"]) == 0
+    index(one, tmp_path / "one.db", capsys)
+    index(two, tmp_path / "two.db", capsys)
+    (tmp_path / "two.db").unlink()
+    assert main(["deep", "--stop", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["queued"] == 1
+    assert main(["deep", "--pause"]) == 0
+    assert "1 index stays queued" in capsys.readouterr().out
+
+
 def test_paused_index_starts_no_worker_status_says_so_and_resume_finishes_it(
     tmp_path: Path, state: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -177,9 +177,11 @@ def _stop_worker(out: TextIO, *, pause: bool, as_json: bool = False) -> int:
 
 
 def _queued_count() -> int:
+    """The queued indexes that still exist (one whose vault or file is gone is dropped when
+    the worker or ``--resume`` meets it, and is not counted meanwhile)."""
     from ..index import deep_queue
 
-    return len(deep_queue.load_queue().entries)
+    return sum(entry.gone() is None for entry in deep_queue.load_queue().entries)
 
 
 def _queued() -> str:
