@@ -69,6 +69,28 @@ def test_the_verdict_does_not_depend_on_how_many_results_are_shown(tmp_path: Pat
             assert verdicts[(8, "chunks")] == index.search(query, k=8, view="chunks", syntax=False).no_match
 
 
+def test_a_sections_relevance_does_not_depend_on_how_many_results_are_shown(tmp_path: Path) -> None:
+    """A section's "likely match" is read as its judge was fitted: against the fused list's
+    first 8 (its cosine's gap to their best, whether it is their first), so the same section
+    gets the same relevance at ``k=2`` as at ``k=8``, and in the note view."""
+    pages = sorted((SHARED_DATA / "tldr" / "pages" / "common").glob("*.md"))[:300]
+    if not pages:
+        pytest.skip("../shared/data/tldr is not available")
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for page in pages:
+        (vault / page.name).write_bytes(page.read_bytes())
+    with open_index(vault, db=tmp_path / "index.db", create=True, deep_tier=False) as index:
+        index.sync(remember=False)
+        for query in ("compress a folder into an archive", "show disk usage of a directory", "convert a video to another format",
+                      "download a file from a url", "search text in files"):  # fmt: skip
+            head = {r.chunk_id: r.relevance for r in index.search(query, k=8, view="chunks", syntax=False).results}
+            few = index.search(query, k=2, view="chunks", syntax=False).results
+            notes = index.search(query, k=10, view="notes", syntax=False).results
+            for shown in (*few, *(r for r in notes if r.chunk_id in head)):
+                assert shown.relevance == pytest.approx(head[shown.chunk_id]), (query, shown.path)
+
+
 @pytest.mark.parametrize("models", [(STATIC, None), (STATIC, DEEP)])
 def test_in_a_short_query_words_the_index_lacks_count_against_a_match(models: tuple[str, str | None]) -> None:
     # "blorfing quantum": one word of two found, and found well. In a query of one or two words,

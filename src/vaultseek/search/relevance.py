@@ -294,14 +294,15 @@ def judge_results(
     """``results`` with their :attr:`~SearchResult.relevance`, each judged by the judge of
     the models that can read it, and the probability that any of them answers the query —
     read over ``verdict_over`` instead when given (the fused list's first :data:`MATCH_DEPTH`
-    sections, where the match judges were fitted, when a search shows others). Each result is
-    measured once, whichever of the two sets it is in."""
+    sections, where the judges were fitted, when a search shows others); each result is then
+    judged within them too, so a section's relevance does not change with what else is shown.
+    Each result is measured once, whichever of the two sets it is in."""
     probed = deep is not None and isinstance(deep[0], VectorIndex) and deep[0].probes is not None
     judges = judges_for(static[2] if static else None, deep[2] if deep else None, probed=probed)
     shown = {r.chunk_id for r in results}
     extra = [r for r in verdict_over or () if r.chunk_id not in shown]
     measures = measure_results([*results, *extra], words, static, deep)
-    evidence = measures.evidence(results)
+    evidence = measures.evidence(results, verdict_over)
     chances = [judge_one(judges, e) for e in evidence]
     judged = [replace(r, relevance=p) for r, p in zip(results, chances, strict=True)]
     if verdict_over is not None:
@@ -351,21 +352,26 @@ class Measures:
     hubs: dict[int, float]
     reach: float
 
-    def evidence(self, results: Sequence[SearchResult]) -> list[Evidence]:
-        """The evidence of ``results`` (measured here), best first: the first and each
-        cosine's gap to the best are read within this set."""
-        ids = [r.chunk_id for r in results]
+    def evidence(self, results: Sequence[SearchResult], frame: Sequence[SearchResult] | None = None) -> list[Evidence]:
+        """The evidence of ``results`` (measured here), best first, read within ``frame`` (by
+        default ``results`` themselves): whether a result is the frame's first, and each
+        cosine's gap to the frame's best (a result beyond the frame that beats it reads as the
+        best: the judges were fitted on gaps of zero or less)."""
+        frame = results if frame is None else frame
+        ids = [r.chunk_id for r in frame]
         statics = [self.statics[i] for i in ids if i in self.statics]
         deeps = [self.deeps[i] for i in ids if i in self.deeps]
         top_static, top_deep = max(statics, default=0.0), max(deeps, default=0.0)
+        first = frame[0].chunk_id if frame else None
         short = shortness(len(self.words.words))
         reach = self.reach if deeps else 0.0  # the query's reach is read beside deep cosines only
         return [
             Evidence(
                 lexical=self.lexical[r.chunk_id], exact=self.exact[r.chunk_id], known=self.known,
-                static=self.statics.get(r.chunk_id), deep=self.deeps.get(r.chunk_id), short=short, first=float(i == 0),
-                static_gap=self.statics.get(r.chunk_id, top_static) - top_static,
-                deep_gap=self.deeps.get(r.chunk_id, top_deep) - top_deep,
+                static=self.statics.get(r.chunk_id), deep=self.deeps.get(r.chunk_id), short=short,
+                first=float(r.chunk_id == first),
+                static_gap=min(self.statics.get(r.chunk_id, top_static) - top_static, 0.0),
+                deep_gap=min(self.deeps.get(r.chunk_id, top_deep) - top_deep, 0.0),
                 title=float(r.signals.get("title", 0.0) > 0),
                 bm25_top=_inverse(r.bm25_rank), vec_top=_inverse(r.vec_rank), deep_top=_inverse(r.deep_rank),
                 deep_hub=self.hubs.get(r.chunk_id, 0.0), query_reach=reach,
