@@ -156,7 +156,7 @@ def test_an_exclusion_typed_as_a_word_of_its_own_says_to_quote_the_query(sample_
     """Unquoted, ``-android`` reaches argparse as an option: it answered "unrecognized
     arguments: -android" under the top command's usage, and ``-kubernetes`` "argument -k:
     invalid int value: 'ubernetes'"."""
-    for words, quoted in ((["sync", "-android"], "'sync -android'"), (["-kubernetes"], "'sync -kubernetes'"),
+    for words, quoted in ((["sync", "-android"], "'sync -android'"), (["-kubernetes"], "'WORDS -kubernetes'"),
                           (["--json", "tokens", "-draft*", "-k", "3"], "'tokens -draft*'")):  # fmt: skip
         refused = run_cli("search", "--vault", str(sample_vault), *words)
         assert refused.returncode == 2

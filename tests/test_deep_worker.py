@@ -116,6 +116,16 @@ def index(vault: Path, db: Path | str, capsys: pytest.CaptureFixture[str]) -> st
     return capsys.readouterr().out
 
 
+def queued_while_paused(tmp_path: Path, capsys: pytest.CaptureFixture[str], *names: str) -> list[Path]:
+    """Vaults of two notes each, indexed into ``<name>.db`` while the deep tier's work is
+    paused: queued, none of them embedded."""
+    assert main(["deep", "--pause"]) == 0
+    vaults = [write_vault(tmp_path, name, 2) for name in names]
+    for vault in vaults:
+        index(vault, tmp_path / f"{vault.name}.db", capsys)
+    return vaults
+
+
 def progress(vault: Path, db: Path | str) -> tuple[int, int]:
     with open_index(vault, db=db) as idx:
         return idx.store.deep_progress()
@@ -178,10 +188,7 @@ def test_indexing_again_and_another_vault_while_the_worker_runs_starts_no_second
 def test_a_deleted_index_and_a_deleted_vault_are_dropped_and_the_worker_exits(
     tmp_path: Path, state: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    one, two = write_vault(tmp_path, "one", 2), write_vault(tmp_path, "two", 2)
-    assert main(["deep", "--pause"]) == 0
-    index(one, tmp_path / "one.db", capsys)
-    index(two, tmp_path / "two.db", capsys)
+    one, two = queued_while_paused(tmp_path, capsys, "one", "two")
     for suffix in ("", "-wal", "-shm"):
         (tmp_path / f"one.db{suffix}").unlink(missing_ok=True)
     shutil.rmtree(two)
@@ -200,10 +207,7 @@ def test_a_deleted_index_and_a_deleted_vault_are_dropped_and_the_worker_exits(
 def test_resume_counts_only_the_queued_indexes_that_still_exist(
     tmp_path: Path, state: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    one, two, three, four = (write_vault(tmp_path, name, 2) for name in ("one", "two", "three", "four"))
-    assert main(["deep", "--pause"]) == 0
-    index(one, tmp_path / "one.db", capsys)
-    index(two, tmp_path / "two.db", capsys)
+    _one, two = queued_while_paused(tmp_path, capsys, "one", "two")
     shutil.rmtree(two)
     assert main(["deep", "--resume", "--json"]) == 0
     answer = json.loads(capsys.readouterr().out)
@@ -213,9 +217,7 @@ def test_resume_counts_only_the_queued_indexes_that_still_exist(
     assert str(two) not in [entry.vault for entry in deep_queue.load_queue().entries]
     assert wait_for(lambda: not deep_queue.worker_running(), WORK)
     # The sentence: one index to embed, the other said to be dropped.
-    assert main(["deep", "--pause"]) == 0
-    index(three, tmp_path / "three.db", capsys)
-    index(four, tmp_path / "four.db", capsys)
+    three, four = queued_while_paused(tmp_path, capsys, "three", "four")
     shutil.rmtree(four)
     assert main(["deep", "--resume"]) == 0
     out = capsys.readouterr().out
@@ -228,10 +230,7 @@ def test_resume_counts_only_the_queued_indexes_that_still_exist(
 def test_stop_and_pause_count_only_the_queued_indexes_that_still_exist(
     tmp_path: Path, state: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    one, two = write_vault(tmp_path, "one", 2), write_vault(tmp_path, "two", 2)
-    assert main(["deep", "--pause"]) == 0
-    index(one, tmp_path / "one.db", capsys)
-    index(two, tmp_path / "two.db", capsys)
+    queued_while_paused(tmp_path, capsys, "one", "two")
     (tmp_path / "two.db").unlink()
     assert main(["deep", "--stop", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["queued"] == 1

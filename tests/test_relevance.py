@@ -36,6 +36,21 @@ def indexed(sample_vault: Path) -> Path:
     return sample_vault
 
 
+@pytest.fixture(scope="module")
+def tldr_300(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The first 300 English tldr pages, indexed (fast tiers) beside the vault as index.db."""
+    pages = sorted((SHARED_DATA / "tldr" / "pages" / "common").glob("*.md"))[:300]
+    if not pages:
+        pytest.skip("../shared/data/tldr is not available")
+    vault = tmp_path_factory.mktemp("tldr") / "vault"
+    vault.mkdir()
+    for page in pages:
+        (vault / page.name).write_bytes(page.read_bytes())
+    with open_index(vault, db=vault.parent / "index.db", create=True, deep_tier=False) as index:
+        index.sync(remember=False)
+    return vault
+
+
 def test_nonsense_gets_no_match_and_a_question_the_vault_answers_does_not(indexed: Path) -> None:
     with open_index(indexed, deep_tier=False) as index:
         nonsense = index.search("xylophonic zebra")
@@ -48,20 +63,12 @@ def test_nonsense_gets_no_match_and_a_question_the_vault_answers_does_not(indexe
     assert best.path == "security/oauth.md" and best.sections[0].relevance is not None and best.sections[0].relevance >= 0.5
 
 
-def test_the_verdict_does_not_depend_on_how_many_results_are_shown(tmp_path: Path) -> None:
+def test_the_verdict_does_not_depend_on_how_many_results_are_shown(tldr_300: Path) -> None:
     """Read over the results shown, "nothing matches" held at ``k=1`` and not at ``k=3``
     (the best of three results rose above the line) — for these coding requests and everyday
     lines on the first 300 tldr pages. The match judge reads the fused list's first 8, as it
     was fitted, in either view and at any ``k``."""
-    pages = sorted((SHARED_DATA / "tldr" / "pages" / "common").glob("*.md"))[:300]
-    if not pages:
-        pytest.skip("../shared/data/tldr is not available")
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    for page in pages:
-        (vault / page.name).write_bytes(page.read_bytes())
-    with open_index(vault, db=tmp_path / "index.db", create=True, deep_tier=False) as index:
-        index.sync(remember=False)
+    with open_index(tldr_300, db=tldr_300.parent / "index.db", deep_tier=False) as index:
         for query in ("add a foreign key from orders to customers", "implement an LRU cache class in Java", "e-mail setup"):
             verdicts = {(k, view): index.search(query, k=k, view=view, syntax=False).no_match
                         for k in (1, 3, 8, 20) for view in ("chunks", "notes")}  # fmt: skip
@@ -69,19 +76,11 @@ def test_the_verdict_does_not_depend_on_how_many_results_are_shown(tmp_path: Pat
             assert verdicts[(8, "chunks")] == index.search(query, k=8, view="chunks", syntax=False).no_match
 
 
-def test_a_sections_relevance_does_not_depend_on_how_many_results_are_shown(tmp_path: Path) -> None:
+def test_a_sections_relevance_does_not_depend_on_how_many_results_are_shown(tldr_300: Path) -> None:
     """A section's "likely match" is read as its judge was fitted: against the fused list's
     first 8 (its cosine's gap to their best, whether it is their first), so the same section
     gets the same relevance at ``k=2`` as at ``k=8``, and in the note view."""
-    pages = sorted((SHARED_DATA / "tldr" / "pages" / "common").glob("*.md"))[:300]
-    if not pages:
-        pytest.skip("../shared/data/tldr is not available")
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    for page in pages:
-        (vault / page.name).write_bytes(page.read_bytes())
-    with open_index(vault, db=tmp_path / "index.db", create=True, deep_tier=False) as index:
-        index.sync(remember=False)
+    with open_index(tldr_300, db=tldr_300.parent / "index.db", deep_tier=False) as index:
         for query in ("compress a folder into an archive", "show disk usage of a directory", "convert a video to another format",
                       "download a file from a url", "search text in files"):  # fmt: skip
             head = {r.chunk_id: r.relevance for r in index.search(query, k=8, view="chunks", syntax=False).results}

@@ -41,6 +41,7 @@ from typing import Any
 
 from .config import FUSION_METHODS
 from .errors import QueryError
+from .payload import encodable
 from .records import SEARCH_MODES, SEARCH_VIEWS, SearchFilter, SearchMode, SearchView
 from .search.filters import FIELDS as FILTER_FIELDS
 from .search.filters import parse_filter
@@ -113,8 +114,7 @@ class SearchRequest:
         query = self.query
         if not isinstance(query, str):
             raise QueryError(f"the query must be text (got {shown(query)})", hint=_QUERY_HINT)
-        # Lone surrogates (from a broken terminal or file) cannot be encoded; keep the rest.
-        object.__setattr__(self, "query", query.encode("utf-8", "replace").decode("utf-8"))
+        object.__setattr__(self, "query", encodable(query))  # a broken terminal's half characters
         if not _searchable(query):
             raise QueryError("the query is empty", hint=_QUERY_HINT)
         if len(query) > MAX_QUERY_CHARS:

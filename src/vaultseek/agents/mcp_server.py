@@ -36,7 +36,7 @@ from ..config import MCP_HTTP_PORT
 from ..contract import SearchRequest, request_schema, shown
 from ..engine import Index
 from ..errors import MissingExtraError, QueryError, VaultseekError
-from ..payload import load_json, shown_size
+from ..payload import encodable, load_json, shown_size
 from ..reports import VaultMap
 
 try:
@@ -555,15 +555,14 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def _readable(line: bytes) -> str:
-    """A JSON-RPC message as the SDK's transport can read it. A lone surrogate escape
-    (``"\\ud83d"``, half an emoji: Python's JSON reads it, the SDK's parser does not) made the
-    transport drop the request without an answer, and the client waited for ever: such a line
-    is written anew with each lone surrogate as ``?``, as a search query's are."""
+    """A JSON-RPC message as the SDK's transport can read it. The SDK's parser drops a message
+    holding a lone surrogate escape (``"\\ud83d"``, half an emoji) without an answer, so such a
+    line is written anew with each lone surrogate as ``?`` (:func:`~vaultseek.payload.encodable`),
+    as a search query's are."""
     decoded = line.decode("utf-8", "replace")
     if not _SURROGATE_ESCAPE.search(line):
         return decoded
-    text = json.dumps(json.loads(decoded), ensure_ascii=False)  # a pair is one character again
-    return text.encode("utf-8", "replace").decode("utf-8") + "\n"
+    return json.dumps(encodable(json.loads(decoded)), ensure_ascii=False) + "\n"  # a pair is one character again
 
 
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')

@@ -703,7 +703,7 @@ def _exclusion_as_option(parser: argparse.ArgumentParser, words: list[str]) -> U
             query.append(word)
     if not typed:
         return None
-    quoted = shlex.quote(" ".join([*(query or ["sync"]), *typed]))
+    quoted = shlex.quote(" ".join([*(query or ["WORDS"]), *typed]))
     return UsageError(
         f"{', '.join(typed)}: not an option of vaultseek search; an exclusion goes inside the quoted query",
         hint=f"quote the whole query as one word: vaultseek search {quoted}",

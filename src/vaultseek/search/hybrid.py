@@ -390,7 +390,9 @@ def _judged_query(store: Store, query: LexicalQuery, completions: Mapping[str, l
     index (``kündig*``) as its commonest completion (*kündigungsfrist*, the first word the
     vector lists embed for it). Read as typed, it is a word no chunk holds — a made-up word —
     and every result of the prefix was judged no match, the note that holds the word too."""
-    stems = {parse_query(prefix).terms[-1]: found[0] for prefix, found in completions.items() if found and parse_query(prefix).terms}
+    stems = {terms[-1]: found[0] for prefix, found in completions.items() if found and (terms := parse_query(prefix).terms)}
+    if not stems:  # no prefix, or none that completes: the words as typed
+        return query
     unheld = {stem: word for (stem, word), chunks in zip(stems.items(), store.word_frequencies(list(stems)), strict=True) if not chunks}
     if not unheld:
         return query

@@ -176,9 +176,9 @@ of the judged questions still match (``benchmarks.judgment.anchored``; made-up w
 keyboard mash: 96–97 % unmatched; ``python -m benchmarks.judgment``)."""
 MATCH_DEPTH = 8
 """The match judges read the first this many sections of the fused list (the chunk view's
-first 8: ``benchmarks.judgment.DEPTH``, where they were fitted), whatever a search shows: a
-verdict read over the results shown said "nothing matches" at ``-k 1`` and not at ``-k 3`` for
-one query, as its best of more results rose."""
+first 8: ``benchmarks.judgment.DEPTH``, where they were fitted), whatever a search shows: the
+best of more results is higher, so a verdict read over the results shown would change with
+``k``."""
 
 # Fitted by `python -m benchmarks.judgment --data ../shared/data --workdir DIR --fit`
 # on the tune halves (docs/search.md, "When nothing matches").

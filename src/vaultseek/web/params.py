@@ -50,8 +50,7 @@ async def json_body(request: Request) -> Any:
         body += chunk
         if len(body) > MAX_JSON_BYTES:
             raise too_large
-    # A lone surrogate ("\\ud83d") reached the database and failed a chat, a category or a
-    # scope with an internal error: the body's text is made encodable first.
+    # A lone surrogate ("\\ud83d", half an emoji) can be neither stored nor searched.
     return encodable(load_json(bytes(body) or b"null", max_bytes=MAX_JSON_BYTES, what="the request body"))
 
 
