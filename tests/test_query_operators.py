@@ -150,6 +150,28 @@ def test_minus_leaves_out_every_chunk_of_a_note_that_holds_the_word(index: Index
     assert "work/Phones.md" not in notes(index, "sync -andr*", mode="bm25")
 
 
+def test_a_capitalised_minus_word_excludes_unless_the_vault_writes_it_as_a_flag(tmp_path: Path) -> None:
+    """German nouns are capitalised, and so are PowerShell's parameters: ``-Zahnarzt`` leaves out
+    the notes that hold it, since no note writes it after a hyphen; ``-Recurse`` stays a word
+    where a note writes it as a flag."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    (root / "termine.md").write_text("# Termine\n\nZahnarzt am Montag um neun Uhr, danach ein Termin beim Friseur.\n")
+    (root / "planung.md").write_text("# Planung\n\nTermin mit dem Vermieter wegen der Heizung.\n")
+    (root / "dateien.md").write_text("# Dateien\n\nGet-ChildItem -Recurse listet jeden Ordner, auch den Termin-Ordner.\n")
+    with open_index(root, db=tmp_path / "index.db", create=True) as opened:
+        opened.sync(remember=False)
+        german = opened.search("Termin -Zahnarzt", k=20)
+        assert german.parsed is not None and german.parsed.excluded == ("Zahnarzt",)
+        assert {hit.path for hit in german.results} == {"planung.md", "dateien.md"}
+        flag = opened.search("Termin -Recurse", k=20)
+        assert flag.parsed is None or not flag.parsed.excluded  # a flag here: searched for
+        assert flag.results[0].path == "dateien.md"
+        assert "dateien.md" not in {hit.path for hit in opened.search("Termin -recurse", k=20).results}  # lower case excludes
+        assert opened.search("-Zahnarzt").results[0].path == "termine.md"  # alone: searched for, not refused
+        assert opened.search("Termin -ErrorAction", k=20).parsed is None  # more than one capital: a flag
+
+
 def test_a_prefix_finds_its_words_in_every_mode(index: Index) -> None:
     expected = {"shell/terminal.md", "shell/kill.md"}  # "terminal", "Terminate"
     for mode in ("hybrid", "bm25", "vector"):

@@ -64,6 +64,14 @@ def test_what_looks_like_an_exclusion_but_is_text() -> None:
         assert parsed.lexical == parse_query(text), text
 
 
+def test_a_capitalised_minus_word_is_text_the_search_may_read_as_an_exclusion() -> None:
+    parsed = parse_syntax("Termin -Zahnarzt -ErrorAction -TLS -Draft*")
+    assert not parsed.excluded and parsed.capitalised == ("Zahnarzt", "Draft*")
+    excluding = parse_syntax("Termin -Zahnarzt -ErrorAction -TLS -Draft*", excluding=["Zahnarzt", "Draft*", "TLS"])
+    assert excluding.excluded == ("Zahnarzt", "Draft*") and excluding.text == "Termin -ErrorAction -TLS"
+    assert parse_syntax("sync -android").capitalised == () and parse_syntax("pacman -Syu").capitalised == ("Syu",)
+
+
 def test_a_prefix_is_kept_for_bm25_and_named_for_the_vectors() -> None:
     parsed = parse_syntax("termin*")
     assert parsed.prefixes == ("termin*",) and parsed.prefix_only

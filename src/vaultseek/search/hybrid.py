@@ -56,9 +56,9 @@ from .params import SearchParams
 from .pointers import follow_pointers
 from .relevance import MATCH, MATCH_DEPTH, MIN_LEGIBLE, NO_MATCH, QueryWords, Side, judge_results
 from .rerank import RerankerLike, rerank, skipped
-from .restriction import Restriction, restrict
+from .restriction import Restriction, restrict, written_as_flags
 from .signals import apply_signals
-from .syntax import parse_syntax, plain_query
+from .syntax import ParsedQuery, parse_syntax, plain_query
 from .vocabulary import prefix_completions, refine_query, vault_languages
 from .workers import start
 
@@ -116,6 +116,8 @@ def run_search(
     (:mod:`expansion`); ``reranker`` (None: off) re-scores its head (:mod:`rerank`). Both see the
     query's free text after the credential scrubber; a failure of either is a notice."""
     parsed = parse_syntax(text, now=params.now) if params.syntax else plain_query(text)
+    if parsed.capitalised:
+        parsed = _capitalised_read(store, text, parsed, params.now)
     pool = max(params.candidates, params.k)
     notices: list[str] = []
     sent = _scrubbed(parsed.text) if (reranker is not None or expander is not None) and parsed.text.strip() else ""
@@ -292,6 +294,20 @@ def _deep_state(store: Store, found: _Found) -> DeepList:
     stand_ins = opening_scores(store, deep_index, found.deep_query, unscored)
     listed = frozenset(item for item, _s in found.deep) if named else frozenset()
     return DeepList(found.coverage, unscored - stand_ins.keys(), ANCHORS.get(deep_model.name), stand_ins, named, listed)
+
+
+def _capitalised_read(store: Store, text: str, parsed: ParsedQuery, now: float | None) -> ParsedQuery:
+    """``parsed`` with each capitalised ``-Word`` the vault does not write as a flag read as an
+    exclusion (``Termin -Zahnarzt``); as it was when none is left, or when excluding them
+    would leave nothing to look for (a lone ``-Zahnarzt`` is searched for)."""
+    flags = written_as_flags(store, parsed.capitalised)
+    excluding = [word for word in parsed.capitalised if word not in flags]
+    if not excluding:
+        return parsed
+    try:
+        return parse_syntax(text, now=now, excluding=excluding)
+    except QueryError:
+        return parsed
 
 
 def _judged_sides(found: _Found) -> tuple[Side | None, Side | None]:

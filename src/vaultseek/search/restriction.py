@@ -14,6 +14,7 @@ ranks). A query without such operators has no restriction and pays nothing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -94,6 +95,30 @@ def restrict(store: Store, parsed: ParsedQuery) -> Restriction | None:
     if chunks is not None and not len(chunks):
         notices = tuple(_why_nothing(store, parsed))
     return Restriction(chunks, excluded, notes, parsed.excluded_match, parsed.excluded, notices)
+
+
+FLAG_SCAN = 400
+"""Of the chunks that hold a capitalised ``-Word``'s word, how many are read for it written as
+a flag: where it is one (``-Recurse`` in PowerShell docs), it is in most of them."""
+
+
+def written_as_flags(store: Store, words: Sequence[str]) -> set[str]:
+    """Of the capitalised ``-Word``s a query typed (``syntax.ParsedQuery.capitalised``), those the
+    vault writes as flags: some chunk holding the word has it right after a ``-`` that starts a
+    word (``-Recurse``, ``-syu``, in any case). The others (``-Zahnarzt``: a German noun, never
+    written so) are exclusions."""
+    flags = set()
+    for word in words:
+        stem = word.rstrip("*")
+        phrase = phrase_query(stem)
+        if phrase is None:
+            continue
+        ending = r"\w*" if word.endswith("*") else r"(?!\w)"
+        flag = re.compile(r"(?<![\w-])-" + re.escape(stem) + ending, re.IGNORECASE)
+        ids = store.chunks_matching(f"{phrase} *" if word.endswith("*") else phrase, FLAG_SCAN)
+        if any(flag.search(row.text) for row in store.chunks_by_id(ids.tolist()).values()):
+            flags.add(word)
+    return flags
 
 
 def _why_nothing(store: Store, parsed: ParsedQuery) -> list[str]:

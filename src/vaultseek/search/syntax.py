@@ -13,10 +13,13 @@
 
 Everything else is text, read as it always was: a quote that is never closed, ``word:word``
 with a field not listed (``error: foo``), a hyphenated word (``a-b``), a number (``-5``), a
-command-line flag or parameter (``-d``, one character; ``--force``; ``-Syu`` and ``-Recurse``,
-with a capital letter; ``-L端口``, a flag run into CJK text),
+command-line flag or parameter (``-d``, one character; ``--force``; ``-ErrorAction``, more than
+one capital letter; ``-L端口``, a flag run into CJK text),
 ``#3`` (a tag needs a letter), a ``[[link]]``, a bracket without a comparison (``[1]``). Field
-names are lower case. Quotes protect what they hold from every other operator (``"-r"``,
+names are lower case. A capitalised ``-Word`` (``-Recurse``, ``-Syu``, ``-Zahnarzt``) is
+text here and named in :attr:`ParsedQuery.capitalised`: the search reads it as an exclusion
+unless the vault writes it as a flag (``restriction.written_as_flags``), since a German noun
+is capitalised too. Quotes protect what they hold from every other operator (``"-r"``,
 ``"tag:x"``); a field's value may be quoted (``path:"Daily Notes"``).
 
 The fields make one :class:`~vaultseek.records.SearchFilter` read by the filter parser, so a
@@ -33,8 +36,8 @@ expression search and is read exactly as :func:`~vaultseek.text.lexical.parse_qu
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import QueryError
@@ -87,6 +90,10 @@ class ParsedQuery:
     """The filter the fields make (None: no field)."""
     segments: tuple[str, ...] = field(default=(), repr=False)
     """The free text's pieces in order (a word, a prefix as typed, a phrase's text)."""
+    capitalised: tuple[str, ...] = ()
+    """The capitalised ``-Word``s read as text, without their ``-`` (``Recurse``, ``Zahnarzt``):
+    a flag in a vault that writes it as one, else an exclusion (:func:`parse_syntax`'s
+    ``excluding``)."""
 
     @property
     def operators(self) -> bool:
@@ -137,17 +144,20 @@ def may_have_operators(text: str) -> bool:
     return _MAYBE.search(text) is not None
 
 
-def parse_syntax(text: str, *, now: float | None = None) -> ParsedQuery:
+def parse_syntax(text: str, *, now: float | None = None, excluding: Collection[str] = ()) -> ParsedQuery:
     """``text`` read for its operators (the module docstring); ``now`` (epoch seconds,
-    default the current time) anchors ``after:2w``. Raises :class:`QueryError` for a field
-    value the filters refuse, an operator on a field (``-tag:x``), or a query that has
-    nothing to look for once its exclusions and fields are taken out."""
+    default the current time) anchors ``after:2w``; ``excluding`` names capitalised
+    ``-Word``s (:attr:`ParsedQuery.capitalised`) to read as exclusions. Raises
+    :class:`QueryError` for a field value the filters refuse, an operator on a field
+    (``-tag:x``), or a query that has nothing to look for once its exclusions and fields are
+    taken out."""
     if not may_have_operators(text):
         return plain_query(text)
-    reading = _Reading(text)
+    reading = _Reading(text, excluding)
     reading.read()
     if not reading.required and not reading.excluded and not reading.prefixes and not reading.fields:
-        return plain_query(text)
+        plain = plain_query(text)
+        return replace(plain, capitalised=tuple(reading.capitalised)) if reading.capitalised else plain
     return reading.parsed(now=now)
 
 
@@ -155,8 +165,10 @@ class _Reading:
     """One pass over a query's text, piece by piece (whitespace separates pieces; a quoted
     phrase may hold whitespace)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, excluding: Collection[str] = ()) -> None:
         self.text = text
+        self.excluding = excluding
+        self.capitalised: list[str] = []
         self.segments: list[str] = []
         self.words: list[str] = []
         self.prefixes: list[str] = []
@@ -203,9 +215,11 @@ class _Reading:
         while stop < len(text) and not text[stop].isspace():
             stop += 1
         word = text[start:stop]
-        if negated and _excludable(word[1:]):
+        if negated and (_excludable(word[1:]) or (word[1:] in self.excluding and _capitalised(word[1:]))):
             self._exclude(word[1:], parse_query(word[1:]).phrases)
         else:
+            if negated and _capitalised(word[1:]):
+                self.capitalised.append(word[1:])
             self._word(word)
         return stop
 
@@ -267,6 +281,7 @@ class _Reading:
             fields=tuple(self.fields),
             filter=self._filter(now=now) if self.fields else None,
             segments=tuple(self.segments),
+            capitalised=tuple(self.capitalised),
         )
 
     def _filter(self, *, now: float | None) -> SearchFilter:
@@ -308,3 +323,11 @@ def _excludable(word: str) -> bool:
     if word != word.lower():
         return False
     return not (has_cjk(word) and _LATIN.search(word))
+
+
+def _capitalised(word: str) -> bool:
+    """Whether ``-word`` is a capitalised word the vault decides on
+    (:attr:`ParsedQuery.capitalised`): excludable but for its one capital, its first letter
+    (``-Recurse``, ``-Zahnarzt``; not ``-ErrorAction`` or ``-TLS``, only ever flags)."""
+    rest = word[1:]
+    return word[:1].isupper() and rest == rest.lower() and _excludable(word[:1].lower() + rest)
