@@ -211,6 +211,7 @@ class LocalPostgres:
         standby._run(
             str(standby.bin / "pg_basebackup"), "-h", HOST, "-p", str(self.port), "-U", ADMIN,
             "-D", str(standby.data), "--write-recovery-conf", "--wal-method=stream", "--no-sync",
+            "--checkpoint=fast",  # a spread checkpoint would hold the copy for minutes on an idle server
             env={"PGPASSWORD": self.password},
         )  # fmt: skip
         with (standby.data / "postgresql.conf").open("a", encoding="utf-8") as conf:
