@@ -48,6 +48,7 @@ TYPE_NAMES = {
     "bool": "boolean",
     "bool | None": "boolean, or unset",
     "int": "whole number (at least 1)",
+    "int | None": "whole number (at least 1), or unset",
     "float": "number (at least 0)",
     "float | None": "number (at least 0)",
     "tuple[str, ...]": "list of strings",

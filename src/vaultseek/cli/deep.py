@@ -123,9 +123,25 @@ def _run_worker(args: argparse.Namespace, out: TextIO) -> int:
     for number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(number, ask)
 
-    log_line(f"started at {lower_priority()}, one engine thread")
+    threads = _worker_threads(log_line)
+    os.environ["OMP_NUM_THREADS"] = str(threads)  # before any model loads: the engine reads it once
+    log_line(f"started at {lower_priority()}, {threads} engine thread{'s' if threads > 1 else ''}")
     DeepWorker(should_stop=lambda: stop["asked"], log=log_line).run(lock)
     return 0
+
+
+def _worker_threads(log: Callable[[str], None]) -> int:
+    """The worker's engine threads, from ``deep_threads`` as the user set it for the machine; a
+    bad value is logged and the default used (the worker has no terminal to say it on)."""
+    from ..config import user_setting
+    from ..errors import ConfigError
+    from ..index.deep_queue import worker_threads
+
+    try:
+        return worker_threads(user_setting("deep_threads"))
+    except ConfigError as exc:
+        log(f"{exc.message}; using the default")
+        return worker_threads(None)
 
 
 def _say(out: TextIO, as_json: bool, text: str, facts: Mapping[str, object]) -> None:

@@ -281,11 +281,10 @@ def _start_worker() -> int | None:
         return None
     try:
         command = [sys.executable, "-m", "vaultseek", "deep", "--worker", f"--lock-fd={lock.fileno()}"]
-        env = {**os.environ, "OMP_NUM_THREADS": "1"}  # one engine thread: the other cores stay the user's
         try:
             with open_log() as log:
                 child = subprocess.Popen(
-                    command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
+                    command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                     start_new_session=True, close_fds=True, pass_fds=(lock.fileno(),),
                 )  # fmt: skip
         except OSError:  # no process could be started: the work waits for the next start
@@ -294,6 +293,19 @@ def _start_worker() -> int | None:
         return child.pid
     finally:
         lock.close()  # the child's copy keeps the lock
+
+
+def worker_threads(setting: int | None) -> int:
+    """The background worker's engine threads: ``setting`` (``deep_threads``), else half the
+    cores this process may use, at least one. The worker runs at idle priority and rests while
+    searches and hooks run, so the other half stays the user's even when it works."""
+    if setting:
+        return setting
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, cores // 2)
 
 
 def adopt_worker_lock(fd: int | None) -> IO[bytes] | None:
