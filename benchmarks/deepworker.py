@@ -19,8 +19,9 @@ so both sides meet the same load from whatever else runs on the machine: the bas
 frozen calls of the same run. Each call comes after ``--gap`` seconds of quiet (longer than
 the worker's two-second rest), so that a running worker is in the middle of a batch when it
 arrives: the case a prompt after a pause meets. ``--kinds`` picks the workers, each in a
-session of its own as the real one runs: ``shipped`` (idle priority, one thread, rests while
-interactive work touches the marker), ``idle`` (the same without the rest) and ``nice``
+session of its own as the real one runs: ``shipped`` (idle priority, half the cores' engine
+threads, rests while interactive work touches the marker), ``cores`` (the same with a thread
+on every core, as ``deep_threads`` allows), ``idle`` (one thread, without the rest) and ``nice``
 (``nice 10`` without the rest, as one of the earlier per-index workers ran). The load average
 is printed before and after.
 
@@ -84,7 +85,7 @@ DeepWorker(should_stop=lambda: bool(stop), log=lambda _line: None, resting=lambd
 SCHED_IDLE, its session's autogroup at nice 19) or ``nice`` (``nice 10`` alone)."""
 
 
-WORKER_KINDS = ("shipped", "idle", "nice")
+WORKER_KINDS = ("shipped", "cores", "idle", "nice")
 
 
 def _env(work: Path) -> None:
@@ -96,8 +97,8 @@ def _env(work: Path) -> None:
     os.environ["VAULTSEEK_DEEP_TIER"] = "true"
 
 
-def _cli(*words: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*vaultseek_command(), *words], capture_output=True, text=True, check=False)
+def _cli(*words: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*vaultseek_command(), *words], capture_output=True, text=True, check=False, env=env)
 
 
 def _load() -> str:
@@ -147,6 +148,8 @@ class Workers:
         before = _queued_progress(self.vault, self.db)
         if kind == "shipped":
             _cli("deep", "--resume")
+        elif kind == "cores":  # the shipped worker given every core (deep_threads)
+            _cli("deep", "--resume", env={**os.environ, "VAULTSEEK_DEEP_THREADS": str(os.cpu_count() or 1)})
         else:
             with deep_queue.locked_queue() as queue:
                 queue.paused = False
@@ -266,7 +269,8 @@ def interference(args: argparse.Namespace) -> dict[str, Any]:
 
 def render_interference(r: dict[str, Any]) -> str:
     names = {
-        "shipped": "the worker (idle priority, one thread, rests for interactive work)",
+        "shipped": "the worker (idle priority, half the cores' threads, rests for interactive work)",
+        "cores": "the same with a thread on every core (deep_threads)",
         "idle": "idle priority, one thread, no rest",
         "nice": "nice 10, one thread, no rest (as the per-index workers ran)",
     }
