@@ -594,3 +594,22 @@ def test_indexes_that_want_the_same_deep_model_share_one_loaded_copy(
             worker._work_on(_Served(deep_queue.QueuedIndex(str(vault), str(db), ""), idx))
             assert idx.store.deep_progress()[0] > 0
     assert loads == ["e5-small"]  # the second index was given the first one's model
+
+
+def test_status_says_paused_for_an_index_the_watcher_synced_while_paused(
+    tmp_path: Path, state: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A note the watcher (or the daemon) synced while the deep tier's work is paused waits for
+    the pause to end: the next `index` would not embed it either, so status says paused."""
+    vault = write_vault(tmp_path, "v", 2)
+    db = tmp_path / "v.db"
+    with open_index(vault, db=db, create=True) as idx:
+        idx.sync(remember=False)
+        idx.deepen()
+    deep_queue.pause()
+    (vault / "n00.md").write_text("# Edited\n\nA new opening for the first note, about dentists.\n", "utf-8")
+    with open_index(vault, db=db) as idx:  # as the watcher syncs: the index is not queued
+        idx.sync(remember=False)
+        assert idx.status().deep.state == "paused"
+    assert main(["status", "--vault", str(vault), "--db", str(db)]) == 0
+    assert "deep tier:    1 of 2 chunks (50%), 1 of 2 notes' openings; paused" in capsys.readouterr().out

@@ -152,6 +152,27 @@ def test_short_pieces_follow_the_minimums(tmp_path: Path) -> None:
     assert document_chunks([Segment("Call Bob re: invoice")], title="t", kind="txt")[0].text == "Call Bob re: invoice"
 
 
+def test_a_short_section_of_a_word_file_is_found(vault: Path) -> None:
+    """A section under a heading of its own is a section, however short: a one-line decision in
+    the minutes (under 100 characters) is indexed and found, under its heading, as a note's
+    short section is; a heading with nothing under it adds no chunk."""
+    docgen.docx_file(vault / "minutes.docx", [
+        ("title", "Board minutes, rowing club"),
+        ("p", "The board met on 3 May. The treasurer reported that the roof repair costs 12,400 pounds."),
+        ("h2", "Regatta"),
+        ("p", "The summer regatta moves to the second weekend of July; volunteers sign up with the secretary."),
+        ("h2", "Membership"),
+        ("p", "Junior membership fees rise by ten percent from September."),
+        ("h2", "Any other business"),
+    ])  # fmt: skip
+    with open_index(vault, create=True) as index:
+        index.sync()
+        hits = index.search("junior membership fees", mode="bm25", view="chunks").results
+        sections = [row.section for row in index.get_note("minutes.docx")]
+    assert hits and hits[0].path == "minutes.docx" and hits[0].section == "Membership"
+    assert sections == ["Board minutes, rowing club", "Regatta", "Membership"]
+
+
 # -- the index ------------------------------------------------------------------------------
 def test_image_only_page_is_ocred_and_found_by_a_word_on_it(vault: Path, scanned_pdf: Path) -> None:
     needs_tesseract()

@@ -149,6 +149,27 @@ def test_a_stand_in_is_normalised_as_the_list_is_and_kept_within_it() -> None:
     assert convex(lists, weights=weights, stand_ins={"deep": {1: 0.85}})[0].ranks == {"bm25": 1}
 
 
+def test_a_floored_stand_in_never_holds_a_chunk_below_its_other_lists() -> None:
+    """A page waiting for its deep vector whose document's opening is far from the query (a
+    PDF's cover page says nothing of page 6) is ranked on its other lists, as a chunk whose
+    file has no deep vector at all is; the opening only lifts it. A note's section keeps its
+    opening's score either way."""
+    lists = {
+        "bm25": [(1, 9.0), (2, 5.0), (3, 1.0), (4, 1.0)],
+        "vector": [(1, 0.6), (2, 0.5), (3, 0.1), (4, 0.1)],
+        "deep": [(2, 0.9), (3, 0.8)],
+    }
+    weights = {"bm25": 0.75, "vector": 0.25, "deep": 1.0}
+    gap = {f.item: f.score for f in convex(lists, weights=weights, unscored={"deep": {1}})}
+    far = {f.item: f.score for f in convex(lists, weights=weights, stand_ins={"deep": {1: 0.2}}, floored={"deep": {1}})}
+    assert far[1] == pytest.approx(gap[1]) == pytest.approx(2.0)
+    assert far[2] == pytest.approx(gap[2])  # no other chunk moves
+    near = {f.item: f.score for f in convex(lists, weights=weights, stand_ins={"deep": {4: 0.9}}, floored={"deep": {4}})}
+    assert near[4] == pytest.approx(0.0 + 1.0)  # the opening lifts it above its other lists' mean (0)
+    section = {f.item: f.score for f in convex(lists, weights=weights, stand_ins={"deep": {1: 0.2}})}
+    assert section[1] == pytest.approx(1.0)  # not floored: the opening's score, clamped to 0
+
+
 def test_a_list_whose_best_is_under_its_anchor_counts_less_than_its_weight() -> None:
     """A made-up word: BM25 holds one chunk with a near word, the deep list's nearest chunks
     are all weak (cosines 0.80–0.82 where an answer would be 0.87 or more)."""

@@ -145,6 +145,51 @@ def test_a_section_waiting_for_its_vector_stands_in_with_its_notes_opening(tmp_p
     assert all(score == pytest.approx(expected, abs=1e-5) for score in stand_ins.values())
 
 
+REPORT = [
+    "ANNUAL OPERATIONS REPORT 2025\n\nNorthwind Facilities Group\n\nPrepared for the board of directors.",
+    (
+        "Fleet. The delivery fleet grew to 42 vans; eleven diesel vans were replaced by electric ones. "
+        "Charging happens overnight at the depot, and tyres are changed every 40,000 km."
+    ),
+    (
+        "Security. Two laptops were stolen from a car in August; both disks were encrypted. Badge readers "
+        "now log every entry to the server room, and logs are kept for 90 days."
+    ),
+]
+SERVER_JSON = (
+    '{"server_room": {"badge_readers": true, "log_retention_days": 90, "cameras": 4}, '
+    '"laptops": {"disk_encryption": "required"}, "fleet": {"vans": 42, "charging": "overnight"}}\n'
+)
+
+
+def test_a_page_waiting_for_its_vector_is_not_held_below_its_other_lists_by_its_cover(tmp_path: Path) -> None:
+    """The worker embeds a document's opening first: a PDF's cover page. The page that answers
+    (BM25 #1, static #1, deep #1 once embedded) keeps its place while it waits, though its
+    cover, which stands in for it, is far from the query: an opening may lift a waiting
+    section, never hold it below where its other lists put it (it lost to a JSON config)."""
+    from tests.support import docgen
+
+    vault = tmp_path / "vault"
+    docgen.text_pdf(vault / "report.pdf", REPORT)
+    (vault / "config").mkdir()
+    (vault / "config" / "server.json").write_text(SERVER_JSON, "utf-8")
+    for rel, text in NOTES.items():
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(text, "utf-8")
+    query = "how many days are server room logs kept"
+    with open_index(vault, db=tmp_path / "index.db", create=True, deep_tier=True) as index:
+        index.sync(remember=False)
+        assert index.deepen() is not None
+        finished = index.search(query, k=3, view="chunks").results
+        assert (finished[0].path, finished[0].deep_rank) == ("report.pdf", 1)
+        pages = index.get_note("report.pdf")
+        index.store.drop_deep_vectors([row.id for row in pages[1:]])  # the cover keeps its vector
+    with open_index(vault, db=tmp_path / "index.db", deep_tier=True) as index:
+        waiting = index.search(query, k=3, view="chunks").results
+    assert waiting[0].path == "report.pdf" and waiting[0].deep_rank is None
+    assert (waiting[0].bm25_rank, waiting[0].vec_rank) == (1, 1)
+
+
 def test_no_deep_vector_yet_ranks_as_the_fast_tiers_alone(deep_vault: tuple[Path, Path], tmp_path: Path) -> None:
     """Right after `vaultseek index` (the deep model there, no deep vector yet) the order is the
     fast tiers' own, chunk for chunk and score for score."""

@@ -371,3 +371,20 @@ def postings_plan(store: PgStore, expression: str) -> str:
         store.pg.execute("SET LOCAL enable_seqscan = off")
         store.pg.execute("SET LOCAL enable_bitmapscan = off")
         return "\n".join(row[0] for row in store.pg.execute("EXPLAIN (ANALYZE, COSTS OFF) " + sql.sql, sql.params))
+
+
+def test_both_stores_name_the_chunks_that_have_a_place_in_a_document(vault: Path, pg_url: str, tmp_path: Path) -> None:
+    """Fusion asks which waiting chunks are a document's pages (``Store.located``): PostgreSQL
+    answers as SQLite does — a PDF's pages, not a note's sections."""
+    from tests.support import docgen
+
+    write_notes(vault)
+    docgen.text_pdf(vault / "report.pdf", ["Cover page of the annual report. " * 4, "Fleet: 42 vans, charged overnight. " * 4])
+    with synced(open_index(vault, db=tmp_path / "i.db", create=True)) as lite, synced(open_pg(vault, pg_url, "docs")) as pg:
+        answers = []
+        for index in (lite, pg):
+            pages = [row.id for row in index.get_note("report.pdf")]
+            sections = [row.id for row in index.get_note("security/oauth.md")]
+            located = index.store.located([*pages, *sections])
+            answers.append((len(located), located == set(pages)))
+    assert answers == [(2, True), (2, True)]

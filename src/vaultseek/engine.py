@@ -450,7 +450,7 @@ class Index:
             return None
         from .embeddings.deep import deep_model_unavailable
         from .embeddings.server import server_host
-        from .index.deep_queue import queue_state
+        from .index.deep_queue import paused, queue_state
         from .index.deepening import (
             PROBLEM_KEY,
             job_running,
@@ -482,7 +482,8 @@ class Index:
             state = "paused"
         else:
             queued = queue_state(self.db_path)
-            state = "waiting" if queued is None else queued
+            # not queued (the watcher or the daemon synced it): under a pause nothing embeds it
+            state = queued if queued is not None else "paused" if paused() else "waiting"
         from .reports import DeepStatus  # a search builds no report types
 
         return DeepStatus(

@@ -1,12 +1,13 @@
 """Segments → chunk drafts, with the same shape notes have.
 
 Running text (PDF pages, DOCX sections, HTML, TXT) is cut by :func:`~.splitting.split_text`
-(~1,000 characters, ~100 overlap) and pieces under 100 characters are dropped; structured
-text (rows, slides, flattened data) keeps pieces down to 20 characters. A chunk cites the
-page (slide, row range) its text is on: pages are chunked one by one, and a short page is not
-dropped but joins the chunk before it, which then cites both (``pp. 3–4``), or, before the
-first long page, the chunk after it (``pp. 1–2``); a document of short
-pages only becomes one chunk per page, each citing its own. A segment
+(~1,000 characters, ~100 overlap) and pieces under 100 characters are dropped, except a whole
+section under a heading of its own (a short DOCX, ODT or EPUB section is a chunk, as a note's
+is); structured text (rows, slides, flattened data) keeps pieces down to 20 characters. A chunk
+cites the page (slide, row range) its text is on: pages are chunked one by one, and a short
+page is not dropped but joins the chunk before it, which then cites both (``pp. 3–4``), or,
+before the first long page, the chunk after it (``pp. 1–2``); a document of short pages only
+becomes one chunk per page, each citing its own. A segment
 meant to stay whole (a slide, a batch of rows) is still cut once it passes
 :data:`MAX_WHOLE_CHARS`, and a heading past :data:`MAX_HEADING_CHARS` is shortened, so one
 enormous slide or title never becomes one enormous chunk or context line.
@@ -70,7 +71,7 @@ def document_chunks(segments: list[Segment], *, title: str, kind: str) -> list[C
         )
         minimum = MIN_STRUCTURED_CHARS if segment.structured else MIN_RUNNING_CHARS
         for piece in pieces:
-            if len(piece) >= minimum:
+            if len(piece) >= minimum or _is_section(piece, segment, pieces):
                 if not drafts and _opens(leftovers, piece, segment):
                     # Short pages before the first long one (a cover, a title page) open it.
                     assert segment.location is not None and leftovers[0][1].location is not None
@@ -114,6 +115,19 @@ def _joins(piece: str, segment: Segment, previous: Segment | None, drafts: list[
         and last.location is not None
         and (last.location.page_end or last.location.page) == _page(previous.location)
         and len(last.text) + len(piece) <= CHUNK_CHARS + MIN_RUNNING_CHARS
+    )
+
+
+def _is_section(piece: str, segment: Segment, pieces: list[str]) -> bool:
+    """Whether a short piece is a whole section under a heading of its own (a Word, ODT or EPUB
+    section: "Membership — junior fees rise by ten percent"), with text besides the heading: a
+    chunk of its own, as a note's short section is, not a fragment to drop."""
+    return (
+        len(pieces) == 1
+        and bool(segment.heading)
+        and segment.location is None
+        and not segment.structured
+        and piece.strip() != clean_text(segment.heading[-1])
     )
 
 

@@ -73,7 +73,7 @@ from .sources import (
     walks_into,
 )
 
-PIPELINE_VERSION = "9"
+PIPELINE_VERSION = "10"
 """Bump when reading, scrubbing or chunking changes what a file becomes: the next run then
 re-processes every file (vectors are reused wherever the embedded text is unchanged), so
 e.g. a new credential pattern reaches notes that have not been edited since. (3: frontmatter
@@ -93,7 +93,8 @@ are cut into chunks of at most 2,000 characters (code blocks 8,000), and more cr
 patterns: code spans and tables, XML, ``mysql -p``, ``docker login -p``, ``redis-cli -a``,
 passwords named in German, Spanish, French or mid-sentence, ``Authorization: Token``, cookies,
 hex ``sk-``; a PDF's short pages are kept: a document of short pages becomes one chunk per page,
-a short page beside long ones joins the chunk before it, which cites both pages.)"""
+a short page beside long ones joins the chunk before it, which cites both pages. 10: a short
+section under a heading of its own in a Word, ODT or EPUB file is a chunk; it was dropped.)"""
 REPROCESSING_META = "reprocessing"
 """Meta key: ``<pipeline version> <highest file id at its start>`` while every file is being
 brought to a new pipeline version (the first index included); removed when that run

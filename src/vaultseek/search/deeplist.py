@@ -18,7 +18,9 @@ convex fusion (``fusion.convex``) is set per search:
 
 and a chunk still waiting for its vector stands in with its note's opening, when that has one
 (:func:`opening_scores`; the deep worker embeds every note's opening first), else with its
-other lists' weighted mean (``fusion.convex``'s ``unscored``).
+other lists' weighted mean (``fusion.convex``'s ``unscored``). A document's page (slide, rows)
+takes its opening's score only where that is more than the mean: a PDF's first page is a cover
+or a contents page, which says nothing of page 6 (:attr:`DeepList.paged`).
 
 Measured on the tune halves of the judged sets at 0–100 % coverage (docs/research/
 quality-attempts.md, "The deep list at every coverage — reached").
@@ -64,6 +66,10 @@ class DeepList:
     """The deep model's cosine at which the list's best counts fully (``fusion.ANCHORS``)."""
     stand_ins: dict[int, float] = field(default_factory=dict)
     """Candidates without a deep vector whose note's opening has one → the opening's score."""
+    paged: frozenset[int] = frozenset()
+    """Of :attr:`stand_ins`, the pages (slides, rows) of a document: their opening is a cover
+    or a title slide, which may lift them but never holds them below their other lists
+    (``fusion.convex``'s ``floored``)."""
     named: frozenset[int] = frozenset()
     """The chunks that hold every word of the query when they are one note's
     (:func:`named_chunks`)."""

@@ -80,6 +80,7 @@ def convex(
     anchors: Mapping[str, float] | None = None,
     unscored: Mapping[str, Container[int]] | None = None,
     stand_ins: Mapping[str, Mapping[int, float]] | None = None,
+    floored: Mapping[str, Container[int]] | None = None,
 ) -> list[Fused]:
     """Score-normalised convex combination of lists of ``(item, score)``, best first.
 
@@ -96,14 +97,16 @@ def convex(
     for the gap nor outranked by chunks only that list likes. ``stand_ins`` (list name → item →
     score) gives such an item a score to stand in instead — a chunk's note's opening, whose deep
     vector the worker makes first — normalised by the list's own range and clamped to it: it
-    takes part without a rank in that list and moves no other item's score.
+    takes part without a rank in that list and moves no other item's score. ``floored`` (list
+    name → items) names stand-ins that may lift an item above its other lists' weighted mean but
+    never hold it below (a PDF's page, whose opening is a cover that says nothing of page 6).
 
     ``overrides`` replaces a list's scores (name → item → score), normalised the same way;
     an item it scores that the list lacks takes part as well, without a rank in that list —
     how term matching re-scores the head of the lexical list (``termmatch.blend``). Ranks
     always describe the lists themselves."""
     ranks: dict[int, dict[str, int]] = {}
-    scores = _weighted(lists, weights, overrides, anchors, unscored, ranks, stand_ins=stand_ins)
+    scores = _weighted(lists, weights, overrides, anchors, unscored, ranks, stand_ins=stand_ins, floored=floored)
     keyed = sorted([(-score, min(ranks[i].values(), default=0), i) for i, score in scores.items()])
     return [Fused(i, -negative, ranks[i]) for negative, _rank, i in keyed]
 
@@ -117,11 +120,12 @@ def convex_head(
     anchors: Mapping[str, float] | None = None,
     unscored: Mapping[str, Container[int]] | None = None,
     stand_ins: Mapping[str, Mapping[int, float]] | None = None,
+    floored: Mapping[str, Container[int]] | None = None,
 ) -> list[int]:
     """The first ``depth`` items of :func:`convex`'s order, without building the results
     (term matching needs only the head to re-score; the fusion is then built once)."""
     best: dict[int, int] = {}
-    scores = _weighted(lists, weights, overrides, anchors, unscored, None, best, stand_ins)
+    scores = _weighted(lists, weights, overrides, anchors, unscored, None, best, stand_ins, floored)
     return [i for _s, _r, i in heapq.nsmallest(depth, [(-s, best.get(i, 0), i) for i, s in scores.items()])]
 
 
@@ -134,12 +138,14 @@ def _weighted(
     ranks: dict[int, dict[str, int]] | None,
     best: dict[int, int] | None = None,
     stand_ins: Mapping[str, Mapping[int, float]] | None = None,
+    floored: Mapping[str, Container[int]] | None = None,
 ) -> dict[int, float]:
     """:func:`convex`'s scores. Fills ``ranks`` (item → list → rank) when given, else
     ``best`` (item → its best rank in any list)."""
     scores: dict[int, float] = {}
     total = 0.0
     gaps: list[tuple[Container[int], float]] = []
+    stood: list[tuple[dict[int, float], float]] = []  # per list: what each floored stand-in added, the weight
     for name, items in lists.items():
         weight = 1.0 if weights is None else weights.get(name, 1.0)
         own: dict[int, float] = {}
@@ -164,29 +170,39 @@ def _weighted(
         if ranks is not None:
             for item in standing or ():  # a stand-in takes part without a rank in the list
                 ranks.setdefault(item, {})
-        _add_normalised(scores, own, weight, None if anchors is None else anchors.get(name), standing)
+        added = _add_normalised(scores, own, weight, None if anchors is None else anchors.get(name), standing)
         absent = None if unscored is None else unscored.get(name)
         if own or absent is not None:
             total += weight
         if absent is not None and weight > 0:
             gaps.append((absent, weight))
+        floor = None if floored is None else floored.get(name)
+        if added and floor and weight > 0:
+            stood.append(({item: part for item, part in added.items() if item in floor}, weight))
     if gaps and total > 0:  # an item a list could not score: its other lists' weighted mean
         for item, score in scores.items():
             missing = sum(weight for absent, weight in gaps if item in absent)
             if 0 < missing < total:
                 scores[item] = score * total / (total - missing)
+    for added, weight in stood:  # a floored stand-in lifts an item above its other lists' mean, never below
+        if total > weight:
+            for item, part in added.items():
+                others = scores[item] - part
+                scores[item] = others + max(part, weight * others / (total - weight))
     return scores
 
 
 def _add_normalised(
     scores: dict[int, float], own: Mapping[int, float], weight: float, anchor: float | None = None,
     standing: Mapping[int, float] | None = None,
-) -> None:
+) -> dict[int, float]:
     """Add ``weight ×`` each of ``own``'s scores min-max normalised over ``own`` (all of
     ``weight`` when they are all equal) into ``scores``; with an ``anchor`` above the best
-    score, normalised against the anchor instead of the best."""
+    score, normalised against the anchor instead of the best. Returns what each of
+    ``standing``'s items (not in ``own``) added."""
+    added: dict[int, float] = {}
     if not own:
-        return
+        return added
     low, high = min(own.values()), max(own.values())
     if anchor is not None and anchor > high:
         high = anchor
@@ -196,7 +212,8 @@ def _add_normalised(
         span = high - low if high > low else 1.0
         for item, score in standing.items():
             if item not in own:
-                scores[item] = scores.get(item, 0.0) + weight * min(max((score - low) / span, 0.0), 1.0)
+                added[item] = weight * min(max((score - low) / span, 0.0), 1.0)
+                scores[item] = scores.get(item, 0.0) + added[item]
     if high > low:
         factor = weight / (high - low)
         for item, score in own.items():
@@ -204,3 +221,4 @@ def _add_normalised(
     else:
         for item in own:
             scores[item] = scores.get(item, 0.0) + weight
+    return added

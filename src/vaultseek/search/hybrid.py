@@ -293,7 +293,8 @@ def _deep_state(store: Store, found: _Found) -> DeepList:
     unscored = lacking(deep_index, (found.bm25, found.vec))
     stand_ins = opening_scores(store, deep_index, found.deep_query, unscored)
     listed = frozenset(item for item, _s in found.deep) if named else frozenset()
-    return DeepList(found.coverage, unscored - stand_ins.keys(), ANCHORS.get(deep_model.name), stand_ins, named, listed)
+    paged = frozenset(store.located(list(stand_ins))) if stand_ins else frozenset()
+    return DeepList(found.coverage, unscored - stand_ins.keys(), ANCHORS.get(deep_model.name), stand_ins, paged=paged, named=named, listed=listed)
 
 
 def _capitalised_read(store: Store, text: str, parsed: ParsedQuery, now: float | None) -> ParsedQuery:

@@ -1135,6 +1135,15 @@ class Store:
             ))  # fmt: skip
         return out
 
+    def located(self, ids: Sequence[int]) -> set[int]:
+        """The chunks of ``ids`` that have a place in a document (a page, a slide, rows)."""
+        out: set[int] = set()
+        for batch in _batches(list(ids)):
+            out.update(cid for (cid,) in self.conn.execute(
+                f"SELECT id FROM chunks WHERE id IN ({_marks(batch)}) AND location IS NOT NULL", batch
+            ))  # fmt: skip
+        return out
+
     # -- status -------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
         return {

@@ -855,6 +855,14 @@ class PgStore(Store):
             )
         }
 
+    def located(self, ids: Sequence[int]) -> set[int]:
+        return {
+            int(cid)
+            for (cid,) in self.pg.execute(
+                "SELECT id FROM chunks WHERE id = ANY(%s) AND location IS NOT NULL", ([int(i) for i in ids],)
+            )
+        }
+
     # -- the study app's knowledge base -------------------------------------------------
     def file_listing(self) -> list[tuple[str, str, str, int, int, str | None, str | None, str, int, int, int, str | None]]:
         return [
