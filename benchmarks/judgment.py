@@ -40,15 +40,15 @@ from vaultseek.search.relevance import Judge, Judges, QueryEvidence
 GOLDEN = Path(__file__).resolve().parent / "golden"
 DEPTH = 8
 """Results judged per query: what the agent hook looks at (``hooks.CANDIDATES``)."""
-STATIC_FEATURES = ("lexical", "exact", "known", "static", "short", "first", "static_gap", "title", "bm25_top", "vec_top")
+STATIC_FEATURES = ("lexical", "exact", "known", "static", "short", "first", "static_gap", "title", "bm25_top", "vec_top", "sole")
 DEEP_FEATURES = (*STATIC_FEATURES, "deep", "deep_gap", "deep_top", "deep_hub", "query_reach")
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 """Where the table shows the results' precision and recall besides :data:`relevance.RELEVANT`."""
 MATCH_THRESHOLDS = (0.05, 0.1, 0.2, 0.3, 0.5)
 """Where the table shows how many related questions are called matched and unrelated prompts
 not, besides :data:`relevance.MATCH`."""
-LEXICAL_FEATURES = ("lexical", "exact", "known", "short", "first", "title")
-LEXICAL_MATCH_FEATURES = ("best", "known", "lexical", "short", "known_short")
+LEXICAL_FEATURES = ("lexical", "exact", "known", "short", "first", "title", "sole")
+LEXICAL_MATCH_FEATURES = ("best", "known", "lexical", "short", "known_short", "sole")
 MATCH_FEATURES = (*LEXICAL_MATCH_FEATURES, "static")
 DEEP_MATCH_FEATURES = (*MATCH_FEATURES, "deep", "deep_spread", "query_reach", "deep_margin", "bm25", "agree")
 UNPROBED_FEATURES = tuple(f for f in DEEP_FEATURES if f not in ("deep_hub", "query_reach"))
@@ -122,8 +122,28 @@ Gathered = tuple[str, str, bool, Query, str, list[str]]
 """(set, kind, with deep, query, its text, its results' ``path#section``)."""
 
 
-def collect(data: Path, workdir: Path, sets: list[str], split: str, unrelated: Path) -> Iterator[Gathered]:
-    """:data:`Gathered` per question of the sets and their unrelated prompts."""
+KNOWN_NOTES = 30
+"""Notes per index whose title and a word only that note holds are asked as known items."""
+
+
+def known_lines(index: Index, split: str) -> list[dict[str, Any]]:
+    """Known-item questions of an index (``benchmarks.coverage.known_items``: a note's title,
+    a word only it holds), each in one half by a hash of its text: what a user who remembers
+    an identifier types, and where the words, not the meaning, decide."""
+    from benchmarks.coverage import known_items
+
+    lines = []
+    for kind, query, path in known_items(index, KNOWN_NOTES):
+        half = "tune" if int(hashlib.sha1(query.encode()).hexdigest(), 16) % 2 == 0 else "test"
+        if half == split:
+            lines.append({"id": f"known:{path}:{kind}", "query": query, "relevant": {path: 1}, "kind": f"known:{kind}"})
+    return lines
+
+
+def collect(data: Path, workdir: Path, sets: list[str], split: str, unrelated: Path, known: bool = True) -> Iterator[Gathered]:
+    """:data:`Gathered` per question of the sets, their unrelated prompts and (``known``) each
+    index's known items."""
+    seen: set[str] = set()
     for name in sets:
         vault, db_name = vault_of(data, name)
         db = workdir / f"{db_name}.db"
@@ -136,20 +156,37 @@ def collect(data: Path, workdir: Path, sets: list[str], split: str, unrelated: P
             labels = load_labels(name)
             if family(name) == "tldr" or name.endswith("-en"):
                 lines += [dict(line, relevant={}) for line in unrelated_lines(unrelated, name, split)]
+            if known and db_name not in seen:  # sets that share an index share its known items
+                lines += known_lines(index, split)
+            seen.add(db_name)
             for line in lines:
                 for deep in with_deep:
                     kind = line.get("kind", "") if line["relevant"] else f"unrelated:{line.get('kind', '')}"
                     examples, shown = examples_of(index, line, labels, deep=deep)
-                    yield name, kind, deep, Query(examples, not line["relevant"]), line["query"], shown
+                    query = Query(examples, not line["relevant"], anchors=not kind.startswith("known:"))
+                    yield name, kind, deep, query, line["query"], shown
+
+
+KNOWN_SHARE = 0.1
+"""The known items' examples weigh this much, all together, against the judged questions'
+(chosen on the tune halves among 0.1, 0.25 and 0.5: the least that makes a word one note holds
+a likely match with the deep tier, at the least cost to the judged questions' recall)."""
 
 
 def balanced(queries: list[Query]) -> tuple[list[Example], list[float]]:
     """Every example, weighted so that the related questions and the unrelated prompts count
-    alike in the fit, whichever there are more of."""
-    related = sum(len(q.examples) for q in queries if not q.unrelated) or 1
+    alike in the fit, whichever there are more of, and the known items
+    :data:`KNOWN_SHARE` of the judged questions (easy answers, which would otherwise pull each
+    judge's line away from the questions people word)."""
+    related = sum(len(q.examples) for q in queries if not q.unrelated and q.anchors) or 1
+    known = sum(len(q.examples) for q in queries if not q.anchors) or 1
     unrelated = sum(len(q.examples) for q in queries if q.unrelated) or 1
+
+    def weight(query: Query) -> float:
+        return 1.0 / unrelated if query.unrelated else 1.0 / related if query.anchors else KNOWN_SHARE / known
+
     examples = [e for q in queries for e in q.examples]
-    weights = [1.0 / (unrelated if q.unrelated else related) for q in queries for _e in q.examples]
+    weights = [weight(q) for q in queries for _e in q.examples]
     return examples, weights
 
 
@@ -165,20 +202,23 @@ def fit(plain: list[Query], deep: list[Query], without: frozenset[str] = frozens
     lexical = fit_judge("lexical", flat, LEXICAL_FEATURES, weights=weights)
     static = fit_judge("static", flat, STATIC_FEATURES, weights=weights)
     out = {}
+    def line_of(judges: Judges, queries: list[Query]) -> list[tuple[QueryEvidence, bool]]:
+        return match_examples(judges, [q for q in queries if q.anchors])
+
     for name, hit, features in (("lexical", lexical, LEXICAL_MATCH_FEATURES), ("static", static, MATCH_FEATURES)):
         examples = match_examples(Judges(hit, None, hit), plain)
-        match = anchored(fit_judge(f"{name} match", examples, features, weights=_balance([related for _e, related in examples])), examples)
-        out[name] = Judges(hit, None, match)
+        match = fit_judge(f"{name} match", examples, features, weights=_balance([related for _e, related in examples]))
+        out[name] = Judges(hit, None, anchored(match, line_of(Judges(hit, None, hit), plain)))
     if deep:
         deep_flat, deep_weights = balanced(deep)
         judges = Judges(static, fit_judge("deep", deep_flat, DEEP_FEATURES, weights=deep_weights), static)
         examples = match_examples(judges, deep)
-        match = anchored(fit_judge("deep match", examples, DEEP_MATCH_FEATURES, weights=_balance([r for _e, r in examples])), examples)
-        out["deep"] = Judges(static, judges.deep, match)
+        match = fit_judge("deep match", examples, DEEP_MATCH_FEATURES, weights=_balance([r for _e, r in examples]))
+        out["deep"] = Judges(static, judges.deep, anchored(match, line_of(judges, deep)))
         blind = Judges(static, fit_judge("deep (no probes)", deep_flat, UNPROBED_FEATURES, weights=deep_weights), static)
         examples = match_examples(blind, deep)
         match = fit_judge("deep match (no probes)", examples, UNPROBED_MATCH_FEATURES, weights=_balance([r for _e, r in examples]))
-        out["deep (no probes)"] = Judges(static, blind.deep, anchored(match, examples))
+        out["deep (no probes)"] = Judges(static, blind.deep, anchored(match, line_of(blind, deep)))
     return out
 
 
@@ -250,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folds", type=int, help="cross-validate the judges within the tune halves in this many parts")
     parser.add_argument("--seed", type=int, default=0, help="--folds: which split into parts")
     parser.add_argument("--without", default="", help="features left out of every judge fitted, e.g. known_short")
+    parser.add_argument("--no-known", action="store_true", help="leave out the indexes' known items (titles, words one note holds)")
     args = parser.parse_args(argv)
     data, workdir = Path(args.data), Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
@@ -261,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         gathered: list[Gathered] = pickle.loads(kept.read_bytes())  # the benchmark's own file
     else:
         try:
-            gathered = list(collect(data, workdir, sets, split, Path(args.unrelated)))
+            gathered = list(collect(data, workdir, sets, split, Path(args.unrelated), known=not args.no_known))
         except VaultseekError as exc:
             print(f"error: {exc.message}", file=sys.stderr)
             return 2
@@ -269,6 +310,10 @@ def main(argv: list[str] | None = None) -> int:
             kept.write_bytes(pickle.dumps(gathered))
     plain = [g[3] for g in gathered if not g[2]]
     deep = [g[3] for g in gathered if g[2]]
+    # The figures read the judged questions and the unrelated prompts; the known items, which
+    # the words decide, are reported apart.
+    shown_plain = [q for q in plain if q.anchors]
+    shown_deep = [q for q in deep if q.anchors]
     if args.folds:
         for label, (related, matched, unrelated, silent, made_up, told) in folded(gathered, args.folds, args.seed, without).items():
             if related:
@@ -287,13 +332,18 @@ def main(argv: list[str] | None = None) -> int:
     else:
         static_judges = relevance.judges_for(STATIC_MODEL, None)
         deep_judges = relevance.judges_for(STATIC_MODEL, DEEP_MODEL)
-    for label, queries, judges, is_deep in (("fast tiers", plain, static_judges, False), ("with deep", deep, deep_judges, True)):
+    for label, queries, judges, is_deep in (("fast tiers", shown_plain, static_judges, False), ("with deep", shown_deep, deep_judges, True)):
         if not queries or judges is None:
             continue
         scores = judge_scores(judges, queries)
         print(f"{label:10}: results precision {scores.precision:.3f}  recall {scores.recall:.3f};  "
               f"related questions matched {scores.answered:.3f};  unrelated prompts unmatched {scores.silent:.3f}  "
               f"({len(queries)} queries, {scores.examples} results)")  # fmt: skip
+        known = [g[3] for g in gathered if g[2] == is_deep and not g[3].anchors]
+        if known:
+            k = judge_scores(judges, known)
+            print(f"    known items (a note's title, a word only it holds): matched {k.answered:.3f}, their note's "
+                  f"sections reaching 0.50: {k.recall:.3f} ({len(known)} queries)")  # fmt: skip
         for threshold in THRESHOLDS:
             t = judge_scores(judges, queries, relevant=threshold)
             print(f"    results from {threshold:.2f}: precision {t.precision:.3f} recall {t.recall:.3f}")

@@ -77,6 +77,25 @@ def test_the_note_a_question_names_is_judged_relevant_and_injected(deep_vault: t
     assert "(`meetings/quartz-kickoff.md`)" in context
 
 
+@pytest.mark.parametrize(("query", "path"), [("Heidi Novak", "credits.md"), ("Ivan Petrov", "credits.md"),
+                                           ("restic", "howto/backup.md"), ("ed25519", "howto/ssh.md")])  # fmt: skip
+def test_a_name_or_an_identifier_only_one_note_holds_matches_with_the_deep_tier_complete(
+    deep_vault: tuple[Path, Path], query: str, path: str
+) -> None:
+    """A word the deep model reads as little more than noise (a person's name, a command's
+    identifier) is still the note that alone holds it: a likely match the hook injects, not
+    "nothing matches"."""
+    vault, db = deep_vault
+    with open_index(vault, db=db, deep_tier=True) as index:
+        response = index.search(query, view="chunks", k=5)
+        context = user_prompt_context(index, {"prompt": query}, HookSettings())
+    best = response.results[0]
+    assert best.path == path and best.deep_rank is not None
+    assert not response.no_match and NO_MATCH not in response.notices
+    assert best.relevance is not None and best.relevance >= RELEVANT, best.relevance
+    assert f"(`{path}`)" in context
+
+
 @pytest.mark.parametrize(
     ("prompt", "unrelated"),
     [

