@@ -307,7 +307,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             results.update(_filtered_latencies(index, queries))
             model = index.embedder()
             results["embed_query"] = _latencies(model.embed_one, queries)
-            vectors = index._vector_index()
+            vectors = index._sides.vector_index()
             query_vectors = model.embed(queries)
             floats = vectors.vectors(np.arange(len(vectors)))
             vec0 = sqlite_vec_knn_latency(floats, query_vectors, k=30)

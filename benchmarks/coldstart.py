@@ -37,7 +37,7 @@ def main() -> None:
     index.embedder()
     marks["model_load_ms"] = time.perf_counter() - t
     t = time.perf_counter()
-    index._vector_index()
+    index._sides.vector_index()
     marks["vector_load_ms"] = time.perf_counter() - t
     t = time.perf_counter()
     response = index.search(args.query)

@@ -91,12 +91,12 @@ def lists_of(index: Index) -> dict[str, Callable[[str], Sequence[Hashable]]]:
         "bm25": lambda q: [i for i, _s in lexical_hits(index.store, parse_query(q), 10)],
     }
     try:
-        static, model = index._vector_side()
+        static, model = index._sides.vector_side()
         out["vector"] = lambda q: [i for i, _s in static.search(model.embed_one(q), 10)]
     except VectorsUnavailable:
         pass
     try:
-        deep, deep_model, _coverage = index._deep_side()
+        deep, deep_model, _coverage = index._sides.deep_side()
     except VectorsUnavailable:
         deep = None
     if deep is not None:
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
             for label, top_of in lists_of(index).items():
                 rate, skew, busy = hub_figures([top_of(q) for q in queries])
                 print(f"  {label:24} hub rate {rate:.3f}  N10 skew {skew:6.2f}  busy slots {busy:.3f}", flush=True)
-            deep = index._deep_side()[0] if index.config.deep_tier and index.deep_status() else None
+            deep = index._sides.deep_side()[0] if index.config.deep_tier and index.deep_status() else None
             if deep is not None and deep.offsets is not None:
                 (weighed,) = run_configurations(index, source.queries, source.document_of, (HYBRID,))
                 offsets, deep.offsets = deep.offsets, None

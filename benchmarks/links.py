@@ -195,7 +195,7 @@ def time_search(index: Index, queries: list[str]) -> dict[str, Any]:
             cpu[label].append(used)
     out: dict[str, Any] = {label: _summary(values) for label, values in times.items()}
     out["cpu"] = {label: _summary(values) for label, values in cpu.items()}
-    vectors, model = index._vector_side()
+    vectors, model = index._sides.vector_side()
     graph = index.link_graph()
     params = SearchParams()
     step = []

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         index.sync(remember=False)
         report = index.deepen()
         assert report is not None and report.complete, report
-        _vectors, model, _coverage = index._deep_side()
+        _vectors, model, _coverage = index._sides.deep_side()
         index.search("warm up the models")
         for _ in range(args.runs):
             for name, query in queries.items():

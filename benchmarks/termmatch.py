@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with open_index(vault, db=db) as index:
         store = index.store
-        vectors, model = index._vector_side()
+        vectors, model = index._sides.vector_side()
         for warm_up in _sample_queries(index, args.queries, 2):
             index.search(warm_up)
         queries = _sample_queries(index, args.queries, 1)

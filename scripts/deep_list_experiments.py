@@ -48,7 +48,7 @@ def feedback(index: Any, lines: list[dict[str, Any]]) -> None:
     """The deep query moved toward the mean deep vector of the first ``k`` results (of the
     deep list itself, or of the default hybrid), ``q' = q/|q| + beta * c/|c|``, then scanned
     again."""
-    deep_index, deep_model, _coverage = index._deep_side()
+    deep_index, deep_model, _coverage = index._sides.deep_side()
     rows = {int(chunk): row for row, chunk in enumerate(deep_index.ids)}
     plain_scan = hybrid.scan_query
     setting: dict[str, Any] = {"k": 0, "beta": 0.0, "from": None}
@@ -81,7 +81,7 @@ def feedback(index: Any, lines: list[dict[str, Any]]) -> None:
 
 def opening(index: Any, lines: list[dict[str, Any]]) -> None:
     """A deep vector of each file's opening, searched as a fourth list fused at a weight."""
-    _deep_index, deep_model, _coverage = index._deep_side()
+    _deep_index, deep_model, _coverage = index._sides.deep_side()
     first: dict[str, tuple[int, str]] = {}
     for chunk, path, context, text in index.store.conn.execute(
         "SELECT c.id, f.path, c.heading_context, c.text FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY c.id"

@@ -98,7 +98,7 @@ def test_a_long_query_is_embedded_for_the_deep_list_as_one_window_of_the_model(d
     with open_index(vault, db=db, deep_tier=True) as index:
         found = index.search(long_query, mode="deep", k=1)
         short = index.search("stop my laptop from dozing off during a long build", mode="deep", k=1)
-        model = index._deep_side()[1]
+        model = index._sides.deep_side()[1]
     assert len(long_query) == 8_000
     assert found.results and short.results[0].path == "en/sleep.md"
     embedded = [text for text in model._queries if text.startswith("stop my laptop")]  # type: ignore[attr-defined]
@@ -150,7 +150,7 @@ def test_partial_coverage_counts_in_proportion_and_resumes(tmp_path: Path) -> No
         assert status is not None and (status.state, status.embedded) == ("waiting", 2)
         hits = index.search("哪个程序占着8080", mode="deep", k=10).results
         assert len(hits) == 2  # only chunks with a deep vector are in the deep list
-        _vectors, _model, coverage = index._deep_side()
+        _vectors, _model, coverage = index._sides.deep_side()
         assert coverage == pytest.approx(2 / len(NOTES))
         rest = index.deepen()
         assert rest is not None and rest.complete and rest.embedded == len(NOTES) - 2

@@ -25,7 +25,7 @@ import numpy as np
 
 from .config import Config, load_config
 from .contract import SearchRequest
-from .embeddings.static import StaticEmbedder, load_embedder
+from .embeddings.static import StaticEmbedder
 from .errors import (
     ConfigError,
     EmbeddingServerError,
@@ -41,15 +41,16 @@ from .index.activity import note_interactive
 from .index.names import MARKER, matching_paths, shown_path
 from .places import VaultRegistry
 from .records import DeepState, SearchFilter, SearchResponse, SearchResult, SkippedFile
-from .search.candidates import NearestVectors, deep_window
+from .search.candidates import deep_window
 from .search.expansion import Expander
-from .search.hybrid import DeepSide, VectorsUnavailable, run_search
+from .search.hybrid import VectorsUnavailable, run_search
 from .search.linkgraph import LinkGraph
 from .search.params import SearchParams
 from .search.rerank import RerankerLike, skipped
+from .search.sides import Sides
 from .storage import db
 from .storage.migrations import migrate
-from .storage.store import REEMBEDDING, ChunkRow, Store, utc_now
+from .storage.store import ChunkRow, Store, utc_now
 from .storage.vectors import VectorIndex
 
 
@@ -71,10 +72,6 @@ def _file_writer_lock(db_path: Path) -> WriterLock:
     return lock
 
 
-SERVER_RETRY_SECONDS = 30.0
-"""An embedding server that could not be reached is asked again after this long (a search
-in between goes without the deep list rather than wait on it)."""
-
 if TYPE_CHECKING:
     from .embeddings.deep import DeepModel
     from .index.deepening import DeepProgressCallback
@@ -94,7 +91,7 @@ if TYPE_CHECKING:
         VaultMap,
     )
     from .search.relevance import Evidence
-    from .storage.postgres.store import HnswVectors, PgStore
+    from .storage.postgres.store import PgStore
     from .storage.writer_lock import LockHolder, WriterLock
 
 # Indexing (sync: markdown, chunking, credential scrubbing, document readers), links, related
@@ -123,29 +120,15 @@ class Index:
             self.read_only = db.is_read_only(self.conn)
         """Opened for reading only (asked for, or this user cannot write the index): search,
         status, links and related work; :meth:`sync` raises :class:`IndexAccessError`."""
-        self._embedder: StaticEmbedder | None = None
-        self._embedder_error: ModelError | None = None
-        self._vectors: VectorIndex | None = None
-        self._vectors_version: int | None = None
+        self._sides = Sides(self.store, config)
+        """The static and deep models and vectors searches read, kept loaded."""
         self.clock: Callable[[], float] = time.time
         """What "now" is for recency and relative dates, unless a search names its own
         (tests set a fixed one)."""
         self._graph: LinkGraph | None = None
         self._graph_version: int | None = None
-        self._deep_model: DeepModel | None = None
-        self._serving_deep: DeepModel | None = None
-        self._deep_errors: dict[str, tuple[ModelError, float]] = {}
-        """Deep models that failed to load, by spec, and until when that stands (a server may
-        come back; a missing package will not)."""
-        self._deep_vectors: VectorIndex | None = None
-        self._deep_version: int | None = None
-        self._deep_coverage = 0.0
-        self._reaches: tuple[np.ndarray, np.ndarray] = (np.zeros(0, np.int64), np.zeros(0, np.float32))
-        """Chunk ids and their hub reaches from the last load of the deep vectors."""
-        self._hnsw: HnswVectors | None = None
         self._models: dict[str, Any] = {}
         """The reranker and the expander, built on the first search that asks for each."""
-        self._hnsw_version: int | None = None
         self.writer_lock: WriterLock = (
             self.store.sync_lock if _on_postgres(self.store) else _file_writer_lock(self.db_path)
         )
@@ -236,8 +219,7 @@ class Index:
 
     # -- lifecycle ----------------------------------------------------------------------
     def close(self) -> None:
-        if self._hnsw is not None:
-            self._hnsw.close()
+        self._sides.close()
         self.store.close()
 
     def __enter__(self) -> Index:
@@ -246,53 +228,15 @@ class Index:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
-    # -- model --------------------------------------------------------------------------
+    # -- models -------------------------------------------------------------------------
     def embedder(self) -> StaticEmbedder:
-        """The configured model, loaded on first use (raises :class:`ModelError`)."""
-        if self._embedder is None:
-            if self._embedder_error is not None:
-                raise self._embedder_error
-            try:
-                self._embedder = load_embedder(self.config.model)
-            except ModelError as exc:
-                self._embedder_error = exc
-                raise
-        return self._embedder
+        """The configured static model, loaded on first use (raises :class:`ModelError`)."""
+        return self._sides.embedder()
 
     def deep_model(self) -> DeepModel:
         """The deep tier's configured model, loaded on first use (raises :class:`ModelError`;
-        an embedding server that failed is asked again after :data:`SERVER_RETRY_SECONDS`)."""
-        if self._deep_model is None:
-            self._deep_model = self._load_deep(self.config.deep_model)
-        return self._deep_model
-
-    def _load_deep(self, spec: str) -> DeepModel:
-        from .embeddings.deep import load_deep_model
-        from .index.credentials import scrub
-
-        failed = self._deep_errors.get(spec)
-        if failed is not None and (not isinstance(failed[0], EmbeddingServerError) or time.monotonic() < failed[1]):
-            raise failed[0]
-        try:
-            return load_deep_model(
-                spec, url=self.config.deep_url, prompts=self.config.deep_prompts, clean=lambda text: scrub(text).text
-            )
-        except ModelError as exc:
-            self._deep_errors[spec] = (exc, time.monotonic() + SERVER_RETRY_SECONDS)
-            raise
-
-    def _serving_deep_model(self, fingerprint: str) -> DeepModel:
-        """The model whose vectors serve search: the configured one, or — while a newly
-        chosen model's vectors are built — the one the stored vectors come from (raises
-        :class:`ModelError`)."""
-        from .embeddings.deep import DEEP_MODEL, deep_recipe
-
-        stored = self.store.get_meta("deep_model_spec") or DEEP_MODEL  # before it was recorded: e5
-        if stored == deep_recipe(self.config.deep_model, self.config.deep_prompts):
-            return self.deep_model()
-        if self._serving_deep is None or self._serving_deep.fingerprint != fingerprint:
-            self._serving_deep = self._load_deep(stored)  # not the configured one: not asked
-        return self._serving_deep
+        an embedding server that failed is asked again after a while)."""
+        return self._sides.deep_model()
 
     # -- indexing -----------------------------------------------------------------------
     def sync(
@@ -359,8 +303,7 @@ class Index:
                 hint="pass the matching --vault, or another --db for this vault",
             )
         named = None if paths is None else self._vault_paths(paths)
-        self._vectors = None  # whatever happens below, reload the matrix next time
-        self._deep_vectors = None
+        self._sides.forget_vectors()  # whatever happens below, reload the matrices next time
         self._graph = None
         from .index.sync import Syncer
         from .links.linking import relink
@@ -416,14 +359,12 @@ class Index:
             raise ConfigError("the deep tier is off (deep_tier = false)", hint="set deep_tier = true to use it")
         try:
             if model is None:
-                failed = self._deep_errors.get(self.config.deep_model)
-                if failed is not None and isinstance(failed[0], EmbeddingServerError):
-                    del self._deep_errors[self.config.deep_model]  # the job asks the server again
+                self._sides.forget_deep_failure()  # the job asks the server again
                 model = self.deep_model()
             lock = take_lock(self.db_path)
             if lock is None:
                 return None
-            self._deep_vectors = None  # this connection's own writes do not change data_version
+            self._sides.forget_deep_vectors()
             try:
                 with self._database_errors():
                     serving = self.store.get_meta("deep_model_fingerprint")
@@ -554,8 +495,8 @@ class Index:
         reranker, expander, notices = self._model_steps(request)
         with self._database_errors():
             response = run_search(
-                self.store, request.query, params, self._search_side, link_graph=self.link_graph,
-                deep_side=self._deep_side if config.deep_tier else None, reranker=reranker, expander=expander,
+                self.store, request.query, params, self._sides.search_side, link_graph=self.link_graph,
+                deep_side=self._sides.deep_side if config.deep_tier else None, reranker=reranker, expander=expander,
             )  # fmt: skip
         return replace(response, notices=(*notices, *response.notices)) if notices else response
 
@@ -585,113 +526,6 @@ class Index:
             except VaultseekError as exc:
                 notices.append(skipped("query expansion", exc))
         return reranker, expander, notices
-
-    def _search_side(self) -> tuple[VectorIndex | NearestVectors, StaticEmbedder]:
-        """What a search's vector list comes from: a large PostgreSQL collection's HNSW index
-        (searched in the database), else the vectors in memory (:meth:`_vector_side`)."""
-        if self.database_url is not None:
-            hnsw = self._hnsw_vectors()
-            if hnsw is not None:
-                return hnsw, self._query_model()
-        return self._vector_side()
-
-    def _hnsw_vectors(self) -> NearestVectors | None:
-        from .storage.postgres.connection import connect
-
-        store = self.store
-        assert _on_postgres(store) and self.database_url is not None
-        version = store.data_version()
-        if self._hnsw is None or version != self._hnsw_version:
-            if self._hnsw is not None:
-                self._hnsw.close()
-            url = self.database_url
-            self._hnsw = store.hnsw_vectors(lambda: connect(url, read_only=True))
-            self._hnsw_version = version
-        return self._hnsw
-
-    def _vector_side(self) -> tuple[VectorIndex, StaticEmbedder]:
-        """The vector index and the model, if they can serve this index."""
-        model = self._query_model()
-        try:
-            index = self._vector_index()
-        except ValueError as exc:  # vectors of mixed dimensions: an index from a broken run
-            raise VectorsUnavailable(f"{exc}; run `vaultseek index` to repair it") from exc
-        if not len(index):
-            raise VectorsUnavailable("the index holds no vectors yet")
-        return index, model
-
-    def _query_model(self) -> StaticEmbedder:
-        """The model, if the index's vectors come from it (raises :class:`VectorsUnavailable`)."""
-        try:
-            model = self.embedder()
-        except ModelError as exc:
-            raise VectorsUnavailable(exc.message) from exc
-        stored = self.store.get_meta("model_fingerprint")
-        if stored is not None and stored.startswith(REEMBEDDING):
-            raise VectorsUnavailable(
-                "a change of embedding model is half done; run `vaultseek index` to finish it"
-            )
-        if stored is not None and stored != model.fingerprint:
-            raise VectorsUnavailable(
-                f"the index was built with model {self.store.get_meta('model_name')}; "
-                "run `vaultseek index` to re-embed with the configured one"
-            )
-        return model
-
-    def _deep_side(self) -> DeepSide:
-        """The deep vectors, the deep model and the share of chunks the vectors cover, if
-        they can serve this index (raises :class:`VectorsUnavailable`, or
-        :class:`EmbeddingServerError` when the model's server cannot be reached)."""
-        stored = self.store.get_meta("deep_model_fingerprint")
-        if stored is None:
-            raise VectorsUnavailable("no deep vectors yet")
-        version = self.store.data_version()
-        if self._deep_vectors is None or version != self._deep_version:
-            ids, codes = self.store.load_deep_vectors()
-            self._deep_vectors = VectorIndex(ids, codes)
-            self._weigh_hubs(self._deep_vectors, stored)
-            self._deep_version = version
-            self._deep_coverage = min(len(ids) / max(self.store.chunk_count(), 1), 1.0)
-        if not len(self._deep_vectors):
-            raise VectorsUnavailable("no deep vectors yet")
-        try:
-            model = self._serving_deep_model(stored)
-        except EmbeddingServerError:
-            raise  # a server away: the search says so and goes on without the deep list
-        except ModelError as exc:
-            raise VectorsUnavailable(exc.message) from exc
-        if stored != model.fingerprint:
-            raise VectorsUnavailable("the deep vectors come from another model; `vaultseek deep` re-embeds them")
-        return self._deep_vectors, model, self._deep_coverage
-
-    def _weigh_hubs(self, vectors: VectorIndex, fingerprint: str) -> None:
-        """Give the deep vectors their hub offsets (``search/hubs.py``) when the deep job has
-        stored the probes for this model; reaches already known from the last load are kept."""
-        from .search.hubs import META_KEY, hub_offsets, probes_from_text, reaches
-
-        probes = probes_from_text(self.store.get_meta(META_KEY), fingerprint, vectors.dim) if len(vectors) else None
-        if probes is None:
-            return
-        reach = np.zeros(len(vectors), dtype=np.float32)
-        missing = np.ones(len(vectors), dtype=bool)
-        known_ids, known = self._reaches
-        if len(known_ids):
-            at = np.minimum(np.searchsorted(known_ids, vectors.ids), len(known_ids) - 1)
-            found = known_ids[at] == vectors.ids
-            reach[found], missing = known[at[found]], ~found
-        reach[missing] = reaches(vectors, probes, np.flatnonzero(missing))
-        self._reaches = (vectors.ids, reach)
-        vectors.offsets = hub_offsets(reach)
-        vectors.probes = probes
-
-    def _vector_index(self) -> VectorIndex:
-        """The in-memory matrix, reloaded when any connection has committed since."""
-        version = self.store.data_version()
-        if self._vectors is None or version != self._vectors_version:
-            ids, codes = self.store.load_vectors()
-            self._vectors = VectorIndex(ids, codes)
-            self._vectors_version = version
-        return self._vectors
 
     def link_graph(self) -> LinkGraph:
         """The resolved link graph, rebuilt when any connection has committed since."""
@@ -729,14 +563,14 @@ class Index:
             path = get_note_path(self.store, self._real_path(note), self.vault)
             notices = []
             try:
-                vectors: VectorIndex | None = self._vector_side()[0]
+                vectors: VectorIndex | None = self._sides.vector_side()[0]
             except VectorsUnavailable as exc:
                 vectors = None
                 notices.append(f"similarity unavailable ({exc}); related by links only")
             deep, coverage = None, 0.0
             if self.config.deep_tier:
                 try:
-                    deep, _model, coverage = self._deep_side()
+                    deep, _model, coverage = self._sides.deep_side()
                 except (VectorsUnavailable, ModelError):
                     pass  # no deep vectors yet, from another model, or its server away: the other lists serve
             found = find_related(
@@ -810,19 +644,13 @@ class Index:
         """The stored vectors a map is made from: static, and deep when there are any (read
         as stored: no model runs)."""
         try:
-            static = self._vector_side()[0]
+            static = self._sides.vector_side()[0]
         except (VectorsUnavailable, ModelError) as exc:
             message = exc.message if isinstance(exc, ModelError) else str(exc)
             raise MapUnavailableError(f"the map needs the index's vectors: {message}",
                                       hint="run `vaultseek index` first") from exc  # fmt: skip
         with self._database_errors():
-            if self.store.get_meta("deep_model_fingerprint") is None:
-                return static, None
-            if self._deep_vectors is not None and self._deep_version == self.store.data_version():
-                deep = self._deep_vectors  # loaded by a search or related notes (their hub offsets leave the vectors alone)
-            else:  # not kept: a search must load them itself, with its hub offsets
-                deep = VectorIndex(*self.store.load_deep_vectors())
-        return static, (deep if len(deep) else None)
+            return static, self._sides.stored_deep_vectors()
 
     def _paths_in(self, filters: SearchFilter | Mapping[str, Any]) -> set[str]:
         """The indexed files inside ``filters``."""
@@ -902,14 +730,14 @@ class Index:
             lexical, corrected = refine_query(self.store, parse_query(query))
         static = deep = None
         try:
-            vectors, model = self._vector_side()
+            vectors, model = self._sides.vector_side()
             if model.legible_share(query) >= MIN_LEGIBLE:
                 static = (vectors, model.embed_one(" ".join(lexical.terms) if corrected else query), model.name)
         except VectorsUnavailable:
             pass
         if self.config.deep_tier:
             try:
-                deep_vectors, deep_model, _coverage = self._deep_side()
+                deep_vectors, deep_model, _coverage = self._sides.deep_side()
                 deep = (deep_vectors, deep_model.embed_one(deep_window(deep_model, query)), deep_model.name)
             except (VectorsUnavailable, ModelError):  # a server that failed: judged without it
                 pass
@@ -925,7 +753,7 @@ class Index:
         file it belongs to, row by row; empty when the vector side cannot serve this index.
         Intake groups them by folder to learn what each of the vault's domains is about."""
         try:
-            index, _model = self._vector_side()
+            index, _model = self._sides.vector_side()
         except VectorsUnavailable:
             return [], np.zeros((0, 0), dtype=np.float32)
         with self._database_errors():

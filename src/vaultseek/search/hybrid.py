@@ -71,7 +71,7 @@ DEEP_VECTORS_HINT = (
     "run `vaultseek deep` to give every chunk its deep vector now (`vaultseek status` shows how "
     "many have one), or search in hybrid mode, which uses the deep vectors there are"
 )
-NO_DEEP_VECTORS = "no deep vectors yet"  # what engine.Index._deep_side raises before the first vector
+NO_DEEP_VECTORS = "no deep vectors yet"  # what sides.Sides.deep_side raises before the first vector
 DEEP_TIER_OFF_HINT = "turn it on (deep_tier = true, or VAULTSEEK_DEEP_TIER=true), then run `vaultseek deep`"
 
 VectorSide = Callable[[], tuple["VectorIndex | NearestVectors", StaticQueryModel]]
