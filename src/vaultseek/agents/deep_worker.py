@@ -9,9 +9,10 @@ or when the index or its vault is gone (a line in ``worker.log`` says which), an
 nothing is left.
 
 It keeps out of the way of interactive work three ways: the operating system's idle priority
-(Linux ``SCHED_IDLE``: it runs only on a core nobody else wants; elsewhere ``nice`` 19), one
-engine thread, and a rest whenever a search, hook or daemon request touched the activity
-marker in the last two seconds (``index/activity.py``) — checked between batches of ~1 s.
+(Linux ``SCHED_IDLE``: it runs only on a core nobody else wants; elsewhere ``nice`` 19),
+engine threads on half the cores at most (``deep_threads``), and a rest whenever a search,
+hook or daemon request touched the activity marker in the last two seconds
+(``index/activity.py``) — checked between batches of ~1 s.
 
 An index whose deep job another process runs (the daemon's watcher, ``vaultseek deep``) is
 passed over until it is free. An index that cannot be opened for a reason that may pass (a
