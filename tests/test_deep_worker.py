@@ -316,6 +316,9 @@ def test_the_worker_runs_as_many_engine_threads_as_deep_threads_says(
         pid = deep_queue.worker_pid()
         assert pid is not None
         threads[setting] = len(os.listdir(f"/proc/{pid}/task"))
+        capsys.readouterr()
+        assert main(["status", "--vault", str(vault), "--db", str(tmp_path / f"t{setting}.db"), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["deep_worker"]["threads"] == setting  # status says so too
         assert main(["deep", "--stop"]) == 0
         word = "thread" if setting == 1 else "threads"
         assert any(f"pid {pid} started at" in line and line.endswith(f", {setting} engine {word}") for line in log_lines(state))

@@ -354,9 +354,11 @@ class DeepWorkerStatus:
     entries: tuple[DeepQueueEntry, ...]
     log: str
     """Where the worker writes what it did: indexes finished or dropped, errors."""
+    threads: int | None = None
+    """The running worker's engine threads (``deep_threads``; None: none runs)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"state": self.state, "pid": self.pid, "log": self.log,
+        return {"state": self.state, "pid": self.pid, "threads": self.threads, "log": self.log,
                 "indexes": [entry.to_dict() for entry in self.entries]}  # fmt: skip
 
 

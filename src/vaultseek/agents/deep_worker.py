@@ -348,7 +348,8 @@ def worker_status() -> DeepWorkerStatus | None:
         entries.append(DeepQueueEntry(entry.vault, entry.label, deep=deep))
     entries = _with_known_rates(entries)
     state: Literal["running", "paused", "stopped"] = "paused" if queue.paused else "running" if running else "stopped"
-    return DeepWorkerStatus(state=state, pid=pid, entries=tuple(entries), log=str(deep_queue.log_path()))
+    threads = deep_queue.running_threads() if running else None
+    return DeepWorkerStatus(state=state, pid=pid, entries=tuple(entries), log=str(deep_queue.log_path()), threads=threads)
 
 
 def _with_known_rates(entries: list[DeepQueueEntry]) -> list[DeepQueueEntry]:

@@ -266,7 +266,8 @@ def format_deep_worker(worker: DeepWorkerStatus) -> str:
     count = len(worker.entries)
     indexes = f"{count:,} {'index' if count == 1 else 'indexes'} queued"
     if worker.state == "running":
-        head = f"running (pid {worker.pid}), {indexes} — `vaultseek deep --stop` stops it, `--pause` holds it"
+        threads = "" if worker.threads is None else f", {worker.threads} engine thread{'s' if worker.threads > 1 else ''}"
+        head = f"running (pid {worker.pid}{threads}), {indexes} — `vaultseek deep --stop` stops it, `--pause` holds it"
     elif worker.state == "paused":
         head = f"paused, {indexes} — `vaultseek deep --resume` continues"
     else:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -214,6 +215,19 @@ def worker_pid() -> int | None:
     if not worker_running():
         return None
     return find_holder(worker_lock_path()).pid
+
+
+def worker_name(threads: int) -> str:
+    """What the worker calls itself in its lock once it knows its engine threads."""
+    return f"{WORKER_COMMAND}, {threads} engine thread{'s' if threads > 1 else ''}"
+
+
+def running_threads() -> int | None:
+    """The running worker's engine threads (None: none runs, or it has not said yet)."""
+    if not worker_running():
+        return None
+    found = re.search(r", (\d+) engine threads?$", find_holder(worker_lock_path()).command or "")
+    return int(found.group(1)) if found else None
 
 
 def enqueue(config: Config) -> Enqueued:
