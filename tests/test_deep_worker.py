@@ -573,6 +573,36 @@ def test_the_watchers_deep_slices_hold_off_while_paused_and_while_someone_search
     assert not thread.is_alive()
 
 
+def test_what_the_watcher_synced_during_a_pause_is_embedded_after_resume_once_it_has_stopped(
+    tmp_path: Path, state: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The watcher does not embed during a pause; it queues its index instead, so the worker
+    `deep --resume` starts embeds the edited note even after the watcher has stopped."""
+    from vaultseek.agents.watch import Watcher
+    from vaultseek.config import load_config
+
+    vault = write_vault(tmp_path, "v", 2)
+    db = tmp_path / "v.db"
+    with open_index(vault, db=db, create=True) as idx:
+        idx.sync(remember=False)
+        idx.deepen()
+    deep_queue.pause()
+    watcher = Watcher(load_config(vault=vault, db=db, deep_tier=True))
+    thread, stop = watcher.start()
+    try:
+        assert watcher.ready.wait(60)
+        (vault / "n00.md").write_text("# Edited\n\nA new opening for the first note, about dentists.\n", "utf-8")
+        assert wait_for(lambda: progress(vault, db) == (1, 2), 30)  # synced, not embedded
+        assert wait_for(lambda: deep_queue.load_queue().find(str(db)) is not None, 30)
+    finally:
+        stop.set()
+        thread.join(30)
+    assert not thread.is_alive() and worker_pids(state) == []
+    assert main(["deep", "--resume"]) == 0
+    assert "embeds 1 queued index" in capsys.readouterr().out
+    assert wait_for(lambda: progress(vault, db) == (2, 2), WORK)
+
+
 def test_indexes_that_want_the_same_deep_model_share_one_loaded_copy(
     tmp_path: Path, state: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -130,6 +130,8 @@ class Watcher:
         """Nothing for the deep tier to do until a sync writes chunks or a full sync runs."""
         self.deep_broken = False
         """The deep model cannot run here (said once through ``on_error``)."""
+        self.queued_while_paused = False
+        """This index was put in the background worker's queue during the current pause."""
         self.rescan_seconds = RESCAN_SECONDS
         """How often a full sync runs whatever the events say (tests shorten it)."""
         self.eventless_seconds = EVENTLESS_SYNC_SECONDS
@@ -258,10 +260,17 @@ class Watcher:
     def _deepen(self, index: Index, stop: threading.Event) -> None:
         """A slice of the deep tier's work; idle once every chunk has a deep vector, another
         process runs the job to completion, or the deep model cannot run here. None while
-        ``vaultseek deep --pause`` holds the deep tier, nor while a search or hook touched the
-        activity marker in the last two seconds (``index/activity.py``): the slice waits for
-        the next quiet pass."""
-        if interactive_recently() or deep_queue.paused():
+        ``vaultseek deep --pause`` holds the deep tier — the index is queued instead, once a
+        pause, so the worker ``--resume`` starts embeds what was synced meanwhile even when this
+        watcher has stopped by then — nor while a search or hook touched the activity marker in
+        the last two seconds (``index/activity.py``): the slice waits for the next quiet pass."""
+        if deep_queue.paused():
+            if not self.queued_while_paused:
+                deep_queue.enqueue(index.config)  # paused: starts no worker
+                self.queued_while_paused = True
+            return
+        self.queued_while_paused = False
+        if interactive_recently():
             return
         try:
             report = index.deepen(seconds=DEEP_SLICE_SECONDS, should_stop=lambda: stop.is_set() or interactive_recently())
