@@ -15,6 +15,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -543,21 +544,44 @@ def test_intake_and_a_study_app_upload_queue_their_index_for_the_worker(
     assert wait_for(lambda: progress(vault, db)[0] == progress(vault, db)[1], WORK)
 
 
-def test_the_watchers_deep_slices_hold_off_while_paused_and_while_someone_searches(tmp_path: Path, state: Path) -> None:
-    from vaultseek.agents.watch import Watcher
-    from vaultseek.config import load_config
+EDITED = "# Edited\n\nA new opening for the first note, about dentists.\n"
+"""A new opening for ``n00.md`` of :func:`embedded_then_paused`'s vault: one chunk to embed."""
 
+
+def embedded_then_paused(tmp_path: Path) -> tuple[Path, Path]:
+    """A vault of two notes whose every chunk has its deep vector, then the deep tier's work
+    paused; the vault and its index."""
     vault = write_vault(tmp_path, "v", 2)
     db = tmp_path / "v.db"
     with open_index(vault, db=db, create=True) as idx:
         idx.sync(remember=False)
         idx.deepen()
     deep_queue.pause()
+    return vault, db
+
+
+@contextmanager
+def watching(vault: Path, db: Path) -> Iterator[None]:
+    """``vaultseek watch`` on the index (the deep tier on) for the block, its first sync done;
+    stopped and joined after it."""
+    from vaultseek.agents.watch import Watcher
+    from vaultseek.config import load_config
+
     watcher = Watcher(load_config(vault=vault, db=db, deep_tier=True))
     thread, stop = watcher.start()
     try:
         assert watcher.ready.wait(60)
-        (vault / "n00.md").write_text("# Edited\n\nA new opening for the first note, about dentists.\n", "utf-8")
+        yield
+    finally:
+        stop.set()
+        thread.join(30)
+    assert not thread.is_alive()
+
+
+def test_the_watchers_deep_slices_hold_off_while_paused_and_while_someone_searches(tmp_path: Path, state: Path) -> None:
+    vault, db = embedded_then_paused(tmp_path)
+    with watching(vault, db):
+        (vault / "n00.md").write_text(EDITED, "utf-8")
         assert wait_for(lambda: progress(vault, db) == (1, 2), 30)  # synced, not embedded
         time.sleep(3)  # three of the watcher's passes
         assert progress(vault, db) == (1, 2)
@@ -567,10 +591,6 @@ def test_the_watchers_deep_slices_hold_off_while_paused_and_while_someone_search
             time.sleep(3)
             assert progress(vault, db) == (1, 2)
         assert wait_for(lambda: progress(vault, db) == (2, 2), 60)
-    finally:
-        stop.set()
-        thread.join(30)
-    assert not thread.is_alive()
 
 
 def test_what_the_watcher_synced_during_a_pause_is_embedded_after_resume_once_it_has_stopped(
@@ -578,26 +598,12 @@ def test_what_the_watcher_synced_during_a_pause_is_embedded_after_resume_once_it
 ) -> None:
     """The watcher does not embed during a pause; it queues its index instead, so the worker
     `deep --resume` starts embeds the edited note even after the watcher has stopped."""
-    from vaultseek.agents.watch import Watcher
-    from vaultseek.config import load_config
-
-    vault = write_vault(tmp_path, "v", 2)
-    db = tmp_path / "v.db"
-    with open_index(vault, db=db, create=True) as idx:
-        idx.sync(remember=False)
-        idx.deepen()
-    deep_queue.pause()
-    watcher = Watcher(load_config(vault=vault, db=db, deep_tier=True))
-    thread, stop = watcher.start()
-    try:
-        assert watcher.ready.wait(60)
-        (vault / "n00.md").write_text("# Edited\n\nA new opening for the first note, about dentists.\n", "utf-8")
+    vault, db = embedded_then_paused(tmp_path)
+    with watching(vault, db):
+        (vault / "n00.md").write_text(EDITED, "utf-8")
         assert wait_for(lambda: progress(vault, db) == (1, 2), 30)  # synced, not embedded
         assert wait_for(lambda: deep_queue.load_queue().find(str(db)) is not None, 30)
-    finally:
-        stop.set()
-        thread.join(30)
-    assert not thread.is_alive() and worker_pids(state) == []
+    assert worker_pids(state) == []
     assert main(["deep", "--resume"]) == 0
     assert "embeds 1 queued index" in capsys.readouterr().out
     assert wait_for(lambda: progress(vault, db) == (2, 2), WORK)
@@ -634,13 +640,8 @@ def test_status_says_paused_for_an_index_the_watcher_synced_while_paused(
 ) -> None:
     """A note the watcher (or the daemon) synced while the deep tier's work is paused waits for
     the pause to end: the next `index` would not embed it either, so status says paused."""
-    vault = write_vault(tmp_path, "v", 2)
-    db = tmp_path / "v.db"
-    with open_index(vault, db=db, create=True) as idx:
-        idx.sync(remember=False)
-        idx.deepen()
-    deep_queue.pause()
-    (vault / "n00.md").write_text("# Edited\n\nA new opening for the first note, about dentists.\n", "utf-8")
+    vault, db = embedded_then_paused(tmp_path)
+    (vault / "n00.md").write_text(EDITED, "utf-8")
     with open_index(vault, db=db) as idx:  # as the watcher syncs: the index is not queued
         idx.sync(remember=False)
         assert idx.status().deep.state == "paused"

@@ -108,7 +108,13 @@ def _follow(index: Any, bar: Callable[[Any], None], should_stop: Callable[[], bo
 def _run_worker(args: argparse.Namespace, out: TextIO) -> int:
     """Be the background worker: idle priority, SIGTERM and Ctrl-C finish the batch first."""
     from ..agents.deep_worker import DeepWorker, lower_priority
-    from ..index.deep_queue import adopt_worker_lock, log_line, worker_name, worker_pid
+    from ..index.deep_queue import (
+        adopt_worker_lock,
+        engine_threads,
+        log_line,
+        worker_name,
+        worker_pid,
+    )
     from ..storage.writer_lock import name_holder
 
     lock = adopt_worker_lock(args.lock_fd)
@@ -127,7 +133,7 @@ def _run_worker(args: argparse.Namespace, out: TextIO) -> int:
     threads = _worker_threads(log_line)
     os.environ["OMP_NUM_THREADS"] = str(threads)  # before any model loads: the engine reads it once
     name_holder(lock, command=worker_name(threads))  # `vaultseek status` shows them
-    log_line(f"started at {lower_priority()}, {threads} engine thread{'s' if threads > 1 else ''}")
+    log_line(f"started at {lower_priority()}, {engine_threads(threads)}")
     DeepWorker(should_stop=lambda: stop["asked"], log=log_line).run(lock)
     return 0
 

@@ -217,9 +217,14 @@ def worker_pid() -> int | None:
     return find_holder(worker_lock_path()).pid
 
 
+def engine_threads(threads: int) -> str:
+    """``2 engine threads``, as the worker's log and its lock name them."""
+    return f"{threads} engine thread{'s' if threads > 1 else ''}"
+
+
 def worker_name(threads: int) -> str:
     """What the worker calls itself in its lock once it knows its engine threads."""
-    return f"{WORKER_COMMAND}, {threads} engine thread{'s' if threads > 1 else ''}"
+    return f"{WORKER_COMMAND}, {engine_threads(threads)}"
 
 
 def running_threads() -> int | None:

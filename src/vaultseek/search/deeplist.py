@@ -134,7 +134,12 @@ def named_chunks(store: Store, bm25: Scored, held: int) -> frozenset[int]:
     they are one note's and no more than :data:`SOLE_CHUNKS`; else none. (Halving the deep
     weight when BM25 and the static list put the same note first instead gained 0.007 on
     English PowerShell questions and cost MEDLINE 0.011: not kept.)"""
-    if not 0 < held <= SOLE_CHUNKS:
+    return one_notes(store, [item for item, _s in bm25[:held]])
+
+
+def one_notes(store: Store, chunks: list[int]) -> frozenset[int]:
+    """``chunks`` when there are some, no more than :data:`SOLE_CHUNKS`, all of one note; else
+    none: the chunks that hold every word of a query, read as that note's alone."""
+    if not 0 < len(chunks) <= SOLE_CHUNKS:
         return frozenset()
-    chunks = [item for item, _s in bm25[:held]]
     return frozenset(chunks) if len(set(store.chunk_paths(chunks).values())) == 1 else frozenset()

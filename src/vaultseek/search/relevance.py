@@ -38,7 +38,7 @@ from ..records import SearchResult
 from ..storage.db import fts5_tokens
 from ..storage.vectors import VectorIndex
 from ..text.lexical import LexicalQuery
-from .deeplist import SOLE_CHUNKS
+from .deeplist import SOLE_CHUNKS, one_notes
 from .hubs import WEIGHT, query_reach
 from .termmatch import content_words, idf, word_matches
 
@@ -285,10 +285,7 @@ class QueryWords:
         none."""
         if not self._query.phrases:
             return frozenset()
-        ids = self._store.chunks_matching(self._query.match_all(), SOLE_CHUNKS + 1).tolist()
-        if not 0 < len(ids) <= SOLE_CHUNKS or len(set(self._store.chunk_paths(ids).values())) != 1:
-            return frozenset()
-        return frozenset(ids)
+        return one_notes(self._store, self._store.chunks_matching(self._query.match_all(), SOLE_CHUNKS + 1).tolist())
 
     @cached_property
     def frequencies(self) -> list[int]:
