@@ -20,7 +20,7 @@ What differs from SQLite, and why:
   (chunks, tokens) — all kept by the store in the same transaction as the rows.
 * Vectors: ``halfvec`` (16-bit floats, half of ``vector``'s bytes, far more precise than
   the int8 codes the SQLite index keeps). The HNSW index is built by the store when a
-  collection grows past a size (``store.HNSW_MIN_CHUNKS``); below that, search is exact.
+  collection grows past a size (``hnsw.HNSW_MIN_CHUNKS``); below that, search is exact.
 * ``stats.version`` goes up with every write transaction: it is what ``data_version`` is to
   SQLite, the cue for readers to reload what they cached.
 * Link changes are recorded by row triggers, as in SQLite (``m004_links``).
