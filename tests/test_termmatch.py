@@ -34,7 +34,7 @@ def test_content_words_drop_stopwords_numbers_single_letters_and_repeats() -> No
 
 
 def test_the_cli_flag_alone_and_the_default_mean_the_measured_weight() -> None:
-    from vaultseek.cli.main import TERM_MATCH_ON
+    from vaultseek.cli.search import TERM_MATCH_ON
     from vaultseek.config import Config
 
     assert TERM_MATCH_ON == Config().term_match == DEFAULT_WEIGHT
