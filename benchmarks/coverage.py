@@ -3,17 +3,22 @@
 Right after ``vaultseek index`` no chunk has a deep vector; hours later every chunk has one; a
 note saved a minute ago has none while the rest do. For each judged set whose index has every
 deep vector, this benchmark makes copies of that index in which only a share of the chunks
-keep theirs (0 %, 10 %, 50 %, 90 %, 100 %; a seeded random choice, since any chunk may be the
-one waiting) and evaluates the default hybrid search on each, beside the fast tiers alone
+keep theirs (0 %, 10 %, 50 %, 90 %, 100 %) and evaluates the default hybrid search on each, beside the fast tiers alone
 (the deep list's weight 0) on the full copy. It also asks **known items** at every level: a
 note's title, and a word that only one note holds, each of which should bring that note first;
 and how many of the judged questions still **match** (no "nothing matches" notice) and how many
 made-up queries (``unrelated.jsonl``'s nonsense in the set's language and English) are told
 that nothing does.
 
+Which chunks keep their vectors (``--order``): ``random``, a seeded random choice, since any
+chunk may be the one waiting (a note edited here and there); or ``worker``, the chunks the
+background worker embeds first — every note's opening, newest file first, then the other
+chunks in the same order, file by file — which is what a search meets in the hours after
+``vaultseek index``.
+
     python -m benchmarks.coverage --data ../shared/data --workdir DIR \\
         [--sets tldr-de,psdocs-en] [--beir scifact,cranfield] [--levels 0,10,50,90,100] \\
-        [--split tune] [--beir-split train] [--known 150]
+        [--split tune] [--beir-split train] [--known 150] [--order random|worker]
 
 The indexes are read where ``python -m benchmarks.golden`` and ``vaultseek eval --workdir``
 leave them: ``DIR/<lang>.db`` for a tldr set, ``DIR/psdocs.db`` and ``DIR/psref.db`` for the
@@ -145,18 +150,33 @@ def known_share(index: Index, items: Sequence[tuple[str, str, str]], **options: 
     return found / len(items) if items else float("nan")
 
 
-def partial_copy(source: Index, dest: Path, fraction: float, seed: int) -> None:
-    """A copy of ``source``'s index at ``dest`` in which a seeded random ``fraction`` of the
-    chunks keep their deep vectors."""
+def partial_copy(source: Index, dest: Path, fraction: float, seed: int, order: str = "random") -> None:
+    """A copy of ``source``'s index at ``dest`` in which a ``fraction`` of the chunks keep their
+    deep vectors: a seeded random choice, or the first of :func:`worker_order`."""
     _remove(dest)
     copy_database(source.conn, dest)
     ids, _codes = source.store.load_deep_vectors()
-    dropped = ids[np.random.default_rng(seed).random(len(ids)) >= fraction]
+    if order == "worker":
+        ranked = worker_order(source, ids.tolist())
+        dropped = ranked[round(fraction * len(ranked)) :]
+    else:
+        dropped = ids[np.random.default_rng(seed).random(len(ids)) >= fraction].tolist()
     with open_index(source.vault, db=dest) as copy:
-        copy.store.drop_deep_vectors(dropped.tolist())
+        copy.store.drop_deep_vectors(dropped)
 
 
-def measure(source: Source, levels: Sequence[int], scratch: Path, known: int, seed: int) -> list[list[str]]:
+def worker_order(index: Index, ids: list[int]) -> list[int]:
+    """``ids`` (chunks) in the order the deep worker embeds them (``Store.deep_pending``):
+    every file's opening first, then the other chunks, each pass newest file first (ties: the
+    file indexed last), a file's chunks in order."""
+    files = index.store.chunk_files(ids)
+    openings = {chunk for chunk, _mtime in index.store.first_chunks(sorted({f for f, _m in files.values()})).values()}
+    return sorted(files, key=lambda chunk: (chunk not in openings, -files[chunk][1], -files[chunk][0], chunk))
+
+
+def measure(
+    source: Source, levels: Sequence[int], scratch: Path, known: int, seed: int, order: str = "random"
+) -> list[list[str]]:
     """The fast tiers' row and a row per level. Every row is measured on a copy opened the same
     way (the source is read through a plain read-only connection, so an index of an older
     schema is upgraded in the copies only, and the fast row and the 0 % row can only differ by
@@ -182,7 +202,7 @@ def measure(source: Source, levels: Sequence[int], scratch: Path, known: int, se
                          *match_shares(full, source, deep_weight=0.0)])  # fmt: skip
             for level in levels:
                 dest = scratch / f"{source.name}-{level}.db"
-                partial_copy(full, dest, level / 100, seed)
+                partial_copy(full, dest, level / 100, seed, order)
                 try:
                     with open_index(source.vault, db=dest, read_only=True) as index:
                         (hybrid,) = run_configurations(index, source.queries, source.document_of, (HYBRID,))
@@ -214,7 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", default="tune", help="golden sets: the split")
     parser.add_argument("--beir-split", default=None, help="BEIR: the queries of this split (default: its test queries)")
     parser.add_argument("--known", type=int, default=150, help="notes asked for by title and by a rare word")
-    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--seed", type=int, default=11, help="the random order's seed")
+    parser.add_argument("--order", choices=("random", "worker"), default="random",
+                        help="which chunks keep their deep vectors: a random choice, or the worker's first")  # fmt: skip
     args = parser.parse_args(argv)
     data, workdir = Path(args.data), Path(args.workdir)
     try:
@@ -235,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for source in sources:
             try:
-                rows = measure(source, levels, scratch, args.known, args.seed)
+                rows = measure(source, levels, scratch, args.known, args.seed, args.order)
             except VaultseekError as exc:
                 print(f"error: {source.name}: {exc.message}", file=sys.stderr)
                 return 2

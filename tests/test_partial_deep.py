@@ -83,6 +83,30 @@ def test_convex_weighs_a_partly_done_deep_list_by_its_coverage() -> None:
     assert next(f.item for f in fuse(lists, params, deep=DeepList(0.1, {1}, None))) == 1
 
 
+
+def test_a_waiting_section_both_fast_lists_rank_high_is_not_held_below_them_by_its_opening() -> None:
+    """Only the openings have vectors (the worker embeds them first): section 1, BM25 #1 and
+    static #1, stands in with its note's opening, which the deep list ranks below its own hits.
+    Two lists that agree on it keep it at least at their mean; a section only one of them ranks
+    still takes its opening's score."""
+    lists = {
+        "bm25": [(1, 3.0), (2, 2.5), (4, 1.0), (5, 0.8)],
+        "vector": [(1, 0.6), (2, 0.55), (4, 0.2)],
+        "deep": [(2, 0.9), (3, 0.88)],
+    }
+    params = SearchParams()
+    deep = DeepList(0.5, set(), None, stand_ins={1: 0.80, 5: 0.80})
+    assert deep.floored(lists["bm25"], lists["vector"]) == {1}
+    fused = fuse(lists, params, deep=deep)
+    assert fused[0].item == 1
+    scores = {f.item: f.score for f in fused}
+    assert scores[1] == pytest.approx(0.75 + 0.25 + 0.5)  # its other lists' mean stands in: 1.0 × the deep share
+    assert scores[5] == pytest.approx(0.0)  # BM25 alone ranks it (last): its opening's score, clamped to 0
+    # The static list ranks it eleventh: no agreement, its opening holds it below section 2.
+    apart = {**lists, "vector": [*((100 + n, 0.7) for n in range(10)), (1, 0.6), (2, 0.55), (4, 0.2)]}
+    assert deep.floored(apart["bm25"], apart["vector"]) == set()
+    assert fuse(apart, params, deep=deep)[0].item == 2
+
 KNOWN = {
     "meetings/standup.md": (
         "# Weekly standup\n\nDana fixed the login bug on the billing page and will pair with Lee on "

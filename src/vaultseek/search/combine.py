@@ -83,7 +83,7 @@ def _deep_terms(deep: DeepList | None, lists: Mapping[str, Scored]) -> dict[str,
         "anchors": None if deep.anchor is None else {"deep": deep.anchor},
         "unscored": {"deep": deep.unscored},
         "stand_ins": {"deep": deep.stand_ins},
-        "floored": {"deep": deep.paged},
+        "floored": {"deep": deep.floored(lists.get("bm25", []), lists.get("vector", []))},
     }
     lifted = deep.lifted(lists.get("deep", []))
     if lifted is not None:  # a lifted chunk is scored: no longer a gap or a stand-in

@@ -18,9 +18,13 @@ convex fusion (``fusion.convex``) is set per search:
 
 and a chunk still waiting for its vector stands in with its note's opening, when that has one
 (:func:`opening_scores`; the deep worker embeds every note's opening first), else with its
-other lists' weighted mean (``fusion.convex``'s ``unscored``). A document's page (slide, rows)
-takes its opening's score only where that is more than the mean: a PDF's first page is a cover
-or a contents page, which says nothing of page 6 (:attr:`DeepList.paged`).
+other lists' weighted mean (``fusion.convex``'s ``unscored``). Two kinds of waiting chunk take
+their opening's score only where that is more than the mean (:meth:`DeepList.floored`): a
+document's page (slide, rows) — a PDF's first page is a cover or a contents page, which says
+nothing of page 6 — and a section that BM25 and the static list both rank among their first
+:data:`AGREED`: two lists that agree on a section are better evidence for it than its note's
+opening is (``$PROFILE`` asked in German while only the openings have vectors: the profiles
+page's own section, BM25 #1 and static #1, fell to third behind pages whose sections had theirs).
 
 Measured on the tune halves of the judged sets at 0–100 % coverage (docs/research/
 quality-attempts.md, "The deep list at every coverage — reached").
@@ -52,6 +56,9 @@ their vectors and left those chunks out of its candidates: with the default weig
 and the static list together (0.25 + 0.25) stay below a lexical hit's 0.75, so the note the
 words name still comes first (a rare word the deep model reads as noise: ``espresso`` in a
 standup note)."""
+AGREED = 10
+"""A waiting section that both the BM25 and the static list rank this high is held at least at
+its other lists' mean (:meth:`DeepList.floored`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +104,15 @@ class DeepList:
     def share(self) -> float:
         """The share of its configured weight the deep list has in this search's fusion."""
         return self.coverage * self.evidence
+
+    def floored(self, bm25: Scored, vector: Scored) -> frozenset[int]:
+        """The :attr:`stand_ins` their opening may lift but never hold below their other lists'
+        mean (``fusion.convex``'s ``floored``): a document's pages (:attr:`paged`), and the
+        sections the ``bm25`` and ``vector`` lists both rank among their first :data:`AGREED`."""
+        if not self.stand_ins:
+            return self.paged
+        agreed = {item for item, _s in bm25[:AGREED]} & {item for item, _s in vector[:AGREED]}
+        return self.paged | frozenset(item for item in agreed if item in self.stand_ins)
 
     def lifted(self, hits: Scored) -> dict[int, float] | None:
         """The deep list's scores (``hits``) with the :attr:`liftable` chunks at its best
