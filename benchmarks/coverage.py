@@ -42,14 +42,8 @@ import numpy as np
 from benchmarks.golden import vault_of
 from vaultseek.engine import Index, open_index
 from vaultseek.errors import NotFoundError, VaultseekError
-from vaultseek.evaluation.harness import (
-    NO_DEEP,
-    Configuration,
-    EvalQuery,
-    load_beir,
-    load_golden,
-    run_configurations,
-)
+from vaultseek.evaluation.harness import NO_DEEP, Configuration, run_configurations
+from vaultseek.evaluation.judged_sets import EvalQuery, load_beir, load_golden
 from vaultseek.storage.db import copy_database, open_connection
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
