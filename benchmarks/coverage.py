@@ -3,12 +3,12 @@
 Right after ``vaultseek index`` no chunk has a deep vector; hours later every chunk has one; a
 note saved a minute ago has none while the rest do. For each judged set whose index has every
 deep vector, this benchmark makes copies of that index in which only a share of the chunks
-keep theirs (0 %, 10 %, 50 %, 90 %, 100 %) and evaluates the default hybrid search on each, beside the fast tiers alone
-(the deep list's weight 0) on the full copy. It also asks **known items** at every level: a
-note's title, and a word that only one note holds, each of which should bring that note first;
-and how many of the judged questions still **match** (no "nothing matches" notice) and how many
-made-up queries (``unrelated.jsonl``'s nonsense in the set's language and English) are told
-that nothing does.
+keep theirs (0 %, 10 %, 50 %, 90 %, 100 %) and evaluates the default hybrid search on each,
+beside the fast tiers alone (the deep list's weight 0) on the full copy. It also asks **known
+items** at every level: a note's title, and a word that only one note holds, each of which
+should bring that note first; and how many of the judged questions still **match** (no
+"nothing matches" notice) and how many made-up queries (``unrelated.jsonl``'s nonsense in the
+set's language and English) are told that nothing does.
 
 Which chunks keep their vectors (``--order``): ``random``, a seeded random choice, since any
 chunk may be the one waiting (a note edited here and there); or ``worker``, the chunks the
@@ -47,14 +47,8 @@ import numpy as np
 from benchmarks.golden import vault_of
 from vaultseek.engine import Index, open_index
 from vaultseek.errors import NotFoundError, VaultseekError
-from vaultseek.evaluation.harness import (
-    NO_DEEP,
-    Configuration,
-    EvalQuery,
-    load_beir,
-    load_golden,
-    run_configurations,
-)
+from vaultseek.evaluation.harness import NO_DEEP, Configuration, run_configurations
+from vaultseek.evaluation.judged_sets import EvalQuery, load_beir, load_golden
 from vaultseek.storage.db import copy_database, open_connection
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

@@ -48,7 +48,8 @@ import numpy as np
 from benchmarks.baselines import percentile
 from benchmarks.quality import SPLITS, collections
 from vaultseek.engine import Index, open_index
-from vaultseek.evaluation.harness import EvalReport, configurations, evaluate_beir, load_beir
+from vaultseek.evaluation.harness import EvalReport, configurations, evaluate_beir
+from vaultseek.evaluation.judged_sets import load_beir
 from vaultseek.records import ChunkDraft, Note
 from vaultseek.storage.store import PreparedChunk
 

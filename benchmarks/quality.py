@@ -34,14 +34,13 @@ from vaultseek import __version__
 from vaultseek.cli.terminal import ProgressBar
 from vaultseek.errors import VaultseekError
 from vaultseek.evaluation.harness import (
-    COLUMNS,
     DEPTH,
     NO_TERM_MATCH,
     EvalReport,
     configurations,
     evaluate_beir,
-    table_row,
 )
+from vaultseek.evaluation.tables import COLUMNS, table_row
 from vaultseek.search.termmatch import DEFAULT_WEIGHT
 
 ORDER = ("scifact", "cranfield", "cisi", "medline", "cacm", "npl", "lisa")

@@ -12,17 +12,10 @@ import pytest
 from conftest import run_cli
 from vaultseek import open_index
 from vaultseek.errors import ConfigError
-from vaultseek.evaluation.harness import (
-    CHUNK_HEADING,
-    chunk_list,
-    configurations,
-    evaluate_beir,
-    evaluate_golden,
-    load_beir,
-    load_golden,
-    note_names,
-    render_table,
-)
+from vaultseek.evaluation.harness import chunk_list, configurations, evaluate_beir, evaluate_golden
+from vaultseek.evaluation.judged_sets import load_beir, load_golden
+from vaultseek.evaluation.scratch_index import note_names
+from vaultseek.evaluation.tables import CHUNK_HEADING, render_table
 
 # The id of the finch document has characters no file name should carry as they are.
 FINCH = "doc/7.a b"

@@ -53,8 +53,8 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         configurations,
         evaluate_beir,
         evaluate_golden,
-        render_table,
     )
+    from ..evaluation.tables import render_table
     from .terminal import ProgressBar
 
     chosen = configurations(args.modes or MODES, FUSION_METHODS if args.fusion is None else args.fusion)

@@ -1,11 +1,11 @@
 """Judged query sets in, retrieval-quality figures out: what ``vaultseek eval`` runs.
 
-Two kinds of input:
+Two kinds of input (read by :mod:`.judged_sets`):
 
 - a **BEIR-layout folder** (``corpus.jsonl``, ``queries.jsonl``, ``qrels.tsv`` with a header
   line; ``queries_<split>.jsonl`` / ``qrels_<split>.tsv`` for other splits). Its corpus becomes a
-  scratch vault, one note per document, indexed by the real engine, so the figures measure what
-  a user's vault gets: chunking, heading context, BM25, vectors, fusion;
+  scratch vault (:mod:`.scratch_index`), one note per document, indexed by the real engine, so
+  the figures measure what a user's vault gets: chunking, heading context, BM25, vectors, fusion;
 - a **golden file** for an indexed vault: JSON Lines
   ``{"id", "query", "relevant": {"<vault-relative path>": grade}}``, each line optionally with a
   ``"kind"`` (a free label such as ``paraphrase`` or ``identifier``: the report then breaks every
@@ -21,31 +21,30 @@ raw list, where a second chunk of a document already listed takes a place and co
 (:func:`chunk_list`) — what a list of chunks costs a reader. Queries without a relevant document
 are left out, as BEIR does.
 
-The library never prints: progress goes through a callback and a report renders itself as a
-table or JSON. Bad input raises :class:`ConfigError` naming the file and line, so the CLI
-shows one line instead of a traceback.
+The library never prints: progress goes through a callback and a report renders as a table
+(:mod:`.tables`) or JSON. Bad input raises :class:`ConfigError` naming the file and line, so the
+CLI shows one line instead of a traceback.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from ..config import FUSION_METHODS
-from ..engine import Index, open_index
+from ..engine import Index
 from ..errors import ConfigError, LLMError, QueryError
 from ..records import Progress, SearchMode, SearchResponse
 from ..search.grouping import note_order, share_for
 from ..search.termmatch import DEFAULT_WEIGHT
 from . import metrics
-from .regions import MapRegions, RegionScores, map_regions, region_scores, render_regions
+from .judged_sets import EvalQuery, load_beir, load_golden
+from .regions import MapRegions, RegionScores, map_regions, region_scores
+from .scratch_index import scratch_index
 
 ProgressCallback = Callable[[Progress], None]
 DEPTH = 100
@@ -70,18 +69,6 @@ NO_KIND = "(none)"
 """The kind reported for golden lines without one, in a file where other lines have one."""
 MODES: tuple[SearchMode, ...] = ("bm25", "vector", "hybrid")
 """Single modes first, then the fused one: the order a reader compares them in."""
-LAYOUT_VERSION = 2
-"""Bump when the way a corpus becomes notes changes, so cached scratch vaults are rebuilt."""
-
-
-@dataclass(frozen=True, slots=True)
-class EvalQuery:
-    id: str
-    text: str
-    judgments: dict[str, float]
-    """Document id (BEIR) or vault-relative path (golden file) → grade; > 0 is relevant."""
-    kind: str | None = None
-    """The golden line's ``"kind"`` label, if it has one; BEIR queries have none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,270 +200,6 @@ class EvalReport:
         if self.regions is not None:
             out["map"] = self.regions.to_dict()
         return out | {"index_seconds": round(self.index_seconds, 2), "notices": list(self.notices)}
-
-
-# -- reading inputs --------------------------------------------------------------------------
-def _read_lines(path: Path, what: str) -> Iterator[tuple[int, str]]:
-    """Numbered non-blank lines of a UTF-8 text file; an unreadable file is a ConfigError."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise ConfigError(f"{what} {path} does not exist") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read {what} {path}: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{what} {path} is not UTF-8 text") from exc
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            yield number, line
-
-
-def _json_objects(path: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    for number, line in _read_lines(path, what):
-        try:
-            item = json.loads(line)
-        except ValueError as exc:
-            raise ConfigError(f"{path}, line {number}: not valid JSON ({exc})") from None
-        if not isinstance(item, dict):
-            raise ConfigError(f"{path}, line {number}: expected a JSON object")
-        yield number, item
-
-
-def _grade(value: Any, where: str) -> float:
-    if not isinstance(value, bool) and isinstance(value, (int, float, str)):
-        try:
-            return float(value)
-        except ValueError:
-            pass
-    raise ConfigError(f"{where}: the grade {value!r} is not a number")
-
-
-def read_qrels(path: Path) -> dict[str, dict[str, float]]:
-    """``query-id<TAB>corpus-id<TAB>score`` lines after a header → query → document → grade.
-
-    The header is required: a file without one would lose its first judgment to any reader
-    that skips line one, so its absence is reported rather than guessed around."""
-    qrels: dict[str, dict[str, float]] = {}
-    for position, (number, line) in enumerate(_read_lines(path, "qrels file")):
-        cells = [cell.strip() for cell in line.split("\t")]
-        if len(cells) != 3:
-            raise ConfigError(f"{path}, line {number}: expected 3 tab-separated fields, found {len(cells)}")
-        if position == 0:
-            try:
-                float(cells[2])
-            except ValueError:
-                continue  # the header
-            raise ConfigError(f"{path} has no header line", hint="BEIR qrels start with: query-id<TAB>corpus-id<TAB>score")
-        qrels.setdefault(cells[0], {})[cells[1]] = _grade(cells[2], f"{path}, line {number}")
-    return qrels
-
-
-def _split_file(folder: Path, stem: str, suffix: str, split: str | None) -> Path | None:
-    """``<stem>_<split><suffix>``, BEIR's own ``<stem>/<split><suffix>``, then the plain file:
-    for the default or test split, and for queries of any split (BEIR shares one queries file
-    between splits; the qrels decide which queries belong to a split)."""
-    candidates = [folder / f"{stem}_{split}{suffix}", folder / stem / f"{split}{suffix}"] if split else []
-    if not split or split == "test" or stem == "queries":
-        candidates.append(folder / f"{stem}{suffix}")
-    return next((p for p in candidates if p.is_file()), None)
-
-
-@dataclass(frozen=True, slots=True)
-class BeirSet:
-    """The judged queries of one split of a BEIR folder (its corpus is read when indexed)."""
-
-    name: str
-    folder: Path
-    split: str | None
-    queries: tuple[EvalQuery, ...]
-    skipped_queries: int
-    notices: tuple[str, ...]
-
-
-def load_beir(folder: Path | str, split: str | None = None) -> BeirSet:
-    root = Path(folder).expanduser().resolve()
-    if not root.is_dir():
-        raise ConfigError(f"BEIR folder {root} does not exist")
-    if not (root / "corpus.jsonl").is_file():
-        raise ConfigError(f"{root} has no corpus.jsonl", hint="expected the BEIR layout")
-    qrels_path = _split_file(root, "qrels", ".tsv", split)
-    queries_path = _split_file(root, "queries", ".jsonl", split)
-    if qrels_path is None:
-        found = ", ".join(sorted(p.name for p in root.glob("qrels*.tsv"))) or "none"
-        raise ConfigError(f"{root} has no qrels for the {split or 'default'} split", hint=f"qrels files there: {found}")
-    if queries_path is None:
-        raise ConfigError(f"{root} has no queries.jsonl")
-    qrels = read_qrels(qrels_path)
-    texts: dict[str, str] = {}
-    for number, item in _json_objects(queries_path, "queries file"):
-        if "_id" not in item or not isinstance(item.get("text"), str):
-            raise ConfigError(f'{queries_path}, line {number}: needs "_id" and a "text" string')
-        texts[str(item["_id"])] = item["text"]
-    queries = tuple(
-        EvalQuery(qid, texts[qid], judged)
-        for qid, judged in qrels.items()
-        if qid in texts and metrics.has_relevant(judged)
-    )
-    missing = [qid for qid in qrels if qid not in texts]
-    notices = [f"{len(missing)} judged query id(s) are not in {queries_path.name}, e.g. {missing[0]}"] if missing else []
-    if not queries:
-        raise ConfigError(f"{qrels_path.name} judges no query of {queries_path.name} to have a relevant document")
-    return BeirSet(root.name, root, split, queries, len(qrels) - len(queries), tuple(notices))
-
-
-def load_golden(path: Path | str, split: str | None = None) -> tuple[list[EvalQuery], int]:
-    """A golden file's queries — only the lines whose ``"split"`` is ``split`` when one is named
-    — and how many of those were left out for having no relevant path. Every line is checked
-    whatever the split, so a malformed line is reported before it is ever selected."""
-    source = Path(path).expanduser()
-    queries: list[EvalQuery] = []
-    skipped, seen, splits = 0, set(), set()
-    for number, item in _json_objects(source, "golden file"):
-        where = f"{source}, line {number}"
-        query, relevant = item.get("query"), item.get("relevant")
-        kind, line_split = item.get("kind"), item.get("split")
-        if not isinstance(query, str):
-            raise ConfigError(f'{where}: needs a "query" string')
-        if not isinstance(relevant, dict):
-            raise ConfigError(f'{where}: needs "relevant": {{"<path>": grade, ...}}')
-        for key, value in (("kind", kind), ("split", line_split)):
-            if value is not None and not (isinstance(value, str) and value.strip()):
-                raise ConfigError(f'{where}: "{key}" must be a non-empty string, not {value!r}')
-        query_id = str(item.get("id", number))
-        if query_id in seen:
-            raise ConfigError(f"{where}: the id {query_id!r} is used twice")
-        seen.add(query_id)
-        judged = {_vault_path(p): _grade(g, where) for p, g in relevant.items()}
-        splits.add(line_split)
-        if split is not None and line_split != split:
-            continue
-        if metrics.has_relevant(judged):
-            queries.append(EvalQuery(query_id, query, judged, kind))
-        else:
-            skipped += 1
-    if split is not None and split not in splits:
-        named = sorted(s for s in splits if s is not None)
-        present = ", ".join(named) if named else 'none (no line has a "split")'
-        raise ConfigError(f"golden file {source} has no line in the split {split!r}", hint=f"splits there: {present}")
-    if not queries:
-        within = f" in the split {split!r}" if split is not None else ""
-        raise ConfigError(f"golden file {source} has no query with a relevant path{within}")
-    return queries, skipped
-
-
-def _vault_path(path: str) -> str:
-    """How results name a note: vault-relative, forward slashes, no leading ``./``."""
-    path = path.replace("\\", "/")
-    while path.startswith("./"):
-        path = path[2:]
-    return path
-
-
-# -- a BEIR corpus as a scratch vault --------------------------------------------------------
-_KEPT = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
-_RESERVED = frozenset({"CON", "PRN", "AUX", "NUL", *(f"{d}{i}" for d in ("COM", "LPT") for i in range(10))})
-
-
-def note_names(doc_ids: Sequence[str]) -> dict[str, str]:
-    """Document id → a note file name, safe on every common file system and unique even where
-    names are case-insensitive. Letters, digits, ``-`` and ``_`` stay; any other character
-    becomes ``%XX`` per UTF-8 byte (so ``.``, ``/`` and ``..`` cannot escape, hide or nest);
-    ``~``, which the encoding never produces, marks the rare adjustments: long ids, reserved
-    Windows names and case clashes."""
-    names: dict[str, str] = {}
-    taken: set[str] = set()
-    for doc_id in doc_ids:
-        stem = "".join(c if c in _KEPT else "".join(f"%{b:02X}" for b in c.encode()) for c in doc_id)
-        if len(stem) > 120:
-            stem = stem[:100] + "~" + hashlib.sha256(doc_id.encode()).hexdigest()[:16]
-        if stem.upper() in _RESERVED:
-            stem = "~" + stem
-        unique, n = stem, 1
-        while unique.casefold() in taken:
-            n += 1
-            unique = f"{stem}~{n}"
-        taken.add(unique.casefold())
-        names[doc_id] = unique + ".md"
-    return names
-
-
-def note_text(title: str, text: str) -> str:
-    """``# <title>``, a blank line, the text: what the note would look like in a vault. The
-    title is also set in frontmatter, so the note's name is the title and not the document id
-    (an id in the heading context would be searched and embedded as noise). A document
-    without a title (NPL, MEDLINE) gets no heading rather than an empty one."""
-    title = " ".join(title.split())
-    if not title:
-        return f"{text}\n"
-    return f"---\ntitle: {json.dumps(title, ensure_ascii=False)}\n---\n# {title}\n\n{text}\n"
-
-
-def _write_vault(corpus: Path, vault: Path) -> dict[str, str]:
-    """Write every document as a note; returns note path → document id."""
-    docs: dict[str, tuple[str, str]] = {}
-    for number, item in _json_objects(corpus, "corpus file"):
-        doc_id = str(item.get("_id", ""))
-        if not doc_id or doc_id in docs:
-            problem = "is used twice" if doc_id else "is missing or empty"
-            raise ConfigError(f'{corpus}, line {number}: the document "_id" {problem}')
-        docs[doc_id] = (str(item.get("title") or ""), str(item.get("text") or ""))
-    names = note_names(list(docs))
-    vault.mkdir(parents=True)
-    for doc_id, (title, text) in docs.items():
-        (vault / names[doc_id]).write_text(note_text(title, text), encoding="utf-8")
-    return {name: doc_id for doc_id, name in names.items()}
-
-
-def _fingerprint(corpus: Path) -> str:
-    digest = hashlib.sha256(f"layout {LAYOUT_VERSION}\n".encode())
-    with corpus.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def scratch_index(
-    collection: BeirSet,
-    workdir: Path,
-    *,
-    progress: ProgressCallback | None = None,
-    db: str | None = None,
-    **settings: Any,
-) -> tuple[Index, dict[str, str], float]:
-    """The collection's vault and index under ``workdir/<name>``: reused while the manifest
-    matches the corpus, rewritten when not. A sync runs either way; on an unchanged vault it
-    takes a fraction of a second, and it catches up an interrupted run or a changed model.
-    ``db``: a PostgreSQL database URL to index into instead (the collection named after the
-    BEIR set).
-
-    Returns the open index, note path → document id, and the sync's seconds."""
-    home = workdir / collection.name
-    vault, manifest = home / "vault", home / "manifest.json"
-    local = home / "index.db"
-    if db is not None:
-        settings = {"collection": collection.name.replace("-", "_"), **settings}
-    corpus = collection.folder / "corpus.jsonl"
-    fingerprint = _fingerprint(corpus)
-    try:
-        cached = json.loads(manifest.read_text("utf-8"))
-    except (OSError, ValueError):
-        cached = {}
-    if cached.get("fingerprint") == fingerprint and vault.is_dir():
-        doc_of_path: dict[str, str] = cached["notes"]
-    else:
-        manifest.unlink(missing_ok=True)  # written last: it exists only beside a complete vault
-        shutil.rmtree(vault, ignore_errors=True)
-        for stale in (local, Path(f"{local}-wal"), Path(f"{local}-shm")):
-            stale.unlink(missing_ok=True)
-        doc_of_path = _write_vault(corpus, vault)
-        manifest.write_text(json.dumps({"fingerprint": fingerprint, "notes": doc_of_path}), "utf-8")
-    index = open_index(vault, db=db or local, create=True, **settings)
-    try:
-        report = index.sync(progress=progress, remember=False)
-    except BaseException:
-        index.close()
-        raise
-    return index, doc_of_path, report.seconds
 
 
 # -- running ---------------------------------------------------------------------------------
@@ -656,65 +379,3 @@ def _indexed(index: Index, path: str) -> bool:
         return False
     return True
 
-
-# -- rendering -------------------------------------------------------------------------------
-COLUMNS = (*METRICS, "p50 ms", "p99 ms")
-
-
-def table_row(result: ConfigResult) -> list[str]:
-    """A result's cells in :data:`COLUMNS` order (shared by the text and Markdown tables)."""
-    cells = [f"{result.scores[name]:.3f}" for name in METRICS]
-    return [*cells, f"{result.latency_p50_ms:.2f}", f"{result.latency_p99_ms:.2f}"]
-
-
-KIND_COLUMNS = ("queries", *KIND_METRICS)
-
-
-def kind_rows(result: ConfigResult) -> list[list[str]]:
-    """A result's per-kind rows: the kind, then cells in :data:`KIND_COLUMNS` order (none when
-    its queries have no kinds)."""
-    return [
-        [kind, str(s.queries), *(f"{s.scores[name]:.3f}" for name in KIND_METRICS)]
-        for kind, s in result.by_kind.items()
-    ]
-
-
-def chunk_row(result: ConfigResult) -> list[str]:
-    """A result's chunk-level cells in :data:`METRICS` order (empty when it has none)."""
-    return [f"{result.chunk_scores[name]:.3f}" for name in METRICS] if result.chunk_scores else []
-
-
-CHUNK_HEADING = "chunk lists (a second section of a note takes a place and counts nothing)"
-
-
-def _aligned(rows: list[list[str]], left: int) -> list[str]:
-    """Rows as text columns: the first ``left`` cells flush left, the numbers flush right."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = []
-    for row in rows:
-        cells = [c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))]
-        lines.append("  ".join(cells).rstrip())
-    return lines
-
-
-def render_table(report: EvalReport) -> str:
-    """The text ``vaultseek eval`` prints: what was measured, a row per configuration (notes:
-    each document once, at its best chunk's place), then (when the queries have kinds) a row per
-    configuration and kind, the same metrics over the raw chunk lists, and notices."""
-    split = f" ({report.split} split)" if report.split else ""
-    skipped = f" ({report.skipped_queries} left out: no relevant document)" if report.skipped_queries else ""
-    rows = [["configuration", *COLUMNS]] + [[r.configuration.label, *table_row(r)] for r in report.results]
-    head = f"{report.name}{split}: {report.queries:,} queries{skipped}, {report.documents:,} documents"
-    lines = [f"{head}; k = candidates = {DEPTH}; hybrid = {report.default_fusion} (the configured default)", ""]
-    lines += _aligned(rows, 1)
-    by_kind = [[r.configuration.label, *row] for r in report.results for row in kind_rows(r)]
-    if by_kind:
-        lines += ["", *_aligned([["configuration", "kind", *KIND_COLUMNS], *by_kind], 2)]
-    chunk_rows = [[r.configuration.label, *chunk_row(r)] for r in report.results if r.chunk_scores]
-    if chunk_rows:
-        lines += ["", f"{CHUNK_HEADING}:", *_aligned([["configuration", *METRICS], *chunk_rows], 1)]
-    if report.regions is not None:
-        scored = [(r.configuration.label, r.by_region) for r in report.results if r.by_region is not None]
-        lines += render_regions(report.regions, scored)
-    lines += [f"note: {n}" for n in report.notices]
-    return "\n".join(lines)
