@@ -271,14 +271,14 @@ def test_a_server_that_dies_mid_job_loses_nothing_and_the_job_resumes(
 def test_each_failing_server_gives_a_clear_error_and_keeps_what_was_stored(
     notes: Path, tmp_path: Path, standin: StandinEmbed, fast_retries: None, mode: str, message: str,
 ) -> None:  # fmt: skip
-    standin.delay = 0.6
+    standin.delay = 2.0
     with served(notes, tmp_path / "i.db", standin.url) as index:
         index.sync(remember=False)
         first = index.deepen(limit=2)
         assert first is not None and first.done == 2
         model = index.deep_model()
         assert isinstance(model, server.ServerModel)
-        model.timeout = 0.3
+        model.timeout = 0.5 if mode == "slow" else server.TIMEOUT_SECONDS  # only "slow" is meant to time out
         standin.mode = mode
         with pytest.raises(EmbeddingServerError, match=message) as raised:
             index.deepen()
