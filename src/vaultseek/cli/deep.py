@@ -21,8 +21,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
+from .common import EXIT_INTERRUPTED
+
 AddCommon = Callable[[argparse.ArgumentParser], None]
-EXIT_INTERRUPTED = 130
 POLL_SECONDS = 1.0
 """How often ``vaultseek deep`` looks at a job another process runs."""
 STOP_GRACE_SECONDS = 10.0
