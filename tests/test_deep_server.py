@@ -271,7 +271,7 @@ def test_a_server_that_dies_mid_job_loses_nothing_and_the_job_resumes(
 def test_each_failing_server_gives_a_clear_error_and_keeps_what_was_stored(
     notes: Path, tmp_path: Path, standin: StandinEmbed, fast_retries: None, mode: str, message: str,
 ) -> None:  # fmt: skip
-    standin.delay = 2.0
+    standin.delay = 2.0  # four times the slow case's timeout: a late answer is still late
     with served(notes, tmp_path / "i.db", standin.url) as index:
         index.sync(remember=False)
         first = index.deepen(limit=2)

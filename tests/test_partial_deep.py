@@ -83,7 +83,6 @@ def test_convex_weighs_a_partly_done_deep_list_by_its_coverage() -> None:
     assert next(f.item for f in fuse(lists, params, deep=DeepList(0.1, {1}, None))) == 1
 
 
-
 def test_a_waiting_section_both_fast_lists_rank_high_is_not_held_below_them_by_its_opening() -> None:
     """Only the openings have vectors (the worker embeds them first): section 1, BM25 #1 and
     static #1, stands in with its note's opening, which the deep list ranks below its own hits.
@@ -106,6 +105,7 @@ def test_a_waiting_section_both_fast_lists_rank_high_is_not_held_below_them_by_i
     apart = {**lists, "vector": [*((100 + n, 0.7) for n in range(10)), (1, 0.6), (2, 0.55), (4, 0.2)]}
     assert deep.floored(apart["bm25"], apart["vector"]) == set()
     assert fuse(apart, params, deep=deep)[0].item == 2
+
 
 KNOWN = {
     "meetings/standup.md": (
