@@ -6,7 +6,9 @@ deep vector, this benchmark makes copies of that index in which only a share of 
 keep theirs (0 %, 10 %, 50 %, 90 %, 100 %) and evaluates the default hybrid search on each,
 beside the fast tiers alone (the deep list's weight 0) on the full copy. It also asks **known
 items** at every level: a note's title, and a word that only one note holds, each of which
-should bring that note first; and how many of the judged questions still **match** (no
+should bring that note first; **shared words**, a word two to six sections hold (a name met
+in a meeting note and in a code example): how often the first note holds it, and how often
+it matches (``shared matched``); and how many of the judged questions still **match** (no
 "nothing matches" notice) and how many made-up queries (``unrelated.jsonl``'s nonsense in the
 set's language and English) are told that nothing does.
 
@@ -127,6 +129,42 @@ def known_items(index: Index, count: int, seed: int = 5) -> list[tuple[str, str,
     return items
 
 
+def shared_words(index: Index, count: int, seed: int = 6) -> list[tuple[str, str, str]]:
+    """Up to ``count`` notes' ("word", word, path): a word of at least four letters that two to
+    :data:`SHARED` chunks hold, this note's among them — a name met in a meeting note and in
+    a code example, which no note holds alone."""
+    rng = random.Random(seed)
+    paths = sorted(f["path"] for f in index.files() if f.get("status") == "indexed")
+    rng.shuffle(paths)
+    items: list[tuple[str, str, str]] = []
+    taken: set[str] = set()
+    for path in paths:
+        if len(items) >= count:
+            break
+        try:
+            rows = index.get_note(path)
+        except NotFoundError:
+            continue
+        words = sorted(set(re.findall(r"[^\W\d_]{4,}", " ".join(r.text for r in rows).lower())) - taken)
+        rng.shuffle(words)
+        words = words[:40]
+        held = [w for w, df in zip(words, index.store.document_frequencies(words), strict=True) if 2 <= df <= SHARED]
+        if held:
+            items.append(("word", held[0], path))
+            taken.add(held[0])
+    return items
+
+
+SHARED = 6
+""":func:`shared_words`: the most chunks that may hold the word."""
+
+
+def matched_share(index: Index, items: Sequence[tuple[str, str, str]], **options: Any) -> float:
+    """The share of ``items``' queries not told that nothing matches."""
+    matched = sum(not index.search(query, k=8, **options).no_match for _kind, query, _path in items)
+    return matched / len(items) if items else float("nan")
+
+
 def known_share(index: Index, items: Sequence[tuple[str, str, str]], **options: Any) -> float:
     """The share of known items whose note comes first: for a title, a note with that title
     (several notes may share one); for a word, a note that holds it. ``options`` go to the
@@ -190,17 +228,18 @@ def measure(
             if deep is None or deep.embedded < deep.chunks:
                 share = f"{deep.embedded:,} of {deep.chunks:,}" if deep else "none"
                 raise SystemExit(f"{source.name}: the index {source.db} needs every deep vector (has {share}); run `vaultseek deep`")
-            items = known_items(full, known)
+            items, shared = known_items(full, known), shared_words(full, known)
             (fast,) = run_configurations(full, source.queries, source.document_of, (NO_DEEP,))
             rows.append([source.name, "fast tiers", *_cells(fast.scores), f"{known_share(full, items, deep_weight=0.0):.3f}",
-                         *match_shares(full, source, deep_weight=0.0)])  # fmt: skip
+                         *_shared_cells(full, shared, deep_weight=0.0), *match_shares(full, source, deep_weight=0.0)])  # fmt: skip
             for level in levels:
                 dest = scratch / f"{source.name}-{level}.db"
                 partial_copy(full, dest, level / 100, seed, order)
                 try:
                     with open_index(source.vault, db=dest, read_only=True) as index:
                         (hybrid,) = run_configurations(index, source.queries, source.document_of, (HYBRID,))
-                        rows.append([source.name, f"{level} %", *_cells(hybrid.scores), f"{known_share(index, items):.3f}", *match_shares(index, source)])
+                        rows.append([source.name, f"{level} %", *_cells(hybrid.scores), f"{known_share(index, items):.3f}",
+                                     *_shared_cells(index, shared), *match_shares(index, source)])  # fmt: skip
                 finally:
                     _remove(dest)
     finally:
@@ -211,6 +250,11 @@ def measure(
 def _remove(db: Path) -> None:
     for path in (db, Path(f"{db}-wal"), Path(f"{db}-shm"), Path(f"{db}.writer.lock"), Path(f"{db}.deep.lock")):
         path.unlink(missing_ok=True)
+
+
+def _shared_cells(index: Index, items: Sequence[tuple[str, str, str]], **options: Any) -> list[str]:
+    """The shared words' cells: the share whose first note holds the word, and the share matched."""
+    return [f"{known_share(index, items, **options):.3f}", f"{matched_share(index, items, **options):.3f}"]
 
 
 def _cells(scores: dict[str, float]) -> list[str]:
@@ -245,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, KeyError, ValueError, VaultseekError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    head = ["set", "deep coverage", *SHOWN, "known items", "matched", "nonsense told"]
+    head = ["set", "deep coverage", *SHOWN, "known items", "shared words", "shared matched", "matched", "nonsense told"]
     print("  ".join(head))
     scratch = workdir / f"coverage-{os.getpid()}"  # two runs on one workdir keep apart
     try:

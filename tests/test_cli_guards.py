@@ -172,6 +172,38 @@ def test_an_exclusion_typed_as_a_word_of_its_own_says_to_quote_the_query(sample_
         assert run_cli("search", "--vault", str(sample_vault), *words).returncode == 0, words
 
 
+def test_a_query_typed_as_several_words_is_searched_as_one(sample_vault: Path) -> None:
+    """``search rotate oauth tokens`` unquoted was "unrecognized arguments: oauth tokens"."""
+    assert run_cli("index", str(sample_vault), "--quiet").returncode == 0
+    quoted = run_cli("search", "--vault", str(sample_vault), "--json", "refresh token rotation")
+    unquoted = run_cli("search", "--vault", str(sample_vault), "--json", "refresh", "token", "rotation")
+    assert unquoted.returncode == 0, unquoted.stderr
+    assert json.loads(unquoted.stdout)["query"] == "refresh token rotation"
+    assert json.loads(unquoted.stdout)["results"] == json.loads(quoted.stdout)["results"] != []
+
+
+def test_a_vault_given_as_a_bare_word_names_the_option_that_takes_it(sample_vault: Path) -> None:
+    """``status ~/vault`` was argparse's "unrecognized arguments" under the top command's usage;
+    in a search, the folder's path would have been searched as words."""
+    assert run_cli("index", str(sample_vault), "--quiet").returncode == 0
+    status = run_cli("status", str(sample_vault))
+    assert status.returncode == 2
+    assert status.stderr.splitlines() == [
+        f"error: {sample_vault} is a folder: vaultseek status takes its vault as --vault PATH",
+        f"hint: vaultseek status --vault {sample_vault}",
+    ]
+    fixed = status.stderr.splitlines()[1].removeprefix("hint: vaultseek ").split()
+    assert run_cli(*fixed).returncode == 0
+    search = run_cli("search", "tokens", str(sample_vault))
+    assert search.returncode == 2
+    assert search.stderr.splitlines() == [
+        f"error: {sample_vault} is a folder: a vault is named with --vault, not in the query",
+        f"hint: vaultseek search --vault {sample_vault} tokens",
+    ]
+    other = run_cli("status", "--vault", str(sample_vault), "no-such-folder")  # not a folder: argparse's own word
+    assert other.returncode == 2 and "unrecognized arguments: no-such-folder" in other.stderr
+
+
 # -- a folder for --db, deep search before the deep vectors ------------------------------------
 
 

@@ -143,6 +143,34 @@ def test_a_word_one_note_holds_brings_that_note_first_with_the_deep_tier_complet
     assert found[1].path == "kitchen/coffee.md" and found[1].deep_rank == 1  # the deep list still ranks
 
 
+TWO_PLACES = {
+    "meetings/quartz-sync.md": (
+        "# Quartz evaluation sync\n\nAttendees: Bob Almquist, Dana, Priya.\n\n## Decisions\n\n"
+        "The Quartz evaluation deadline is 12 December; Bob owns the write-up.\n"
+    ),
+    "howto/curl.md": (
+        "# curl\n\nPost a form: `curl -d 'name=bob' https://example.com/form`. Follow redirects with "
+        "`curl -L` and save the body with `curl -o page.html`.\n"
+    ),
+}
+
+
+def test_a_word_a_few_notes_hold_is_a_match_and_brings_one_of_them_first(tmp_path: Path) -> None:
+    """"Bob" is in the meeting note and, in passing, in a curl example: no note holds it alone.
+    To the deep model a name is next to noise (its nearest sections are anywhere), so with the
+    deep tier complete the query was told "nothing matches" and the deep list's favourites
+    could lead. A query of one or two words names the few sections that hold them, whichever
+    notes they are in: they come first, and the query matches."""
+    vault, db = deep_indexed(tmp_path, {**NOTES, **KNOWN, **TWO_PLACES})
+    with open_index(vault, db=db, deep_tier=True) as index:
+        found = index.search("Bob", k=5)
+        fast = index.search("Bob", k=5, deep_weight=0.0)
+    assert not fast.no_match and fast.results[0].path == "meetings/quartz-sync.md"  # what the words say
+    assert not found.no_match
+    assert {r.path for r in found.results[:2]} <= set(TWO_PLACES)
+    assert found.results[0].path == "meetings/quartz-sync.md"
+
+
 def test_a_section_waiting_for_its_vector_stands_in_with_its_notes_opening(tmp_path: Path) -> None:
     """The deep worker embeds every note's opening first: a later section without its vector
     yet is scored as its note's opening is, not on its other lists alone."""

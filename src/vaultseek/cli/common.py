@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import shlex
+from pathlib import Path
 from typing import Any
 
 from ..errors import VaultseekError
@@ -30,3 +32,17 @@ def open_index_for(args: argparse.Namespace, *, create: bool, vault: str | None 
     )
     show_notices(config.notices)  # before opening: they may say why it fails
     return open_index(config=config, create=create)
+
+
+def folder_as_argument(words: list[str], extra: list[str]) -> UsageError | None:
+    """``vaultseek status ~/vault``: a command that takes its vault as ``--vault`` given one
+    as a bare word, which argparse refuses as "unrecognized arguments" without saying why. The
+    error with the command line that names it; None when no word left over is a folder."""
+    folder = next((word for word in extra if not word.startswith("-") and Path(word).expanduser().is_dir()), None)
+    if folder is None:
+        return None
+    fixed = [word for word in words if word != folder]
+    return UsageError(
+        f"{folder} is a folder: vaultseek {words[0]} takes its vault as --vault PATH",
+        hint=shlex.join(["vaultseek", *fixed, "--vault", folder]),
+    )

@@ -25,7 +25,7 @@ from typing import Any, TextIO
 from ..errors import VaultseekError
 from .agents import COMMANDS as AGENT_COMMANDS
 from .agents import add_parsers as add_agent_parsers
-from .common import EXIT_INTERRUPTED
+from .common import EXIT_INTERRUPTED, folder_as_argument
 from .deep import COMMANDS as DEEP_COMMANDS
 from .deep import add_parsers as add_deep_parsers
 from .evaluate import COMMANDS as EVAL_COMMANDS
@@ -150,7 +150,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if misplaced is not None:  # before argparse, whose own message would not say why
         sys.stderr.write(f"error: {misplaced.message}\nhint: {misplaced.hint}\n")
         return misplaced.exit_code
-    args = parser.parse_args(words)
+    args, extra = parser.parse_known_args(words)
+    if extra:
+        stray = folder_as_argument(words, extra) if hasattr(args, "vault") else None
+        if stray is not None:
+            sys.stderr.write(f"error: {stray.message}\nhint: {stray.hint}\n")
+            return stray.exit_code
+        parser.parse_args(words)  # argparse's own message for the rest, and its exit code
     try:
         return COMMANDS[args.command](args, sys.stdout)
     except VaultseekError as exc:

@@ -23,7 +23,7 @@ would load numpy for every command; a test keeps the two equal)."""
 
 def add_parsers(commands: Any, add_common: AddCommon) -> None:
     search = commands.add_parser("search", help="search the index")
-    search.add_argument("query", nargs="?", help='what to look for; reads "exact phrase", -word, prefix*, tag:x, path:x, file:x, kind:pdf, after:2w, [key:value] (docs/search.md)')
+    search.add_argument("query", nargs="*", help='what to look for, quoted or as separate words; reads "exact phrase", -word, prefix*, tag:x, path:x, file:x, kind:pdf, after:2w, [key:value] (docs/search.md)')
     search.add_argument("--mode", choices=("hybrid", "bm25", "vector", "deep"), default="hybrid", help="hybrid fuses BM25, the fast vectors and the deep tier's; the others are one list each")
     search.add_argument("--view", choices=("notes", "chunks"), default=None, help="notes: one result per file, with its best sections (the default); chunks: every ranked section on its own")
     search.add_argument("-k", type=int, default=None, help="how many results (notes, or sections with --view chunks), 1 to 100 (default: top_k, 10)")
@@ -58,6 +58,7 @@ def add_parsers(commands: Any, add_common: AddCommon) -> None:
 def cmd_search(args: argparse.Namespace, out: TextIO) -> int:
     if args.term_match is not None:
         _term_match(args.term_match)  # `--term-match "the query"` took the query: say so first
+    args.query = _query_of(args.query)
     if (args.query is None) == (args.batch is None):
         raise UsageError(
             "give either a query or --batch FILE",
@@ -210,6 +211,20 @@ def _run_batch(index: Any, source: str, fields: dict[str, Any], out: TextIO) -> 
     if failures:
         sys.stderr.write(f"vaultseek: {failures} batch line(s) could not be searched\n")
     return 1 if failures else 0
+
+
+def _query_of(words: list[str]) -> str | None:
+    """The query the shell passed as one quoted word or as several (``search rotate oauth
+    tokens``); None when there is none. A word naming a folder on disk by its path
+    (``~/vault``, ``/home/me/notes``, ``./vault``) is refused with the option that names a vault:
+    searched as words it would find nothing and say nothing of why."""
+    for word in words:
+        if word.startswith(("/", "~", "./", "../")) and Path(word).expanduser().is_dir():
+            raise UsageError(
+                f"{word} is a folder: a vault is named with --vault, not in the query",
+                hint=f"vaultseek search --vault {shlex.quote(word)} {shlex.quote(' '.join(w for w in words if w != word) or 'WORDS')}",
+            )
+    return " ".join(words) if words else None
 
 
 def options_after_the_query(parser: argparse.ArgumentParser, words: list[str]) -> UsageError | None:

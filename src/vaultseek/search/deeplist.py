@@ -9,7 +9,8 @@ convex fusion (``fusion.convex``) is set per search:
   from a tenth of the chunks mostly ranks chunks that are not the answer (the answer has no
   vector yet nine times in ten), so it counts a tenth;
 - **lexical evidence** (:func:`named_chunks`): when every word of the query is held by one
-  note alone (a name, a command, a rare word — the note is a known item), the chunks that
+  note alone (a name, a command, a rare word — the note is a known item), or a query of one
+  or two words by a few chunks of any notes (:data:`NAMING_WORDS`), the chunks that
   hold the words take the deep list's best score when it ranks them or has no vector for
   them yet (:meth:`DeepList.lifted`), and the deep list keeps half its weight: it does not
   argue against the note the words name, and re-orders the rest instead of overriding what
@@ -56,6 +57,11 @@ their vectors and left those chunks out of its candidates: with the default weig
 and the static list together (0.25 + 0.25) stay below a lexical hit's 0.75, so the note the
 words name still comes first (a rare word the deep model reads as noise: ``espresso`` in a
 standup note)."""
+NAMING_WORDS = 2
+"""A query of at most this many words names the few chunks that hold them all whichever notes
+they are in (:func:`named_by`): a name or a rare word the user remembers, met in a meeting note
+and in a code example alike. A longer query names them only when they are one note's: a
+question's words met together in a few places are weaker evidence than its meaning."""
 AGREED = 10
 """A waiting section that both the BM25 and the static list rank this high is held at least at
 its other lists' mean (:meth:`DeepList.floored`)."""
@@ -145,12 +151,21 @@ def opening_scores(store: Store, index: VectorIndex, query: np.ndarray | None, i
     return {item: scored[opening] for item, opening in openings.items() if opening in scored}
 
 
-def named_chunks(store: Store, bm25: Scored, held: int) -> frozenset[int]:
+def named_chunks(store: Store, bm25: Scored, held: int, words: int) -> frozenset[int]:
     """The lexical list's chunks that hold every word of the query (its first ``held``) when
-    they are one note's and no more than :data:`SOLE_CHUNKS`; else none. (Halving the deep
-    weight when BM25 and the static list put the same note first instead gained 0.007 on
-    English PowerShell questions and cost MEDLINE 0.011: not kept.)"""
-    return one_notes(store, [item for item, _s in bm25[:held]])
+    the query's ``words`` name them (:func:`named_by`); else none. (Halving the deep weight
+    when BM25 and the static list put the same note first instead gained 0.007 on English
+    PowerShell questions and cost MEDLINE 0.011: not kept.)"""
+    return named_by(store, [item for item, _s in bm25[:held]], words)
+
+
+def named_by(store: Store, chunks: list[int], words: int) -> frozenset[int]:
+    """``chunks``, the chunks that hold every word of a query of ``words`` words, when the
+    query names them: no more than :data:`SOLE_CHUNKS`, and all of one note or, for a query of
+    at most :data:`NAMING_WORDS` words, of any notes; else none."""
+    if not 0 < len(chunks) <= SOLE_CHUNKS:
+        return frozenset()
+    return frozenset(chunks) if words <= NAMING_WORDS else one_notes(store, chunks)
 
 
 def one_notes(store: Store, chunks: list[int]) -> frozenset[int]:

@@ -289,7 +289,7 @@ def _deep_state(store: Store, found: _Found) -> DeepList:
     """What fusion needs to know of the deep list beyond its hits (:mod:`.deeplist`)."""
     assert found.deep_vectors is not None
     deep_index, deep_model = found.deep_vectors
-    named = named_chunks(store, found.bm25, found.held)
+    named = named_chunks(store, found.bm25, found.held, found.query.pieces)
     unscored = lacking(deep_index, (found.bm25, found.vec))
     stand_ins = opening_scores(store, deep_index, found.deep_query, unscored)
     listed = frozenset(item for item, _s in found.deep) if named else frozenset()

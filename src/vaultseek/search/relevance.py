@@ -38,7 +38,7 @@ from ..records import SearchResult
 from ..storage.db import fts5_tokens
 from ..storage.vectors import VectorIndex
 from ..text.lexical import LexicalQuery
-from .deeplist import SOLE_CHUNKS, one_notes
+from .deeplist import SOLE_CHUNKS, named_by, one_notes
 from .hubs import WEIGHT, query_reach
 from .termmatch import content_words, idf, word_matches
 
@@ -93,6 +93,9 @@ class Evidence:
     sole: float = 0.0
     """1 when the section is one of the few of one note that alone hold every word of the
     query (:attr:`QueryWords.sole`): a name or an identifier the user remembers."""
+    named: float = 0.0
+    """1 when the section is one the query's words name (:attr:`QueryWords.named`): read by the
+    query-level judges only (:attr:`QueryEvidence.sole`)."""
     query_reach: float = 0.0
     """The deep query's own reach: the mean cosine of its nearest everyday probe prompts. A
     query that is near everything (a made-up word, a chat line) has high cosines to every chunk
@@ -130,7 +133,9 @@ class QueryEvidence:
     the query's reach: how far the best hit stands above what the query is near anyway (0: no
     deep cosines)."""
     sole: float = 0.0
-    """As :attr:`Evidence.sole`, for the best of the results."""
+    """1 when the query's words name one of the results (:attr:`Evidence.named`): one note's
+    few sections that alone hold them all or, in a query of one or two words, a few sections of
+    any notes — a name or a rare word the user remembers matches, wherever the meaning lies."""
     bm25: float = 0.0
     """The best :attr:`Evidence.bm25_top` among the results: 0 when the words found nothing."""
     agree: float = 0.0
@@ -283,9 +288,20 @@ class QueryWords:
         """The chunks that hold every word of the query when they are one note's, no more than
         ``deeplist.SOLE_CHUNKS`` (a note's title, a name or an identifier only it holds); else
         none."""
+        return one_notes(self._store, self._holding_all)
+
+    @cached_property
+    def named(self) -> frozenset[int]:
+        """The chunks the query's words name (``deeplist.named_by``): :attr:`sole`'s, or for a
+        query of one or two words the few chunks that hold them, whichever notes they are in
+        ("Bob" in a meeting note and in a code example)."""
+        return named_by(self._store, self._holding_all, self._query.pieces)
+
+    @cached_property
+    def _holding_all(self) -> list[int]:
         if not self._query.phrases:
-            return frozenset()
-        return one_notes(self._store, self._store.chunks_matching(self._query.match_all(), SOLE_CHUNKS + 1).tolist())
+            return []
+        return self._store.chunks_matching(self._query.match_all(), SOLE_CHUNKS + 1).tolist()
 
     @cached_property
     def frequencies(self) -> list[int]:
@@ -349,7 +365,7 @@ def query_evidence(evidence: Sequence[Evidence], chances: Sequence[float]) -> Qu
         short=evidence[0].short if evidence else 0.0,
         query_reach=reach,
         deep_margin=max(margins) if margins else 0.0,
-        sole=max((e.sole for e in evidence), default=0.0),
+        sole=max((e.named for e in evidence), default=0.0),
         bm25=max((e.bm25_top for e in evidence), default=0.0),
         agree=max(((e.bm25_top + e.vec_top + e.deep_top) / 3 for e in evidence), default=0.0),
     )
@@ -381,7 +397,7 @@ class Measures:
         top_static, top_deep = max(statics, default=0.0), max(deeps, default=0.0)
         first = frame[0].chunk_id if frame else None
         short = shortness(len(self.words.words))
-        sole = self.words.sole
+        sole, named = self.words.sole, self.words.named
         reach = self.reach if deeps else 0.0  # the query's reach is read beside deep cosines only
         return [
             Evidence(
@@ -393,6 +409,7 @@ class Measures:
                 title=float(r.signals.get("title", 0.0) > 0),
                 bm25_top=_inverse(r.bm25_rank), vec_top=_inverse(r.vec_rank), deep_top=_inverse(r.deep_rank),
                 deep_hub=self.hubs.get(r.chunk_id, 0.0), query_reach=reach, sole=float(r.chunk_id in sole),
+                named=float(r.chunk_id in named),
             )
             for i, r in enumerate(results)
         ]  # fmt: skip

@@ -85,6 +85,11 @@ class LexicalQuery:
     def empty(self) -> bool:
         return not self.phrases and not self.required
 
+    @property
+    def pieces(self) -> int:
+        """How many words and phrases the query looks for."""
+        return len(self.phrases) + len(self.required)
+
     def match_all(self) -> str:
         return " AND ".join((*self.required, *self.phrases))
 
