@@ -167,8 +167,8 @@ def matched_share(index: Index, items: Sequence[tuple[str, str, str]], **options
 
 def known_share(index: Index, items: Sequence[tuple[str, str, str]], **options: Any) -> float:
     """The share of known items whose note comes first: for a title, a note with that title
-    (several notes may share one); for a word, a note that holds it. ``options`` go to the
-    search."""
+    (several notes may share one); for a word, a note that holds it or its stem. ``options`` go
+    to the search."""
     found = 0
     for kind, query, path in items:
         results = index.search(query, k=1, **options).results
@@ -177,8 +177,8 @@ def known_share(index: Index, items: Sequence[tuple[str, str, str]], **options: 
         top = results[0].path
         if kind == "title":
             found += top == path or index.get_note(top)[0].heading_context.split("|")[0].strip() == query
-        else:
-            found += any(query in row.text.lower() for row in index.get_note(top))
+        else:  # the word, or its stem as BM25 reads it (``negates`` is found in ``negate``)
+            found += results[0].bm25_rank is not None or any(query in row.text.lower() for row in index.get_note(top))
     return found / len(items) if items else float("nan")
 
 

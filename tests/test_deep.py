@@ -15,6 +15,7 @@ import pytest
 
 from conftest import wait_for
 from vaultseek import open_index
+from vaultseek.cli.links import format_related
 from vaultseek.cli.main import main
 from vaultseek.embeddings.deep import QUERY_TOKENS, deep_model_available
 from vaultseek.index import deep_queue
@@ -116,7 +117,12 @@ def test_related_notes_pair_one_topic_across_languages_by_the_deep_list(deep_vau
         index.config = replace(index.config, deep_tier=False)
         static = index.related("de/zeitzone.md", k=3).results
     assert deep[0].path == "ja/時刻.md" and deep[0].deep_rank == 1
-    assert all(r.deep_rank is None for r in static)
+    assert deep[0].deep_similarity is not None and deep[0].deep_similarity > 0.5
+    assert deep[0].deep_similarity >= max(r.deep_similarity or 0.0 for r in deep)  # the deep list's first
+    assert all(r.deep_rank is None and r.deep_similarity is None for r in static)
+    with open_index(vault, db=db, deep_tier=True) as index:
+        shown = format_related(index.related("de/zeitzone.md", k=3)).splitlines()
+    assert shown[1].startswith("  1. ja/時刻.md") and "deep #1" in shown[2]  # why, with no link and a weak static cosine
 
 
 def test_status_reports_a_complete_deep_tier(deep_vault: tuple[Path, Path]) -> None:

@@ -177,6 +177,10 @@ class RelatedNote:
     deep_rank: int | None = None
     """1-based rank among the most similar notes by the deep tier's vectors; None when not
     among them or the index has no deep vectors."""
+    deep_similarity: float | None = None
+    """As :attr:`similarity`, by the deep tier's vectors; None without them. The deep model's
+    cosines crowd together (multilingual-e5: 0.75–0.92 for most pairs), so compare them with
+    each other rather than with :attr:`similarity`'s."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -184,6 +188,7 @@ class RelatedNote:
             "links_rank": self.links_rank, "vector_rank": self.vector_rank,
             "deep_rank": self.deep_rank, "linked": self.linked, "shared": list(self.shared),
             "similarity": None if self.similarity is None else round(self.similarity, 6),
+            "deep_similarity": None if self.deep_similarity is None else round(self.deep_similarity, 6),
         }  # fmt: skip
 
 

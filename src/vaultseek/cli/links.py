@@ -84,6 +84,8 @@ def format_related(found: Any) -> str:
             why.append("both linked with " + ", ".join(names) + (" …" if len(note.shared) > 3 else ""))
         if note.similarity is not None:
             why.append(f"similarity {note.similarity:.2f}")
+        if note.deep_rank is not None:  # its cosines crowd together (0.75–0.92): the rank says more
+            why.append(f"deep #{note.deep_rank}")
         lines.append(f"{n:>3}. {note.path}" + (f" — {note.title}" if note.title else ""))
         lines.append(f"     {'; '.join(why)}")
     lines += [f"note: {notice}" for notice in found.notices]

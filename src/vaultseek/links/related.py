@@ -85,6 +85,7 @@ def find_related(
                 shared=link.shared if link is not None else (),
                 similarity=similarity.get(name),
                 deep_rank=f.ranks.get("deep"),
+                deep_similarity=meaning.get(name),
             )
         )
     return RelatedNotes(path, tuple(results), tuple(notes))
