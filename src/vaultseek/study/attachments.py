@@ -49,9 +49,9 @@ from ..records import ChunkDraft, Location, SearchResult
 from ..storage.store import utc_now
 from ..text.lexical import index_text, make_snippet, parse_query
 from .images import clean_image
-from .library import KnowledgeBase, StoredUpload
+from .library import KnowledgeBase
 from .storage import StudyStore
-from .uploads import UploadError, UploadTooLargeError
+from .uploads import StoredUpload, UploadError, UploadTooLargeError
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp")
 NOTE_SUFFIXES = (".md", ".markdown")
@@ -391,7 +391,7 @@ def add_to_library(kb: KnowledgeBase, store: StudyStore, attachment_id: str, *, 
                    on_conflict: str | None = None) -> dict[str, Any]:  # fmt: skip
     """File a document attachment into the knowledge base through the library's own upload
     path — a safe name, the size cap, a name already taken refused unless ``on_conflict`` is
-    ``replace`` or ``keep_both`` (:class:`~.library.UploadConflictError`), the same bytes
+    ``replace`` or ``keep_both`` (:class:`~.uploads.UploadConflictError`), the same bytes
     already there reported instead of indexed twice — and queue it for indexing. Returns
     ``{"path", "status": "queued"}``, or ``{"path": None, "status": "duplicate",
     "duplicate_of"}``."""

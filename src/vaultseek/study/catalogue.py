@@ -1,5 +1,6 @@
 """The knowledge base's list of files: each with a status that tells the truth, searched,
-filtered, sorted and cut into pages on the server; and the folder and category tree beside it.
+filtered, sorted and cut into pages on the server; the folder and category tree beside it; and
+the rule for a category's name.
 
 The whole list is read from the index (one compact row a file, see :meth:`Store.file_listing`)
 and ordered here, in memory: a sort or a filter by category joins two databases (the index and
@@ -32,6 +33,7 @@ SORTS = ("path", "title", "kind", "size", "chunks", "status", "indexed_at")
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
 MAX_QUERY_CHARS = 200
+MAX_CATEGORY_CHARS = 80
 
 _SKIPPED_ON_PURPOSE = (
     "needs the optional",  # a missing extra (sync's wording)
@@ -136,6 +138,20 @@ def _number(params: Mapping[str, str], name: str, default: int, low: int, high: 
         span = f"from {low} to {high}" if high is not None else f"at least {low}"
         raise QueryError(f"{name} must be {span}")
     return value
+
+
+def category_name(text: str | None) -> str | None:
+    """A category as stored: trimmed, at most :data:`MAX_CATEGORY_CHARS` characters, no
+    control characters; None for none. The one rule for uploads and for filing a document
+    later (raises :class:`QueryError`)."""
+    name = (text or "").strip()
+    if not name:
+        return None
+    if len(name) > MAX_CATEGORY_CHARS:
+        raise QueryError(f"a category name has at most {MAX_CATEGORY_CHARS} characters")
+    if any(ch < " " or ch == "\x7f" for ch in name):
+        raise QueryError("a category name cannot hold control characters")
+    return name
 
 
 def skipped_on_purpose(reason: str) -> bool:

@@ -1,21 +1,30 @@
 """Files arriving through the study app: safe names, a size cap, written straight to disk
-inside the vault's upload folder, never over an existing file; deleting them again; and the
-temporary files of uploads a stopped server never finished."""
+inside the vault's upload folder, never over an existing file; a name already taken refused
+unless the upload says to replace it or keep both; bytes the knowledge base holds already
+caught as duplicates; deleting uploads again; and the temporary files of uploads a stopped
+server never finished."""
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 import re
 import stat
+import threading
 import unicodedata
 import uuid
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from ..config import Config
-from ..errors import VaultseekError
+from ..errors import QueryError, VaultseekError
 from ..index.names import shown_path
+
+if TYPE_CHECKING:
+    from .readers import ReaderPool
 
 
 class UploadError(VaultseekError):
@@ -27,6 +36,22 @@ class UploadError(VaultseekError):
 
 class UploadTooLargeError(UploadError):
     status = 413
+
+
+class UploadConflictError(UploadError):
+    """An upload whose name is taken, sent without saying what to do (HTTP 409): ``conflict``
+    names it and the file it would meet."""
+
+    status = 409
+
+    def __init__(self, name: str, existing: str) -> None:
+        super().__init__(f"{name} is in the knowledge base already ({shown_path(existing)})",
+                         hint="send it again with on_conflict=replace or on_conflict=keep_both")  # fmt: skip
+        self.conflict = {"name": name, "existing": shown_path(existing)}
+
+
+ON_CONFLICT = ("replace", "keep_both")
+"""What an upload may do when its name is taken: take the name, or be stored beside it."""
 
 
 _REDACTION = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
@@ -125,6 +150,118 @@ class UploadSink:
         finally:
             self.temp.unlink(missing_ok=True)  # before the lock goes with the file
             self._file.close()
+
+
+@dataclass(frozen=True, slots=True)
+class StoredUpload:
+    """A file an upload stored: its path, the name it was sent as, the sha256 of its bytes,
+    and the path it is to replace (None: it keeps its own)."""
+
+    path: str
+    name: str
+    digest: str
+    replaces: str | None
+
+
+class HashedUpload:
+    """An :class:`UploadSink` that hashes the bytes as they pass and records what it stored."""
+
+    def __init__(self, sink: UploadSink, name: str, replaces: str | None, into: list[StoredUpload]) -> None:
+        self.sink = sink
+        self.name = name
+        self.replaces = replaces
+        self.into = into
+        self.hash = hashlib.sha256()
+        self.temp = sink.temp
+        """The hidden file the bytes go to until the upload is complete."""
+
+    def write(self, data: bytes) -> None:
+        self.sink.write(data)
+        self.hash.update(data)
+
+    def abort(self) -> None:
+        self.sink.abort()
+
+    def commit(self) -> str:
+        path = self.sink.commit()
+        self.into.append(StoredUpload(path, self.name, self.hash.hexdigest(), self.replaces))
+        return path
+
+
+class Uploads:
+    """The uploads of one knowledge base: each opened under the rule for a name already taken,
+    then settled once stored, when one whose bytes the knowledge base holds already is removed
+    again. ``readers`` answers which indexed files have given bytes."""
+
+    def __init__(self, config: Config, readers: ReaderPool) -> None:
+        self.config = config
+        self.readers = readers
+        self.recent: dict[str, str] = {}
+        """sha256 of an upload's bytes → its path, until the index holds it (a second copy
+        sent before the first is indexed is a duplicate too)."""
+        self.lock = threading.Lock()
+
+    def open(self, name: str, *, on_conflict: str | None = None,
+             into: list[StoredUpload] | None = None) -> HashedUpload:  # fmt: skip
+        """A sink for one uploaded file. A name already in the upload folder raises
+        :class:`UploadConflictError` unless ``on_conflict`` says what to do: ``replace`` (the
+        new bytes take the name once complete) or ``keep_both`` (stored as ``name (2).ext``).
+        Each file stored is appended to ``into``, for :meth:`settle`."""
+        if on_conflict not in (None, *ON_CONFLICT):
+            raise QueryError(f"unknown on_conflict {str(on_conflict)[:40]!r}", hint="on_conflict is replace or keep_both")
+        sink = UploadSink(self.config, name)
+        existing = sink.folder / sink.name
+        replaces = None
+        if os.path.lexists(existing):
+            assert self.config.vault is not None
+            taken = existing.relative_to(self.config.vault.resolve()).as_posix()
+            if on_conflict is None:
+                sink.abort()
+                raise UploadConflictError(sink.name, taken)
+            if on_conflict == "replace":
+                if not os.path.isfile(existing) or os.path.islink(existing):
+                    sink.abort()
+                    raise UploadError(f"{taken} is not a plain file; it cannot be replaced",
+                                      hint="upload it with on_conflict=keep_both")  # fmt: skip
+                replaces = taken
+        return HashedUpload(sink, sink.name, replaces, into if into is not None else [])
+
+    def settle(self, stored: list[StoredUpload]) -> tuple[list[str], list[dict[str, str]]]:
+        """Check the files an upload stored, in order: one whose bytes the knowledge base holds
+        already (indexed, or uploaded moments ago) is removed again and reported as a duplicate
+        (``{name, duplicate_of}``) rather than indexed twice; one sent to replace a file takes
+        its name now. Returns (the paths to index, the duplicates)."""
+        assert self.config.vault is not None
+        vault = self.config.vault.resolve()
+        kept: list[str] = []
+        duplicates: list[dict[str, str]] = []
+        for upload in stored:
+            original = self.duplicate_of(upload.digest)
+            if original is not None:
+                upload_file(self.config, upload.path).unlink(missing_ok=True)
+                duplicates.append({"name": upload.name, "duplicate_of": shown_path(original)})
+                continue
+            path = upload.path
+            if upload.replaces is not None:
+                os.replace(vault / upload.path, vault / upload.replaces)
+                path = upload.replaces
+            with self.lock:
+                for digest in [d for d, p in self.recent.items() if p == path]:
+                    del self.recent[digest]
+                self.recent[upload.digest] = path
+            kept.append(path)
+        return kept, duplicates
+
+    def duplicate_of(self, digest: str) -> str | None:
+        """An indexed file, or an upload not indexed yet, with these bytes (None if none)."""
+        assert self.config.vault is not None
+        with self.lock:
+            recent = self.recent.get(digest)
+        if recent is not None and (self.config.vault / recent).is_file():
+            return recent
+        with self.readers.borrow() as index:
+            same = index.store.paths_with_hash(digest)
+        return same[0] if same else None
 
 
 def upload_folder(config: Config) -> Path:

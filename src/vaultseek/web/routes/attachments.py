@@ -29,8 +29,7 @@ from ...llm.speech import (
     create_transcriber,
 )
 from ...study import attachments
-from ...study.library import UploadConflictError
-from ...study.uploads import UploadError
+from ...study.uploads import UploadConflictError, UploadError
 from ..error_handling import error_response
 from ..params import json_body, notebook_of, off_loop
 from ..upload_stream import Received, receive_files

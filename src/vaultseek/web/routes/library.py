@@ -28,8 +28,7 @@ from typing import Any
 from ...errors import MissingExtraError, QueryError
 from ...study.catalogue import DocumentQuery
 from ...study.chat import start_hint
-from ...study.library import HashedUpload, StoredUpload, UploadConflictError
-from ...study.uploads import UploadError
+from ...study.uploads import HashedUpload, StoredUpload, UploadConflictError, UploadError
 from ..error_handling import error_response
 from ..params import json_body, notebook_of, off_loop, path_param
 from ..streams import NDJSON, hold, until_disconnect
