@@ -92,8 +92,8 @@ class KnowledgeBase:
         """Index the vault in the background, then warm a reader.
 
         The warm-up waits for that first run: before it, the vectors it would load are not
-        written yet, and opening a reader beside the writer's first open of a new index is
-        the race that once cost the whole first run (see ``db.open_connection``)."""
+        written yet, and a reader opened beside the writer's first open of a new index can
+        make that first run fail (see ``db.open_connection``)."""
         remove_stale_parts(self.config)  # uploads a stopped server never finished
         synced = self.ingest.sync()
         self.warmer = threading.Thread(target=self._warm_after, args=(synced,), name="vaultseek-warm", daemon=True)

@@ -18,8 +18,8 @@ class ReaderPool:
     """Up to ``size`` Index objects, each lent to one thread at a time.
 
     Closing never touches an index that is out on loan: an apsw connection closed while
-    another thread is inside a statement raises ``ThreadingViolationError`` (the start-up
-    warm-up still searching at shutdown did exactly that). Idle indexes close at once; a
+    another thread is inside a statement raises ``ThreadingViolationError`` (as the start-up
+    warm-up would, still searching at shutdown). Idle indexes close at once; a
     lent one is closed by its borrower as it comes back. Nothing waits for borrowers, so a
     slow search cannot hang shutdown, and no index is lent after ``close``."""
 
