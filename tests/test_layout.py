@@ -42,6 +42,24 @@ def test_the_public_surface_is_pinned() -> None:
     assert {f.name for f in fields(vaultseek.SearchResult)} >= {"path", "section", "snippet", "score", "chunk_id"}
 
 
+def test_the_config_package_re_exports_every_public_name_of_its_modules() -> None:
+    """``vaultseek.config`` is a face over ``settings`` and ``loading``: every public name
+    either defines is importable from the package, so callers need not know which holds it."""
+    from vaultseek import config
+
+    defined: set[str] = set()
+    for module in ("settings", "loading"):
+        for node in ast.parse((PACKAGE / "config" / f"{module}.py").read_text("utf-8")).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                defined.add(node.name)
+            elif isinstance(node, ast.Assign):
+                defined.update(target.id for target in node.targets if isinstance(target, ast.Name))
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                defined.add(node.target.id)
+    assert set(config.__all__) == {name for name in defined if not name.startswith("_")}
+    assert all(getattr(config, name) is not None for name in config.__all__)
+
+
 def test_light_entry_points_do_not_import_the_heavy_stack() -> None:
     code = (
         "import sys, vaultseek, vaultseek.cli.main, vaultseek.errors;"
