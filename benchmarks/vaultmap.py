@@ -96,7 +96,7 @@ def build_steps(index: Any) -> dict[str, float]:
     from vaultseek.vaultmap import making
 
     store = index.store
-    static, deep = index._map_vectors()
+    static, deep = index._graph.map_vectors()
     steps: dict[str, float] = {}
     with _timer(steps, "gather"):
         found = making.gather(store, static, deep)
@@ -316,7 +316,7 @@ def map_vectors(index: Any, *, full: bool = False) -> Any:
     from vaultseek.vaultmap import features as feat
     from vaultseek.vaultmap import making
 
-    static, deep = index._map_vectors()
+    static, deep = index._graph.map_vectors()
     found = making.gather(index.store, static, deep)
     reduced = feat.fit_basis(found.full, found.space, found.centres).project(found.full)
     return (reduced, feat.unit_rows(found.full)) if full else reduced
@@ -466,7 +466,7 @@ def _reduced(index: Any, *, deep: bool) -> tuple[list[str], np.ndarray, str]:
     from vaultseek.vaultmap import features as feat
     from vaultseek.vaultmap import making
 
-    static, deep_vectors = index._map_vectors()
+    static, deep_vectors = index._graph.map_vectors()
     found = making.gather(index.store, static, deep_vectors if deep else None)
     return found.paths, feat.fit_basis(found.full, found.space, found.centres).project(found.full), found.space
 
