@@ -328,6 +328,7 @@ NOT_KEYS = {
     "deep_rank": "a field of each search result (JSON output, Python API)",
     "links_rank": "a field of each related note (JSON output, Python API)",
     "vector_rank": "a field of each related note (JSON output, Python API)",
+    "deep_similarity": "a field of each related note (JSON output, Python API)",
     "max_tokens": "a field of the search request (JSON, Python API)",
     "link_names": "an index table docs/links.md describes",
     "llm_unavailable": "an error code of the HTTP API",
