@@ -132,3 +132,28 @@ def test_a_failure_mid_batch_rolls_the_whole_batch_back(tmp_path: Path, monkeypa
         assert report.added == 20
         assert index.status().files == _BATCH_FILES + 20
         assert [r.path for r in index.search("Note 70 discusses item 2", mode="bm25", k=1).results] == ["area0/note-00070.md"]
+
+
+def test_a_stop_just_after_the_schema_commits_stays_a_stop(tmp_path: Path) -> None:
+    """SIGTERM's handler raises ``SystemExit`` at the next bytecode, which may be just after
+    the schema's COMMIT returned: the stop propagates (``serve --demo`` exits 143), not a
+    failed ROLLBACK of a transaction that is no longer open."""
+    from vaultseek.storage.migrations import SCHEMA_VERSION, migrate
+
+    class StoppedAfterCommit:
+        def __init__(self, conn: apsw.Connection) -> None:
+            self.conn = conn
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.conn, name)
+
+        def execute(self, sql: str, *args: object) -> object:
+            cursor = self.conn.execute(sql, *args)
+            if sql == "COMMIT":
+                raise SystemExit(128 + signal.SIGTERM)
+            return cursor
+
+    conn = apsw.Connection(str(tmp_path / "index.db"))
+    with pytest.raises(SystemExit):
+        migrate(StoppedAfterCommit(conn))  # type: ignore[arg-type]
+    assert conn.execute("PRAGMA user_version").fetchall() == [(SCHEMA_VERSION,)]

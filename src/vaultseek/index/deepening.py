@@ -71,8 +71,8 @@ DeepProgressCallback = Callable[[DeepProgress], None]
 
 def embedding_text(heading_context: str, text: str) -> str:
     """What both models embed for a chunk, and what its ``embed_hash`` is taken of: its
-    context line, then its text (``sync`` imports it from here, so both tiers key their
-    vectors by the same hash)."""
+    context line, then its text (the index run's :mod:`.embedding` imports it from here, so
+    both tiers key their vectors by the same hash)."""
     return f"{heading_context}\n{text}"
 
 

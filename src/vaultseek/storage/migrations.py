@@ -292,7 +292,8 @@ def migrate(conn: Connection, *, read_only: bool = False) -> int:
             conn.execute(f"PRAGMA user_version={number + 1}")
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # not after COMMIT: a signal handled just after it lands here
+            conn.execute("ROLLBACK")
         raise
     return SCHEMA_VERSION
 
