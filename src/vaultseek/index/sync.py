@@ -67,25 +67,8 @@ __all__ = [
 PIPELINE_VERSION = "10"
 """Bump when reading, scrubbing or chunking changes what a file becomes: the next run then
 re-processes every file (vectors are reused wherever the embedded text is unchanged), so
-e.g. a new credential pattern reaches notes that have not been edited since. (3: frontmatter
-fields and names are stored for filters and the title signal; markdown links to local files
-are stored as links. 4: reference-style markdown links, ``[text][ref]``, are stored too.
-5: text that is not UTF-8 — notes as well as .txt/.csv/.json/.yaml — is decoded with its
-detected charset, cp1252 winning a tie; notes were refused, and Western text in the others
-could come out as another code page. 6: more credential patterns — base64-encoded private
-keys, Azure AD client secrets, new-format Mailgun keys, Twilio ``SK`` keys without context,
-``pw:`` values, values past the length caps, a private key's END half on a page of its own.
-7: documents are held to their limits — text past ``max_document_text_mb`` dropped, a slide
-or batch of rows over 8,000 characters cut like running text, headings over 200 characters
-shortened, workbook rows read past a sheet's stated size, Office files that would inflate past
-``max_inflated_mb`` skipped. 8: a credential in a file or folder name is redacted in the title,
-the names links resolve by and the heading context made from it. 9: a note's over-long lines
-are cut into chunks of at most 2,000 characters (code blocks 8,000), and more credential
-patterns: code spans and tables, XML, ``mysql -p``, ``docker login -p``, ``redis-cli -a``,
-passwords named in German, Spanish, French or mid-sentence, ``Authorization: Token``, cookies,
-hex ``sk-``; a PDF's short pages are kept: a document of short pages becomes one chunk per page,
-a short page beside long ones joins the chunk before it, which cites both pages. 10: a short
-section under a heading of its own in a Word, ODT or EPUB file is a chunk; it was dropped.)"""
+e.g. a new credential pattern reaches notes that have not been edited since. The commit that
+bumps it says what changed."""
 REPROCESSING_META = "reprocessing"
 """Meta key: ``<pipeline version> <highest file id at its start>`` while every file is being
 brought to a new pipeline version (the first index included); removed when that run
