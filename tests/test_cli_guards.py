@@ -204,6 +204,23 @@ def test_a_vault_given_as_a_bare_word_names_the_option_that_takes_it(sample_vaul
     assert other.returncode == 2 and "unrecognized arguments: no-such-folder" in other.stderr
 
 
+def test_a_vault_not_indexed_yet_is_told_the_command_that_indexes_it(sample_vault: Path, tmp_path: Path) -> None:
+    """Every command reading the index answers a missing one with the command line that makes
+    it for the vault it was asked about, not ``vaultseek index <folder>``."""
+    for words in (["search", "tokens"], ["status"], ["related", "oauth.md"], ["links", "oauth.md"], ["map"]):
+        missing = run_cli(*words, "--vault", str(sample_vault))
+        assert missing.returncode == 3, (words, missing.stderr)
+        assert missing.stderr.splitlines()[-1] == f"hint: run `vaultseek index {sample_vault}` first", words
+    elsewhere = tmp_path / "elsewhere.db"
+    named = run_cli("search", "tokens", "--vault", str(sample_vault), "--db", str(elsewhere))
+    assert named.stderr.splitlines() == [
+        f"error: no index at {elsewhere}",
+        f"hint: run `vaultseek index {sample_vault} --db {elsewhere}` first",
+    ]
+    made = run_cli("index", str(sample_vault), "--db", str(elsewhere), "--quiet")  # the hint's command works
+    assert made.returncode == 0 and run_cli("search", "tokens", "--vault", str(sample_vault), "--db", str(elsewhere)).returncode == 0
+
+
 # -- a folder for --db, deep search before the deep vectors ------------------------------------
 
 

@@ -20,7 +20,6 @@ class UsageError(VaultseekError):
 
 def open_index_for(args: argparse.Namespace, *, create: bool, vault: str | None = None) -> Any:
     from ..config import load_config
-    from ..engine import open_index
     from .terminal import show_notices
 
     config = load_config(
@@ -31,7 +30,23 @@ def open_index_for(args: argparse.Namespace, *, create: bool, vault: str | None 
         prefer_cwd=create,  # `vaultseek index` with no folder means this folder
     )
     show_notices(config.notices)  # before opening: they may say why it fails
-    return open_index(config=config, create=create)
+    return open_configured(config, create=create, db=args.db)
+
+
+def open_configured(config: Any, *, create: bool, db: str | None = None) -> Any:
+    """The index ``config`` names; a missing one's error says the command that makes it, for
+    the vault the settings found (``--db`` included when one was given)."""
+    from ..engine import open_index
+    from ..errors import IndexNotFoundError
+
+    try:
+        return open_index(config=config, create=create)
+    except IndexNotFoundError as exc:
+        vault = config.vault
+        if type(exc) is not IndexNotFoundError or vault is None or not Path(vault).is_dir():
+            raise  # a PostgreSQL database that is missing has a hint of its own
+        command = ["vaultseek", "index", str(vault), *(["--db", db] if db else [])]
+        raise IndexNotFoundError(exc.message, hint=f"run `{shlex.join(command)}` first") from None
 
 
 def folder_as_argument(words: list[str], extra: list[str]) -> UsageError | None:

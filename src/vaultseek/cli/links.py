@@ -8,6 +8,8 @@ import json
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from .common import open_index_for
+
 AddCommon = Callable[[argparse.ArgumentParser], None]
 
 
@@ -25,9 +27,7 @@ def add_parsers(commands: Any, add_common: AddCommon, positive_int: Callable[[st
 
 
 def _open(args: argparse.Namespace) -> Any:
-    from ..engine import open_index
-
-    return open_index(args.vault, db=args.db, collection=args.collection, config_file=args.config, create=False)
+    return open_index_for(args, create=False)
 
 
 def cmd_links(args: argparse.Namespace, out: TextIO) -> int:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from .common import UsageError, open_index_for
+from .common import UsageError, open_configured, open_index_for
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
 RECENT_DEFAULT_DAYS = 30.0
@@ -80,9 +80,7 @@ def cmd_search(args: argparse.Namespace, out: TextIO) -> int:
     show_notices(config.notices)  # as `open_index_for` does, whether the daemon answers or this process
     body = None if args.no_daemon else _search_by_daemon(config, request)
     if body is None:  # the settings already loaded: read once, not again by `open_index_for`
-        from ..engine import open_index
-
-        with open_index(config=config, create=False) as index:
+        with open_configured(config, create=False, db=args.db) as index:
             body = index.search(request).to_dict()
     if args.json:
         if config.vault_is_last_indexed:  # nothing named it: say which vault answered

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..errors import QueryError
+from .common import open_index_for
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
 _SHOWN_MISSING = 10
@@ -38,7 +39,6 @@ def add_parsers(commands: Any, add_common: AddCommon, positive_int: Callable[[st
 
 
 def cmd_map(args: argparse.Namespace, out: TextIO) -> int:
-    from ..engine import open_index
     from ..reports import MapRequest
 
     if args.missing is not None and args.missing < 0:
@@ -52,7 +52,7 @@ def cmd_map(args: argparse.Namespace, out: TextIO) -> int:
                             ("modified_after", args.after), ("modified_before", args.before))
         if value is not None
     }  # fmt: skip
-    with open_index(args.vault, db=args.db, collection=args.collection, config_file=args.config, create=False) as index:
+    with open_index_for(args, create=False) as index:
         if args.note:
             note = index.map_note(args.note, k=args.k)
             out.write((json.dumps(note.to_dict(), ensure_ascii=False) if args.json else format_note(note)) + "\n")
