@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import VaultseekError
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 EXIT_INTERRUPTED = 130
 
@@ -33,7 +36,7 @@ def open_index_for(args: argparse.Namespace, *, create: bool, vault: str | None 
     return open_configured(config, create=create, db=args.db)
 
 
-def open_configured(config: Any, *, create: bool, db: str | None = None) -> Any:
+def open_configured(config: Config, *, create: bool, db: str | None = None) -> Any:
     """The index ``config`` names; a missing one's error says the command that makes it, for
     the vault the settings found (``--db`` included when one was given)."""
     from ..engine import open_index

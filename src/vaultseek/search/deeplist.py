@@ -161,11 +161,15 @@ def named_chunks(store: Store, bm25: Scored, held: int, words: int) -> frozenset
 
 def named_by(store: Store, chunks: list[int], words: int) -> frozenset[int]:
     """``chunks``, the chunks that hold every word of a query of ``words`` words, when the
-    query names them: no more than :data:`SOLE_CHUNKS`, and all of one note or, for a query of
-    at most :data:`NAMING_WORDS` words, of any notes; else none."""
-    if not 0 < len(chunks) <= SOLE_CHUNKS:
-        return frozenset()
-    return frozenset(chunks) if words <= NAMING_WORDS else one_notes(store, chunks)
+    query names them: :func:`names_few` of them, or :func:`one_notes`; else none."""
+    return frozenset(chunks) if names_few(chunks, words) else one_notes(store, chunks)
+
+
+def names_few(chunks: list[int], words: int) -> bool:
+    """Whether a query of ``words`` words names ``chunks``, the chunks that hold all its words,
+    whichever notes they are in: at most :data:`NAMING_WORDS` words, held by at most
+    :data:`SOLE_CHUNKS` chunks."""
+    return words <= NAMING_WORDS and 0 < len(chunks) <= SOLE_CHUNKS
 
 
 def one_notes(store: Store, chunks: list[int]) -> frozenset[int]:

@@ -38,7 +38,7 @@ from ..records import SearchResult
 from ..storage.db import fts5_tokens
 from ..storage.vectors import VectorIndex
 from ..text.lexical import LexicalQuery
-from .deeplist import SOLE_CHUNKS, named_by, one_notes
+from .deeplist import SOLE_CHUNKS, names_few, one_notes
 from .hubs import WEIGHT, query_reach
 from .termmatch import content_words, idf, word_matches
 
@@ -295,7 +295,8 @@ class QueryWords:
         """The chunks the query's words name (``deeplist.named_by``): :attr:`sole`'s, or for a
         query of one or two words the few chunks that hold them, whichever notes they are in
         ("Bob" in a meeting note and in a code example)."""
-        return named_by(self._store, self._holding_all, self._query.pieces)
+        holding = self._holding_all
+        return frozenset(holding) if names_few(holding, self._query.pieces) else self.sole
 
     @cached_property
     def _holding_all(self) -> list[int]:
