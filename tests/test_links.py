@@ -705,6 +705,59 @@ def test_related_notes_by_links_and_by_meaning(vault: Path, write) -> None:  # t
         assert json.loads(json.dumps(found.to_dict()))["results"][0]["path"] == "tokens.md"
 
 
+CLOSE_NOTES = {
+    "git/commit.md": "# Commit\n\nRecord staged changes in the repository with a commit message: `git commit -m 'fix'`. "
+    "Amend the last commit with `git commit --amend`.\n",
+    "git/amend.md": "# Amend\n\nRewrite the last commit: `git commit --amend` changes its message or adds the staged "
+    "changes to it.\n",
+    "git/push.md": "# Push\n\nSend local commits to a branch of a remote repository: `git push origin main`.\n",
+    "docker/run.md": "# Docker run\n\nStart a container from an image: `docker run -it ubuntu bash`; publish a port "
+    "with `-p 8080:80`.\n",
+    "gift.md": "# Birthday gift ideas for Mum\n\n- A ceramic planter for the orchids\n- Tickets to the string "
+    "quartet in March\n- A framed photo from the Lisbon trip\n",
+}
+
+
+def test_a_note_nothing_is_close_to_says_so_and_its_nearest_are_not_called_close(vault: Path, write) -> None:  # type: ignore[no-untyped-def]
+    from vaultseek.cli.links import format_related
+    from vaultseek.links.related import NOTHING_CLOSE
+
+    with synced(vault, write, CLOSE_NOTES) as index:
+        lonely = index.related("gift.md", k=4)
+        assert len(lonely.results) == 4  # the nearest are still listed ...
+        assert lonely.nothing_close and all(r.close is False for r in lonely.results)  # ... as what they are
+        assert NOTHING_CLOSE in lonely.notices
+        assert format_related(lonely).splitlines()[0] == f"note: {NOTHING_CLOSE}"
+        body = json.loads(json.dumps(lonely.to_dict()))
+        assert body["nothing_close"] is True and {r["close"] for r in body["results"]} == {False}
+        assert index.map_note("gift.md").missing_links == ()  # nothing close: no link to suggest
+
+        amend = index.related("git/amend.md", k=4)
+        by_path = {r.path: r for r in amend.results}
+        assert not amend.nothing_close and NOTHING_CLOSE not in amend.notices
+        assert by_path["git/commit.md"].close is True and by_path["gift.md"].close is False
+        assert "not close" in format_related(amend) and "not close" not in format_related(lonely)
+
+    write("docker/run.md", CLOSE_NOTES["docker/run.md"] + "\nPresents still to wrap: [[gift]]\n")
+    with open_index(vault) as index:
+        index.sync()
+        linked = index.related("gift.md", k=4)
+    assert not linked.nothing_close
+    assert [r.close for r in linked.results if r.path == "docker/run.md"] == [True]  # a link makes it close
+
+
+def test_the_best_model_that_compared_two_notes_tells_whether_they_are_close() -> None:
+    from vaultseek.links.related import Lines
+
+    both = Lines(static=0.63, deep=0.86)
+    assert both.close(False, similarity=0.90, deep_similarity=0.80) is False  # the deep model decides
+    assert both.close(False, similarity=0.30, deep_similarity=0.90) is True
+    assert both.close(False, similarity=0.70, deep_similarity=None) is True  # no deep vector: the static model
+    assert both.close(False, similarity=0.50, deep_similarity=None) is False
+    assert Lines(static=None, deep=None).close(False, 0.99, 0.99) is None  # no line: cannot tell
+    assert Lines(static=None, deep=None).close(True, None, None) is True  # a link can
+
+
 # --------------------------------------------------------------------------- the ranking signal
 
 

@@ -181,6 +181,10 @@ class RelatedNote:
     """As :attr:`similarity`, by the deep tier's vectors; None without them. The deep model's
     cosines crowd together (multilingual-e5: 0.75–0.92 for most pairs), so compare them with
     each other rather than with :attr:`similarity`'s."""
+    close: bool | None = None
+    """True when related by links or close in meaning (a cosine at or above its model's line,
+    ``links.related.CLOSE``); False when it is only among the nearest; None when no model with
+    a line compared them and no link relates them."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -189,6 +193,7 @@ class RelatedNote:
             "deep_rank": self.deep_rank, "linked": self.linked, "shared": list(self.shared),
             "similarity": None if self.similarity is None else round(self.similarity, 6),
             "deep_similarity": None if self.deep_similarity is None else round(self.deep_similarity, 6),
+            "close": self.close,
         }  # fmt: skip
 
 
@@ -197,9 +202,14 @@ class RelatedNotes:
     path: str
     results: tuple[RelatedNote, ...]
     notices: tuple[str, ...] = ()
+    nothing_close: bool = False
+    """True when there are results and none is :attr:`~RelatedNote.close`: the nearest notes of
+    a note nothing in the vault is about (a notice says so too)."""
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"path": self.path, "results": [r.to_dict() for r in self.results]}
+        out: dict[str, Any] = {
+            "path": self.path, "results": [r.to_dict() for r in self.results], "nothing_close": self.nothing_close,
+        }  # fmt: skip
         if self.notices:
             out["notices"] = list(self.notices)
         return out

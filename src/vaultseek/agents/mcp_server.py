@@ -194,8 +194,9 @@ DESCRIPTIONS = {
     "has no such heading) and `backlinks` (the notes that link to it). note: a vault-relative "
     "path as search returns, or a note's name as a [[link]] would write it.",
     "related": "Notes related to a note, best first: linked with it (directly, or through notes "
-    "both link to or are linked from — `shared`) and similar in meaning (`similarity`). Use it to "
-    "explore around a note a search found. note: a path or a note's name; k: how many (1–50).",
+    "both link to or are linked from — `shared`) and similar in meaning (`similarity`); `close` says "
+    "whether each is really related or only among the nearest, and `nothing_close` that none is. Use it "
+    "to explore around a note a search found. note: a path or a note's name; k: how many (1–50).",
     "status": "What the index holds: vault folder, number of notes and sections, embedding "
     "model, when it was last indexed, and files that could not be indexed.",
     "map_clusters": "The map of the vault by meaning: its clusters, each with `id`, `label` (its "

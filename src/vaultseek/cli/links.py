@@ -67,12 +67,12 @@ def format_links(found: Any) -> str:
     for source in sources:
         written = [_written(link) for link in found.backlinks if link.source == source]
         lines.append(f"  ← {source}  {', '.join(written)}")
-    lines += [f"note: {notice}" for notice in found.notices]
     return "\n".join(lines)
 
 
 def format_related(found: Any) -> str:
-    lines = [f"Related to {found.path}:"]
+    lines = [f"note: {notice}" for notice in found.notices]
+    lines.append(f"Related to {found.path}:")
     if not found.results:
         lines.append("  (nothing: no links and no similar notes)")
     for n, note in enumerate(found.results, start=1):
@@ -86,9 +86,10 @@ def format_related(found: Any) -> str:
             why.append(f"similarity {note.similarity:.2f}")
         if note.deep_rank is not None:  # its cosines crowd together (0.75–0.92): the rank says more
             why.append(f"deep #{note.deep_rank}")
+        if note.close is False and not found.nothing_close:
+            why.append("not close")
         lines.append(f"{n:>3}. {note.path}" + (f" — {note.title}" if note.title else ""))
         lines.append(f"     {'; '.join(why)}")
-    lines += [f"note: {notice}" for notice in found.notices]
     return "\n".join(lines)
 
 

@@ -91,19 +91,23 @@ class GraphViews:
         with self.errors():
             path = get_note_path(self.store, self.paths.real(note), self.vault)
             notices = []
+            vectors: VectorIndex | None = None
+            static_model = deep_model = None
             try:
-                vectors: VectorIndex | None = self.sides.vector_side()[0]
+                vectors, embedder = self.sides.vector_side()
+                static_model = embedder.name
             except VectorsUnavailable as exc:
-                vectors = None
                 notices.append(f"similarity unavailable ({exc}); related by links only")
             deep, coverage = None, 0.0
             if deep_tier:
                 try:
-                    deep, _model, coverage = self.sides.deep_side()
+                    deep, model, coverage = self.sides.deep_side()
+                    deep_model = model.name
                 except (VectorsUnavailable, ModelError):
                     pass  # no deep vectors yet, from another model, or its server away: the other lists serve
             found = find_related(
-                self.store, self.link_graph(), vectors, path, k=k, notices=notices, deep=deep, deep_coverage=coverage
+                self.store, self.link_graph(), vectors, path, k=k, notices=notices, deep=deep, deep_coverage=coverage,
+                models=(static_model, deep_model),
             )
         results = tuple(
             replace(r, path=shown_path(r.path), shared=tuple(shown_path(p) for p in r.shared)) for r in found.results
@@ -137,7 +141,7 @@ class GraphViews:
         with self.errors():
             path = get_note_path(self.store, self.paths.real(note), self.vault)
         related = self.related(path, k=min(2 * k + 20, 200), deep_tier=deep_tier)
-        candidates = [self.paths.real(r.path) for r in related.results if not r.linked]
+        candidates = [self.paths.real(r.path) for r in related.results if not r.linked and r.close is not False]
         static, deep = self.map_vectors()
         with self.errors():
             return note_on_map(self.store, static, deep, path, k=k, shown=shown_path, read_only=self.read_only,
