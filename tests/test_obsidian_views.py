@@ -3,7 +3,12 @@
 stand-in for the ``obsidian`` module, talking to a real vaultseek app (with a token) through the
 page's own origin. The Obsidian app itself cannot run here; this shows the plugin's own DOM and
 CSS under a theme that uses Obsidian's variable names. Screenshots at a side panel's width
-(350 px) and full width (1280 px) go to ``docs/images/obsidian/``."""
+(350 px) and full width (1280 px) go to ``docs/images/obsidian/``.
+
+The weak state of the Related pane (nothing in the vault close to the note) is drawn from a vault
+where one note, on kubectl, has nothing close, and through ``/vs-calibrated/``: it passes an answer
+with the engine's ``close``/``nothing_close`` on as it is, and gives one without them (a server
+that cannot tell) those fields by the engine's rule, so the view is judged either way."""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ import socket
 import textwrap
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -32,6 +38,19 @@ SHIPPED = REPO / "src" / "vaultseek" / "obsidian" / "plugin"
 SHOTS = REPO / "docs" / "images" / "obsidian"
 WIDTHS = {"panel": (350, 760), "full": (1280, 800)}
 TYPES = {".html": "text/html", ".js": "text/javascript", ".cjs": "text/javascript", ".css": "text/css"}
+KUBECTL = {
+    "ops/kubectl.md": """
+        # kubectl
+
+        ## Restart a deployment
+
+        `kubectl rollout restart deployment/api -n prod` replaces the pods one at a time;
+        `kubectl rollout status deployment/api -n prod` waits until the new ones are ready.
+        """,
+}
+NOTHING_CLOSE = ("nothing in the vault is closely related to this note: no links, and no note close in meaning; "
+                 "the nearest notes are shown")  # fmt: skip
+STATIC_LINE = 0.68  # the bundled model's calibrated line for "close in meaning"
 
 
 @dataclass
@@ -39,6 +58,21 @@ class Site:
     url: str
     files: dict[str, str]
     vault: str
+
+
+def calibrated(answer: dict[str, Any]) -> dict[str, Any]:
+    """``/api/related``'s answer with each result's ``close`` and the answer's ``nothing_close``:
+    as the server gave them, else by the engine's rule (close: linked, neighbours in common, or
+    static cosine at the bundled model's line or above)."""
+    results = answer.get("results", [])
+    for note in results:
+        if "close" not in note:
+            note["close"] = bool(note.get("linked") or note.get("shared") or (note.get("similarity") or 0) >= STATIC_LINE)
+    if "nothing_close" not in answer:
+        answer["nothing_close"] = bool(results) and not any(note["close"] for note in results)
+        if answer["nothing_close"]:
+            answer["notices"] = [*answer.get("notices", []), NOTHING_CLOSE]
+    return answer
 
 
 def handler_for(backend: str) -> type[BaseHTTPRequestHandler]:
@@ -55,13 +89,16 @@ def handler_for(backend: str) -> type[BaseHTTPRequestHandler]:
             self.answer("POST")
 
         def answer(self, method: str) -> None:
-            if self.path.startswith("/vs/"):  # to vaultseek, as the desktop plugin asks it (no Origin)
+            top, _, rest = self.path.lstrip("/").partition("/")
+            if top in ("vs", "vs-calibrated"):  # to vaultseek, as the desktop plugin asks it (no Origin)
                 body = self.rfile.read(int(self.headers.get("content-length") or 0)) if method == "POST" else None
                 keep = {k: v for k, v in self.headers.items() if k.lower() in ("authorization", "content-type")}
-                reply = httpx.request(method, backend + self.path[3:], headers=keep, content=body, timeout=60)
-                self.send(reply.status_code, reply.headers.get("content-type", "application/json"), reply.content)
+                reply = httpx.request(method, f"{backend}/{rest}", headers=keep, content=body, timeout=60)
+                content = reply.content
+                if top == "vs-calibrated" and rest.startswith("api/related?") and reply.status_code == 200:
+                    content = json.dumps(calibrated(reply.json())).encode()
+                self.send(reply.status_code, reply.headers.get("content-type", "application/json"), content)
                 return
-            top, _, rest = self.path.lstrip("/").partition("/")
             folder = folders.get(top)
             target = (folder / rest).resolve() if folder else None
             if folder is None or target is None or not target.is_file() or folder.resolve() not in target.parents:
@@ -87,12 +124,25 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    with serve_site(tmp_path_factory.mktemp("obsidian-views"), NOTES) as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def kubectl_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    """NOTES and a note on kubectl, which nothing in the vault is close to."""
+    with serve_site(tmp_path_factory.mktemp("obsidian-views-kubectl"), {**NOTES, **KUBECTL}) as served:
+        yield served
+
+
+@contextmanager
+def serve_site(root: Path, notes: dict[str, str]) -> Iterator[Site]:
+    """The harness pages and a vaultseek app on a vault of ``notes``, behind one origin."""
     from vaultseek.web.server import BackgroundServer
 
-    root = tmp_path_factory.mktemp("obsidian-views")
     vault = root / "vault"
     files = {}
-    for rel, text in NOTES.items():
+    for rel, text in notes.items():
         target = vault / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         files[rel] = textwrap.dedent(text).lstrip("\n")
@@ -248,3 +298,32 @@ def test_server_down_and_wrong_token_are_clear_states(browser: Any, site: Site, 
     shot(page, f"related-token-{WIDTHS[width][0]}")
     assert page.errors == [] and "Error" not in page.locator("body").inner_text()
     assert json.dumps(page.evaluate("h.obsidian.Notice.shown")).count("at ") == 0  # no stack trace shown
+
+
+@pytest.mark.parametrize("width", ["panel", "full"])
+def test_related_pane_says_when_nothing_is_close(browser: Any, kubectl_site: Site, width: str) -> None:
+    page = open_harness(browser, kubectl_site, width, active="ops/kubectl.md", serverUrl=f"{kubectl_site.url}/vs-calibrated")
+    page.evaluate("() => h.app.commands['related-notes'].callback()")
+    line = page.locator(".vaultseek-related .vaultseek-nothing-close")
+    line.wait_for()
+    assert line.inner_text() == "Nothing closely related: no links, and no note close in meaning. The nearest notes:"
+    entries = page.locator(".vaultseek-related .vaultseek-list").first.locator(".vaultseek-entry")
+    paths = entries.locator(".vaultseek-path").all_inner_texts()
+    assert set(paths) <= set(NOTES) and len(paths) >= 2, paths
+    assert page.locator(".vaultseek-related .vaultseek-list").first.locator(".vaultseek-weak").count() == len(paths)
+    assert set(entries.locator(".vaultseek-why").all_inner_texts()) == {"not close in meaning"}
+    above = page.evaluate("[...document.querySelectorAll('.vaultseek-nothing-close, .vaultseek-entry')].map((el) => "
+                          "el.getBoundingClientRect().top)")  # fmt: skip
+    assert above[0] < min(above[1:])  # the line first, then the list
+    colours = page.evaluate("['.vaultseek-weak .vaultseek-title', '.vaultseek-pane-title', '.vaultseek-nothing-close']"
+                            ".map((s) => getComputedStyle(document.querySelector(s)).color)")  # fmt: skip
+    assert colours[0] != colours[1]  # a weak title is drawn quieter than the pane's own text
+    page.wait_for_function("document.querySelector('.status-bar-item').textContent.includes('indexed')")
+    no_sideways_scroll(page)
+    shot(page, f"related-weak-{WIDTHS[width][0]}")
+    first = entries.first
+    first.get_by_role("button", name="Link").click()  # still linkable
+    assert page.evaluate("h.app.workspace.activeLeaf.view.editor.getValue()").endswith(f"[[{Path(paths[0]).stem}]]")
+    first.locator("a.vaultseek-title").click()  # still opens
+    page.wait_for_function("(p) => h.app.opened.some((o) => o.path === p)", arg=paths[0])
+    assert page.errors == []

@@ -36,6 +36,18 @@ export interface RelatedNote {
   linked: "to" | "from" | "both" | null;
   shared: string[];
   similarity: number | null;
+  /** true: related by links, or close in meaning by the line of the model that compared them;
+   * false: neither, only one of the nearest; null or absent: no calibrated model could tell
+   * (an older vaultseek, an uncalibrated model). */
+  close?: boolean | null;
+}
+
+export interface RelatedAnswer {
+  path: string;
+  results: RelatedNote[];
+  notices: string[];
+  /** There are results and none is close (false from an older vaultseek, which cannot tell). */
+  nothing_close: boolean;
 }
 
 export interface MissingLink {
@@ -173,9 +185,13 @@ export class VaultseekClient {
     return this.json<SearchAnswer>("GET", `/api/search?q=${encodeURIComponent(query)}&k=${k}`, undefined, signal);
   }
 
-  async related(path: string, k = 12): Promise<RelatedNote[]> {
-    const answer = await this.json<{ results: RelatedNote[] }>("GET", `/api/related?path=${encodeURIComponent(path)}&k=${k}`);
-    return answer.results;
+  /** The notes related to `path`; an older vaultseek's answer (no `close`, no `nothing_close`)
+   * reads as one that cannot tell. */
+  async related(path: string, k = 12): Promise<RelatedAnswer> {
+    const answer = await this.json<Partial<RelatedAnswer> | null>("GET", `/api/related?path=${encodeURIComponent(path)}&k=${k}`);
+    const results = (Array.isArray(answer?.results) ? answer.results : []).map((note) => ({ ...note, close: typeof note.close === "boolean" ? note.close : null }));
+    const notices = Array.isArray(answer?.notices) ? answer.notices.filter((n) => typeof n === "string") : [];
+    return { path: answer?.path ?? path, results, notices, nothing_close: answer?.nothing_close === true && results.length > 0 };
   }
 
   /** The map's missing links for a note; null when the server has no map (an older vaultseek). */

@@ -1,7 +1,8 @@
 // The Related notes pane: for the active note, the notes vaultseek finds related by links and by
 // meaning, and the map's missing links (notes close in meaning that never link to it), each with
-// one click to insert a [[link]]. It follows the active note, and after a save (debounced) asks
-// vaultseek to index the change, then asks again.
+// one click to insert a [[link]]. A note vaultseek says is not close (only one of the nearest) is
+// said so and drawn weaker; when none is close, a line above the list says that first. It follows
+// the active note, and after a save (debounced) asks vaultseek to index the change, then asks again.
 
 import { App, ItemView, MarkdownView, TFile, WorkspaceLeaf } from "obsidian";
 import { MissingLink, RelatedNote, VaultseekClient } from "./client";
@@ -14,19 +15,26 @@ export const RELATED_VIEW = "vaultseek-related";
 export interface RelatedState {
   path: string | null;
   related: RelatedNote[];
+  /** The list is only the nearest notes: none of them is close (vaultseek's `nothing_close`). */
+  nothingClose: boolean;
   missing: MissingLink[] | null;
   problem: Problem | null;
   loading: boolean;
 }
 
-/** Why a related note is listed, in a few words. */
+/** The line above a list of which no note is close. */
+export const NOTHING_CLOSE = "Nothing closely related: no links, and no note close in meaning. The nearest notes:";
+
+/** Why a related note is listed, in a few words. A note that is not close says so rather than a
+ * percentage that reads as a match. */
 export function reasonOf(note: RelatedNote): string {
   const parts: string[] = [];
   if (note.linked === "to") parts.push("linked from this note");
   else if (note.linked === "from") parts.push("links here");
   else if (note.linked === "both") parts.push("linked both ways");
   if (note.shared.length > 0) parts.push(`shares ${note.shared.slice(0, 3).join(", ")}`);
-  if (typeof note.similarity === "number") {
+  if (note.close === false) parts.push("not close in meaning");
+  else if (typeof note.similarity === "number") {
     parts.push(note.similarity >= 0.05 ? `${Math.round(note.similarity * 100)}% alike` : "little in common");
   }
   return parts.join(" · ");
@@ -34,19 +42,20 @@ export function reasonOf(note: RelatedNote): string {
 
 export async function loadRelated(client: VaultseekClient, path: string): Promise<RelatedState> {
   try {
-    const [related, missing] = await Promise.all([client.related(path), client.missingLinks(path)]);
+    const [answer, missing] = await Promise.all([client.related(path), client.missingLinks(path)]);
+    const related = answer.results;
     // The related list already offers a Link button for each of its notes: the map's missing
     // links add the close unlinked notes it does not list.
     const listed = new Set(related.map((note) => note.path));
-    return { path, related, missing: missing?.filter((m) => !listed.has(m.path)) ?? null, problem: null, loading: false };
+    return { path, related, nothingClose: answer.nothing_close, missing: missing?.filter((m) => !listed.has(m.path)) ?? null, problem: null, loading: false };
   } catch (error) {
-    if (error instanceof ProblemError) return { path, related: [], missing: null, problem: error.problem, loading: false };
+    if (error instanceof ProblemError) return { path, related: [], nothingClose: false, missing: null, problem: error.problem, loading: false };
     throw error;
   }
 }
 
 export class RelatedView extends ItemView {
-  state: RelatedState = { path: null, related: [], missing: null, problem: null, loading: false };
+  state: RelatedState = { path: null, related: [], nothingClose: false, missing: null, problem: null, loading: false };
   private asked = 0;
 
   constructor(leaf: WorkspaceLeaf, private readonly client: VaultseekClient, private readonly renames: RenameLog) {
@@ -95,7 +104,7 @@ export class RelatedView extends ItemView {
     const root = this.contentEl;
     root.empty();
     root.addClass("vaultseek-related");
-    const { path, related, missing, problem, loading } = this.state;
+    const { path, related, nothingClose, missing, problem, loading } = this.state;
     const head = root.createDiv({ cls: "vaultseek-pane-head" });
     head.createDiv({ cls: "vaultseek-pane-title", text: "Related notes" });
     if (path) head.createDiv({ cls: "vaultseek-path", text: path });
@@ -109,8 +118,9 @@ export class RelatedView extends ItemView {
       return;
     }
     if (!loading && related.length === 0) root.createDiv({ cls: "vaultseek-empty", text: "Nothing related yet: no links, and no note close in meaning." });
+    if (nothingClose && related.length > 0) root.createDiv({ cls: "vaultseek-nothing-close", text: NOTHING_CLOSE });
     const list = root.createDiv({ cls: "vaultseek-list" });
-    for (const note of related) this.renderEntry(list, note.path, note.title, reasonOf(note));
+    for (const note of related) this.renderEntry(list, note.path, note.title, reasonOf(note), note.close === false);
     if (missing && missing.length > 0) {
       root.createDiv({ cls: "vaultseek-subhead", text: "Missing links (close in meaning, never linked)" });
       const more = root.createDiv({ cls: "vaultseek-list" });
@@ -118,11 +128,12 @@ export class RelatedView extends ItemView {
     }
   }
 
-  private renderEntry(list: HTMLElement, path: string, title: string, why: string): void {
+  private renderEntry(list: HTMLElement, path: string, title: string, why: string, weak = false): void {
     const current = this.renames.current(path);
     const gone = findFile(this.app, this.renames, path) === null;
     const entry = list.createDiv({ cls: "vaultseek-entry" });
     entry.toggleClass("vaultseek-gone", gone);
+    entry.toggleClass("vaultseek-weak", weak);
     const text = entry.createDiv({ cls: "vaultseek-entry-text" });
     const name = text.createEl("a", { cls: "vaultseek-title", text: title || current, href: "#" });
     name.addEventListener("click", (event) => {

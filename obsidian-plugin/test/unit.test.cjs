@@ -250,22 +250,102 @@ test("a note renamed while its results are shown is followed; a deleted one is s
   assert.match(obsidian.Notice.shown.at(-1), /b\.md was renamed or deleted since these results were shown/);
 });
 
-test("the related pane lists why, and one click inserts a link at the cursor", async () => {
-  const app = appWith({ "sourdough.md": "# Sourdough\nFeed it.", "Bread.md": "# Bread\n" });
-  const { client } = clientWith({
-    "/api/related": { body: { path: "sourdough.md", results: [{ path: "Bread.md", title: "Bread", linked: null, shared: ["food"], similarity: 0.52 }] } },
-  });
-  await app.workspace.getLeaf(false).openFile(app.vault.getAbstractFileByPath("sourdough.md"));
+/** The Related pane, open beside `active`, drawn from the server's `answer` to /api/related. */
+async function relatedPane(files, active, answer) {
+  const app = appWith(files);
+  const { client } = clientWith({ "/api/related": { body: answer } });
+  await app.workspace.getLeaf(false).openFile(app.vault.getAbstractFileByPath(active));
   const leaf = new obsidian.WorkspaceLeaf(app, null);
   app.viewFactories["vaultseek-related"] = (l) => new I.RelatedView(l, client, new I.RenameLog());
   await leaf.setViewState({ type: "vaultseek-related" });
-  const view = leaf.view;
+  return { app, view: leaf.view };
+}
+
+/** The elements under `el` (itself included) that have class `cls`, in document order. */
+function withClass(el, cls) {
+  return [...(el.classes.has(cls) ? [el] : []), ...el.children.flatMap((child) => withClass(child, cls))];
+}
+
+/** What the pane shows: the line above the list, and each entry's path, reason, weakness and button. */
+function shown(view) {
+  const root = view.contentEl;
+  const lines = root.children.filter((el) => el.classes.has("vaultseek-nothing-close")).map((el) => el.textContent);
+  const list = root.children.find((el) => el.classes.has("vaultseek-list"));
+  const entries = list.children.map((entry) => ({
+    path: withClass(entry, "vaultseek-path")[0].textContent,
+    why: withClass(entry, "vaultseek-why")[0]?.textContent ?? "",
+    weak: entry.classes.has("vaultseek-weak"),
+    button: entry.children.some((el) => el.tag === "button" && el.textContent === "Link"),
+  }));
+  const lineFirst = lines.length === 0 || root.children.findIndex((el) => el.classes.has("vaultseek-nothing-close")) < root.children.indexOf(list);
+  return { lines, entries, lineFirst };
+}
+
+const KUBECTL = { path: "ops/kubectl.md", title: "kubectl", linked: null, shared: [], similarity: 0.48, close: false };
+const HELM = { path: "ops/helm.md", title: "helm", linked: null, shared: [], similarity: 0.44, close: false };
+const NOTHING_CLOSE_NOTICE = "nothing in the vault is closely related to this note: no links, and no note close in meaning; the nearest notes are shown";
+
+test("the related pane lists why, and one click inserts a link at the cursor", async () => {
+  const { app, view } = await relatedPane({ "sourdough.md": "# Sourdough\nFeed it.", "Bread.md": "# Bread\n" }, "sourdough.md",
+    { path: "sourdough.md", results: [{ path: "Bread.md", title: "Bread", linked: null, shared: ["food"], similarity: 0.52 }] });
   assert.equal(view.state.path, "sourdough.md");
   assert.equal(view.state.missing, null); // no map on this server: the section is left out
   assert.equal(I.reasonOf(view.state.related[0]), "shares food · 52% alike");
   assert.equal(I.reasonOf({ linked: "from", shared: [], similarity: -0.01 }), "links here · little in common");
   assert.equal(view.insertLink("Bread.md"), true);
   assert.equal(app.workspace.activeLeaf.view.editor.getValue(), "# Sourdough\nFeed it.[[Bread]]");
+});
+
+test("a list where nothing is close says so above it, and its notes are drawn weaker, still linkable", async () => {
+  const files = { "brot.md": "# Roggenbrot\n", "ops/kubectl.md": "# kubectl\n", "ops/helm.md": "# helm\n" };
+  const { app, view } = await relatedPane(files, "brot.md",
+    { path: "brot.md", results: [KUBECTL, HELM], notices: [NOTHING_CLOSE_NOTICE], nothing_close: true });
+  assert.equal(view.state.nothingClose, true);
+  assert.deepEqual(shown(view), {
+    lines: ["Nothing closely related: no links, and no note close in meaning. The nearest notes:"],
+    entries: [
+      { path: "ops/kubectl.md", why: "not close in meaning", weak: true, button: true },
+      { path: "ops/helm.md", why: "not close in meaning", weak: true, button: true },
+    ],
+    lineFirst: true,
+  });
+  assert.equal(view.insertLink("ops/kubectl.md"), true);
+  assert.equal(app.workspace.activeLeaf.view.editor.getValue(), "# Roggenbrot\n[[kubectl]]");
+});
+
+test("in a list with close notes, only the one that is not close is marked", async () => {
+  const files = { "brot.md": "# Roggenbrot\n", "sauerteig.md": "", "mehl.md": "", "ofen.md": "", "ops/kubectl.md": "" };
+  const { view } = await relatedPane(files, "brot.md", { path: "brot.md", nothing_close: false, results: [
+    { path: "sauerteig.md", title: "Sauerteig", linked: "from", shared: [], similarity: 0.41, close: true },
+    { path: "mehl.md", title: "Mehl", linked: null, shared: [], similarity: 0.74, close: true },
+    KUBECTL,
+    { path: "ofen.md", title: "Ofen", linked: null, shared: [], similarity: 0.6, close: null },
+  ] });
+  assert.deepEqual(shown(view), {
+    lines: [],
+    entries: [
+      { path: "sauerteig.md", why: "links here · 41% alike", weak: false, button: true },
+      { path: "mehl.md", why: "74% alike", weak: false, button: true },
+      { path: "ops/kubectl.md", why: "not close in meaning", weak: true, button: true },
+      { path: "ofen.md", why: "60% alike", weak: false, button: true },
+    ],
+    lineFirst: true,
+  });
+  // A link is a reason of its own, kept even where the meaning is far.
+  assert.equal(I.reasonOf({ ...KUBECTL, linked: "to" }), "linked from this note · not close in meaning");
+});
+
+test("an older vaultseek (no close, no nothing_close) is shown as before", async () => {
+  const files = { "brot.md": "# Roggenbrot\n", "ops/kubectl.md": "" };
+  const { close: _close, ...old } = KUBECTL;
+  const { view } = await relatedPane(files, "brot.md", { path: "brot.md", results: [old] });
+  assert.equal(view.state.related[0].close, null);
+  assert.equal(view.state.nothingClose, false);
+  assert.deepEqual(shown(view), { lines: [], entries: [{ path: "ops/kubectl.md", why: "48% alike", weak: false, button: true }], lineFirst: true });
+  // An empty list is the empty message, whatever nothing_close says.
+  const empty = await relatedPane(files, "brot.md", { path: "brot.md", results: [], nothing_close: true });
+  assert.deepEqual(shown(empty.view).lines, []);
+  assert.equal(withClass(empty.view.contentEl, "vaultseek-empty")[0].textContent, "Nothing related yet: no links, and no note close in meaning.");
 });
 
 test("the related pane says a note is not indexed instead of failing", async () => {

@@ -529,9 +529,13 @@ var VaultseekClient = class {
   search(query, k, signal) {
     return this.json("GET", `/api/search?q=${encodeURIComponent(query)}&k=${k}`, void 0, signal);
   }
+  /** The notes related to `path`; an older vaultseek's answer (no `close`, no `nothing_close`)
+   * reads as one that cannot tell. */
   async related(path, k = 12) {
     const answer = await this.json("GET", `/api/related?path=${encodeURIComponent(path)}&k=${k}`);
-    return answer.results;
+    const results = (Array.isArray(answer?.results) ? answer.results : []).map((note) => ({ ...note, close: typeof note.close === "boolean" ? note.close : null }));
+    const notices = Array.isArray(answer?.notices) ? answer.notices.filter((n) => typeof n === "string") : [];
+    return { path: answer?.path ?? path, results, notices, nothing_close: answer?.nothing_close === true && results.length > 0 };
   }
   /** The map's missing links for a note; null when the server has no map (an older vaultseek). */
   async missingLinks(path) {
@@ -646,24 +650,27 @@ function startServer(launch) {
 // src/related.ts
 var import_obsidian3 = require("obsidian");
 var RELATED_VIEW = "vaultseek-related";
+var NOTHING_CLOSE = "Nothing closely related: no links, and no note close in meaning. The nearest notes:";
 function reasonOf(note) {
   const parts = [];
   if (note.linked === "to") parts.push("linked from this note");
   else if (note.linked === "from") parts.push("links here");
   else if (note.linked === "both") parts.push("linked both ways");
   if (note.shared.length > 0) parts.push(`shares ${note.shared.slice(0, 3).join(", ")}`);
-  if (typeof note.similarity === "number") {
+  if (note.close === false) parts.push("not close in meaning");
+  else if (typeof note.similarity === "number") {
     parts.push(note.similarity >= 0.05 ? `${Math.round(note.similarity * 100)}% alike` : "little in common");
   }
   return parts.join(" \xB7 ");
 }
 async function loadRelated(client, path) {
   try {
-    const [related, missing] = await Promise.all([client.related(path), client.missingLinks(path)]);
+    const [answer, missing] = await Promise.all([client.related(path), client.missingLinks(path)]);
+    const related = answer.results;
     const listed = new Set(related.map((note) => note.path));
-    return { path, related, missing: missing?.filter((m) => !listed.has(m.path)) ?? null, problem: null, loading: false };
+    return { path, related, nothingClose: answer.nothing_close, missing: missing?.filter((m) => !listed.has(m.path)) ?? null, problem: null, loading: false };
   } catch (error) {
-    if (error instanceof ProblemError) return { path, related: [], missing: null, problem: error.problem, loading: false };
+    if (error instanceof ProblemError) return { path, related: [], nothingClose: false, missing: null, problem: error.problem, loading: false };
     throw error;
   }
 }
@@ -672,7 +679,7 @@ var RelatedView = class extends import_obsidian3.ItemView {
     super(leaf);
     this.client = client;
     this.renames = renames;
-    this.state = { path: null, related: [], missing: null, problem: null, loading: false };
+    this.state = { path: null, related: [], nothingClose: false, missing: null, problem: null, loading: false };
     this.asked = 0;
   }
   getViewType() {
@@ -711,7 +718,7 @@ var RelatedView = class extends import_obsidian3.ItemView {
     const root = this.contentEl;
     root.empty();
     root.addClass("vaultseek-related");
-    const { path, related, missing, problem, loading } = this.state;
+    const { path, related, nothingClose, missing, problem, loading } = this.state;
     const head = root.createDiv({ cls: "vaultseek-pane-head" });
     head.createDiv({ cls: "vaultseek-pane-title", text: "Related notes" });
     if (path) head.createDiv({ cls: "vaultseek-path", text: path });
@@ -725,19 +732,21 @@ var RelatedView = class extends import_obsidian3.ItemView {
       return;
     }
     if (!loading && related.length === 0) root.createDiv({ cls: "vaultseek-empty", text: "Nothing related yet: no links, and no note close in meaning." });
+    if (nothingClose && related.length > 0) root.createDiv({ cls: "vaultseek-nothing-close", text: NOTHING_CLOSE });
     const list = root.createDiv({ cls: "vaultseek-list" });
-    for (const note of related) this.renderEntry(list, note.path, note.title, reasonOf(note));
+    for (const note of related) this.renderEntry(list, note.path, note.title, reasonOf(note), note.close === false);
     if (missing && missing.length > 0) {
       root.createDiv({ cls: "vaultseek-subhead", text: "Missing links (close in meaning, never linked)" });
       const more = root.createDiv({ cls: "vaultseek-list" });
       for (const link of missing) this.renderEntry(more, link.path, link.title ?? link.path, link.why ?? "");
     }
   }
-  renderEntry(list, path, title, why) {
+  renderEntry(list, path, title, why, weak = false) {
     const current = this.renames.current(path);
     const gone = findFile(this.app, this.renames, path) === null;
     const entry = list.createDiv({ cls: "vaultseek-entry" });
     entry.toggleClass("vaultseek-gone", gone);
+    entry.toggleClass("vaultseek-weak", weak);
     const text2 = entry.createDiv({ cls: "vaultseek-entry-text" });
     const name = text2.createEl("a", { cls: "vaultseek-title", text: title || current, href: "#" });
     name.addEventListener("click", (event) => {
