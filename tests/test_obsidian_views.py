@@ -6,9 +6,7 @@ CSS under a theme that uses Obsidian's variable names. Screenshots at a side pan
 (350 px) and full width (1280 px) go to ``docs/images/obsidian/``.
 
 The weak state of the Related pane (nothing in the vault close to the note) is drawn from a vault
-where one note, on kubectl, has nothing close, and through ``/vs-calibrated/``: it passes an answer
-with the engine's ``close``/``nothing_close`` on as it is, and gives one without them (a server
-that cannot tell) those fields by the engine's rule, so the view is judged either way."""
+where one note, on kubectl, has nothing close: the server's own ``close``/``nothing_close``."""
 
 from __future__ import annotations
 
@@ -48,9 +46,6 @@ KUBECTL = {
         `kubectl rollout status deployment/api -n prod` waits until the new ones are ready.
         """,
 }
-NOTHING_CLOSE = ("nothing in the vault is closely related to this note: no links, and no note close in meaning; "
-                 "the nearest notes are shown")  # fmt: skip
-STATIC_LINE = 0.68  # the bundled model's calibrated line for "close in meaning"
 
 
 @dataclass
@@ -58,21 +53,6 @@ class Site:
     url: str
     files: dict[str, str]
     vault: str
-
-
-def calibrated(answer: dict[str, Any]) -> dict[str, Any]:
-    """``/api/related``'s answer with each result's ``close`` and the answer's ``nothing_close``:
-    as the server gave them, else by the engine's rule (close: linked, neighbours in common, or
-    static cosine at the bundled model's line or above)."""
-    results = answer.get("results", [])
-    for note in results:
-        if "close" not in note:
-            note["close"] = bool(note.get("linked") or note.get("shared") or (note.get("similarity") or 0) >= STATIC_LINE)
-    if "nothing_close" not in answer:
-        answer["nothing_close"] = bool(results) and not any(note["close"] for note in results)
-        if answer["nothing_close"]:
-            answer["notices"] = [*answer.get("notices", []), NOTHING_CLOSE]
-    return answer
 
 
 def handler_for(backend: str) -> type[BaseHTTPRequestHandler]:
@@ -89,16 +69,13 @@ def handler_for(backend: str) -> type[BaseHTTPRequestHandler]:
             self.answer("POST")
 
         def answer(self, method: str) -> None:
-            top, _, rest = self.path.lstrip("/").partition("/")
-            if top in ("vs", "vs-calibrated"):  # to vaultseek, as the desktop plugin asks it (no Origin)
+            if self.path.startswith("/vs/"):  # to vaultseek, as the desktop plugin asks it (no Origin)
                 body = self.rfile.read(int(self.headers.get("content-length") or 0)) if method == "POST" else None
                 keep = {k: v for k, v in self.headers.items() if k.lower() in ("authorization", "content-type")}
-                reply = httpx.request(method, f"{backend}/{rest}", headers=keep, content=body, timeout=60)
-                content = reply.content
-                if top == "vs-calibrated" and rest.startswith("api/related?") and reply.status_code == 200:
-                    content = json.dumps(calibrated(reply.json())).encode()
-                self.send(reply.status_code, reply.headers.get("content-type", "application/json"), content)
+                reply = httpx.request(method, backend + self.path[3:], headers=keep, content=body, timeout=60)
+                self.send(reply.status_code, reply.headers.get("content-type", "application/json"), reply.content)
                 return
+            top, _, rest = self.path.lstrip("/").partition("/")
             folder = folders.get(top)
             target = (folder / rest).resolve() if folder else None
             if folder is None or target is None or not target.is_file() or folder.resolve() not in target.parents:
@@ -302,7 +279,7 @@ def test_server_down_and_wrong_token_are_clear_states(browser: Any, site: Site, 
 
 @pytest.mark.parametrize("width", ["panel", "full"])
 def test_related_pane_says_when_nothing_is_close(browser: Any, kubectl_site: Site, width: str) -> None:
-    page = open_harness(browser, kubectl_site, width, active="ops/kubectl.md", serverUrl=f"{kubectl_site.url}/vs-calibrated")
+    page = open_harness(browser, kubectl_site, width, active="ops/kubectl.md")
     page.evaluate("() => h.app.commands['related-notes'].callback()")
     line = page.locator(".vaultseek-related .vaultseek-nothing-close")
     line.wait_for()
