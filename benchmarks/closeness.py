@@ -84,10 +84,8 @@ def nearest_cosines(
         static.append(_best(index, vectors, vector))
     if not deep:
         return static, None
-    deep_vectors, deep_model, _coverage = index._sides.deep_side()
-    return static, [
-        _best(index, deep_vectors, vector) for vector in deep_model.embed_passages(texts)
-    ]
+    deep_vectors = index._sides.deep_side()[0]
+    return static, [_best(index, deep_vectors, vector) for vector in index.deep_model().embed_passages(texts)]
 
 
 def _best(index: Index, vectors: object, vector: np.ndarray) -> float:
@@ -153,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     data, bar = Path(args.data), ProgressBar()
     texts = outsiders(data, args.split)
-    rows = [("set", "tiers", "outsiders", "nothing close", "family pages", "with a close one", "told nothing close",
+    rows: list[tuple[str, ...]] = [("set", "tiers", "outsiders", "nothing close", "family pages", "with a close one", "told nothing close",
              "linked notes", "close by meaning")]  # fmt: skip
     fitted: dict[str, dict[str, list[float]]] = {"static": {}, "deep": {}}
     try:
@@ -175,9 +173,8 @@ def main(argv: list[str] | None = None) -> int:
                         CLOSE.get(index.embedder().name),
                         CLOSE.get(index.deep_model().name) if with_deep else None,
                     )
-                    apart = sum(
-                        not lines.close(False, s, d) for s, d in zip(static, deep or [None] * len(static), strict=True)
-                    )  # fmt: skip
+                    deeps: list[float | None] = [*deep] if deep is not None else [None] * len(static)
+                    apart = sum(not lines.close(False, s, d) for s, d in zip(static, deeps, strict=True))
                     row = [name, label, str(len(texts)), f"{apart / len(texts):.3f}"]
                     if name == "en":
                         pages, held, lonely = family_pages(index, args.split)
@@ -196,11 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     except VaultseekError as exc:
         sys.stderr.write(f"error: {exc.message}\n" + (f"hint: {exc.hint}\n" if exc.hint else ""))
         return exc.exit_code
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        sys.stdout.write(
-            "  ".join(cell.rjust(width) for cell, width in zip(row, widths, strict=True)) + "\n"
-        )
+    widths = [max(len(cells[i]) for cells in rows) for i in range(len(rows[0]))]
+    for cells in rows:
+        sys.stdout.write("  ".join(cell.rjust(width) for cell, width in zip(cells, widths, strict=True)) + "\n")
     if args.fit:
         for side, by_set in fitted.items():
             if by_set:

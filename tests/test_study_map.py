@@ -38,13 +38,16 @@ TOPICS = {
 NOTES_PER_TOPIC = 8
 TWIN_A = "cooking/feeding a starter.md"
 TWIN_B = "cooking/starter feeding routine.md"
+LONE = "misc/Birthday gift ideas.md"
+"""A note nothing else in the vault is about."""
 TWIN_TEXT = ("Feed the sourdough starter twice a day with equal weights of flour and water, discard half "
              "before each feed, and keep the jar warm so the levain rises and smells of yoghurt.")  # fmt: skip
 
 
 def make_map_vault(root: Path) -> Path:
     """Five topics of eight notes each, every note linking to the next of its topic; two more
-    notes (the twins) that say the same thing in other words and link nowhere."""
+    notes (the twins) that say the same thing in other words and link nowhere; one on nothing
+    else's subject (:data:`LONE`)."""
     rng = random.Random(7)
     vault = root / "vault"
     for folder, (tag, words) in TOPICS.items():
@@ -59,6 +62,9 @@ def make_map_vault(root: Path) -> Path:
     (vault / TWIN_A).write_text(f"# Feeding a starter\n\n{TWIN_TEXT}\n", "utf-8")
     (vault / TWIN_B).write_text("# Starter feeding routine\n\nTwice a day the sourdough starter gets equal weights of "
                                 "flour and water; discard half first, keep the jar warm, and the levain rises.\n", "utf-8")  # fmt: skip
+    (vault / LONE).parent.mkdir(parents=True, exist_ok=True)
+    (vault / LONE).write_text("# Birthday gift ideas for Mum\n\n- A framed photo from the Lisbon trip\n"
+                              "- Tickets to the string quartet in March\n- A scarf in her favourite green\n", "utf-8")  # fmt: skip
     return vault
 
 
@@ -222,7 +228,7 @@ def point_of(page: Any, path: str) -> tuple[float, float]:
 
 
 @pytest.mark.parametrize("width", ["desktop", "phone"])
-def test_the_map_page(browser: Any, site: Site, width: str) -> None:
+def test_the_map_page(browser: Any, site: Site, width: str, tmp_path: Path) -> None:
     body = get(site, "/api/map").json()
     titles = {note["path"]: note["title"] for note in body["notes"]}
     page = open_page(browser, site, width, "#map")
@@ -296,8 +302,20 @@ def test_the_map_page(browser: Any, site: Site, width: str) -> None:
     if width == "phone":
         assert abs(box["y"] + box["height"] - viewport["height"]) < 2 and box["width"] == viewport["width"]
     shot(page, f"map-note-{WIDTHS[width][0]}")
+    # Its related notes as the server judged them: the ones only among the nearest marked so.
+    related = get(site, "/api/related", path=lone, k="8").json()
+    assert note.locator(".map-weak").count() == sum(r["close"] is False for r in related["results"])
+    assert note.locator(".map-nothing-close").count() == int(related["nothing_close"])
     note.locator("button[aria-label='Close the note']").click()
     assert note.is_hidden()
+    # A note nothing is close to says so above its nearest, each drawn as weak.
+    page.mouse.click(*point_of(page, LONE))
+    note.locator(".map-nothing-close").wait_for()
+    assert note.locator(".map-weak").count() == len(get(site, "/api/related", path=LONE, k="8").json()["results"]) > 0
+    assert note.locator(".map-list .badge", has_text="not close").count() == 0  # the line says it once
+    note.locator(".map-nothing-close").scroll_into_view_if_needed()
+    page.screenshot(path=str(tmp_path / f"map-note-lonely-{WIDTHS[width][0]}.png"))  # looked at, not published
+    note.locator("button[aria-label='Close the note']").click()
 
     # A missing link: copy its [[link]].
     first = body["missing_links"][0]

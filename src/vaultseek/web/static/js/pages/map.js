@@ -371,9 +371,17 @@ async function renderNote(i) {
       : [el("p", { class: "muted small" }, "No links in or out."), unresolved];
   });
   settle(related, api(`/api/related?path=${q}&k=8`), (body) => {
-    const list = (body.results || []).map((r) => el("li", {}, noteButton(r.path, r.title),
-      r.linked ? el("span", { class: "badge ok" }, "linked") : null));
-    return [list.length ? el("ol", { class: "map-list" }, ...list) : el("p", { class: "muted small" }, "Nothing related found.")];
+    // Every note has nearest notes; `close` says which are really related (linked, or close in
+    // meaning), and `nothing_close` that none is: those are shown for what they are.
+    const lonely = Boolean(body.nothing_close) && (body.results || []).length > 0;
+    const list = (body.results || []).map((r) => el("li", { class: r.close === false ? "map-weak" : null },
+      noteButton(r.path, r.title),
+      r.linked ? el("span", { class: "badge ok" }, "linked") : null,
+      r.close === false && !lonely ? el("span", { class: "badge" }, "not close") : null));
+    return [
+      lonely ? el("p", { class: "muted small map-nothing-close" }, "Nothing closely related: no links, and no note close in meaning. The nearest:") : null,
+      list.length ? el("ol", { class: "map-list" }, ...list) : el("p", { class: "muted small" }, "Nothing related found."),
+    ];
   });
 }
 
