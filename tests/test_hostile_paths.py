@@ -71,18 +71,27 @@ def test_a_name_that_is_not_utf8_is_skipped_and_everything_else_indexed(sample_v
 def test_the_watch_command_survives_a_name_that_is_not_utf8(sample_vault: Path) -> None:
     process = subprocess.Popen([sys.executable, "-m", "vaultseek.cli", "watch", "--vault", str(sample_vault)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    err = ""
+
+    def stopped() -> str:
+        """Stop the watcher and say what it printed (for a failing wait)."""
+        nonlocal err
+        if process.returncode is None:
+            process.send_signal(signal.SIGINT)
+            _out, err = process.communicate(timeout=20)
+        return f"the watcher's stderr: {err[-3000:]}"
+
     try:
-        assert wait_for(lambda: _safe_bm25(sample_vault, "sourdough") == ["cooking/bread.md"], 30)
+        assert wait_for(lambda: _safe_bm25(sample_vault, "sourdough") == ["cooking/bread.md"], 30), stopped()
         write_bytes_name(sample_vault, b"bad-\xff.md", "# Numbat\n\nNumbats eat termites.\n")
         (sample_vault / "after.md").write_text("# Capybara\n\nCapybaras enjoy hot springs.\n", "utf-8")
-        assert wait_for(lambda: _safe_bm25(sample_vault, "capybara") == ["after.md"], 30)
-        assert wait_for(lambda: "bad-\\xff.md" in _safe_skipped(sample_vault), 10)
+        assert wait_for(lambda: _safe_bm25(sample_vault, "capybara") == ["after.md"], 30), stopped()
+        assert wait_for(lambda: "bad-\\xff.md" in _safe_skipped(sample_vault), 10), stopped()
         (sample_vault / "later.md").write_text("# Axolotl\n\nAxolotls regrow their limbs.\n", "utf-8")
-        assert wait_for(lambda: _safe_bm25(sample_vault, "axolotl") == ["later.md"], 30)
+        assert wait_for(lambda: _safe_bm25(sample_vault, "axolotl") == ["later.md"], 30), stopped()
         assert process.poll() is None
     finally:
-        process.send_signal(signal.SIGINT)
-        _out, err = process.communicate(timeout=20)
+        stopped()
     assert process.returncode == 0, err
     assert "Traceback" not in err
 
