@@ -4,6 +4,7 @@ note is not, and made-up words get "no match". The deep model is the real one fr
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,18 @@ from tests.support.vaults import deep_indexed, needs_deep_model
 from vaultseek import open_index
 from vaultseek.agents.hooks import HookSettings, user_prompt_context
 from vaultseek.search.hubs import META_KEY
-from vaultseek.search.relevance import NO_MATCH, RELEVANT
+from vaultseek.search.relevance import (
+    DEEP,
+    MATCH,
+    NO_MATCH,
+    RELEVANT,
+    STATIC,
+    Evidence,
+    judge_one,
+    judges_for,
+    match_chance,
+    query_evidence,
+)
 from vaultseek.storage.db import copy_database
 
 pytestmark = needs_deep_model
@@ -170,3 +182,26 @@ def test_right_after_indexing_a_question_whose_results_wait_for_deep_vectors_sti
     assert not answered.no_match and NO_MATCH not in answered.notices
     assert "(`garden/tomatoes.md`)" in context
     assert nonsense.no_match
+
+
+
+def test_a_word_the_vault_holds_in_a_few_places_is_a_match_however_far_its_meaning() -> None:
+    """An English flag name in Chinese pages ("mirror", in `zpool create … mirror` and
+    `debootstrap --mirror`): its deep cosines to every section are low, so the deep match judge
+    alone called it no match; a query of one or two words that names a few sections is one."""
+    judges = judges_for(STATIC, DEEP)
+    holding = Evidence(lexical=1.0, exact=1.0, known=1.0, static=0.28, deep=0.79, short=1.0, first=1.0,
+                       bm25_top=1.0, vec_top=0.25, deep_top=0.1, named=1.0, query_reach=0.84)  # fmt: skip
+    others = [Evidence(lexical=0.0, exact=0.0, known=1.0, static=0.2, deep=0.78 - i / 200, short=1.0,
+                       deep_gap=-0.01 - i / 200, deep_top=1 / (i + 1), query_reach=0.84) for i in range(7)]  # fmt: skip
+
+    def judged(results: list[Evidence]) -> tuple[float, float]:
+        """The match judge's own probability, and the verdict's."""
+        chances = [judge_one(judges, e) for e in results]
+        return judges.match_for(results).probability(query_evidence(results, chances)), match_chance(judges, results, chances)
+
+    alone, verdict = judged([holding, *others])
+    assert alone < MATCH <= verdict
+    assert judged([replace(holding, named=0.0), *others])[1] < MATCH  # a word no few sections hold
+    longer = [replace(e, short=0.5) for e in (holding, *others)]  # a question: its meaning decides
+    assert judged(longer)[1] == judged(longer)[0]

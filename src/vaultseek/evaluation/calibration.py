@@ -26,6 +26,7 @@ from ..search.relevance import (
     Judges,
     QueryEvidence,
     judge_one,
+    match_chance,
     query_evidence,
 )
 
@@ -109,7 +110,7 @@ def judge_scores(
             right += chance >= relevant and label
             labelled += label
         evidence = [e for e, _l in query.examples]
-        matched = bool(evidence) and judges.match_for(evidence).probability(query_evidence(evidence, chances)) >= match
+        matched = bool(evidence) and match_chance(judges, evidence, chances) >= match
         if query.unrelated:
             unrelated += 1
             silent += not matched

@@ -341,7 +341,17 @@ def judge_results(
     if verdict_over is not None:
         evidence = measures.evidence(verdict_over)
         chances = [judge_one(judges, e) for e in evidence]
-    return judged, judges.match_for(evidence).probability(query_evidence(evidence, chances))
+    return judged, match_chance(judges, evidence, chances)
+
+
+def match_chance(judges: Judges, evidence: Sequence[Evidence], chances: Sequence[float]) -> float:
+    """The probability that anything in the results answers the query: its match judge's, and
+    no less than :data:`MATCH` when the query's one or two words name a few sections
+    (:attr:`QueryEvidence.sole`): a word the user typed that the vault holds in a few places is
+    there, however far its meaning is from theirs (an English flag name in Chinese pages)."""
+    query = query_evidence(evidence, chances)
+    chance = judges.match_for(evidence).probability(query)
+    return max(chance, MATCH) if query.sole and query.short >= 1.0 else chance
 
 
 def judge_one(judges: Judges, evidence: Evidence) -> float:
