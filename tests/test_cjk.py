@@ -41,6 +41,17 @@ def test_query_runs_lose_question_words_and_particles() -> None:
     assert parse_query("什么 怎么").phrases == ('"什么"', '"怎么"')
 
 
+def test_a_question_counts_the_words_its_query_leaves_out() -> None:
+    """A word the search leaves out is still a word the user asked about: a whole Japanese
+    question is not a one-word query (which names the few sections that hold its word)."""
+    question = parse_query("このスクリプト何秒かかってるか測りたい")  # "how many seconds does this script take"
+    assert question.phrases == ('"スク クリ リプ プト"',)  # 秒 and 測 are single characters beside it
+    assert (question.left_out, question.pieces) == (2, 3)
+    assert parse_query("スクリプト").pieces == 1
+    assert parse_query("端口 占用").pieces == 2
+    assert parse_query("mirror").pieces == 1
+
+
 NOTES = {
     "zh.md": "# 笔记\n\n我们明天去北京大学参观图书馆，然后在附近吃午饭。",  # noqa: RUF001 - Chinese punctuation
     "ja.md": "# メモ\n\n東京駅から新幹線で京都へ行き、清水寺を見学しました。",

@@ -80,6 +80,10 @@ class LexicalQuery:
     expanded: tuple[str, ...] = ()
     """Lower-cased words no chunk holds that match by their other forms instead
     (``vocabulary.refine_query``: *komprimieren* finds *komprimiert*)."""
+    left_out: int = 0
+    """Words of the query's CJK runs it does not look for: a single Han character beside longer
+    words (``秒`` and ``測`` of ``このスクリプト何秒かかってるか測りたい``, which searches
+    ``スクリプト``)."""
 
     @property
     def empty(self) -> bool:
@@ -87,8 +91,9 @@ class LexicalQuery:
 
     @property
     def pieces(self) -> int:
-        """How many words and phrases the query looks for."""
-        return len(self.phrases) + len(self.required)
+        """How many words and phrases the user asked about: those the query looks for, and
+        the words of its CJK runs it leaves out (:attr:`left_out`)."""
+        return len(self.phrases) + len(self.required) + self.left_out
 
     def match_all(self) -> str:
         return " AND ".join((*self.required, *self.phrases))
@@ -123,12 +128,13 @@ def _is_single_cjk(token: str) -> bool:
 
 def parse_query(text: str, *, max_terms: int = MAX_TERMS) -> LexicalQuery:
     """Split user text into safe FTS5 phrases; never raises. CJK runs are split into words
-    first (:func:`cjk_query_words`)."""
+    first (:func:`cjk_words`)."""
     phrases: list[str] = []
     stop_phrases: list[str] = []
     terms: list[str] = []
     seen: set[str] = set()
-    for raw in _query_pieces(text):
+    pieces, left_out = _query_pieces(text)
+    for raw in pieces:
         piece = index_text(raw)
         tokens = _query_tokens(piece)
         if not tokens:
@@ -149,7 +155,7 @@ def parse_query(text: str, *, max_terms: int = MAX_TERMS) -> LexicalQuery:
     if not phrases:  # "to be or not to be": all stopwords, so they are the query
         phrases = stop_phrases[:max_terms]
         terms = [p.strip('"').lower() for p in phrases]
-    return LexicalQuery(tuple(phrases), tuple(dict.fromkeys(terms)))
+    return LexicalQuery(tuple(phrases), tuple(dict.fromkeys(terms)), left_out=left_out)
 
 
 def phrase_query(text: str) -> str | None:
@@ -159,10 +165,12 @@ def phrase_query(text: str) -> str | None:
     return '"' + " ".join(tokens) + '"' if tokens else None
 
 
-def _query_pieces(text: str) -> list[str]:
-    """The whitespace-separated pieces of ``text``, each CJK run replaced by its words; the
-    pieces as they are when that leaves nothing (a query of question words only)."""
+def _query_pieces(text: str) -> tuple[list[str], int]:
+    """The whitespace-separated pieces of ``text``, each CJK run replaced by its words (the
+    pieces as they are when that leaves nothing: a query of question words only), and how many
+    words of its CJK runs are left out (:func:`cjk_words`)."""
     pieces: list[str] = []
+    left_out = 0
     for raw in text.split():
         runs = _CJK_RUN.findall(raw)
         if all(_script(run[0]) == "hangul" for run in runs):  # none, or Korean: spaced already
@@ -176,11 +184,13 @@ def _query_pieces(text: str) -> list[str]:
             # One character on a Latin word is a particle (``Docker的``); beside nothing but
             # punctuation or an operator (``书*``, ``书?``) it is the word searched for.
             if len(run) > 1 or not WORD.search(raw[: match.start()] + raw[match.end() :]):
-                pieces.extend(cjk_query_words(run))
+                words, singles = cjk_words(run)
+                pieces.extend(words)
+                left_out += singles
             at = match.end()
         if at < len(raw):
             pieces.append(raw[at:])
-    return pieces or text.split()
+    return (pieces, left_out) if pieces else (text.split(), 0)
 
 
 CJK_STOPWORDS = frozenset(
@@ -209,8 +219,9 @@ def _script(character: str) -> str:
     return "han"
 
 
-def cjk_query_words(run: str) -> list[str]:
-    """The words of one CJK run of a query, for an all-words query that can match.
+def cjk_words(run: str) -> tuple[list[str], int]:
+    """The words of one CJK run of a query, for an all-words query that can match, and how
+    many single Han characters it leaves out beside longer words.
 
     A run has no spaces, and as one phrase of its character pairs (``列出正在运行的进程``) it
     matches only a page holding that exact sentence. So it is cut where the script changes
@@ -221,7 +232,7 @@ def cjk_query_words(run: str) -> list[str]:
     Korean particles are left on: stripping them (``파일을`` → ``파일``) measured no better
     on the judged Korean questions. A run with nothing else left is searched as it is."""
     if len(run) < 2:
-        return [] if run in CJK_STOPWORDS else [run]
+        return ([] if run in CJK_STOPWORDS else [run]), 0
     pieces: list[tuple[str, str]] = []
     for character in run:
         script = _script(character)
@@ -237,7 +248,8 @@ def cjk_query_words(run: str) -> list[str]:
             words.append(piece)
         else:
             words.extend(pair for word in _without_stopwords(piece) for pair in _pairs(word))
-    return [w for w in words if len(w) > 1] or words
+    longer = [w for w in words if len(w) > 1]
+    return (longer, len(words) - len(longer)) if longer else (words, 0)
 
 
 def _without_stopwords(piece: str) -> list[str]:
