@@ -746,6 +746,14 @@ def test_a_note_nothing_is_close_to_says_so_and_its_nearest_are_not_called_close
     assert [r.close for r in linked.results if r.path == "docker/run.md"] == [True]  # a link makes it close
 
 
+def test_the_links_command_prints_its_notices() -> None:
+    from vaultseek.cli.links import format_links
+    from vaultseek.reports import NoteLinks
+
+    pending = "some links are not resolved yet; run `vaultseek index` to finish"
+    assert format_links(NoteLinks("Home.md", (), (), (pending,))).splitlines()[-1] == f"note: {pending}"
+
+
 def test_the_best_model_that_compared_two_notes_tells_whether_they_are_close() -> None:
     from vaultseek.links.related import Lines
 

@@ -67,6 +67,7 @@ def format_links(found: Any) -> str:
     for source in sources:
         written = [_written(link) for link in found.backlinks if link.source == source]
         lines.append(f"  ← {source}  {', '.join(written)}")
+    lines += [f"note: {notice}" for notice in found.notices]
     return "\n".join(lines)
 
 
