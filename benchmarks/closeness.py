@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.golden import vault_of
-from benchmarks.related import families
+from benchmarks.related import families, print_table
 from vaultseek import Index, open_index
 from vaultseek.cli.terminal import ProgressBar
 from vaultseek.errors import VaultseekError
@@ -193,9 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     except VaultseekError as exc:
         sys.stderr.write(f"error: {exc.message}\n" + (f"hint: {exc.hint}\n" if exc.hint else ""))
         return exc.exit_code
-    widths = [max(len(cells[i]) for cells in rows) for i in range(len(rows[0]))]
-    for cells in rows:
-        sys.stdout.write("  ".join(cell.rjust(width) for cell, width in zip(cells, widths, strict=True)) + "\n")
+    print_table(rows)
     if args.fit:
         for side, by_set in fitted.items():
             if by_set:

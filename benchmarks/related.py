@@ -20,6 +20,7 @@ import argparse
 import dataclasses
 import sys
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from benchmarks.golden import vault_of
@@ -76,10 +77,15 @@ def main(argv: list[str] | None = None) -> int:
     except VaultseekError as exc:
         sys.stderr.write(f"error: {exc.message}\n" + (f"hint: {exc.hint}\n" if exc.hint else ""))
         return exc.exit_code
+    print_table(rows)
+    return 0
+
+
+def print_table(rows: Sequence[Sequence[str]]) -> None:
+    """``rows`` (the first a header) as right-aligned columns on stdout."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         sys.stdout.write("  ".join(cell.rjust(width) for cell, width in zip(row, widths, strict=True)) + "\n")
-    return 0
 
 
 if __name__ == "__main__":

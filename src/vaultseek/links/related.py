@@ -70,16 +70,11 @@ def find_related(
     linked = [n for n in graph.related(path) if n.path != path][:depth]
     by_path = {n.path: n for n in linked}
     notes = list(notices)
-    near = (
-        Meaning.of(store, vectors, path, depth, [n.path for n in linked])
-        if vectors is not None
-        else None
-    )
+    also = [n.path for n in linked]
+    near = Meaning.of(store, vectors, path, depth, also) if vectors is not None else None
     if vectors is not None and near is None:
         notes.append(f"{path} has no text to compare; related by links only")
-    deep_near = (
-        Meaning.of(store, deep, path, depth, [n.path for n in linked]) if deep is not None else None
-    )
+    deep_near = Meaning.of(store, deep, path, depth, also) if deep is not None else None
     similarity = dict(near.scores) if near else {}
     meaning = dict(deep_near.scores) if deep_near else {}
     names = list(dict.fromkeys([*by_path, *similarity, *meaning]))

@@ -81,7 +81,7 @@ class LexicalQuery:
     """Lower-cased words no chunk holds that match by their other forms instead
     (``vocabulary.refine_query``: *komprimieren* finds *komprimiert*)."""
     left_out: int = 0
-    """Words of the query's CJK runs it does not look for: a single Han character beside longer
+    """Words of the query's CJK runs it does not look for: a single character beside longer
     words (``秒`` and ``測`` of ``このスクリプト何秒かかってるか測りたい``, which searches
     ``スクリプト``)."""
 
@@ -221,7 +221,7 @@ def _script(character: str) -> str:
 
 def cjk_words(run: str) -> tuple[list[str], int]:
     """The words of one CJK run of a query, for an all-words query that can match, and how
-    many single Han characters it leaves out beside longer words.
+    many single characters it leaves out beside longer words.
 
     A run has no spaces, and as one phrase of its character pairs (``列出正在运行的进程``) it
     matches only a page holding that exact sentence. So it is cut where the script changes
