@@ -130,6 +130,9 @@ def test_a_note_on_the_map_and_its_missing_links(site: Site) -> None:
     assert body["path"] == TWIN_A and {"id", "label"} <= set(body["cluster"])
     assert 1 <= len(body["neighbours"]) <= 3 and TWIN_A not in {n["path"] for n in body["neighbours"]}
     assert body["neighbours"][0]["path"] == TWIN_B and body["neighbours"][0]["linked"] is False
+    assert body["neighbours"][0]["close"] is True  # the twins say the same thing
+    lone = get(site, "/api/map/note", path=LONE, k=5).json()
+    assert lone["neighbours"] and all(n["close"] is False for n in lone["neighbours"])  # only the nearest
     assert {frozenset((m["source"], m["target"])) for m in body["missing_links"]} >= {frozenset((TWIN_A, TWIN_B))}
     missing = get(site, "/api/map/missing", limit=1).json()["missing_links"]
     assert len(missing) == 1
@@ -304,16 +307,23 @@ def test_the_map_page(browser: Any, site: Site, width: str, tmp_path: Path) -> N
     shot(page, f"map-note-{WIDTHS[width][0]}")
     # Its related notes as the server judged them: the ones only among the nearest marked so.
     related = get(site, "/api/related", path=lone, k="8").json()
-    assert note.locator(".map-weak").count() == sum(r["close"] is False for r in related["results"])
-    assert note.locator(".map-nothing-close").count() == int(related["nothing_close"])
+    nearest, related_section = note.locator(".map-section").nth(0), note.locator(".map-section").nth(2)
+    assert related_section.locator(".map-weak").count() == sum(r["close"] is False for r in related["results"])
+    assert related_section.locator(".map-nothing-close").count() == int(related["nothing_close"])
+    on_map = get(site, "/api/map/note", path=lone, k="10").json()["neighbours"]
+    assert nearest.locator(".map-weak").count() == sum(n["close"] is False for n in on_map)
     note.locator("button[aria-label='Close the note']").click()
     assert note.is_hidden()
     # A note nothing is close to says so above its nearest, each drawn as weak.
     page.mouse.click(*point_of(page, LONE))
-    note.locator(".map-nothing-close").wait_for()
-    assert note.locator(".map-weak").count() == len(get(site, "/api/related", path=LONE, k="8").json()["results"]) > 0
-    assert note.locator(".map-list .badge", has_text="not close").count() == 0  # the line says it once
-    note.locator(".map-nothing-close").scroll_into_view_if_needed()
+    related_section.locator(".map-nothing-close").wait_for()
+    assert related_section.locator(".map-weak").count() == len(get(site, "/api/related", path=LONE, k="8").json()["results"]) > 0
+    assert related_section.locator(".map-list .badge", has_text="not close").count() == 0  # the line says it once
+    # Its nearest on the map too: no percentage for a note that is only the nearest.
+    nearest.locator(".map-nothing-close").wait_for()
+    assert nearest.locator(".map-weak").count() == nearest.locator(".map-list > li").count() > 0
+    assert "% alike" not in nearest.inner_text()
+    nearest.locator(".map-nothing-close").scroll_into_view_if_needed()
     page.screenshot(path=str(tmp_path / f"map-note-lonely-{WIDTHS[width][0]}.png"))  # looked at, not published
     note.locator("button[aria-label='Close the note']").click()
 

@@ -128,6 +128,9 @@ def test_a_note_on_the_map_knows_its_neighbours_and_which_are_linked(topic_vault
         assert note.path == "cooking/pasta.md" and len(note.neighbours) == 23
         assert [n.similarity for n in note.neighbours] == sorted((n.similarity for n in note.neighbours), reverse=True)
         assert {n.path for n in note.neighbours if n.linked} == {"cooking/salad.md"}
+        # Every note is somebody's nearest; only the alike (or linked) are close.
+        assert all(n.close for n in note.neighbours if n.linked)
+        assert all(n.close is False for n in note.neighbours if _topic(n.path) != "cooking")
         assert all(m.target != "cooking/salad.md" for m in note.missing_links)
         assert _topic(note.neighbours[0].path) == "cooking"
         with pytest.raises(NotFoundError):
@@ -195,6 +198,11 @@ def test_bridges_and_islands(vault: Path) -> None:
     assert notes["stargazing-dinner.md"].bridge > sorted(n.bridge for n in found.notes)[len(notes) // 2]
     assert notes["knitting.md"].density == min(n.density for n in found.notes)
     assert notes["knitting.md"].role == "island"
+    with _indexed(vault) as index:
+        alone = index.map_note("knitting", k=5)
+    assert alone.neighbours and all(n.close is False for n in alone.neighbours)
+    shown = run_cli("map", "--vault", str(vault), "--note", "knitting", "-k", "3")
+    assert shown.returncode == 0 and "Nearest notes (none is close in meaning or linked):" in shown.stdout
 
 
 def test_nearest_finds_the_exact_neighbours_on_large_inputs() -> None:
@@ -226,6 +234,9 @@ def test_cli_map_text_json_and_pictures(topic_vault: Path, tmp_path: Path) -> No
     assert png.returncode == 0 and (tmp_path / "map.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     note = run_cli("map", "--vault", str(topic_vault), "--note", "dns", "-k", "3")
     assert note.returncode == 0 and "networking/dns.md" in note.stdout and "Nearest notes" in note.stdout
+    mixed = run_cli("map", "--vault", str(topic_vault), "--note", "pasta", "-k", "23").stdout.splitlines()
+    assert any("cooking/salad.md" in line and "not close" not in line for line in mixed)  # linked: close
+    assert all("not close" in line for line in mixed if "networking/" in line or "astronomy/" in line)
 
 
 def test_cli_map_errors_are_one_line(vault: Path, tmp_path: Path) -> None:

@@ -513,8 +513,14 @@ class MapNeighbour:
     path: str
     title: str | None
     similarity: float
+    """Cosine on the map's own note vectors (both models, centred): it orders the list; read
+    :attr:`close` to know whether the two notes are alike."""
     cluster: int
     linked: bool
+    close: bool | None = None
+    """As :attr:`RelatedNote.close`: related by links, or close in meaning by the best model
+    that compared the two notes; False when it is only among the nearest; None when no model
+    with a line compared them."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -205,8 +205,9 @@ DESCRIPTIONS = {
     "are `core` (deep inside a cluster), `member`, `bridge` (between clusters) or `island` (no links, "
     "few near notes). Use map_note for one note's place.",
     "map_note": "A note's place on the vault map: its `cluster` (id, label), `role` (core, member, "
-    "bridge, island), its k nearest notes by meaning (`neighbours`, each with `similarity`, "
-    "`cluster` and `linked`: whether the two notes link either way) and `missing_links`: the notes "
+    "bridge, island), its k nearest notes by meaning (`neighbours`, each with `similarity` (on the map's "
+    "own scale: it orders them), `cluster`, `linked`: whether the two notes link either way, and "
+    "`close`: false when it is only the nearest, not alike in meaning nor related by links) and `missing_links`: the notes "
     "related to it (by meaning and shared links) that it does not link, each with the two passages that make them close and the `link` to "
     "paste. note: a path or a note's name; k: how many near notes (1–50).",
     "missing_links": "Notes close in meaning that never link to each other, closest first: what in "

@@ -112,11 +112,14 @@ def format_note(found: Any) -> str:
         f"  cluster {found.cluster.id}: {found.cluster.label}",
         f"  role: {found.role} (bridge {found.bridge:.2f}, density {found.density:.2f})",
         "",
-        "Nearest notes:",
     ]
+    lonely = bool(found.neighbours) and all(near.close is False for near in found.neighbours)
+    lines.append("Nearest notes (none is close in meaning or linked):" if lonely else "Nearest notes:")
     for near in found.neighbours:
-        mark = "linked" if near.linked else "not linked"
-        lines.append(f"  {near.similarity:.2f}  {near.path}  (cluster {near.cluster}, {mark})")
+        marks = ["linked" if near.linked else "not linked"]
+        if near.close is False and not lonely:
+            marks.append("not close")
+        lines.append(f"  {near.similarity:.2f}  {near.path}  (cluster {near.cluster}, {', '.join(marks)})")
     if found.missing_links:
         lines += ["", "Missing links:"]
         for link in found.missing_links:

@@ -10,7 +10,7 @@ imported where they are used: a search needs none of them.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,18 @@ from .paths import Paths, shown_link
 
 if TYPE_CHECKING:
     from ..reports import MapNote, MapRequest, MissingLink, NoteLinks, RelatedNotes, VaultMap
+
+
+@dataclass(frozen=True, slots=True)
+class _Meaning:
+    """The vectors notes are compared on for related notes and their closeness."""
+
+    vectors: VectorIndex | None
+    deep: VectorIndex | None
+    coverage: float
+    models: tuple[str | None, str | None]
+    unavailable: str | None
+    """Why the static side is unavailable (None: it is there)."""
 
 
 class GraphViews:
@@ -90,24 +102,11 @@ class GraphViews:
             raise QueryError("k must be at least 1")
         with self.errors():
             path = get_note_path(self.store, self.paths.real(note), self.vault)
-            notices = []
-            vectors: VectorIndex | None = None
-            static_model = deep_model = None
-            try:
-                vectors, embedder = self.sides.vector_side()
-                static_model = embedder.name
-            except VectorsUnavailable as exc:
-                notices.append(f"similarity unavailable ({exc}); related by links only")
-            deep, coverage = None, 0.0
-            if deep_tier:
-                try:
-                    deep, model, coverage = self.sides.deep_side()
-                    deep_model = model.name
-                except (VectorsUnavailable, ModelError):
-                    pass  # no deep vectors yet, from another model, or its server away: the other lists serve
+            meaning = self._meaning(deep_tier)
+            notices = [] if meaning.unavailable is None else [f"similarity unavailable ({meaning.unavailable}); related by links only"]
             found = find_related(
-                self.store, self.link_graph(), vectors, path, k=k, notices=notices, deep=deep, deep_coverage=coverage,
-                models=(static_model, deep_model),
+                self.store, self.link_graph(), meaning.vectors, path, k=k, notices=notices, deep=meaning.deep,
+                deep_coverage=meaning.coverage, models=meaning.models,
             )
         results = tuple(
             replace(r, path=shown_path(r.path), shared=tuple(shown_path(p) for p in r.shared)) for r in found.results
@@ -134,6 +133,7 @@ class GraphViews:
 
     def map_note(self, note: str, *, k: int, deep_tier: bool) -> MapNote:
         from ..links.linking import get_note_path
+        from ..links.related import closeness
         from ..vaultmap.service import note_on_map
 
         if k < 1:
@@ -144,8 +144,15 @@ class GraphViews:
         candidates = [self.paths.real(r.path) for r in related.results if not r.linked and r.close is not False]
         static, deep = self.map_vectors()
         with self.errors():
-            return note_on_map(self.store, static, deep, path, k=k, shown=shown_path, read_only=self.read_only,
-                               key=self.key, candidates=candidates)  # fmt: skip
+            found = note_on_map(self.store, static, deep, path, k=k, shown=shown_path, read_only=self.read_only,
+                                key=self.key, candidates=candidates)  # fmt: skip
+            told = {self.paths.real(r.path): r.close for r in related.results}
+            others = {self.paths.real(n.path): n.path for n in found.neighbours}
+            meaning = self._meaning(deep_tier)
+            told |= closeness(self.store, self.link_graph(), meaning.vectors, path, [p for p in others if p not in told],
+                              deep=meaning.deep, models=meaning.models)  # fmt: skip
+        close = {shown: told.get(real) for real, shown in others.items()}
+        return replace(found, neighbours=tuple(replace(n, close=close.get(n.path)) for n in found.neighbours))
 
     def missing_links(self, note: str | None, *, limit: int, deep_tier: bool) -> tuple[MissingLink, ...]:
         from ..vaultmap.service import missing_links
@@ -158,6 +165,26 @@ class GraphViews:
         with self.errors():
             return missing_links(self.store, static, deep, limit=limit, shown=shown_path, read_only=self.read_only,
                                  key=self.key)  # fmt: skip
+
+    def _meaning(self, deep_tier: bool) -> _Meaning:
+        """The vectors related notes are compared on: the static side, and the deep tier's
+        when it is on and has vectors from its model."""
+        vectors: VectorIndex | None = None
+        static_model = deep_model = None
+        unavailable = None
+        try:
+            vectors, embedder = self.sides.vector_side()
+            static_model = embedder.name
+        except VectorsUnavailable as exc:
+            unavailable = str(exc)
+        deep, coverage = None, 0.0
+        if deep_tier:
+            try:
+                deep, model, coverage = self.sides.deep_side()
+                deep_model = model.name
+            except (VectorsUnavailable, ModelError):
+                pass  # no deep vectors yet, from another model, or its server away: the other lists serve
+        return _Meaning(vectors, deep, coverage, (static_model, deep_model), unavailable)
 
     def map_vectors(self) -> tuple[VectorIndex, VectorIndex | None]:
         """The stored vectors a map is made from: static, and deep when there are any (read

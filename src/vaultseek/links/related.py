@@ -119,6 +119,33 @@ def find_related(
     return RelatedNotes(path, tuple(results), tuple(notes), nothing_close=nothing_close)
 
 
+def closeness(
+    store: Store,
+    graph: LinkGraph,
+    vectors: VectorIndex | None,
+    path: str,
+    others: Sequence[str],
+    *,
+    deep: VectorIndex | None = None,
+    models: tuple[str | None, str | None] = (None, None),
+) -> dict[str, bool | None]:
+    """Whether each of ``others`` is close to ``path``, as :func:`find_related` tells it for
+    its results: related by links, or at or above the line of the best model that compared
+    the two (for notes another view found, such as the map's nearest)."""
+    related = {n.path for n in graph.related(path)}
+    sides = []
+    for side, model in ((vectors, models[0]), (deep, models[1])):
+        centroid = _centroid(store, side, path) if side is not None else None
+        line = CLOSE.get(model or "") if centroid is not None else None
+        scores = _file_similarities(store, side, centroid, others) if side is not None and centroid is not None else {}
+        sides.append((line, scores))
+    lines = Lines(sides[0][0], sides[1][0])
+    return {
+        other: lines.close(other in related, sides[0][1].get(other), sides[1][1].get(other))
+        for other in others
+    }
+
+
 @dataclass(frozen=True, slots=True)
 class Lines:
     """The :data:`CLOSE` lines of the models that compared a note with the others (None: that

@@ -349,18 +349,25 @@ async function renderNote(i) {
     }
   };
   settle(neighbours, api(`/api/map/note?path=${q}&k=10`), (body) => {
-    const lines = (body.neighbours || []).filter((n) => n.similarity >= LINE_SIMILARITY).map((n) => byPath.get(n.path))
+    const lines = (body.neighbours || []).filter((n) => n.similarity >= LINE_SIMILARITY && n.close !== false).map((n) => byPath.get(n.path))
       .filter((j) => j !== undefined).map((j) => [i, j, "neighbour"]);
     for (const link of body.missing_links || []) {
       const other = byPath.get(link.source === path ? link.target : link.source);
       if (other !== undefined) lines.push([i, other, "missing"]);
     }
     if (selected === i) view.setFocus(i, lines);
-    const list = (body.neighbours || []).map((n) => el("li", {}, noteButton(n.path, n.title),
-      el("span", { class: "muted small" }, ` ${Math.round(n.similarity * 100)}% alike`),
-      el("span", { class: `badge ${n.linked ? "ok" : "warn"}` }, n.linked ? "linked" : "not linked")));
+    // The nearest on the map are not always alike: `close` is false for those that are only
+    // the nearest (the same line the Related list draws), and they are shown as such.
+    const near = body.neighbours || [];
+    const lonely = near.length > 0 && near.every((n) => n.close === false);
+    const list = near.map((n) => n.close === false
+      ? el("li", { class: "map-weak" }, noteButton(n.path, n.title), lonely ? null : el("span", { class: "badge" }, "not close"))
+      : el("li", {}, noteButton(n.path, n.title),
+        el("span", { class: "muted small" }, ` ${Math.max(0, Math.round(n.similarity * 100))}% alike`),
+        el("span", { class: `badge ${n.linked ? "ok" : "warn"}` }, n.linked ? "linked" : "not linked")));
     const missing = (body.missing_links || []).slice(0, 5).map((link) => missingItem(link, true));
-    return [list.length ? el("ol", { class: "map-list" }, ...list) : el("p", { class: "muted small" }, "No close notes."),
+    return [lonely ? el("p", { class: "muted small map-nothing-close" }, "No note is close in meaning. The nearest on the map:") : null,
+      list.length ? el("ol", { class: "map-list" }, ...list) : el("p", { class: "muted small" }, "No close notes."),
       missing.length ? el("h4", {}, "Missing links") : null, missing.length ? el("ol", { class: "map-missing-list" }, ...missing) : null];
   });
   settle(links, api(`/api/links?path=${q}`), (body) => {
