@@ -277,6 +277,24 @@ def test_server_down_and_wrong_token_are_clear_states(browser: Any, site: Site, 
     assert json.dumps(page.evaluate("h.obsidian.Notice.shown")).count("at ") == 0  # no stack trace shown
 
 
+def contrast(page: Any, selector: str) -> float:
+    """The WCAG contrast ratio of the first ``selector``'s text against the background it is
+    drawn on."""
+    return page.evaluate(
+        """(selector) => {
+          const rgb = (c) => c.match(/[\\d.]+/g).slice(0, 3).map(Number);
+          const lum = ([r, g, b]) => [r, g, b].map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+            .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+          const text = lum(rgb(getComputedStyle(document.querySelector(selector)).color));
+          let under = document.querySelector(selector);  // the nearest ancestor that paints a background
+          while (under.parentElement && /rgba\\(.*, 0\\)|transparent/.test(getComputedStyle(under).backgroundColor)) under = under.parentElement;
+          const back = lum(rgb(getComputedStyle(under).backgroundColor));
+          return (Math.max(text, back) + 0.05) / (Math.min(text, back) + 0.05);
+        }""",
+        selector,
+    )
+
+
 @pytest.mark.parametrize("width", ["panel", "full"])
 def test_related_pane_says_when_nothing_is_close(browser: Any, kubectl_site: Site, width: str) -> None:
     page = open_harness(browser, kubectl_site, width, active="ops/kubectl.md")
@@ -295,6 +313,8 @@ def test_related_pane_says_when_nothing_is_close(browser: Any, kubectl_site: Sit
     colours = page.evaluate("['.vaultseek-weak .vaultseek-title', '.vaultseek-pane-title', '.vaultseek-nothing-close']"
                             ".map((s) => getComputedStyle(document.querySelector(s)).color)")  # fmt: skip
     assert colours[0] != colours[1]  # a weak title is drawn quieter than the pane's own text
+    for selector in (".vaultseek-why", ".vaultseek-nothing-close", ".vaultseek-weak .vaultseek-title"):
+        assert contrast(page, selector) >= 4.5, selector  # quieter, still readable (WCAG AA)
     page.wait_for_function("document.querySelector('.status-bar-item').textContent.includes('indexed')")
     no_sideways_scroll(page)
     shot(page, f"related-weak-{WIDTHS[width][0]}")
