@@ -251,6 +251,27 @@ def test_bad_documents_are_reported_and_the_rest_indexed(vault: Path) -> None:
     assert data["documents"] == {"docx": 1} and len(data["failed_documents"]) == 6
 
 
+def test_documents_with_no_text_are_named_until_they_have_some(vault: Path) -> None:
+    docgen.docx_file(vault / "blank.docx", [])
+    docgen.pptx_file(vault / "deck.pptx", [("", "", "")])
+    docgen.docx_file(vault / "ok.docx", [("p", "The okapi enclosure needs a new gate before the summer season starts.")])
+    (vault / "empty.md").write_text("")  # an empty note is an ordinary thing: not named
+    with open_index(vault, create=True) as index:
+        report = index.sync()
+        assert not report.skipped
+        [notice] = [n for n in report.notices if "no text" in n]
+        assert notice.startswith("2 documents have no text to search") and "blank.docx" in notice and "deck.pptx" in notice
+        assert index.status().textless_documents == ("blank.docx", "deck.pptx")
+    text = run_cli("status", "--vault", str(vault)).stdout
+    assert "3 indexed (docx 2, pptx 1), 0 failed, 2 with no text" in text
+    assert "documents with no text:\n  blank.docx: no text found in it" in text
+    docgen.docx_file(vault / "blank.docx", [("p", "Minutes of the zoo board: the okapi gate is approved.")])
+    with open_index(vault) as index:
+        assert not [n for n in index.sync().notices if "no text" in n]
+        assert index.status().textless_documents == ("deck.pptx",)
+        assert json.loads(run_cli("status", "--json", "--vault", str(vault)).stdout)["textless_documents"] == ["deck.pptx"]
+
+
 def test_huge_csv_in_batches_of_20_rows(vault: Path) -> None:
     rows = [["id", "sku", "warehouse"], *([i, f"SKU-{i:05d}-X", f"hall {i % 7}"] for i in range(50_000))]
     docgen.csv_file(vault / "inventory.csv", rows)

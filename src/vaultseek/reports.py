@@ -70,6 +70,9 @@ class IndexStatus:
     """Indexed documents by type (``{"pdf": 3, "docx": 1}``); notes are ``files`` minus these."""
     failed_documents: tuple[SkippedFile, ...] = ()
     """The documents among ``skipped``: encrypted, corrupt, unsupported, too large, …"""
+    textless_documents: tuple[str, ...] = ()
+    """Indexed documents in which no text was found (an empty file, slides of pictures only);
+    pictures and pages waiting for OCR are not counted."""
     ocr_pages: int = 0
     """Pages of the indexed documents whose text came from OCR."""
     ocr_pending: int = 0

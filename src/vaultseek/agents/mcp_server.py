@@ -198,7 +198,8 @@ DESCRIPTIONS = {
     "whether each is really related or only among the nearest, and `nothing_close` that none is. Use it "
     "to explore around a note a search found. note: a path or a note's name; k: how many (1–50).",
     "status": "What the index holds: vault folder, number of notes and sections, embedding "
-    "model, when it was last indexed, and files that could not be indexed.",
+    "model, when it was last indexed, files that could not be indexed, and documents with no text "
+    "to search (`textless_documents`).",
     "map_clusters": "The map of the vault by meaning: its clusters, each with `id`, `label` (its "
     "distinctive words), `words`, `central` (its most central notes' paths), `size` (notes) and "
     "`thin` (true for a sparse region), largest first; `notes` counts the notes and `roles` how many "

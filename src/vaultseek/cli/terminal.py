@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..records import QueryParse, SearchResponse, SearchResult
+from ..records import QueryParse, SearchResponse, SearchResult, SkippedFile
 
 if TYPE_CHECKING:
     from ..reports import (
@@ -454,10 +454,11 @@ def format_status(status: IndexStatus, *, show_all_skipped: bool = False) -> str
     if status.documents or status.failed_documents:
         kinds = ", ".join(f"{kind} {n:,}" for kind, n in status.documents.items())
         total = sum(status.documents.values())
+        no_text = f", {len(status.textless_documents):,} with no text" if status.textless_documents else ""
         lines.insert(
             3,
             f"documents:    {total:,} indexed{f' ({kinds})' if kinds else ''}, "
-            f"{len(status.failed_documents):,} failed",
+            f"{len(status.failed_documents):,} failed{no_text}",
         )
     if status.ocr_pages or status.ocr_pending or status.ocr_over_limit:
         waiting = f", {status.ocr_pending:,} waiting for OCR" if status.ocr_pending else ""
@@ -473,7 +474,9 @@ def format_status(status: IndexStatus, *, show_all_skipped: bool = False) -> str
         )
     failed = {item.path for item in status.failed_documents}
     others = tuple(item for item in status.skipped if item.path not in failed)
-    for title, items in (("failed documents:", status.failed_documents), ("skipped files:", others)):
+    textless = tuple(SkippedFile(path, "no text found in it (empty, or only pictures)") for path in status.textless_documents)
+    sections = (("failed documents:", status.failed_documents), ("documents with no text:", textless), ("skipped files:", others))
+    for title, items in sections:
         if not items:
             continue
         lines.append(title)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..index.names import shown_path
 from ..storage.store import Store
 from .backend import stored_bytes
 from .paths import shown_skip
@@ -43,6 +44,7 @@ def index_status(
         schema_version=schema_version,
         documents=store.document_counts(),
         failed_documents=tuple(shown_skip(item) for item in store.skipped_files(documents_only=True)),
+        textless_documents=tuple(shown_path(path) for path in store.textless_documents()),
         ocr_pages=ocr_pages,
         ocr_pending=ocr_pending,
         ocr_over_limit=ocr_over_limit,

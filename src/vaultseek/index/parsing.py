@@ -225,6 +225,8 @@ class Parser:
         named = PurePosixPath(self._shown(path)).stem
         title = short_heading(scrub(extracted.title or named).text)
         drafts = document_chunks(segments, title=title, kind=kind)
+        if not drafts and kind != "image" and not extracted.ocr_pending:
+            self.tally.textless.append(self._shown(path))  # a picture with no text is no surprise
         return Parsed(
             source,
             loaded.content_hash,

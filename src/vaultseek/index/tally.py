@@ -17,6 +17,9 @@ from ..storage.store import FileState, Store
 from .names import shown_path
 from .sources import SourceFile
 
+TEXTLESS_NAMED = 5
+"""Documents with no text named in a run's notice; ``vaultseek status`` lists them all."""
+
 
 class Tally:
     """The counts, redactions, skips and notices of one index run."""
@@ -29,6 +32,8 @@ class Tally:
         self.notices: list[str] = []
         self.missing_extras: dict[str, list[MissingExtraError]] = {}
         """Extra name → one error per document skipped for want of it (one notice per extra)."""
+        self.textless: list[str] = []
+        """Documents read without error in which no text was found (shown paths)."""
 
     def notice(self, text: str) -> None:
         """Say ``text`` once in this run's report, however many files gave cause to."""
@@ -75,7 +80,7 @@ class Tally:
             redactions=dict(sorted(self.redactions.items())),
             interrupted=interrupted,
             seconds=seconds,
-            notices=(*self.notices, *self._missing_extra_notices()),
+            notices=(*self.notices, *self._missing_extra_notices(), *self._textless_notices()),
             documents_extracted=self.counts["documents"],
             pages_extracted=self.counts["pages"],
             pages_ocred=self.counts["ocred"],
@@ -93,6 +98,15 @@ class Tally:
                 f"install it with {errors[0].install} and run again"
             )
         return notices
+
+    def _textless_notices(self) -> list[str]:
+        """One notice naming the documents in which no text was found: indexed, so their
+        links resolve, but nothing in them can be searched."""
+        if not self.textless:
+            return []
+        shown = ", ".join(self.textless[:TEXTLESS_NAMED]) + (" …" if len(self.textless) > TEXTLESS_NAMED else "")
+        count = f"{len(self.textless):,} documents have" if len(self.textless) > 1 else "1 document has"
+        return [f"{count} no text to search (empty, or only pictures): {shown}; `vaultseek status` lists them"]
 
     def _final_skips(self) -> list[SkippedFile]:
         """Each skipped file once (the last reason given for it), in path order."""

@@ -230,6 +230,18 @@ class FileTables(StoreBase):
             )
         )
 
+    def textless_documents(self) -> list[str]:
+        """Indexed documents (pictures left out) that hold no chunk and wait for no OCR: read
+        without error, and no text found in them."""
+        return [
+            path
+            for (path,) in self.conn.execute(
+                "SELECT f.path FROM files f WHERE f.status = 'indexed' AND f.kind NOT IN ('note', 'image') "
+                "AND coalesce(f.ocr_pending, 0) = 0 AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.file_id = f.id) "
+                "ORDER BY f.path"
+            )
+        ]
+
     def ocr_totals(self) -> tuple[int, int, int]:
         """(pages whose text came from OCR, pages still waiting for OCR, pages left without
         OCR by the per-document limit) over indexed files."""

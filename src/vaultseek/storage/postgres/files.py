@@ -157,6 +157,16 @@ class PgFileTables(PgStoreBase):
             )
         }
 
+    def textless_documents(self) -> list[str]:
+        return [
+            path
+            for (path,) in self.pg.execute(
+                "SELECT f.path FROM files f WHERE f.status = 'indexed' AND f.kind NOT IN ('note', 'image') "
+                "AND coalesce(f.ocr_pending, 0) = 0 AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.file_id = f.id) "
+                "ORDER BY f.path"
+            )
+        ]
+
     def ocr_totals(self) -> tuple[int, int, int]:
         row = self.pg.execute(
             "SELECT coalesce(sum(ocr_pages), 0), coalesce(sum(ocr_pending), 0), coalesce(sum(ocr_over_limit), 0) "
