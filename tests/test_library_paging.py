@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.docgen import scanned_pdf
+from tests.support.docgen import docx_file, scanned_pdf
 from tests.support.standin_llm import StandinLLM
 
 from study_fixtures import make_app
+from vaultseek.reports import NO_TEXT
 
 TOPICS = ("tenancy", "contract", "invoice", "sourdough", "garden", "budget", "protein", "enzyme", "treaty")
 FOLDERS = ("Work/2023", "Work/2024", "Study/biology", "Study/history", "Kitchen")
@@ -42,6 +43,7 @@ def _write_vault(root: Path) -> dict[str, str]:
         "---\ntitle: Chlorophyll and light\n---\n# Leaves\n\nLeaves turn light into sugar.\n", encoding="utf-8")  # fmt: skip
     scanned_pdf(vault / "Scans/receipt.pdf", [["RECEIPT 0042", "Total 19.99 EUR"]], dpi=100)
     (vault / "Scans/broken.pdf").write_bytes(b"%PDF-1.4 this is not really a PDF at all")
+    docx_file(vault / "Scans/slides.docx", [])  # read without error, nothing in it to search
     (vault / "Archive/huge.md").parent.mkdir(parents=True)
     (vault / "Archive/huge.md").write_text("# Huge\n\n" + "big words " * 20_000, encoding="utf-8")
     return notes
@@ -73,7 +75,7 @@ def page(client: Any, **params: Any) -> dict[str, Any]:
 
 def test_pages_cover_the_list_once_in_path_order(library: Any) -> None:
     first = page(library)
-    total = FILES + 4
+    total = FILES + 5
     assert (first["total"], first["offset"], first["limit"], len(first["items"])) == (total, 0, 50, 50)
     seen = []
     for offset in range(0, total, 200):
@@ -121,7 +123,7 @@ def test_search_matches_path_and_title_case_blind(library: Any) -> None:
 def test_every_sort_orders_the_whole_list_both_ways(library: Any, sort: str) -> None:
     rows = [i for offset in (0, 200) for i in page(library, sort=sort, offset=offset, limit=200)["items"]]
     down = [i for offset in (0, 200) for i in page(library, sort=sort, order="desc", offset=offset, limit=200)["items"]]
-    assert len(rows) == len(down) == FILES + 4
+    assert len(rows) == len(down) == FILES + 5
 
     def value(item: dict[str, Any]) -> Any:
         if sort == "status":
@@ -172,11 +174,11 @@ def test_tree_counts_folders_at_every_depth_and_categories(library: Any) -> None
         per_folder = FILES // 5
         assert folders["Work"] == 2 * per_folder and folders["Work/2023"] == per_folder
         assert folders["Study"] == 2 * per_folder + 1 and folders["Study/biology"] == per_folder + 1
-        assert folders["Scans"] == 2 and folders["Archive"] == 1 and folders["Kitchen"] == per_folder
+        assert folders["Scans"] == 3 and folders["Archive"] == 1 and folders["Kitchen"] == per_folder
         assert [f["path"] for f in tree["folders"]] == sorted(folders)
         assert {"name": "receipts", "documents": 1} in tree["categories"]
-        assert tree["total"] == FILES + 4 == sum(tree["statuses"].values()) == sum(tree["kinds"].values())
-        assert tree["statuses"] == {"indexed": FILES + 1, "ocr_pending": 1, "failed": 1, "skipped": 1}
+        assert tree["total"] == FILES + 5 == sum(tree["statuses"].values()) == sum(tree["kinds"].values())
+        assert tree["statuses"] == {"indexed": FILES + 2, "ocr_pending": 1, "failed": 1, "skipped": 1}
         assert tree["kinds"]["pdf"] == 2
     finally:
         library.put("/api/documents/Scans/receipt.pdf/category", json={"category": None})
@@ -191,6 +193,8 @@ def test_status_tells_the_truth(library: Any) -> None:
     assert broken["status"] == "failed" and "PDF" in broken["reason"] and broken["chunks"] == 0
     huge = rows["Archive/huge.md"]
     assert huge["status"] == "skipped" and huge["reason"].startswith("too large") and "max_file_mb" in huge["reason"]
+    blank = rows["Scans/slides.docx"]
+    assert blank["status"] == "indexed" and blank["chunks"] == 0 and blank["reason"] == NO_TEXT
     plain = page(library, q="photosynthesis")["items"][0]
     assert plain["status"] == "indexed" and plain["reason"] is None and plain["chunks"] == 1
 

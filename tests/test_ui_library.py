@@ -19,12 +19,13 @@ from tests.support.standin_llm import StandinLLM
 
 from study_fixtures import make_app
 from test_library_paging import FILES, _write_vault
+from vaultseek.reports import NO_TEXT
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 HOSTILE_NAME = "<img src=x onerror=window.__xss=1>.md"
 HOSTILE_TITLE = "<script>window.__xss=2</script> Title"
 HOSTILE_CATEGORY = "<b onmouseover=window.__xss=3>cat</b>"
-TOTAL = FILES + 6  # the paging vault, the hostile note and one upload
+TOTAL = FILES + 7  # the paging vault, the hostile note and one upload
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +90,7 @@ def paths_shown(page: Any) -> list[str]:
 
 
 @pytest.mark.parametrize("width", [1280, 390])
-def test_the_page_renders_pages_searches_and_sorts(browser: Any, site: tuple[str, Path], width: int) -> None:
+def test_the_page_renders_pages_searches_and_sorts(browser: Any, site: tuple[str, Path], width: int, tmp_path: Path) -> None:
     url, _vault = site
     page = open_page(browser, url, width)
     assert page.locator(".kb-row").count() == 50
@@ -110,6 +111,11 @@ def test_the_page_renders_pages_searches_and_sorts(browser: Any, site: tuple[str
     page.locator(".kb-range").filter(has_text=f"51–100 of {TOTAL}").wait_for()
     second = paths_shown(page)
     assert len(second) == 50 and not set(first) & set(second)
+    blank = page.locator('.kb-row[data-path="Scans/slides.docx"]')  # read, but nothing in it to search
+    assert blank.locator(".status-indexed").inner_text() == "indexed"
+    assert blank.locator(".kb-reason").inner_text() == NO_TEXT
+    blank.scroll_into_view_if_needed()
+    page.screenshot(path=str(tmp_path / f"kb-no-text-{width}.png"))  # looked at, not published
     page.get_by_role("button", name="Last page").click()
     page.locator(".kb-range").filter(has_text=f"of {TOTAL}").filter(has_text=f"{TOTAL - TOTAL % 50 + 1}–").wait_for()
     assert page.locator(".kb-row").count() == TOTAL % 50

@@ -51,6 +51,10 @@ class SyncReport:
         return asdict(self)
 
 
+NO_TEXT = "no text found in it (empty, or only pictures)"
+"""What every surface says of a document read without error that holds nothing to search."""
+
+
 @dataclass(frozen=True, slots=True)
 class IndexStatus:
     """A snapshot of an index, for ``vaultseek status``."""
@@ -72,7 +76,7 @@ class IndexStatus:
     """The documents among ``skipped``: encrypted, corrupt, unsupported, too large, …"""
     textless_documents: tuple[str, ...] = ()
     """Indexed documents in which no text was found (an empty file, slides of pictures only);
-    pictures and pages waiting for OCR are not counted."""
+    pictures and pages waiting for OCR are not counted. Each is shown with :data:`NO_TEXT`."""
     ocr_pages: int = 0
     """Pages of the indexed documents whose text came from OCR."""
     ocr_pending: int = 0

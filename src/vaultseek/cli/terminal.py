@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..records import QueryParse, SearchResponse, SearchResult, SkippedFile
+from ..reports import NO_TEXT
 
 if TYPE_CHECKING:
     from ..reports import (
@@ -474,7 +475,7 @@ def format_status(status: IndexStatus, *, show_all_skipped: bool = False) -> str
         )
     failed = {item.path for item in status.failed_documents}
     others = tuple(item for item in status.skipped if item.path not in failed)
-    textless = tuple(SkippedFile(path, "no text found in it (empty, or only pictures)") for path in status.textless_documents)
+    textless = tuple(SkippedFile(path, NO_TEXT) for path in status.textless_documents)
     sections = (("failed documents:", status.failed_documents), ("documents with no text:", textless), ("skipped files:", others))
     for title, items in sections:
         if not items:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ..errors import QueryError
+from ..reports import NO_TEXT
 
 STATUSES = ("indexed", "ocr_pending", "indexing", "deleting", "failed", "skipped")
 SORTS = ("path", "title", "kind", "size", "chunks", "status", "indexed_at")
@@ -173,6 +174,8 @@ def classify(row: ListingRow, ocr_blocker: Callable[[], str]) -> tuple[str, str 
         pages = "1 page" if row.ocr_over_limit == 1 else f"{row.ocr_over_limit:,} pages"
         return "indexed", (f"{pages} past the OCR limit ({row.ocr_limit:,} pages a document) not read; "
                            "raise ocr_max_pages_per_document to read them")  # fmt: skip
+    if row.chunks == 0 and row.kind not in ("note", "image"):
+        return "indexed", NO_TEXT
     return "indexed", None
 
 
@@ -198,7 +201,7 @@ def build_entries(
     append = entries.append
     for row in rows:  # unpacked, not read by name: this loop runs once per file of the vault
         path, kind, status, size, chunks, title, _error, indexed_at, ocr_pending, over_limit, _limit, digest = row
-        if status == "indexed" and not ocr_pending and not over_limit:
+        if status == "indexed" and not ocr_pending and not over_limit and (chunks or kind in ("note", "image")):
             status, reason = "indexed", None
         else:
             status, reason = classify(row, ocr_blocker)
