@@ -119,9 +119,10 @@ def test_the_postgresql_store_overrides_every_method_of_the_store() -> None:
 
 def test_index_and_search_every_mode(backend: OpenIndex, vault: Path) -> None:
     write_notes(vault)
+    (vault / "empty.csv").write_text("")  # a document with nothing in it to search
     with indexed(backend, vault) as index:
         status = index.status()
-        assert status.files == len(NOTES)
+        assert status.files == len(NOTES) + 1 and status.textless_documents == ("empty.csv",)
         assert status.chunks == status.vectors > 0
         assert index.store.integrity_problems() == []
         assert index.search("how do I rotate oauth tokens").results[0].path == "security/oauth.md"
