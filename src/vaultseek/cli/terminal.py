@@ -17,7 +17,6 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..records import QueryParse, SearchResponse, SearchResult, SkippedFile
-from ..reports import NO_TEXT
 
 if TYPE_CHECKING:
     from ..reports import (
@@ -475,6 +474,8 @@ def format_status(status: IndexStatus, *, show_all_skipped: bool = False) -> str
         )
     failed = {item.path for item in status.failed_documents}
     others = tuple(item for item in status.skipped if item.path not in failed)
+    from ..reports import NO_TEXT  # here, not at the top: a plain search never loads reports
+
     textless = tuple(SkippedFile(path, NO_TEXT) for path in status.textless_documents)
     sections = (("failed documents:", status.failed_documents), ("documents with no text:", textless), ("skipped files:", others))
     for title, items in sections:
