@@ -180,6 +180,20 @@ def test_a_scoped_map_holds_its_notes_alone_and_leaves_the_kept_map_alone(topic_
             index.vault_map(MapRequest(filters={"folders": ["nowhere"]}))
 
 
+def test_closeness_of_notes_another_view_found_agrees_with_related_notes(topic_vault: Path) -> None:
+    """The map asks :func:`closeness` for its nearest notes that related notes did not rank:
+    it must tell each note close or not exactly as related notes do."""
+    from vaultseek.links.related import closeness
+
+    with _indexed(topic_vault) as index:
+        related = index.related("cooking/pasta.md", k=23).results
+        vectors, model = index._sides.vector_side()
+        told = closeness(index.store, index._graph.link_graph(), vectors, "cooking/pasta.md", [r.path for r in related],
+                         models=(model.name, None))  # fmt: skip
+    assert told == {r.path: r.close for r in related}
+    assert set(told.values()) == {True, False}  # both kinds are there to agree on
+
+
 def test_bridges_and_islands(vault: Path) -> None:
     """A note that mixes two topics sits between them; a lone unlinked note is an island."""
     for topic, notes in TOPICS.items():

@@ -148,9 +148,11 @@ class GraphViews:
                                 key=self.key, candidates=candidates)  # fmt: skip
             told = {self.paths.real(r.path): r.close for r in related.results}
             others = {self.paths.real(n.path): n.path for n in found.neighbours}
-            meaning = self._meaning(deep_tier)
-            told |= closeness(self.store, self.link_graph(), meaning.vectors, path, [p for p in others if p not in told],
-                              deep=meaning.deep, models=meaning.models)  # fmt: skip
+            untold = [p for p in others if p not in told]  # mostly none: the related notes hold the nearest
+            if untold:
+                meaning = self._meaning(deep_tier)
+                told |= closeness(self.store, self.link_graph(), meaning.vectors, path, untold,
+                                  deep=meaning.deep, models=meaning.models)  # fmt: skip
         close = {shown: told.get(real) for real, shown in others.items()}
         return replace(found, neighbours=tuple(replace(n, close=close.get(n.path)) for n in found.neighbours))
 

@@ -174,9 +174,14 @@ def classify(row: ListingRow, ocr_blocker: Callable[[], str]) -> tuple[str, str 
         pages = "1 page" if row.ocr_over_limit == 1 else f"{row.ocr_over_limit:,} pages"
         return "indexed", (f"{pages} past the OCR limit ({row.ocr_limit:,} pages a document) not read; "
                            "raise ocr_max_pages_per_document to read them")  # fmt: skip
-    if row.chunks == 0 and row.kind not in ("note", "image"):
+    if _textless(row.kind, row.chunks):
         return "indexed", NO_TEXT
     return "indexed", None
+
+
+def _textless(kind: str, chunks: int) -> bool:
+    """A document with nothing to search in it; a note or a picture may well hold no text."""
+    return chunks == 0 and kind not in ("note", "image")
 
 
 def build_entries(
@@ -201,7 +206,7 @@ def build_entries(
     append = entries.append
     for row in rows:  # unpacked, not read by name: this loop runs once per file of the vault
         path, kind, status, size, chunks, title, _error, indexed_at, ocr_pending, over_limit, _limit, digest = row
-        if status == "indexed" and not ocr_pending and not over_limit and (chunks or kind in ("note", "image")):
+        if status == "indexed" and not ocr_pending and not over_limit and not _textless(kind, chunks):
             status, reason = "indexed", None
         else:
             status, reason = classify(row, ocr_blocker)
