@@ -140,9 +140,21 @@ def known_lines(index: Index, split: str) -> list[dict[str, Any]]:
     return lines
 
 
-def collect(data: Path, workdir: Path, sets: list[str], split: str, unrelated: Path, known: bool = True) -> Iterator[Gathered]:
+def collect(
+    data: Path, workdir: Path, sets: list[str], split: str, unrelated: Path, known: bool = True,
+    small: tuple[int, ...] = (), small_vaults: int = 2,
+) -> Iterator[Gathered]:  # fmt: skip
     """:data:`Gathered` per question of the sets, their unrelated prompts and (``known``) each
-    index's known items."""
+    index's known items; then, for each size in ``small``, the same from ``small_vaults``
+    small vaults carved out of each set's vault (:mod:`benchmarks.smallvault`)."""
+    yield from _collect_full(data, workdir, sets, split, unrelated, known)
+    if small:
+        from benchmarks import smallvault
+
+        yield from smallvault.collect(data, workdir, sets, split, unrelated, list(small), small_vaults)
+
+
+def _collect_full(data: Path, workdir: Path, sets: list[str], split: str, unrelated: Path, known: bool) -> Iterator[Gathered]:
     seen: set[str] = set()
     for name in sets:
         vault, db_name = vault_of(data, name)
@@ -291,6 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="--folds: which split into parts")
     parser.add_argument("--without", default="", help="features left out of every judge fitted, e.g. known_short")
     parser.add_argument("--no-known", action="store_true", help="leave out the indexes' known items (titles, words one note holds)")
+    parser.add_argument("--small", default="", help="also small vaults of these sizes carved out of each set's vault, e.g. 12,60")
+    parser.add_argument("--small-vaults", type=int, default=2, help="--small: vaults drawn per set and size")
     args = parser.parse_args(argv)
     data, workdir = Path(args.data), Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
@@ -302,7 +316,9 @@ def main(argv: list[str] | None = None) -> int:
         gathered: list[Gathered] = pickle.loads(kept.read_bytes())  # the benchmark's own file
     else:
         try:
-            gathered = list(collect(data, workdir, sets, split, Path(args.unrelated), known=not args.no_known))
+            small = tuple(int(n) for n in args.small.split(",") if n)
+            gathered = list(collect(data, workdir, sets, split, Path(args.unrelated), known=not args.no_known,
+                                    small=small, small_vaults=args.small_vaults))  # fmt: skip
         except VaultseekError as exc:
             print(f"error: {exc.message}", file=sys.stderr)
             return 2

@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.support.vaults import needs_deep_model
 
-from conftest import REPO
+from conftest import REPO, SHARED_DATA
 
 
 def test_the_core_benchmark_runs_every_variant(tmp_path: Path) -> None:
@@ -102,3 +103,39 @@ def test_the_map_page_benchmark_runs(tmp_path: Path) -> None:
     run = figures["measured"]["runs"][0]
     assert run["first_paint_ms"] > 0 and len(run["frame_ms"]) > 10 and run["draw_ms"]
     assert "first paint (navigation → every point drawn)" in result.stdout
+
+
+def test_a_small_vault_holds_its_questions_best_pages_and_fills_up_with_others() -> None:
+    from benchmarks.smallvault import ANSWERS_SHARE, best_pages, draw_vault
+
+    pages = [f"p{i:03}.md" for i in range(200)]
+    lines = [{"query": f"q{i}", "relevant": {f"p{i:03}.md": 2, f"p{i + 100:03}.md": 1}} for i in range(40)]
+    for seed in range(3):
+        vault, asked = draw_vault(pages, lines, 12, seed)
+        assert len(vault) == 12 and len(set(vault)) == 12
+        answers = {p for line in asked for p in best_pages(line)}
+        assert answers <= set(vault) and 1 <= len(answers) <= ANSWERS_SHARE * 12
+        assert all(f"p{int(line['query'][1:]) + 100:03}.md" not in answers for line in asked)  # grade 1 pages are not brought
+    assert draw_vault(pages, lines, 12, 0) == draw_vault(pages, lines, 12, 0)
+    assert draw_vault(pages, lines, 12, 0)[0] != draw_vault(pages, lines, 12, 1)[0]
+
+
+@needs_deep_model
+def test_the_small_vault_benchmark_runs(tmp_path: Path) -> None:
+    if not (SHARED_DATA / "tldr" / "pages.de").is_dir():
+        pytest.skip(f"{SHARED_DATA / 'tldr'} is not available")
+    kept = tmp_path / "kept.pkl"
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.smallvault", "--data", str(SHARED_DATA), "--workdir", str(tmp_path),
+         "--sets", "tldr-de", "--notes", "6", "--vaults", "1", "--examples", str(kept)],
+        cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = [line for line in result.stdout.splitlines() if line.startswith("| tldr-de, 6 notes")]
+    assert [row.split(" | ")[1] for row in rows] == ["fast tiers", "deep tier complete"]
+    assert len(list((tmp_path / "small" / "tldr-de-6-0" / "vault").rglob("*.md"))) == 6
+    again = subprocess.run(
+        [sys.executable, "-m", "benchmarks.smallvault", "--workdir", str(tmp_path), "--examples", str(kept)],
+        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert again.returncode == 0 and [r for r in again.stdout.splitlines() if r.startswith("| tldr-de")] == rows
