@@ -164,19 +164,32 @@ def _collect_full(data: Path, workdir: Path, sets: list[str], split: str, unrela
                 index.sync(remember=False)
             deep_status = index.deep_status()
             with_deep = [False] + ([True] if deep_status is not None and deep_status.embedded else [])
-            lines = golden_lines(name, split)
+            lines = golden_lines(name, split) + prompts_asked(unrelated, name, split)
             labels = load_labels(name)
-            if family(name) == "tldr" or name.endswith("-en"):
-                lines += [dict(line, relevant={}) for line in unrelated_lines(unrelated, name, split)]
             if known and db_name not in seen:  # sets that share an index share its known items
                 lines += known_lines(index, split)
             seen.add(db_name)
             for line in lines:
                 for deep in with_deep:
-                    kind = line.get("kind", "") if line["relevant"] else f"unrelated:{line.get('kind', '')}"
-                    examples, shown = examples_of(index, line, labels, deep=deep)
-                    query = Query(examples, not line["relevant"], anchors=not kind.startswith("known:"))
-                    yield name, kind, deep, query, line["query"], shown
+                    yield gathered(index, name, line, labels, deep=deep)
+
+
+def prompts_asked(unrelated: Path, name: str, split: str) -> list[dict[str, Any]]:
+    """The unrelated prompts asked of a set's vault, each with no relevant page: of the tldr
+    vaults and with the English sets (the PowerShell sets in other languages share the English
+    set's vault, which is asked them once)."""
+    if family(name) != "tldr" and not name.endswith("-en"):
+        return []
+    return [dict(line, relevant={}) for line in unrelated_lines(unrelated, name, split)]
+
+
+def gathered(index: Index, name: str, line: dict[str, Any], labels: Labels, *, deep: bool) -> Gathered:
+    """One question or prompt asked of ``index`` (:func:`examples_of`), as :data:`Gathered`
+    under the set name ``name``."""
+    kind = line.get("kind", "") if line["relevant"] else f"unrelated:{line.get('kind', '')}"
+    examples, shown = examples_of(index, line, labels, deep=deep)
+    query = Query(examples, not line["relevant"], anchors=not kind.startswith("known:"))
+    return name, kind, deep, query, line["query"], shown
 
 
 KNOWN_SHARE = 0.1
@@ -285,6 +298,18 @@ def folded(gathered: list[Gathered], folds: int, seed: int, without: frozenset[s
     return counts
 
 
+def page_counts(text: str) -> list[int]:
+    """Small vaults' sizes as ``--small`` and ``benchmarks.smallvault --notes`` take them:
+    page counts, comma-separated, each at least 2."""
+    try:
+        sizes = [int(n) for n in text.split(",") if n.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of page counts: {text!r} (e.g. 12,60)") from None
+    if not sizes or min(sizes) < 2:
+        raise argparse.ArgumentTypeError(f"each small vault needs at least 2 pages: {text!r}")
+    return sizes
+
+
 def code_of(judge: Judge) -> str:
     return f"Judge({judge.name!r}, {judge.bias}, {dict(judge.weights)})"
 
@@ -303,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="--folds: which split into parts")
     parser.add_argument("--without", default="", help="features left out of every judge fitted, e.g. known_short")
     parser.add_argument("--no-known", action="store_true", help="leave out the indexes' known items (titles, words one note holds)")
-    parser.add_argument("--small", default="", help="also small vaults of these sizes carved out of each set's vault, e.g. 12,60")
+    parser.add_argument("--small", type=page_counts, default=[], help="also small vaults of these sizes carved out of each set's vault, e.g. 12,60")
     parser.add_argument("--small-vaults", type=int, default=2, help="--small: vaults drawn per set and size")
     args = parser.parse_args(argv)
     data, workdir = Path(args.data), Path(args.workdir)
@@ -316,9 +341,8 @@ def main(argv: list[str] | None = None) -> int:
         gathered: list[Gathered] = pickle.loads(kept.read_bytes())  # the benchmark's own file
     else:
         try:
-            small = tuple(int(n) for n in args.small.split(",") if n)
             gathered = list(collect(data, workdir, sets, split, Path(args.unrelated), known=not args.no_known,
-                                    small=small, small_vaults=args.small_vaults))  # fmt: skip
+                                    small=tuple(args.small), small_vaults=args.small_vaults))  # fmt: skip
         except VaultseekError as exc:
             print(f"error: {exc.message}", file=sys.stderr)
             return 2

@@ -44,11 +44,11 @@ from benchmarks.judgment import (
     SETS,
     STATIC_MODEL,
     Gathered,
-    examples_of,
-    family,
+    gathered,
     golden_lines,
     load_labels,
-    unrelated_lines,
+    page_counts,
+    prompts_asked,
 )
 from vaultseek.engine import Index, open_index
 from vaultseek.errors import VaultseekError
@@ -66,9 +66,7 @@ def best_pages(line: dict[str, Any]) -> list[str]:
     return sorted(path for path, grade in line["relevant"].items() if grade == top)
 
 
-def draw_vault(
-    pages: list[str], lines: list[dict[str, Any]], notes: int, seed: int
-) -> tuple[list[str], list[dict[str, Any]]]:
+def draw_vault(pages: list[str], lines: list[dict[str, Any]], notes: int, seed: int) -> tuple[list[str], list[dict[str, Any]]]:
     """The pages of one small vault of ``notes`` pages and the questions it answers: questions
     in a seeded order, each bringing its best pages while they make at most
     :data:`ANSWERS_SHARE` of the vault, then other pages."""
@@ -101,9 +99,7 @@ def build(source: Path, pages: list[str], root: Path) -> Path:
     return vault
 
 
-def small_vaults(
-    data: Path, workdir: Path, name: str, split: str, sizes: list[int], vaults: int
-) -> Iterator[tuple[str, Index, list[dict[str, Any]], bool]]:
+def small_vaults(data: Path, workdir: Path, name: str, split: str, sizes: list[int], vaults: int) -> Iterator[tuple[str, Index, list[dict[str, Any]], bool]]:
     """Each small vault drawn from the set's vault, freshly indexed: its label
     (``set·notes``), its open index, the questions it answers and whether the deep tier has
     embedded it. Each vault is yielded twice, right after indexing (the fast tiers alone) and
@@ -127,36 +123,17 @@ def small_vaults(
                 yield f"{name}·{notes}", index, asked, True
 
 
-def collect(
-    data: Path,
-    workdir: Path,
-    sets: list[str],
-    split: str,
-    unrelated: Path,
-    sizes: list[int],
-    vaults: int,
-) -> Iterator[Gathered]:
+def collect(data: Path, workdir: Path, sets: list[str], split: str, unrelated: Path, sizes: list[int], vaults: int) -> Iterator[Gathered]:
     """:data:`benchmarks.judgment.Gathered` per question and unrelated prompt of each small
     vault, its set named ``set·notes``."""
     for name in sets:
         labels = load_labels(name)
-        prompts = [dict(line, relevant={}) for line in unrelated_lines(unrelated, name, split)]
-        if family(name) != "tldr" and not name.endswith("-en"):
-            prompts = []  # as benchmarks.judgment asks them: of the tldr vaults and the English sets
+        prompts = prompts_asked(unrelated, name, split)
         for label, index, asked, deep in small_vaults(data, workdir, name, split, sizes, vaults):
             for line in asked + prompts:
-                kind = (
-                    line.get("kind", "")
-                    if line["relevant"]
-                    else f"unrelated:{line.get('kind', '')}"
-                )
-                examples, shown = examples_of(index, line, labels, deep=deep)
-                yield label, kind, deep, Query(examples, not line["relevant"]), line["query"], shown
-            print(
-                f"  {label} ({'deep tier complete' if deep else 'fast tiers'}): {len(asked)} questions",
-                file=sys.stderr,
-                flush=True,
-            )
+                yield gathered(index, label, line, labels, deep=deep)
+            tier = "deep tier complete" if deep else "fast tiers"
+            print(f"  {label} ({tier}): {len(asked)} questions", file=sys.stderr, flush=True)
 
 
 Asked = tuple[str, Query]
@@ -177,11 +154,11 @@ def row(asked: list[Asked], judges: relevance.Judges) -> str:
     return " | ".join(cells)
 
 
-def table(gathered: list[Gathered]) -> list[str]:
+def table(found: list[Gathered]) -> list[str]:
     """The Markdown table: a row per set, size and tier, then per size and tier over every set."""
     judges = {False: relevance.judges_for(STATIC_MODEL, None), True: relevance.judges_for(STATIC_MODEL, DEEP_MODEL)}
     groups: dict[tuple[str, bool], list[Asked]] = {}
-    for label, kind, deep, query, _text, _shown in gathered:
+    for label, kind, deep, query, _text, _shown in found:
         notes = label.split("·")[1]
         for group in (label, f"every set·{notes}"):
             groups.setdefault((group, deep), []).append((kind, query))
@@ -202,41 +179,28 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.smallvault", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--data", default="../shared/data")
-    parser.add_argument(
-        "--workdir", required=True, help="the small vaults and their indexes are made here"
-    )
-    parser.add_argument(
-        "--sets",
-        default=",".join(SETS),
-        help="judged sets to carve vaults from (default: the judgment's)",
-    )
-    parser.add_argument(
-        "--notes", default=",".join(map(str, SIZES)), help="pages per small vault, e.g. 12,60"
-    )
+    parser.add_argument("--workdir", required=True, help="the small vaults and their indexes are made here")
+    parser.add_argument("--sets", default=",".join(SETS), help="judged sets to carve vaults from (default: the judgment's)")
+    parser.add_argument("--notes", type=page_counts, default=list(SIZES), help="pages per small vault, e.g. 12,60")
     parser.add_argument("--vaults", type=int, default=2, help="small vaults drawn per set and size")
     parser.add_argument("--split", default="tune")
-    parser.add_argument(
-        "--unrelated", default=str(GOLDEN / "unrelated.jsonl"), help="prompts nothing answers"
-    )
-    parser.add_argument(
-        "--examples", help="keep what the searches gave in this file (pickle) and reuse it"
-    )
+    parser.add_argument("--unrelated", default=str(GOLDEN / "unrelated.jsonl"), help="prompts nothing answers")
+    parser.add_argument("--examples", help="keep what the searches gave in this file (pickle) and reuse it")
     args = parser.parse_args(argv)
     kept = Path(args.examples) if args.examples else None
     if kept is not None and kept.is_file():
-        gathered: list[Gathered] = pickle.loads(kept.read_bytes())  # the benchmark's own file
+        found: list[Gathered] = pickle.loads(kept.read_bytes())  # the benchmark's own file
     else:
         try:
-            sizes = [int(n) for n in args.notes.split(",")]
-            gathered = list(collect(Path(args.data), Path(args.workdir), args.sets.split(","), args.split,
-                                    Path(args.unrelated), sizes, args.vaults))  # fmt: skip
+            found = list(collect(Path(args.data), Path(args.workdir), args.sets.split(","), args.split,
+                                 Path(args.unrelated), args.notes, args.vaults))  # fmt: skip
         except VaultseekError as exc:
             print(f"error: {exc.message}", file=sys.stderr)
             return 2
         if kept is not None:
-            kept.write_bytes(pickle.dumps(gathered))
+            kept.write_bytes(pickle.dumps(found))
     print(f"Small vaults ({args.vaults} per set and size, the {args.split} questions):\n")
-    print("\n".join(table(gathered)))
+    print("\n".join(table(found)))
     return 0
 
 
