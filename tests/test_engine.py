@@ -285,6 +285,17 @@ def test_skipped_file_is_retried_when_the_cause_is_fixed_without_touching_it(
         assert index.search("zeppelins", mode="bm25").results[0].path == "big.md"
 
 
+def test_a_mistyped_setting_is_named_with_the_ones_it_may_mean(sample_vault: Path) -> None:
+    from vaultseek import ConfigError
+
+    with pytest.raises(ConfigError, match=r"unknown setting\(s\) deep$") as raised:
+        open_index(sample_vault, deep=False)
+    assert "deep_tier" in str(raised.value.hint)
+    with pytest.raises(ConfigError, match="unknown setting") as raised:
+        open_index(sample_vault, zzzz=1)
+    assert "max_file_mb" in str(raised.value.hint)  # nothing close: every setting is listed
+
+
 def test_index_refuses_a_database_of_another_vault(sample_vault: Path, tmp_path: Path) -> None:
     from vaultseek import ConfigError
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import fields, replace
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
@@ -294,6 +295,11 @@ def load_config(
         settings.update((key, value) for key, value in vault_settings.items() if value is not None)
         sources.append(str(vault_file))
     apply(env_values, "environment", cwd)
+    unknown = sorted(set(overrides) - set(_KEYS))
+    if unknown:
+        near = get_close_matches(unknown[0], _KEYS, n=3)
+        raise ConfigError(f"unknown setting(s) {', '.join(unknown)}",
+                          hint=f"did you mean {' or '.join(near)}?" if near else f"known settings: {', '.join(sorted(_KEYS))}")  # fmt: skip
     apply({"db": db, **overrides}, "arguments", cwd)
     if isinstance(db, str) and is_database_url(db) and database_target(db).has_password:
         notices.append(
