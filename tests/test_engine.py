@@ -285,6 +285,18 @@ def test_skipped_file_is_retried_when_the_cause_is_fixed_without_touching_it(
         assert index.search("zeppelins", mode="bm25").results[0].path == "big.md"
 
 
+def test_in_a_few_notes_a_function_word_finds_nothing(vault: Path, write: Callable[..., Path]) -> None:
+    """In a dozen notes a word like *should* is held by one note, so BM25 would weigh it as much
+    as a rare name; it is not looked for."""
+    write("standup.md", "# Standup\n\nThey should say what is finished.\n")
+    write("ci.md", "# CI\n\nWhen the build fails on main, read the first error in the log.\n")
+    write("bread.md", "# Sourdough\n\nFeed the starter twice a day.\n")
+    with open_index(vault, create=True, deep_tier=False) as index:
+        index.sync()
+        found = index.search("what should they do when the build fails", mode="bm25").results
+    assert [hit.path for hit in found] == ["ci.md"]
+
+
 def test_a_mistyped_setting_is_named_with_the_ones_it_may_mean(sample_vault: Path) -> None:
     from vaultseek import ConfigError
 

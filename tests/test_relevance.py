@@ -125,7 +125,7 @@ def test_the_hook_injects_nothing_for_a_coding_prompt_the_notes_do_not_answer(in
 
 def test_a_word_the_index_lacks_counts_as_unknown_not_as_a_miss_in_every_chunk(indexed: Path) -> None:
     with open_index(indexed, deep_tier=False) as index:
-        query = "should we revoke the whole token family"  # "should" is in no note of the sample vault
+        query = "promptly revoke the whole token family"  # "promptly" is in no note of the sample vault
         results = index.search(query, view="chunks", k=3).results
         evidence = index.evidence(query, results)
     assert results[0].section == "Detecting reuse"

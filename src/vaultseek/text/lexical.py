@@ -59,10 +59,20 @@ from an agent hook fits, and a 10 KB paste still costs a bounded amount of work.
 STOPWORDS = frozenset(
     """a an and are as at be but by can do does for from how i if in into is it its me my
     no not of on or our so that the their then there these this to was we what when where
-    which who why will with you your der die das und ist nicht ein eine zu den mit von""".split()
+    which who why will with you your der die das und ist nicht ein eine zu den mit von
+    about against all also am any been being between both could did doing else had has have
+    having he her here hers herself him himself his itself just might must myself nor only
+    other others ought ours ourselves own please same shall she should some such than them
+    themselves they those through too upon very were whom whose would yet yours yourself
+    yourselves via within without don doesn didn isn aren wasn weren haven hasn won shouldn
+    wouldn couldn""".split()
 )
-"""Words dropped from a query that has other words: they match most chunks, so they add
-nothing to the ranking but make FTS5 read huge posting lists (a 60 ms query becomes 2 ms)."""
+"""Words dropped from a query that has other words. In a big vault they match most chunks,
+so they add nothing to the ranking but make FTS5 read huge posting lists (a 60 ms query
+becomes 2 ms); in a vault of a dozen notes the one note that says *should* or *they* would
+rank first on it, since a word few notes hold weighs the most. Words of time, order and amount
+(*every*, *before*, *until*, *much*) stay: "every 2 seconds" and "before it tries again" name
+what a command does."""
 
 
 @dataclass(frozen=True, slots=True)
