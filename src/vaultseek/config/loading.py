@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import fields, replace
-from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
@@ -297,6 +296,8 @@ def load_config(
     apply(env_values, "environment", cwd)
     unknown = sorted(set(overrides) - set(_KEYS))
     if unknown:
+        from difflib import get_close_matches  # only for this error: a search never loads it
+
         near = get_close_matches(unknown[0], _KEYS, n=3)
         raise ConfigError(f"unknown setting(s) {', '.join(unknown)}",
                           hint=f"did you mean {' or '.join(near)}?" if near else f"known settings: {', '.join(sorted(_KEYS))}")  # fmt: skip
