@@ -117,6 +117,9 @@ def test_user_mistakes_are_one_clear_line(tmp_path: Path, sample_vault: Path) ->
     bad_config.write_text("colour = 'blue'\n")
     unknown = run_cli("index", str(sample_vault))
     assert unknown.returncode == 2 and "unknown key" in unknown.stderr
+    bad_config.write_text("deep_teir = false\n")
+    typo = run_cli("index", str(sample_vault))
+    assert typo.returncode == 2 and "hint: did you mean deep_tier" in typo.stderr
 
     usage = run_cli("search", "--vault", str(sample_vault))
     assert usage.returncode != 0 and "Traceback" not in usage.stderr

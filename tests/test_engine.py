@@ -300,12 +300,15 @@ def test_in_a_few_notes_a_function_word_finds_nothing(vault: Path, write: Callab
 def test_a_mistyped_setting_is_named_with_the_ones_it_may_mean(sample_vault: Path) -> None:
     from vaultseek import ConfigError
 
-    with pytest.raises(ConfigError, match=r"unknown setting\(s\) deep$") as raised:
+    with pytest.raises(ConfigError, match=r"^arguments: unknown key\(s\) deep$") as raised:
         open_index(sample_vault, deep=False)
     assert "deep_tier" in str(raised.value.hint)
-    with pytest.raises(ConfigError, match="unknown setting") as raised:
+    with pytest.raises(ConfigError, match="unknown key") as raised:
         open_index(sample_vault, zzzz=1)
     assert "max_file_mb" in str(raised.value.hint)  # nothing close: every setting is listed
+    with pytest.raises(ConfigError, match="hook_min_deep_relevance is no longer a setting") as raised:
+        open_index(sample_vault, hook_min_deep_relevance=0.5)
+    assert "hook_min_relevance" in str(raised.value.hint)
 
 
 def test_index_refuses_a_database_of_another_vault(sample_vault: Path, tmp_path: Path) -> None:

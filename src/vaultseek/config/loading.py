@@ -210,8 +210,8 @@ RETIRED_KEYS: dict[str, str] = {
         "set hook_min_relevance (0–1, default 0.5) instead"
     ),
 }
-"""Settings that no longer exist → what to set instead (a config file naming one is refused
-with that hint, rather than with "unknown key")."""
+"""Settings that no longer exist → what to set instead (a config file or argument naming one
+is refused with that hint, rather than with "unknown key")."""
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -226,16 +226,23 @@ def _read_toml(path: Path) -> dict[str, Any]:
     data = data.get("vaultseek", data)  # allow a [vaultseek] table or top-level keys
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path}: `vaultseek` must be a table of settings")
+    _refuse_unknown_keys(data, f"config file {path}")
+    return data
+
+
+def _refuse_unknown_keys(data: Mapping[str, Any], origin: str) -> None:
+    """Raise :class:`ConfigError` when ``data`` names a retired setting (with what to set
+    instead) or one that does not exist (with the settings it may be a typo of)."""
     retired = sorted(set(data) & set(RETIRED_KEYS))
     if retired:
-        raise ConfigError(f"config file {path}: {retired[0]} is no longer a setting", hint=RETIRED_KEYS[retired[0]])
+        raise ConfigError(f"{origin}: {retired[0]} is no longer a setting", hint=RETIRED_KEYS[retired[0]])
     unknown = sorted(set(data) - set(_KEYS))
     if unknown:
-        raise ConfigError(
-            f"config file {path}: unknown key(s) {', '.join(unknown)}",
-            hint=f"known keys: {', '.join(sorted(_KEYS))}",
-        )
-    return data
+        from difflib import get_close_matches  # only for this error: a search never loads it
+
+        near = get_close_matches(unknown[0], _KEYS, n=3)
+        raise ConfigError(f"{origin}: unknown key(s) {', '.join(unknown)}",
+                          hint=f"did you mean {' or '.join(near)}?" if near else f"known keys: {', '.join(sorted(_KEYS))}")  # fmt: skip
 
 
 def load_config(
@@ -294,13 +301,7 @@ def load_config(
         settings.update((key, value) for key, value in vault_settings.items() if value is not None)
         sources.append(str(vault_file))
     apply(env_values, "environment", cwd)
-    unknown = sorted(set(overrides) - set(_KEYS))
-    if unknown:
-        from difflib import get_close_matches  # only for this error: a search never loads it
-
-        near = get_close_matches(unknown[0], _KEYS, n=3)
-        raise ConfigError(f"unknown setting(s) {', '.join(unknown)}",
-                          hint=f"did you mean {' or '.join(near)}?" if near else f"known settings: {', '.join(sorted(_KEYS))}")  # fmt: skip
+    _refuse_unknown_keys(overrides, "arguments")
     apply({"db": db, **overrides}, "arguments", cwd)
     if isinstance(db, str) and is_database_url(db) and database_target(db).has_password:
         notices.append(
