@@ -1,5 +1,6 @@
 """Query words against the index's vocabulary: other word forms for German and Spanish vaults,
-and the nearest indexed word for a word found nowhere (typo tolerance)."""
+the nearest indexed word for a word found nowhere (typo tolerance), and words of like meaning
+for a word the vault does not use."""
 
 from __future__ import annotations
 
@@ -164,6 +165,50 @@ def test_typos_in_a_german_vault(vault: Path, write: Callable[..., Path]) -> Non
         response = index.search("Archvi", mode="bm25")
         assert response.results[0].path == "tar.md"
         assert response.notices == ('searched for "archiv": no chunk has "Archvi"',)
+
+
+SCRIPTING = {
+    "start-sleep.md": "# Start-Sleep\n\nSuspends the script for a while: sleep for some seconds before the next "
+    "command runs, for example before a retry.",
+    "retry.md": "# Retries\n\nA script that tries again after a failure should count its attempts and give "
+    "up after five of them.",
+    "rename.md": "# Rename-Computer\n\nGives the computer a new name on the network; a restart applies it.",
+    "notes.md": "# Weekly notes\n\nThe team meets every Monday. The script of the demo is in the shared folder.",
+}
+
+
+def test_a_word_no_note_uses_finds_the_notes_words_of_like_meaning(vault: Path, write: Callable[..., Path]) -> None:
+    _index(vault, write, SCRIPTING)
+    with open_index(vault) as index:
+        question = "make my script take a short nap before it tries again"
+        response = index.search(question, mode="hybrid")
+        assert response.results[0].path == "start-sleep.md"
+        assert response.notices[0].startswith('no chunk has "nap": searched "sle')
+        assert response.notices[0].endswith("too, close to it in meaning")
+        # the words alone (BM25) are the words as typed: the retry note, which says "tries again"
+        assert index.search(question, mode="bm25").results[0].path == "retry.md"
+
+
+def test_words_of_like_meaning_only_for_a_question_about_the_vault(vault: Path, write: Callable[..., Path]) -> None:
+    _index(vault, write, SCRIPTING)
+    with open_index(vault) as index:
+        # a word the vault holds is searched as it is
+        assert all("close to it in meaning" not in n for n in index.search("sleep before a retry").notices)
+        # made-up words and questions in another language than the model's: most words are missing
+        for query in ("nap", "zebra nap", "wie lange schläft das skript"):
+            assert all("close to it in meaning" not in n for n in index.search(query).notices), query
+
+
+def test_the_static_model_knows_words_of_like_meaning() -> None:
+    from vaultseek.embeddings.static import load_embedder
+
+    model = load_embedder()
+    near = [word for word, _cosine in model.kin("nap")]
+    assert "sleep" in near and "nap" not in near
+    cosines = [cosine for _word, cosine in model.kin("laptop", limit=3)]
+    assert len(cosines) == 3 and cosines == sorted(cosines, reverse=True) and cosines[0] < 1.0
+    assert model.kin("xylophonic") == []  # word pieces: no vector of its own
+    assert model.kin("Laptop") == model.kin("laptop", limit=5)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -124,6 +124,7 @@ class StaticEmbedder:
         long enough to need it: ~40 ms of a fresh process that only embeds a query."""
         self.fingerprint = _fingerprint(tokenizer_text, self.config, self.matrix)
         self._table32: np.ndarray | None = None
+        self._words: tuple[list[str], np.ndarray, np.ndarray] | None = None
         self._serial = False
         """Encode one text at a time: the thread pool batch encoding needs could not start."""
 
@@ -158,6 +159,42 @@ class StaticEmbedder:
 
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
+
+    def kin(self, word: str, limit: int = 5) -> list[tuple[str, float]]:
+        """The ``limit`` words of the model's vocabulary whose vectors are nearest ``word``'s,
+        with their cosines, best first (*nap* → *asleep*, *sleeping*, *sleep*), when the model
+        knows ``word`` as a whole word (one token of its WordPiece vocabulary); else none. A
+        word of pieces (*xylophonic*, most words of another language than the model's) has no
+        vector of its own to read."""
+        if self._wordpiece is None:
+            return []
+        token = self._wordpiece.vocab.get(word.lower())
+        words, rows_of, unit = self._whole_words()
+        row = int(rows_of[token]) if token is not None else -1
+        if row < 0 or len(words) <= limit:
+            return []
+        scores = unit @ unit[row]
+        scores[row] = -1.0
+        best = np.argpartition(-scores, limit)[:limit]
+        best = best[np.argsort(-scores[best])]
+        return [(words[i], float(scores[i])) for i in best]
+
+    def _whole_words(self) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """The vocabulary's whole-word tokens (three ASCII letters or more: no ``##`` piece, no
+        digit or sign), each token id's row among them (-1 for the others) and their vectors
+        as unit rows: made on the first :meth:`kin` (~40 ms, 20 MB for the bundled model's 21k
+        words)."""
+        if self._words is None:
+            assert self._wordpiece is not None
+            vocab = self._wordpiece.vocab
+            words = [t for t in vocab if len(t) >= 3 and t.isascii() and t.isalpha() and t.islower()]
+            ids = np.fromiter((vocab[t] for t in words), dtype=np.int64, count=len(words))
+            rows = self.matrix.take(self.mapping[ids] if self.mapping is not None else ids, axis=0).astype(np.float32)
+            rows /= np.sqrt(np.einsum("ij,ij->i", rows, rows))[:, None] + 1e-32
+            rows_of = np.full(max(vocab.values()) + 1, -1, dtype=np.int64)
+            rows_of[ids] = np.arange(len(ids))
+            self._words = (words, rows_of, rows)
+        return self._words
 
     def legible_share(self, text: str) -> float:
         """The share of ``text``'s known tokens that carry a learned meaning (1.0 when it

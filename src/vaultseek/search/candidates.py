@@ -146,6 +146,8 @@ class StaticQueryModel(QueryModel, Protocol):
 
     def legible_share(self, text: str) -> float: ...
 
+    def kin(self, word: str, limit: int = 5) -> list[tuple[str, float]]: ...
+
 
 class NearestVectors(Protocol):
     """Vectors searched where they live — PostgreSQL's HNSW index — rather than in memory:

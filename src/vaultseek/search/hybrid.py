@@ -266,7 +266,7 @@ def _gather(
             legible = static[1].legible_share(wanted) if params.mode == "hybrid" else 1.0
     found = _Found(query, static=static, legible=legible, coverage=coverage)
     if params.mode in ("hybrid", "bm25"):
-        found.query, found.corrected = refine_query(store, query)
+        found.query, found.corrected = refine_query(store, query, static[1].kin if static is not None else None)
         found.bm25, found.held = lexical_list(store, found.query, pool, scope, restriction)
     narrowed = scope is not None or restriction is not None
     if scanning is not None and static is not None:

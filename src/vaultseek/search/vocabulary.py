@@ -16,6 +16,12 @@ side, against the index's own vocabulary (an ``fts5vocab`` view), so the index s
   word wins), and the response says what was searched instead (``Obsidain snyc`` →
   ``obsidian sync``). A word that occurs anywhere is never changed, and a query most of whose
   missing words have no near neighbour is another language's, not misspelt (:func:`_misspelt`).
+* **words of like meaning**: a query word that no chunk holds, is no typo and that the
+  static model knows as a word also matches the closest words by that model's vectors that
+  the index holds (:func:`kin_words`: *nap* → *sleep*, *laptop* → *notebook*), when some
+  other word of the query is the vault's: a question about the vault asked in the asker's own
+  words. A query none of whose words the vault holds (made-up words, another language) is
+  searched as typed. The response says what was added.
 
 PyStemmer (Snowball in C, ~1 µs a word) is imported here only, on the first query of a vault
 in one of those languages.
@@ -69,6 +75,14 @@ MIN_STEM = 4
 STEM_ENDING = 4
 """The longest ending a misspelt word may have past an indexed stem (``configur`` + ``aton``):
 longer, and a word is "corrected" to its first part (``microenviroment`` → ``micro``)."""
+KIN_COSINE = 0.6
+"""The least cosine between a missing word's and a kin word's vectors (:func:`kin_words`):
+*nap* → *sleep* is 0.66, *laptop* → *notebook* 0.66; *useless* → *useful* (0.65) passes too,
+which is why only a word no chunk holds is given kin."""
+KIN_WORDS = 1
+"""Kin words searched for one missing word, closest first."""
+Kin = Callable[[str], list[tuple[str, float]]]
+"""A model's nearest words to a word, with their cosines (``StaticEmbedder.kin``)."""
 _WORD = re.compile(r'^"([^\W\d_]+)"$')
 """A query phrase that is one word of letters: the only kind given other forms or corrected."""
 
@@ -223,10 +237,26 @@ def _written_forms(store: Store, typed: str, terms: list[str]) -> dict[str, str]
     return forms
 
 
-def refine_query(store: Store, query: LexicalQuery) -> tuple[LexicalQuery, tuple[str, ...]]:
-    """``query`` with its misspelt words corrected and its words' other forms added, and the
-    notices a response shows about it (the corrected query). In a vault written in another
-    language its :data:`FUNCTION_WORDS` are left out first, unless nothing else is left."""
+def kin_words(store: Store, word: str, kin: Kin) -> list[str]:
+    """Up to :data:`KIN_WORDS` words that ``kin`` finds within :data:`KIN_COSINE` of ``word``
+    and some chunk holds, closest first, one per index term (*sleeping* and *sleep* are one)."""
+    near = [w for w, cosine in kin(word) if cosine >= KIN_COSINE and w not in STOPWORDS]
+    found: dict[str, str] = {}
+    for candidate, chunks in zip(near, store.word_frequencies(near), strict=True):
+        terms = fts5_tokens(candidate, query=True)
+        if chunks and terms and terms[0] not in found:
+            found[terms[0]] = candidate
+        if len(found) == KIN_WORDS:
+            break
+    return list(found.values())
+
+
+def refine_query(store: Store, query: LexicalQuery, kin: Kin | None = None) -> tuple[LexicalQuery, tuple[str, ...]]:
+    """``query`` with its misspelt words corrected, its words' other forms added and, given
+    the static model's ``kin``, words of like meaning for the words no chunk holds
+    (:func:`kin_words`); and the notices a response shows about it (the corrected query, the
+    words added). In a vault written in another language its :data:`FUNCTION_WORDS` are left
+    out first, unless nothing else is left."""
     languages = vault_languages(store)
     if languages:
         query = _without_function_words(query, languages)
@@ -256,12 +286,19 @@ def refine_query(store: Store, query: LexicalQuery) -> tuple[LexicalQuery, tuple
                 phrases[i] = shown[i] = f'"{term}"'
                 fixed.append((words[i], term))
                 terms = [term if t == words[i].lower() else t for t in terms]
-    notices: tuple[str, ...] = ()
+    notices: list[str] = []
     if fixed:
         searched = " ".join(p.strip('"') for p in shown)
         missing = ", ".join(f'"{word}"' for word, _term in fixed)
-        notices = (f'searched for "{searched}": no chunk has {missing}',)
-    return LexicalQuery(tuple(phrases), tuple(dict.fromkeys(terms)), query.required, tuple(expanded)), notices
+        notices.append(f'searched for "{searched}": no chunk has {missing}')
+    if kin is not None and len(corrections) < len(words):  # some word is the vault's
+        typos = {word for word, _term in fixed}
+        for i in corrections:
+            if words[i] not in typos and (near := kin_words(store, words[i], kin)):
+                phrases[i] = "(" + " OR ".join([phrases[i], *(f'"{w}"' for w in near)]) + ")"
+                added = " and ".join(f'"{w}"' for w in near)
+                notices.append(f'no chunk has "{words[i]}": searched {added} too, close to it in meaning')
+    return LexicalQuery(tuple(phrases), tuple(dict.fromkeys(terms)), query.required, tuple(expanded)), tuple(notices)
 
 
 def _misspelt(corrections: dict[int, str | None]) -> bool:
