@@ -184,7 +184,7 @@ def test_a_word_no_note_uses_finds_the_notes_words_of_like_meaning(vault: Path, 
         response = index.search(question, mode="hybrid")
         assert response.results[0].path == "start-sleep.md"
         assert response.notices[0].startswith('no chunk has "nap": searched "sle')
-        assert response.notices[0].endswith("too, close to it in meaning")
+        assert response.notices[0].endswith("too, the nearest word the vault has")
         # the words alone (BM25) are the words as typed: the retry note, which says "tries again"
         assert index.search(question, mode="bm25").results[0].path == "retry.md"
 
@@ -193,10 +193,15 @@ def test_words_of_like_meaning_only_for_a_question_about_the_vault(vault: Path, 
     _index(vault, write, SCRIPTING)
     with open_index(vault) as index:
         # a word the vault holds is searched as it is
-        assert all("close to it in meaning" not in n for n in index.search("sleep before a retry").notices)
+        assert all("the nearest word" not in n for n in index.search("sleep before a retry").notices)
         # made-up words and questions in another language than the model's: most words are missing
         for query in ("nap", "zebra nap", "wie lange schläft das skript"):
-            assert all("close to it in meaning" not in n for n in index.search(query).notices), query
+            assert all("the nearest word" not in n for n in index.search(query).notices), query
+        # a day names one day: asked about Wednesday, a note about Tuesday (the model's nearest
+        # word to it, which the vault has) is no answer
+        write("standup.md", "# Standup\n\nThe team demos the script every Tuesday.")
+        index.sync()
+        assert all("the nearest word" not in n for n in index.search("what does the team demo on wednesday").notices)
 
 
 def test_the_static_model_knows_words_of_like_meaning() -> None:

@@ -81,6 +81,22 @@ KIN_COSINE = 0.6
 which is why only a word no chunk holds is given kin."""
 KIN_WORDS = 1
 """Kin words searched for one missing word, closest first."""
+NAMED_ONES: tuple[frozenset[str], ...] = tuple(
+    frozenset(words.split())
+    for words in (
+        "monday tuesday wednesday thursday friday saturday sunday weekday weekend",
+        """january february march april may june july august september october november december
+        jan feb mar apr jun jul aug sep sept oct nov dec""",
+        "yesterday today tonight tomorrow",
+        """zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen
+        fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy
+        eighty ninety hundred thousand million billion first second third fourth fifth sixth
+        seventh eighth ninth tenth""",
+    )
+)
+"""Words that each name one thing of a kind: a model puts *Tuesday* next to *Monday* and
+*nine* next to *ten*, but a note about Tuesday does not answer a question about Monday. A
+word's kin is never another word of its kind (:func:`kin_words`)."""
 Kin = Callable[[str], list[tuple[str, float]]]
 """A model's nearest words to a word, with their cosines (``StaticEmbedder.kin``)."""
 _WORD = re.compile(r'^"([^\W\d_]+)"$')
@@ -239,8 +255,10 @@ def _written_forms(store: Store, typed: str, terms: list[str]) -> dict[str, str]
 
 def kin_words(store: Store, word: str, kin: Kin) -> list[str]:
     """Up to :data:`KIN_WORDS` words that ``kin`` finds within :data:`KIN_COSINE` of ``word``
-    and some chunk holds, closest first, one per index term (*sleeping* and *sleep* are one)."""
-    near = [w for w, cosine in kin(word) if cosine >= KIN_COSINE and w not in STOPWORDS]
+    and some chunk holds, closest first, one per index term (*sleeping* and *sleep* are one),
+    none of the same kind (:data:`NAMED_ONES`)."""
+    kind = next((words for words in NAMED_ONES if word.lower() in words), frozenset())
+    near = [w for w, cosine in kin(word) if cosine >= KIN_COSINE and w not in STOPWORDS and w not in kind]
     found: dict[str, str] = {}
     for candidate, chunks in zip(near, store.word_frequencies(near), strict=True):
         terms = fts5_tokens(candidate, query=True)
@@ -297,7 +315,7 @@ def refine_query(store: Store, query: LexicalQuery, kin: Kin | None = None) -> t
             if words[i] not in typos and (near := kin_words(store, words[i], kin)):
                 phrases[i] = "(" + " OR ".join([phrases[i], *(f'"{w}"' for w in near)]) + ")"
                 added = " and ".join(f'"{w}"' for w in near)
-                notices.append(f'no chunk has "{words[i]}": searched {added} too, close to it in meaning')
+                notices.append(f'no chunk has "{words[i]}": searched {added} too, the nearest word the vault has')
     return LexicalQuery(tuple(phrases), tuple(dict.fromkeys(terms)), query.required, tuple(expanded)), tuple(notices)
 
 
