@@ -182,7 +182,7 @@ class StaticEmbedder:
     def _whole_words(self) -> tuple[list[str], np.ndarray, np.ndarray]:
         """The vocabulary's whole-word tokens (three ASCII letters or more: no ``##`` piece, no
         digit or sign), each token id's row among them (-1 for the others) and their vectors
-        as unit rows: made on the first :meth:`kin` (~30 ms, 20 MB for the bundled model's 21k
+        as unit rows: made on the first :meth:`kin` (~50 ms, 20 MB for the bundled model's 21k
         words)."""
         if self._words is None:
             assert self._wordpiece is not None

@@ -261,7 +261,7 @@ def kin_words(store: Store, word: str, kin: Kin) -> list[str]:
     near = [w for w, cosine in kin(word) if cosine >= KIN_COSINE and w not in STOPWORDS and w not in kind]
     found: dict[str, str] = {}
     for candidate, chunks in zip(near, store.word_frequencies(near), strict=True):
-        terms = fts5_tokens(candidate, query=True)
+        terms = store.index_terms(candidate)
         if chunks and terms and terms[0] not in found:
             found[terms[0]] = candidate
         if len(found) == KIN_WORDS:
