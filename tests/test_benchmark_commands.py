@@ -4,6 +4,7 @@ in the benchmarks, not in timed tests). A small vault keeps each to a few second
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -120,16 +121,21 @@ def test_a_small_vault_holds_its_questions_best_pages_and_fills_up_with_others()
     assert draw_vault(pages, lines, 12, 0)[0] != draw_vault(pages, lines, 12, 1)[0]
 
 
-@needs_deep_model
-def test_the_small_vault_benchmark_runs(tmp_path: Path) -> None:
+def _on_german_tldr(module: str, workdir: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m benchmarks.<module>`` on the shared German tldr pages (skipped without them)."""
     if not (SHARED_DATA / "tldr" / "pages.de").is_dir():
         pytest.skip(f"{SHARED_DATA / 'tldr'} is not available")
-    kept = tmp_path / "kept.pkl"
-    result = subprocess.run(
-        [sys.executable, "-m", "benchmarks.smallvault", "--data", str(SHARED_DATA), "--workdir", str(tmp_path),
-         "--sets", "tldr-de", "--notes", "6", "--vaults", "1", "--examples", str(kept)],
-        cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
+    return subprocess.run(
+        [sys.executable, "-m", f"benchmarks.{module}", "--data", str(SHARED_DATA), "--workdir", str(workdir),
+         "--sets", "tldr-de", *args],
+        cwd=REPO, capture_output=True, text=True, timeout=600, check=False, env={**os.environ, **(env or {})},
     )  # fmt: skip
+
+
+@needs_deep_model
+def test_the_small_vault_benchmark_runs(tmp_path: Path) -> None:
+    kept = tmp_path / "kept.pkl"
+    result = _on_german_tldr("smallvault", tmp_path, "--notes", "6", "--vaults", "1", "--examples", str(kept))
     assert result.returncode == 0, result.stderr[-3000:]
     rows = [line for line in result.stdout.splitlines() if line.startswith("| tldr-de, 6 notes")]
     assert [row.split(" | ")[1] for row in rows] == ["fast tiers", "deep tier complete"]
@@ -139,3 +145,37 @@ def test_the_small_vault_benchmark_runs(tmp_path: Path) -> None:
         cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert again.returncode == 0 and [r for r in again.stdout.splitlines() if r.startswith("| tldr-de")] == rows
+
+
+def test_a_typo_is_one_slip_in_one_longer_word_and_the_same_each_run() -> None:
+    import random
+
+    from benchmarks.typos import neighbours, with_typo
+
+    from vaultseek.search.vocabulary import osa_distance
+
+    question = "How do I run the same command on several remote computers at once with Invoke-Command?"
+    seen = set()
+    for seed in range(40):
+        typed = with_typo(question, random.Random(seed))
+        assert typed is not None and typed != question
+        changed = [(a, b) for a, b in zip(question.split(), typed.split(), strict=True) if a != b]
+        assert len(changed) == 1  # one word, and never an identifier's
+        word, slip = changed[0]
+        assert len(word) >= 5 and word != "Invoke-Command?" and slip[0] == word[0]
+        assert osa_distance(word, slip, 2) == 1
+        seen.add(slip)
+        assert with_typo(question, random.Random(seed)) == typed
+    assert len(seen) > 10  # the draws differ
+    assert with_typo("ls -la", random.Random(0)) is None  # no word to put a typo in
+    assert neighbours("g") == "fh" and neighbours("q") == "w" and neighbours("ß") == ""
+
+
+def test_the_typo_benchmark_runs(tmp_path: Path) -> None:
+    examples = tmp_path / "examples.jsonl"
+    result = _on_german_tldr("typos", tmp_path, "--examples", str(examples), env={"VAULTSEEK_DEEP_TIER": "false"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    row = next(line for line in result.stdout.splitlines() if line.startswith("tldr-de "))
+    lines = [json.loads(line) for line in examples.read_text("utf-8").splitlines()]
+    assert int(row.split()[1]) == len(lines) > 10
+    assert all(line["query"] != line["typo"] and len(line["ndcg@10"]) == 2 for line in lines)

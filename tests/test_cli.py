@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from conftest import run_cli
@@ -50,7 +51,9 @@ def test_search_json_shape(sample_vault: Path) -> None:
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["query"] == "_rrf_fuse" and data["mode"] == "bm25" and data["view"] == "notes"
-    assert list(data) == ["query", "mode", "view", "results", "notices", "intent", "no_match", "parsed", "reranking", "expansion"]
+    assert list(data) == [
+        "query", "mode", "view", "results", "notices", "intent", "no_match", "parsed", "reranking", "expansion", "alternatives",
+    ]  # fmt: skip
     assert data["reranking"] is None and data["expansion"] is None  # off by default
     note = data["results"][0]
     assert list(note) == ["path", "title", "score", "relevance", "sections"]
@@ -181,6 +184,44 @@ def test_index_without_a_folder_indexes_the_current_one(sample_vault: Path, tmp_
     (fresh / "a.md").write_text("# A note\n\nSomething about zeppelins and their hangars.")
     done = run_cli("index", cwd=fresh)
     assert done.returncode == 0 and str(fresh) in done.stdout
+
+
+def test_a_terminal_sees_the_searched_words_marked_in_snippets(sample_vault: Path) -> None:
+    """At a terminal, snippets mark the words searched: the typed ones and the word searched for
+    a mistyped one (bold); piped, the text is plain."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    assert run_cli("index", str(sample_vault), "--quiet").returncode == 0
+    args = [sys.executable, "-m", "vaultseek.cli.launcher", "search", "rotate refresh tokesn", "-k", "1", "--vault", str(sample_vault)]
+    main, side = pty.openpty()
+    env = {**os.environ, "TERM": "xterm"}
+    env.pop("NO_COLOR", None)
+    with subprocess.Popen(args, stdout=side, stderr=subprocess.DEVNULL, env=env) as child:
+        os.close(side)
+        shown = b""
+        while chunk := _read_pty(main):
+            shown += chunk
+        child.wait(timeout=120)
+    os.close(main)
+    text = shown.decode()
+    assert 'no chunk has "tokesn"' in text, text
+    marked = [word.lower() for word in re.findall(r"\x1b\[1m([^\x1b]+)\x1b\[0m", text)]
+    assert "rotate" in marked and any(word.startswith("token") for word in marked), marked
+    piped = run_cli("search", "rotate refresh tokesn", "-k", "1", "--vault", str(sample_vault))
+    assert "\x1b" not in piped.stdout and 'no chunk has "tokesn"' in piped.stdout
+
+
+def _read_pty(fd: int) -> bytes:
+    """What a pseudo-terminal has to read; b"" once its child has closed it."""
+    import os
+
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # Linux: EIO when the other side is closed
+        return b""
 
 
 def test_control_characters_never_reach_the_terminal(vault: Path) -> None:

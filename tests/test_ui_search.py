@@ -147,6 +147,27 @@ def test_a_query_nothing_answers_says_so_above_the_nearest_notes(browser: Any, s
 
 
 @pytest.mark.parametrize("width", ["desktop", "phone"])
+def test_the_words_searched_for_a_mistyped_one_are_marked(browser: Any, site: Site, width: str) -> None:
+    """A word no note holds is searched as the vault's nearest (a typo's correction): the line
+    above the results says so, and the snippets mark the word searched, not only the typed ones."""
+    typed = "sourdough discrad"
+    answer = httpx.get(f"{site.url}/api/search", params={"q": typed, "view": "notes"}, timeout=30).json()
+    assert answer["alternatives"] == {"discrad": ["discard"]}  # the premise: the typo was corrected
+
+    page = open_page(browser, site, width, "#search")
+    page.locator("input[name=q]").fill(typed)
+    page.keyboard.press("Enter")
+    page.locator(".search-results .note-result").first.wait_for()
+    assert 'no chunk has "discrad"' in page.locator(".search-meta").inner_text()
+    marked = [word.lower() for word in page.locator(".search-results .result-snippet mark").all_inner_texts()]
+    assert "discard" in marked and "sourdough" in marked, marked
+    no_sideways_scroll(page)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"search-corrected-{WIDTHS[width][0]}.png"))
+    assert page.errors == []
+
+
+@pytest.mark.parametrize("width", ["desktop", "phone"])
 def test_snippets_show_emphasis_not_markdown_and_never_markup(browser: Any, site: Site, width: str) -> None:
     page = open_page(browser, site, width, "#search/open%20crumb%20rye%20hydration")
     snippet = page.locator(".result-snippet", has=page.locator("strong")).first

@@ -83,6 +83,8 @@ def test_a_german_verb_finds_its_other_forms(vault: Path, write: Callable[..., P
         response = index.search("komprimieren", mode=mode)  # the page says komprimiert, Komprimierung
         assert response.results[0].path == "tar.md"
         assert response.notices == ()  # another form is no typo
+        assert response.alternatives == {"komprimieren": ("komprimi*",)}  # what was searched for it
+        assert "komprimiert" in response.results[0].snippet
 
 
 def test_a_spanish_word_finds_its_other_forms(vault: Path, write: Callable[..., Path]) -> None:
@@ -132,12 +134,59 @@ def test_typos_are_corrected_and_said(vault: Path, write: Callable[..., Path]) -
             response = index.search("Obsidain snyc", mode=mode)
             assert response.results[0].path == "obsidian.md"
             assert response.notices == ('searched for "obsidian sync": no chunk has "Obsidain", "snyc"',)
+            assert response.alternatives == {"Obsidain": ("obsidian",), "snyc": ("sync",)}
+
+
+def test_a_typo_is_read_as_the_index_stems_it(vault: Path, write: Callable[..., Path]) -> None:
+    """The index stores English words stemmed (*computers* as ``comput``): a typo is compared
+    as it is stemmed too, and the notice names the word as the vault writes it."""
+    notes = {
+        "remote.md": "# Remote\n\nRun one command on several remote computers at once.",
+        "json.md": "# JSON\n\nTurn a JSON string into objects with their properties.",
+    }
+    _index(vault, write, {**ENGLISH, **notes})
+    with open_index(vault) as index:
+        response = index.search("several remote coputers", mode="bm25")  # two edits from "comput"
+        assert response.results[0].path == "remote.md"
+        assert response.alternatives == {"coputers": ("computers",)}
+        assert response.notices == ('searched for "several remote computers": no chunk has "coputers"',)
+        response = index.search("json string into objcts", mode="bm25")
+        assert response.alternatives == {"objcts": ("objects",)} and response.results[0].path == "json.md"
+
+
+def test_a_typo_the_stems_hide_is_corrected_against_the_words_of_the_language(vault: Path, write: Callable[..., Path]) -> None:
+    """Porter stems *operator* to ``oper`` and *running* to ``run``: ``ooerator`` and ``runnimg``
+    are no edit or two from any index term, but one from a word of the static model's
+    vocabulary that the vault holds. The hybrid search corrects them against it; BM25 alone
+    loads no model and searches them as typed."""
+    notes = {
+        "operators.md": "# Operator precedence\n\nWhich operator is applied first when an expression has several.",
+        "policy.md": "# Execution policy\n\nRunning scripts is disabled on this system until the policy allows it.",
+    }
+    _index(vault, write, {**ENGLISH, **notes})
+    with open_index(vault) as index:
+        response = index.search("ooerator precedence", mode="hybrid")
+        assert response.alternatives == {"ooerator": ("operator",)}
+        assert response.notices[0] == 'searched for "operator precedence": no chunk has "ooerator"'
+        assert response.results[0].path == "operators.md"
+        response = index.search("runnimg scripts is disabled", mode="hybrid")
+        assert response.alternatives == {"runnimg": ("running",)} and response.results[0].path == "policy.md"
+        assert index.search("ooerator precedence", mode="bm25").alternatives == {}
+        # a made-up word near no word of either is searched as typed
+        assert index.search("xylophonic precedence", mode="hybrid").alternatives == {}
+        # a word the language writes so is no slip of the vault's (*bottle* is one from
+        # *battle*), and a short made-up word is one slip from too many (*ploof* from *proof*)
+        write("keys.md", "# Keyboard\n\nHold shift to win the battle, and check the proof before printing.")
+        index.sync()
+        assert index.search("bottle keyboard", mode="hybrid").alternatives.get("bottle") != ("battle",)
+        assert index.search("ploof", mode="hybrid").alternatives == {}
 
 
 def test_words_that_exist_are_never_corrected(vault: Path, write: Callable[..., Path]) -> None:
     _index(vault, write, ENGLISH)
     with open_index(vault) as index:
         assert index.search("obsidian sync", mode="bm25").notices == ()
+        assert index.search("obsidian sync").alternatives == {}
         assert index.search("rsync", mode="bm25").notices == ()
         # four letters: only a swap is a typo ("rust" is not "rest" misspelt)
         response = index.search("rust", mode="bm25")
@@ -185,8 +234,24 @@ def test_a_word_no_note_uses_finds_the_notes_words_of_like_meaning(vault: Path, 
         assert response.results[0].path == "start-sleep.md"
         assert response.notices[0].startswith('no chunk has "nap": searched "sle')
         assert response.notices[0].endswith("too, the nearest word the vault has")
+        (kin,) = response.alternatives["nap"]
+        assert kin.startswith("sle") and set(response.alternatives) == {"nap"}
         # the words alone (BM25) are the words as typed: the retry note, which says "tries again"
         assert index.search(question, mode="bm25").results[0].path == "retry.md"
+
+
+def test_a_snippet_is_cut_around_the_word_searched_in_place_of_the_query_s(vault: Path, write: Callable[..., Path]) -> None:
+    """A long section whose one match is the word searched for a missing one (here a typo's
+    correction, far down the section) shows that word, not the section's first lines; the
+    response says which word it was, and it round-trips through the contract's JSON."""
+    filler = " ".join(f"Line {n} of the release checklist covers packaging." for n in range(40))
+    _index(vault, write, {**ENGLISH, "deploy.md": f"# Deploy\n\n{filler} Finally, rotate the signing keys."})
+    with open_index(vault) as index:
+        response = index.search("signing keys rotaton", mode="bm25")
+        assert response.alternatives == {"rotaton": ("rotate",)}
+        assert "rotate the signing keys" in response.results[0].snippet
+        again = type(response).from_dict(response.to_dict())
+        assert again.alternatives == response.alternatives and response.to_dict()["alternatives"] == {"rotaton": ["rotate"]}
 
 
 def test_words_of_like_meaning_only_for_a_question_about_the_vault(vault: Path, write: Callable[..., Path]) -> None:
@@ -202,6 +267,15 @@ def test_words_of_like_meaning_only_for_a_question_about_the_vault(vault: Path, 
         write("standup.md", "# Standup\n\nThe team demos the script every Tuesday.")
         index.sync()
         assert all("the nearest word" not in n for n in index.search("what does the team demo on wednesday").notices)
+
+
+def test_the_static_model_knows_how_words_are_written() -> None:
+    from vaultseek.embeddings.static import load_embedder
+
+    spellings = load_embedder().spellings()
+    assert "operator" in spellings["o"] and "running" in spellings["r"]
+    assert all(word[0] == letter and word.isalpha() and word.islower() for letter, words in spellings.items() for word in words)
+    assert not any(word.startswith("##") for words in spellings.values() for word in words)
 
 
 def test_the_static_model_knows_words_of_like_meaning() -> None:

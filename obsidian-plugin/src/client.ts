@@ -28,6 +28,10 @@ export interface SearchAnswer {
   notices: string[];
   no_match: boolean;
   parsed: { text: string; fields: string[] } | null;
+  /** Each query word no note holds and what was searched for it: a typo's correction, the
+   * start its other forms share ("komprimi*"), the vault's word of like meaning (absent from
+   * an older vaultseek). */
+  alternatives?: Record<string, string[]>;
 }
 
 export interface RelatedNote {

@@ -1,7 +1,9 @@
 // Search as you type: a keyboard-first modal like Obsidian's quick switcher. Each note found is
 // a row (title, path, the section it ranks by, the snippet with the query's words marked) and
 // its other matching sections follow as indented rows; Enter opens the note at that heading or
-// page, Mod+Enter in a new tab, Shift+Enter inserts a link to it.
+// page, Mod+Enter in a new tab, Shift+Enter inserts a link to it. What the search changed (a
+// typo corrected, a word no note uses searched as the vault's nearest word) is a row above the
+// results, and the words it searched instead are marked too.
 
 import { App, MarkdownView, SuggestModal } from "obsidian";
 import { NoteHit, SearchAnswer, Section, VaultseekClient } from "./client";
@@ -52,16 +54,22 @@ export class SearchSession {
   }
 }
 
-export function rowsOf(answer: SearchAnswer, marks: string[], exists: (path: string) => boolean): Row[] {
+/** The server's notice that nothing matches closely; the modal says it in its own words. */
+const NO_MATCH = "nothing in the index matches this well; the closest results are shown";
+
+export function rowsOf(answer: SearchAnswer, typedMarks: string[], exists: (path: string) => boolean): Row[] {
+  const added = Object.values(answer.alternatives ?? {}).flat().map((word) => word.replace(/\*$/, ""));
+  const marks = [...new Set([...typedMarks, ...added])];
   const rows: Row[] = [];
   for (const hit of answer.results) {
     const gone = !exists(hit.path);
     hit.sections.forEach((section, n) => rows.push({ kind: "section", hit, section, first: n === 0, marks, gone }));
   }
   const notices = answer.notices.filter(Boolean);
-  if (rows.length === 0) rows.push({ kind: "notice", text: notices[0] ?? "No note matches." });
-  else if (answer.no_match) rows.unshift({ kind: "notice", text: "Nothing answers this closely; these are the nearest notes." });
-  return rows;
+  if (rows.length === 0) return [{ kind: "notice", text: notices[0] ?? "No note matches." }];
+  const told = notices.filter((notice) => notice !== NO_MATCH).map((text): Row => ({ kind: "notice", text }));
+  if (answer.no_match) told.push({ kind: "notice", text: "Nothing answers this closely; these are the nearest notes." });
+  return [...told, ...rows];
 }
 
 export class SearchModal extends SuggestModal<Row> {

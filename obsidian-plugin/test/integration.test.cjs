@@ -35,6 +35,16 @@ test("search as you type: Obsidian's filters, the right note, its section and ma
   assert.match(bad[0].problem.message, /zzz/);
 });
 
+test("a mistyped word: the modal says what was searched, and marks the word searched for it", async () => {
+  const rows = await new I.SearchSession(client(), () => true, 0).search("tenancy notice perod");
+  assert.equal(rows[0].kind, "notice");
+  assert.match(rows[0].text, /no chunk has "perod"/);
+  const first = rows.find((row) => row.kind === "section");
+  assert.equal(first.hit.path, "law/tenancy.md");
+  assert.ok(first.marks.includes("period"), JSON.stringify(first.marks));
+  assert.ok(I.markRuns(first.section.snippet, first.marks).some((run) => run.marked && run.text.toLowerCase() === "period"));
+});
+
 test("related notes and the map's missing links (absent on this server) for the active note", async () => {
   const found = await I.loadRelated(client(), "cooking/bread.md");
   assert.equal(found.problem, null);

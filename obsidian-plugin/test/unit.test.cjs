@@ -209,6 +209,20 @@ test("search rows: a note's sections follow it, a renamed note is marked", () =>
   assert.equal(I.rowsOf({ results: [], notices: ['no chunk contains "zz"'], no_match: true }, [], () => true)[0].text, 'no chunk contains "zz"');
 });
 
+test("search rows: what the search changed is said above the notes, and the words it searched are marked", () => {
+  const hit = { path: "a.md", title: "A", relevance: 0.8, sections: [{ section: "One", snippet: "Rotate the signing keys" }] };
+  const corrected = 'searched for "signing rotate": no chunk has "rotaet"';
+  const noMatch = "nothing in the index matches this well; the closest results are shown";
+  const rows = I.rowsOf({ results: [hit], notices: [corrected, noMatch], no_match: true, alternatives: { rotaet: ["rotate"], komprimieren: ["komprimi*"] } }, ["signing", "rotaet"], () => true);
+  assert.deepEqual(rows.map((r) => r.kind), ["notice", "notice", "section"]);
+  assert.equal(rows[0].text, corrected); // the server's notice, as it said it
+  assert.match(rows[1].text, /^Nothing answers this closely/); // said once, in the modal's words
+  assert.deepEqual(rows[2].marks, ["signing", "rotaet", "rotate", "komprimi"]);
+  assert.deepEqual(I.markRuns(hit.sections[0].snippet, rows[2].marks).filter((run) => run.marked).map((run) => run.text), ["Rotate", "signing"]);
+  // an older vaultseek sends no alternatives: the typed words alone
+  assert.deepEqual(I.rowsOf({ results: [hit], notices: [], no_match: false }, ["signing"], () => true)[0].marks, ["signing"]);
+});
+
 test("a search whose server is down shows the problem as its one row", async () => {
   const session = new I.SearchSession(new I.VaultseekClient(() => ({ serverUrl: "http://127.0.0.1:1", token: "", autoStart: false }), fakeTransport({ "/api/search": new (class extends Error {})() }), () => null), () => true, 0);
   await assert.rejects(session.rows("x")); // a non-transport failure is not hidden

@@ -440,6 +440,12 @@ class SearchResponse:
     a notice says why)."""
     expansion: Expansion | None = None
     """What query expansion searched besides the query; None when it did not run."""
+    alternatives: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Each query word no chunk holds, as typed, and what was searched in its place or beside
+    it (``search/vocabulary.py``): a typo's correction (``{"obsidain": ["obsidian"]}``), the
+    start its other forms share (``{"komprimieren": ["komprimi*"]}``), the vault's word of like
+    meaning (``{"nap": ["sleeping"]}``). Empty when every word was searched as typed. Surfaces
+    mark these words in snippets beside the query's own."""
 
     def to_dict(self) -> dict[str, Any]:
         """The response as the search contract's JSON, the one every surface answers with
@@ -458,6 +464,7 @@ class SearchResponse:
             "parsed": self.parsed.to_dict() if self.parsed is not None else None,
             "reranking": self.reranking.to_dict() if self.reranking is not None else None,
             "expansion": self.expansion.to_dict() if self.expansion is not None else None,
+            "alternatives": {word: list(found) for word, found in self.alternatives.items()},
         }
 
     @classmethod
@@ -468,16 +475,18 @@ class SearchResponse:
         parsed = QueryParse.from_dict(data["parsed"]) if data.get("parsed") else None
         reranking = Reranking.from_dict(data["reranking"]) if data.get("reranking") else None
         expansion = Expansion.from_dict(data["expansion"]) if data.get("expansion") else None
+        alternatives = {word: tuple(found) for word, found in (data.get("alternatives") or {}).items()}
         if data.get("view") == "notes":
             notes = tuple(NoteResult.from_dict(n) for n in data["results"])
             best = tuple(n.best for n in notes)
             return cls(
                 data["query"], data["mode"], best, notices, intent=intent, view="notes", notes=notes, no_match=no_match,
-                parsed=parsed, reranking=reranking, expansion=expansion,
+                parsed=parsed, reranking=reranking, expansion=expansion, alternatives=alternatives,
             )  # fmt: skip
         return cls(
             data["query"], data["mode"], tuple(SearchResult.from_dict(r) for r in data["results"]),
             notices, intent=intent, no_match=no_match, parsed=parsed, reranking=reranking, expansion=expansion,
+            alternatives=alternatives,
         )  # fmt: skip
 
 

@@ -274,7 +274,7 @@ def lean_answer(response: dict[str, Any]) -> dict[str, Any]:
             results.append(_lean_section(item, with_path=True))
     out: dict[str, Any] = {"query": response["query"], "view": response["view"], "results": results,
                            "no_match": response["no_match"]}  # fmt: skip
-    for key in ("notices", "intent", "parsed", "reranking", "expansion"):
+    for key in ("notices", "intent", "parsed", "reranking", "expansion", "alternatives"):
         if response.get(key):
             out[key] = response[key]
     return out

@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..records import QueryParse, SearchResponse, SearchResult, SkippedFile
+from ..text.lexical import STOPWORDS
 
 if TYPE_CHECKING:
     from ..reports import (
@@ -334,6 +335,12 @@ def format_results(response: SearchResponse, *, color: bool, verbose: bool = Fal
     ``search/relevance.py``), not the fused score, which is normalised per query and means
     nothing to a reader (the best hit of any query scores about 1); ``verbose`` adds it."""
     bold, dim, reset = ("\033[1m", "\033[2m", "\033[0m") if color else ("", "", "")
+    marks = _marks(response) if color else None
+
+    def snippet(hit: SearchResult) -> str:
+        text = clean(hit.snippet)
+        return marks.sub(lambda m: f"{bold}{m.group(0)}{reset}", text) if marks is not None else text
+
     lines: list[str] = [f"{dim}{format_parse(response.parsed)}{reset}"] if response.parsed is not None else []
     lines += [f"note: {n}" for n in response.notices]
     lines += [f"{dim}{line}{reset}" for line in format_model_steps(response)]
@@ -351,7 +358,7 @@ def format_results(response: SearchResponse, *, color: bool, verbose: bool = Fal
             for hit in note.sections:
                 label = clean(hit.label) or "(top of the note)"
                 lines.append(f"    › {label}  {dim}{_why(hit)}{reset}")
-                lines.append(f"      {clean(hit.snippet)}")
+                lines.append(f"      {snippet(hit)}")
         return "\n".join(lines)
     for number, hit in enumerate(response.results, start=1):
         where = hit.path
@@ -361,8 +368,22 @@ def format_results(response: SearchResponse, *, color: bool, verbose: bool = Fal
         shown = " · ".join(part for part in (_judgment(hit, verbose), _why(hit)) if part)
         lines.append(f"{number:>2}. {bold}{where}{reset}  {dim}{shown}{reset}")
         lines.append(f"    {dim}{clean(hit.heading_context)}{reset}")
-        lines.append(f"    {clean(hit.snippet)}")
+        lines.append(f"    {snippet(hit)}")
     return "\n".join(lines)
+
+
+def _marks(response: SearchResponse) -> re.Pattern[str] | None:
+    """What a snippet marks: the words searched (three letters or more, common words left
+    out) and what the search added for the ones no chunk holds (``response.alternatives``),
+    each at the start of a word and with up to two letters of its ending free, as snippets
+    are cut (*retry* marks *retries*); None when there is nothing to mark."""
+    searched = response.parsed.text if response.parsed is not None else response.query
+    words = [w for w in re.findall(r"\w{3,}", searched[:QUERY_SHOWN * 10].lower()) if w not in STOPWORDS]
+    words += [w.rstrip("*").lower() for found in response.alternatives.values() for w in found]
+    stems = {w if len(w) <= 4 else w[: max(4, len(w) - 2)] for w in words if w}
+    if not stems:
+        return None
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(stems, key=len, reverse=True))) + r")\w*", re.IGNORECASE)
 
 
 def format_model_steps(response: SearchResponse) -> list[str]:

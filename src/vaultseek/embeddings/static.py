@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -125,6 +125,7 @@ class StaticEmbedder:
         self.fingerprint = _fingerprint(tokenizer_text, self.config, self.matrix)
         self._table32: np.ndarray | None = None
         self._words: tuple[list[str], np.ndarray, np.ndarray] | None = None
+        self._spellings: dict[str, tuple[str, ...]] | None = None
         self._serial = False
         """Encode one text at a time: the thread pool batch encoding needs could not start."""
 
@@ -178,6 +179,20 @@ class StaticEmbedder:
         best = np.argpartition(-scores, limit)[:limit]
         best = best[np.argsort(-scores[best])]
         return [(words[i], float(scores[i])) for i in best]
+
+    def spellings(self) -> Mapping[str, tuple[str, ...]]:
+        """The vocabulary's whole words (as :meth:`kin` reads them) by first letter: the words
+        of the model's language as they are written, which a typo is corrected against where
+        the index holds only stems (``search/vocabulary.py``). Made on the first call (~8 ms);
+        empty for a tokenizer that is not WordPiece."""
+        if self._spellings is None:
+            vocab = self._wordpiece.vocab if self._wordpiece is not None else {}
+            by_letter: dict[str, list[str]] = {}
+            for token in vocab:
+                if len(token) >= 3 and token.isascii() and token.isalpha() and token.islower():
+                    by_letter.setdefault(token[0], []).append(token)
+            self._spellings = {letter: tuple(words) for letter, words in by_letter.items()}
+        return self._spellings
 
     def _whole_words(self) -> tuple[list[str], np.ndarray, np.ndarray]:
         """The vocabulary's whole-word tokens (three ASCII letters or more: no ``##`` piece, no

@@ -369,15 +369,17 @@ class Index:
         from ..search.vocabulary import refine_query
         from ..text.lexical import parse_query
 
-        with self._database_errors():
-            lexical, corrected = refine_query(self.store, parse_query(query))
-        static = deep = None
         try:
-            vectors, model = self._sides.vector_side()
-            if model.legible_share(query) >= MIN_LEGIBLE:
-                static = (vectors, model.embed_one(" ".join(lexical.terms) if corrected else query), model.name)
+            side = self._sides.vector_side()
         except VectorsUnavailable:
-            pass
+            side = None
+        model = side[1] if side is not None else None
+        with self._database_errors():  # the query's words as the search refines them, kin and spellings too
+            refined = refine_query(self.store, parse_query(query), model.kin if model else None, model.spellings if model else None)
+        lexical = refined.query
+        static = deep = None
+        if side is not None and side[1].legible_share(query) >= MIN_LEGIBLE:
+            static = (side[0], side[1].embed_one(" ".join(lexical.terms) if refined.misspelt else query), side[1].name)
         if self.config.deep_tier:
             try:
                 deep_vectors, deep_model, _coverage = self._sides.deep_side()

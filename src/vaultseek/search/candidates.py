@@ -4,6 +4,7 @@ or searched where the vectors live (PostgreSQL), within the query's scope and op
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Protocol
 
@@ -147,6 +148,8 @@ class StaticQueryModel(QueryModel, Protocol):
     def legible_share(self, text: str) -> float: ...
 
     def kin(self, word: str, limit: int = 5) -> list[tuple[str, float]]: ...
+
+    def spellings(self) -> Mapping[str, tuple[str, ...]]: ...
 
 
 class NearestVectors(Protocol):

@@ -139,6 +139,7 @@ def run_search(
     )  # fmt: skip
     query = found.query
     notices.extend(found.corrected)
+    marked = (*query.terms, *found.marked)  # what snippets are cut around
     free = parsed.text  # intent and the title match read the words, not the operators
     intent = detect_intent(free) if params.intent else None
     lean = LEANS.get(intent or "")
@@ -181,17 +182,19 @@ def run_search(
             fused = [f for f in fused if f.item in allowed]
     if scope is not None:
         notices.extend(filter_misses(store, scope))
-    verdict_head = _Head(fused[:MATCH_DEPTH], lambda missing: _materialise(store, missing, query, rows))
+    verdict_head = _Head(fused[:MATCH_DEPTH], lambda missing: _materialise(store, missing, marked, rows))
     judge = _Judge(words, *_judged_sides(found), verdict_head) if params.judge else None
-    answer = _Answer(text, params, notices, intent, parsed.shown(completions), reranking, expansion, restriction)
+    answer = _Answer(
+        text, params, notices, intent, parsed.shown(completions), reranking, expansion, restriction, found.alternatives
+    )  # fmt: skip
     if params.view == "notes":
         groups = group_notes(fused, params.k, paths_of, share)
-        sections = _judged(judge, _materialise(store, [f for group in groups for f in group.chunks], query, rows))
+        sections = _judged(judge, _materialise(store, [f for group in groups for f in group.chunks], marked, rows))
         notes = assemble_notes(groups, sections, store.titles([group.path for group in groups]))
         if params.max_tokens is not None:
             notes = fit_notes(notes, params.max_tokens)
         return answer.notes(notes, no_match=judge is not None and judge.no_match)
-    results = _judged(judge, _materialise(store, fused[: params.k], query, rows))
+    results = _judged(judge, _materialise(store, fused[: params.k], marked, rows))
     empty = not results
     if params.max_tokens is not None:
         results = fit_budget(results, params.max_tokens)
@@ -206,6 +209,12 @@ class _Found:
     """The lexical query, its misspelt words corrected."""
     corrected: tuple[str, ...] = ()
     """The notices that say what was corrected."""
+    alternatives: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """What each query word no chunk holds was searched as (``vocabulary.Refined``)."""
+    marked: tuple[str, ...] = ()
+    """The words of :attr:`alternatives` as snippets look for them."""
+    misspelt: bool = False
+    """A typo was corrected (not only other forms or kin added)."""
     bm25: Scored = field(default_factory=list)
     held: int = 0
     """How many of :attr:`bm25` hold every word of the query (they come first)."""
@@ -266,7 +275,11 @@ def _gather(
             legible = static[1].legible_share(wanted) if params.mode == "hybrid" else 1.0
     found = _Found(query, static=static, legible=legible, coverage=coverage)
     if params.mode in ("hybrid", "bm25"):
-        found.query, found.corrected = refine_query(store, query, static[1].kin if static is not None else None)
+        model = static[1] if static is not None else None
+        refined = refine_query(store, query, model.kin if model else None, model.spellings if model else None)
+        found.query, found.corrected, found.alternatives, found.marked, found.misspelt = (
+            refined.query, refined.notices, refined.alternatives, refined.marked, bool(refined.misspelt)
+        )  # fmt: skip
         found.bm25, found.held = lexical_list(store, found.query, pool, scope, restriction)
     narrowed = scope is not None or restriction is not None
     if scanning is not None and static is not None:
@@ -319,7 +332,7 @@ def _judged_sides(found: _Found) -> tuple[Side | None, Side | None]:
         static_side = None
     else:
         index, model = found.static
-        if found.corrected:  # a misspelt word is noise to the static model: judge what was searched for
+        if found.misspelt:  # a misspelt word is noise to the static model: judge what was searched for
             static_query = model.embed_one(" ".join(found.query.terms))
         static_side = (index, static_query, model.name) if found.legible >= MIN_LEGIBLE else None
     deep_side = None
@@ -382,6 +395,7 @@ class _Answer:
     reranking: Reranking | None
     expansion: Expansion | None
     restriction: Restriction | None
+    alternatives: dict[str, tuple[str, ...]]
 
     def _notices(self, no_match: bool, empty: bool) -> tuple[str, ...]:
         extra = [NO_MATCH] if no_match else []
@@ -392,13 +406,14 @@ class _Answer:
         return SearchResponse(
             self.text, self.params.mode, tuple(note.best for note in notes), self._notices(no_match, not notes),
             intent=self.intent, view="notes", notes=tuple(notes), no_match=no_match, parsed=self.parsed,
-            reranking=self.reranking, expansion=self.expansion,
+            reranking=self.reranking, expansion=self.expansion, alternatives=self.alternatives,
         )  # fmt: skip
 
     def chunks(self, results: list[SearchResult], *, no_match: bool, empty: bool) -> SearchResponse:
         return SearchResponse(
             self.text, self.params.mode, tuple(results), self._notices(no_match, empty), intent=self.intent,
             view="chunks", no_match=no_match, parsed=self.parsed, reranking=self.reranking, expansion=self.expansion,
+            alternatives=self.alternatives,
         )  # fmt: skip
 
 
@@ -450,7 +465,7 @@ class _SubQuerySides:
         out: dict[str, list[int]] = {}
         if self.mode in ("hybrid", "bm25"):
             for n, words in enumerate(expansion.lexical, start=1):
-                lexical, _corrected = refine_query(self.store, parse_query(words))
+                lexical = refine_query(self.store, parse_query(words)).query
                 out[f"lexical:{n}"] = [i for i, _s in lexical_hits(self.store, lexical, self.pool, self.scope, self.restriction)]
         meanings = [*expansion.semantic, *([expansion.passage] if expansion.passage else [])]
         for name, side in (("vector", self.static), ("deep", self.deep)):
@@ -468,8 +483,9 @@ class _SubQuerySides:
 
 
 def _materialise(
-    store: Store, fused: list[Fused], query: LexicalQuery, known: Mapping[int, ChunkRow] | None = None
+    store: Store, fused: list[Fused], marked: tuple[str, ...], known: Mapping[int, ChunkRow] | None = None
 ) -> list[SearchResult]:
+    """The results of ``fused``, each with its snippet cut around the words of ``marked``."""
     missing = [f.item for f in fused if not known or f.item not in known]
     rows = {**(known or {}), **(store.chunks_by_id(missing) if missing else {})}
     out = []
@@ -482,7 +498,7 @@ def _materialise(
                 path=shown_path(row.path),  # a credential in a file or folder name is never shown
                 section=row.section,
                 heading_context=row.heading_context,
-                snippet=make_snippet(row.text, query.terms),
+                snippet=make_snippet(row.text, marked),
                 score=f.score,
                 bm25_rank=f.ranks.get("bm25"),
                 vec_rank=f.ranks.get("vector"),

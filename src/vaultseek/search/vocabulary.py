@@ -14,14 +14,21 @@ side, against the index's own vocabulary (an ``fts5vocab`` view), so the index s
 * **typos**: a query word that no chunk holds is replaced by the nearest indexed word
   (:func:`nearest_term`: a letter dropped, added, changed or two swapped; the commonest such
   word wins), and the response says what was searched instead (``Obsidain snyc`` →
-  ``obsidian sync``). A word that occurs anywhere is never changed, and a query most of whose
+  ``obsidian sync``), each word as the vault writes it (:func:`written_as`: *rotation*, not
+  the stem ``rotat``). A word that occurs anywhere is never changed, and a query most of whose
   missing words have no near neighbour is another language's, not misspelt (:func:`_misspelt`).
+  In a vault in no Snowball language the word is also compared as the index stems it, and in
+  the hybrid search with the static model's written words (:func:`spelled_word`), unless that
+  model knows the word as typed.
 * **words of like meaning**: a query word that no chunk holds, is no typo and that the
   static model knows as a word also matches the closest words by that model's vectors that
   the index holds (:func:`kin_words`: *nap* → *sleep*, *laptop* → *notebook*), when some
   other word of the query is the vault's: a question about the vault asked in the asker's own
   words. A query none of whose words the vault holds (made-up words, another language) is
   searched as typed. The response says what was added.
+
+What each missing word was searched as is :attr:`Refined.alternatives`: the response carries
+it, snippets are cut around it and every surface marks it beside the query's own words.
 
 PyStemmer (Snowball in C, ~1 µs a word) is imported here only, on the first query of a vault
 in one of those languages.
@@ -32,7 +39,8 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from ..storage.db import fts5_tokens
 from ..storage.store import Store
@@ -99,6 +107,8 @@ NAMED_ONES: tuple[frozenset[str], ...] = tuple(
 word's kin is never another word of its kind (:func:`kin_words`)."""
 Kin = Callable[[str], list[tuple[str, float]]]
 """A model's nearest words to a word, with their cosines (``StaticEmbedder.kin``)."""
+Spellings = Callable[[], Mapping[str, tuple[str, ...]]]
+"""A model's words as they are written, by first letter (``StaticEmbedder.spellings``)."""
 _WORD = re.compile(r'^"([^\W\d_]+)"$')
 """A query phrase that is one word of letters: the only kind given other forms or corrected."""
 
@@ -174,34 +184,53 @@ def allowed_edits(word: str) -> int:
     return 0 if len(word) < 4 else 1 if len(word) < 8 else 2
 
 
-def nearest_term(store: Store, word: str) -> str | None:
+def nearest_term(store: Store, word: str, *, stemmed: bool = True) -> str | None:
     """The indexed term closest to ``word`` within :func:`allowed_edits` (fewest edits, then
     most chunks), or None. Candidates start with the word's first two letters, its first and
     third (a second letter added, dropped or swapped: ``snyc`` → ``sync``) or its second and
     first: three narrow ``fts5vocab`` ranges. A term of five letters or more that the word
     starts with, :data:`STEM_ENDING` letters short of it at most, counts as one edit away: it
-    is a stem (``configuraton`` → ``configur``)."""
+    is a stem (``configuraton`` → ``configur``).
+
+    The index stores English words stemmed (*objects* as ``object``), so with ``stemmed`` (a
+    vault in no Snowball language) a word of five letters or more is also compared as the index
+    stems it: ``objcts`` is two edits from ``object`` but its stem ``objct`` one, as
+    ``coputers`` (``coput``) is from ``comput``. A term only that comparison finds is taken when
+    the vault's own word for it (:func:`written_as`) is one slip from the word as typed: the
+    stem of *parade*, ``parad``, is one edit from ``param``, but *parade* is two from *params*,
+    as *symphony* is from *symfony*."""
     folded = fold(word)
     limit = allowed_edits(folded)
     if not limit:
         return None
-    letters = set(folded)
-    best: tuple[int, int, str] | None = None
-    starts = dict.fromkeys((folded[:2], folded[0] + folded[2], folded[1] + folded[0]))
-    for term, chunks in (row for start in starts for row in store.terms_starting(start)):
-        if not chunks:
-            continue
-        if 5 <= len(term) < len(folded) <= len(term) + STEM_ENDING and folded.startswith(term):
-            distance = 1
-        elif abs(len(term) - len(folded)) > limit or len(letters ^ set(term)) > 2 * limit:
-            continue  # an edit changes the length by one and the letters by two at most
-        else:
-            distance = osa_distance(folded, term, limit)
-            if len(folded) == 4 and distance == 1 and sorted(folded) != sorted(term):
-                continue  # four letters: only a swap, "rust" is no typo of "rest"
-        if distance <= limit and (best is None or (distance, -chunks) < best[:2]):
-            best = (distance, -chunks, term)
-    return best[2] if best else None
+    stem = store.index_terms(word) if stemmed and len(folded) >= 5 else []
+    probes = [folded, *(stem if len(stem) == 1 and len(stem[0]) >= 4 and stem[0] != folded else [])]
+    found: dict[str, tuple[int, int, bool]] = {}
+    for start in dict.fromkeys(start for p in probes for start in (p[:2], p[0] + p[2], p[1] + p[0])):
+        for term, chunks in store.terms_starting(start):
+            as_typed = _edits(folded, term, limit)
+            as_stemmed = None if len(probes) == 1 else _edits(probes[1], term, min(limit, allowed_edits(probes[1])))
+            if chunks and (as_typed is not None or as_stemmed is not None):
+                found[term] = (min(d for d in (as_typed, as_stemmed) if d is not None), -chunks, as_typed is not None)
+    for term, (_distance, _chunks, typed) in sorted(found.items(), key=lambda item: (*item[1][:2], item[0])):
+        if typed or osa_distance(folded, fold(written_as(store, term, word)), 1) <= 1:
+            return term
+    return None
+
+
+def _edits(word: str, term: str, limit: int) -> int | None:
+    """The edits from ``word`` to ``term`` as :func:`nearest_term` counts them (a stem the word
+    starts with is one); None when more than ``limit``."""
+    if not limit:
+        return None
+    if 5 <= len(term) < len(word) <= len(term) + STEM_ENDING and word.startswith(term):
+        return 1
+    if abs(len(term) - len(word)) > limit or len(set(word) ^ set(term)) > 2 * limit:
+        return None  # an edit changes the length by one and the letters by two at most
+    distance = osa_distance(word, term, limit)
+    if distance > limit or (len(word) == 4 and distance == 1 and sorted(word) != sorted(term)):
+        return None  # four letters: only a swap, "rust" is no typo of "rest"
+    return distance
 
 
 PREFIX_COMPLETIONS = 3
@@ -253,6 +282,49 @@ def _written_forms(store: Store, typed: str, terms: list[str]) -> dict[str, str]
     return forms
 
 
+WRITTEN_SAMPLE = 50
+"""Chunks holding a corrected term whose words say how the vault writes it (~5 ms; twenty
+missed *compressing* among the tldr pages that say *compress*, *compressed*, *compression*)."""
+
+
+def written_as(store: Store, term: str, typed: str) -> str:
+    """How the vault writes index ``term`` (stemmed: ``rotat``), the written word nearest to
+    ``typed`` among those of a few chunks that hold it (``rotaton`` → *rotation* where the vault
+    says both *rotate* and *rotation*): what a reader is told was searched. ``term`` itself
+    when no word of those chunks is indexed as it."""
+    seen: dict[str, int] = {}
+    for row in store.chunks_by_id(store.chunks_matching(f'"{term}"', WRITTEN_SAMPLE).tolist()).values():
+        for word in WORD.findall(row.text):
+            low = word.lower()
+            if fold(low)[:2] == term[:2]:
+                seen[low] = seen.get(low, 0) + 1
+    folded = fold(typed)
+    for word in sorted(seen, key=lambda w: (osa_distance(folded, fold(w), len(w) + len(folded)), -seen[w], w)):
+        if store.index_terms(word) == [term]:
+            return word
+    return term
+
+
+def spelled_word(store: Store, word: str, spellings: Spellings) -> str | None:
+    """The written word one slip from ``word`` among the model's (``spellings``) that some
+    chunk holds (the one the most chunks hold), or None, for a word of six letters or more:
+    what :func:`nearest_term` cannot reach through the index's stems. Porter stems *operator*
+    to ``oper`` and *running* to ``run``, so neither ``ooerator`` nor ``runnimg`` is an edit or
+    two from a term, but each is one from a word of the dictionary the vault holds. One slip,
+    not two: two reach from a word the model lacks to another it knows (*espresso* →
+    *express*, *sprocket* → *socket*), which is a rarer word, not a typo; and not in a word of
+    five letters, where one slip reaches a word from nonsense (*ploof* → *proof*)."""
+    folded = fold(word)
+    if len(folded) < 6 or not folded.isascii():
+        return None
+    near = [
+        w for w in spellings().get(folded[0], ()) if abs(len(w) - len(folded)) <= 1
+        and len(set(w) ^ set(folded)) <= 2 and osa_distance(folded, w, 1) <= 1
+    ]  # fmt: skip
+    held = [(-chunks, w) for w, chunks in zip(near, store.word_frequencies(near), strict=True) if chunks]
+    return min(held)[1] if held else None
+
+
 def kin_words(store: Store, word: str, kin: Kin) -> list[str]:
     """Up to :data:`KIN_WORDS` words that ``kin`` finds within :data:`KIN_COSINE` of ``word``
     and some chunk holds, closest first, one per index term (*sleeping* and *sleep* are one),
@@ -269,25 +341,53 @@ def kin_words(store: Store, word: str, kin: Kin) -> list[str]:
     return list(found.values())
 
 
-def refine_query(store: Store, query: LexicalQuery, kin: Kin | None = None) -> tuple[LexicalQuery, tuple[str, ...]]:
+@dataclass(frozen=True, slots=True)
+class Refined:
+    """A query as :func:`refine_query` made it searchable, and what it changed."""
+
+    query: LexicalQuery
+    notices: tuple[str, ...] = ()
+    """What the response tells the user: the corrected query, the words added."""
+    alternatives: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Each query word no chunk holds (as typed) and what was searched in its place or beside
+    it: a typo's correction, the start its other forms share (``komprimi*``), words of like
+    meaning. Snippets are cut around them and every surface marks them."""
+    misspelt: tuple[str, ...] = ()
+    """The words of :attr:`alternatives` that were typos, replaced by their correction (the
+    others keep their place beside what was added): the relevance judgment's static model
+    then reads the words searched, not the slip."""
+    @property
+    def marked(self) -> tuple[str, ...]:
+        """The words of :attr:`alternatives` as snippets look for them (a form's start without
+        its ``*``)."""
+        return tuple(word.rstrip("*") for words in self.alternatives.values() for word in words)
+
+
+def refine_query(
+    store: Store, query: LexicalQuery, kin: Kin | None = None, spellings: Spellings | None = None
+) -> Refined:
     """``query`` with its misspelt words corrected, its words' other forms added and, given
     the static model's ``kin``, words of like meaning for the words no chunk holds
-    (:func:`kin_words`); and the notices a response shows about it (the corrected query, the
-    words added). In a vault written in another language its :data:`FUNCTION_WORDS` are left
-    out first, unless nothing else is left."""
+    (:func:`kin_words`); with the notices a response shows about it and what each missing
+    word was searched as. Given the model's ``spellings``, a word of a vault in no Snowball
+    language that no index term is near is corrected against them (:func:`spelled_word`). In
+    a vault written in another language its :data:`FUNCTION_WORDS` are left out first, unless
+    nothing else is left."""
     languages = vault_languages(store)
     if languages:
         query = _without_function_words(query, languages)
     words = {i: m.group(1) for i, p in enumerate(query.phrases) if (m := _WORD.match(p))}
     words = {i: w for i, w in words.items() if w.lower() not in STOPWORDS and not has_cjk(w)}
     if not words:
-        return query, ()
+        return Refined(query)
     frequencies = dict(zip(words, store.word_frequencies(list(words.values())), strict=True))
     phrases = list(query.phrases)
     terms = list(query.terms)
     shown = [p.replace('"', "").replace(" *", "*") for p in phrases]
     expanded: list[str] = []
+    alternatives: dict[str, tuple[str, ...]] = {}
     corrections: dict[int, str | None] = {}
+    spelled: dict[int, str] = {}
     for i, word in words.items():
         if frequencies[i]:
             continue
@@ -295,15 +395,25 @@ def refine_query(store: Store, query: LexicalQuery, kin: Kin | None = None) -> t
         if forms:
             phrases[i] = "(" + " OR ".join([phrases[i], *(f'"{f}" *' for f in forms)]) + ")"
             expanded.append(word.lower())
+            alternatives[word] = tuple(f"{_as_typed(word, f)}*" for f in forms)
         else:
-            corrections[i] = nearest_term(store, word)
+            # A word the model's language writes so is no slip of another (*sweet*, *Swift*):
+            # only the index's own terms may stand in for it, as before either step existed.
+            known = spellings is not None and word.lower() in spellings().get(word[:1].lower(), ())
+            corrections[i] = nearest_term(store, word, stemmed=not languages and not known)
+            if corrections[i] is None and spellings is not None and not languages and not known:
+                found = spelled_word(store, word, spellings)
+                if found is not None and (found_terms := store.index_terms(found)):
+                    corrections[i], spelled[i] = found_terms[0], found
     fixed: list[tuple[str, str]] = []
     if _misspelt(corrections):
         for i, term in corrections.items():
             if term is not None:
-                phrases[i] = shown[i] = f'"{term}"'
-                fixed.append((words[i], term))
-                terms = [term if t == words[i].lower() else t for t in terms]
+                written = spelled.get(i) or written_as(store, term, words[i])
+                phrases[i], shown[i] = f'"{term}"', written
+                fixed.append((words[i], written))
+                alternatives[words[i]] = (written,)
+                terms = [written if t == words[i].lower() else t for t in terms]
     notices: list[str] = []
     if fixed:
         searched = " ".join(p.strip('"') for p in shown)
@@ -314,9 +424,18 @@ def refine_query(store: Store, query: LexicalQuery, kin: Kin | None = None) -> t
         for i in corrections:
             if words[i] not in typos and (near := kin_words(store, words[i], kin)):
                 phrases[i] = "(" + " OR ".join([phrases[i], *(f'"{w}"' for w in near)]) + ")"
+                alternatives[words[i]] = tuple(near)
                 added = " and ".join(f'"{w}"' for w in near)
                 notices.append(f'no chunk has "{words[i]}": searched {added} too, the nearest word the vault has')
-    return LexicalQuery(tuple(phrases), tuple(dict.fromkeys(terms)), query.required, tuple(expanded)), tuple(notices)
+    refined = LexicalQuery(tuple(phrases), tuple(dict.fromkeys(terms)), query.required, tuple(expanded))
+    return Refined(refined, tuple(notices), alternatives, tuple(word for word, _written in fixed))
+
+
+def _as_typed(word: str, stem: str) -> str:
+    """``stem`` (folded, as the index stores words) as ``word`` writes it when it is the start
+    of ``word``'s folded form (``schlüssel`` for ``Schlüsseln``): what a reader sees marked."""
+    low = word.lower()
+    return low[: len(stem)] if len(low) == len(fold(word)) and fold(word).startswith(stem) else stem
 
 
 def _misspelt(corrections: dict[int, str | None]) -> bool:

@@ -854,16 +854,20 @@ var SearchSession = class {
     return rowsOf(answer, marks, this.exists);
   }
 };
-function rowsOf(answer, marks, exists) {
+var NO_MATCH = "nothing in the index matches this well; the closest results are shown";
+function rowsOf(answer, typedMarks, exists) {
+  const added = Object.values(answer.alternatives ?? {}).flat().map((word) => word.replace(/\*$/, ""));
+  const marks = [.../* @__PURE__ */ new Set([...typedMarks, ...added])];
   const rows = [];
   for (const hit of answer.results) {
     const gone = !exists(hit.path);
     hit.sections.forEach((section, n) => rows.push({ kind: "section", hit, section, first: n === 0, marks, gone }));
   }
   const notices = answer.notices.filter(Boolean);
-  if (rows.length === 0) rows.push({ kind: "notice", text: notices[0] ?? "No note matches." });
-  else if (answer.no_match) rows.unshift({ kind: "notice", text: "Nothing answers this closely; these are the nearest notes." });
-  return rows;
+  if (rows.length === 0) return [{ kind: "notice", text: notices[0] ?? "No note matches." }];
+  const told = notices.filter((notice) => notice !== NO_MATCH).map((text2) => ({ kind: "notice", text: text2 }));
+  if (answer.no_match) told.push({ kind: "notice", text: "Nothing answers this closely; these are the nearest notes." });
+  return [...told, ...rows];
 }
 var SearchModal = class extends import_obsidian4.SuggestModal {
   constructor(app, client, renames, debounceMs, onProblem) {

@@ -2,8 +2,8 @@
 // query syntax ("phrase", -word, prefix*, tag:x, …: the line under the count says what was
 // read). It answers with notes: each file once, under its title, with its best sections; a
 // section (or the title, for the best one) opens its passage in the side panel with the
-// searched words marked. The query is part of the address (#search/<query>), so a search can
-// be bookmarked or reloaded.
+// searched words marked, and those searched for a query word no note holds. The query is
+// part of the address (#search/<query>), so a search can be bookmarked or reloaded.
 
 import { api, el, highlightTerms, inlineMarkdown, openPassage, plainText, plural, recall, remember } from "../ui.js";
 
@@ -97,7 +97,10 @@ async function run(query, force) {
       parts.results.replaceChildren(el("li", { class: "empty" }, "Nothing found. Try other words, or fewer filters."));
       return;
     }
-    const words = body.parsed ? body.parsed.text : query;
+    // The words searched, and what the search took for the ones no note holds (a corrected
+    // typo, another form of the word, the vault's word of like meaning): all are marked.
+    const added = Object.values(body.alternatives || {}).flat().map((word) => word.replace(/\*$/, ""));
+    const words = [body.parsed ? body.parsed.text : query, ...added].join(" ");
     const unmatched = body.no_match
       ? [el("li", { class: "notice warn search-no-match", role: "status" },
           "Nothing in your notes answers this closely.",
