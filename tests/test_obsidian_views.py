@@ -34,6 +34,7 @@ HARNESS = REPO / "obsidian-plugin" / "test" / "harness"
 STANDIN = REPO / "obsidian-plugin" / "test" / "standin"
 SHIPPED = REPO / "src" / "vaultseek" / "obsidian" / "plugin"
 SHOTS = REPO / "docs" / "images" / "obsidian"
+ARTIFACTS = Path(__file__).parent / "artifacts"
 WIDTHS = {"panel": (350, 760), "full": (1280, 800)}
 TYPES = {".html": "text/html", ".js": "text/javascript", ".cjs": "text/javascript", ".css": "text/css"}
 KUBECTL = {
@@ -199,6 +200,27 @@ def test_search_as_you_type_opens_the_note_at_its_section(browser: Any, site: Si
     assert opened["path"] == "law/tenancy.md" and opened["eState"]["subpath"] == "#Notice period"
     text = site.files["law/tenancy.md"]
     assert {text[a:b].lower() for a, b in opened["eState"]["match"]["matches"]} == {"notice", "period"}
+    assert page.errors == []
+
+
+@pytest.mark.parametrize("width", ["panel", "full"])
+def test_a_mistyped_word_is_said_above_the_results_and_its_correction_marked(browser: Any, site: Site, width: str) -> None:
+    page = open_harness(browser, site, width, active="cooking/bread.md")
+    page.evaluate("() => h.app.commands.search.callback()")
+    page.locator(".prompt-input").press_sequentially("tenancy notice perod", delay=25)
+    page.locator(".suggestion-item .vaultseek-title").first.wait_for()
+    said = page.locator(".suggestion-item").first
+    assert "vaultseek-notice" in (said.get_attribute("class") or "")
+    assert 'no chunk has "perod"' in said.inner_text()
+    hit = page.locator(".suggestion-item", has=page.locator(".vaultseek-title")).first
+    assert hit.locator(".vaultseek-path").inner_text() == "law/tenancy.md"
+    assert "period" in [m.lower() for m in hit.locator(".vaultseek-snippet mark").all_inner_texts()]
+    no_sideways_scroll(page)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"obsidian-search-corrected-{WIDTHS[width][0]}.png"))
+    page.keyboard.press("Enter")  # the line is selected first; Enter opens the first note all the same
+    page.wait_for_function("h.app.opened.length > 0")
+    assert page.evaluate("h.app.opened[0].path") == "law/tenancy.md"
     assert page.errors == []
 
 

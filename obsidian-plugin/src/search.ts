@@ -2,8 +2,8 @@
 // a row (title, path, the section it ranks by, the snippet with the query's words marked) and
 // its other matching sections follow as indented rows; Enter opens the note at that heading or
 // page, Mod+Enter in a new tab, Shift+Enter inserts a link to it. What the search changed (a
-// typo corrected, a word no note uses searched as the vault's nearest word) is a row above the
-// results, and the words it searched instead are marked too.
+// typo corrected, a word no note uses searched as the vault's nearest word) is a line above the
+// results, which Enter passes over to the first note, and the words it searched are marked too.
 
 import { App, MarkdownView, SuggestModal } from "obsidian";
 import { NoteHit, SearchAnswer, Section, VaultseekClient } from "./client";
@@ -75,6 +75,8 @@ export function rowsOf(answer: SearchAnswer, typedMarks: string[], exists: (path
 export class SearchModal extends SuggestModal<Row> {
   private readonly session: SearchSession;
   private how: "open" | "tab" | "link" = "open";
+  /** The rows on screen: a line above the notes passes Enter on to the first of them. */
+  private shown: Row[] = [];
 
   constructor(
     app: App,
@@ -110,8 +112,9 @@ export class SearchModal extends SuggestModal<Row> {
     this.selectActiveSuggestion(event); // Obsidian closes the modal and calls onChooseSuggestion
   }
 
-  getSuggestions(typed: string): Promise<Row[]> {
-    return this.session.rows(typed);
+  async getSuggestions(typed: string): Promise<Row[]> {
+    this.shown = await this.session.rows(typed);
+    return this.shown;
   }
 
   renderSuggestion(row: Row, el: HTMLElement): void {
@@ -147,7 +150,10 @@ export class SearchModal extends SuggestModal<Row> {
     void this.choose(row, how);
   }
 
-  private async choose(row: Row, how: "open" | "tab" | "link"): Promise<void> {
+  private async choose(chosen: Row, how: "open" | "tab" | "link"): Promise<void> {
+    // The first row is selected as the list appears; when it is a line saying what the search
+    // changed, Enter still opens (or links) the first note, as it does without the line.
+    const row = chosen.kind === "notice" ? this.shown.find((r) => r.kind === "section") ?? chosen : chosen;
     if (row.kind === "problem") {
       this.onProblem(row.problem);
       return;

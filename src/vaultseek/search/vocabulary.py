@@ -212,8 +212,13 @@ def nearest_term(store: Store, word: str, *, stemmed: bool = True) -> str | None
             as_stemmed = None if len(probes) == 1 else _edits(probes[1], term, min(limit, allowed_edits(probes[1])))
             if chunks and (as_typed is not None or as_stemmed is not None):
                 found[term] = (min(d for d in (as_typed, as_stemmed) if d is not None), -chunks, as_typed is not None)
+    checks = iter(range(3))  # a check reads sections (written_as): three at most
     for term, (_distance, _chunks, typed) in sorted(found.items(), key=lambda item: (*item[1][:2], item[0])):
-        if typed or osa_distance(folded, fold(written_as(store, term, word)), 1) <= 1:
+        if typed:
+            return term
+        if next(checks, None) is None:
+            break
+        if osa_distance(folded, fold(written_as(store, term, word)), 1) <= 1:
             return term
     return None
 

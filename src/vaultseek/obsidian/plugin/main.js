@@ -876,6 +876,8 @@ var SearchModal = class extends import_obsidian4.SuggestModal {
     this.renames = renames;
     this.onProblem = onProblem;
     this.how = "open";
+    /** The rows on screen: a line above the notes passes Enter on to the first of them. */
+    this.shown = [];
     this.session = new SearchSession(client, (path) => findFile(app, renames, path) !== null, debounceMs);
     this.limit = 60;
     this.emptyStateText = "Type to search your vault with vaultseek.";
@@ -900,8 +902,9 @@ var SearchModal = class extends import_obsidian4.SuggestModal {
     this.how = how;
     this.selectActiveSuggestion(event);
   }
-  getSuggestions(typed) {
-    return this.session.rows(typed);
+  async getSuggestions(typed) {
+    this.shown = await this.session.rows(typed);
+    return this.shown;
   }
   renderSuggestion(row, el) {
     el.addClass("vaultseek-row");
@@ -934,7 +937,8 @@ var SearchModal = class extends import_obsidian4.SuggestModal {
     this.how = "open";
     void this.choose(row, how);
   }
-  async choose(row, how) {
+  async choose(chosen, how) {
+    const row = chosen.kind === "notice" ? this.shown.find((r) => r.kind === "section") ?? chosen : chosen;
     if (row.kind === "problem") {
       this.onProblem(row.problem);
       return;
