@@ -175,6 +175,16 @@ def test_a_document_entry_says_where_to_look(indexed: Path) -> None:
     assert "### specs · rows 22–41 (`specs.csv`)" in out
 
 
+def test_an_excerpt_is_cut_around_the_word_searched_for_a_mistyped_one(indexed: Path) -> None:
+    filler = " ".join(f"Step {n} of the release checklist covers packaging." for n in range(12))  # one section
+    (indexed / "release.md").write_text(f"# Release\n\n{filler} Finally, rotate the signing keys.", "utf-8")
+    with open_index(indexed) as index:
+        index.sync()
+        out = user_prompt_context(index, {"prompt": "when do we rtoate them"}, HookSettings(min_relevance=-1.0, max_tokens=4000))
+    entry = out[out.index("(`release.md`)") :]
+    assert "rotate the signing keys" in entry[: entry.index("\n```\n", entry.index("```text"))]  # not its first steps
+
+
 def test_render_memory_is_empty_without_results() -> None:
     assert render_memory([], (), max_tokens=500) == ""
 

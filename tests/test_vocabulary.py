@@ -19,6 +19,7 @@ from vaultseek.search.vocabulary import (
     osa_distance,
     vault_languages,
     word_forms,
+    writes_english,
 )
 from vaultseek.text.lexical import parse_query
 
@@ -152,6 +153,22 @@ def test_a_typo_is_read_as_the_index_stems_it(vault: Path, write: Callable[..., 
         assert response.notices == ('searched for "several remote computers": no chunk has "coputers"',)
         response = index.search("json string into objcts", mode="bm25")
         assert response.alternatives == {"objcts": ("objects",)} and response.results[0].path == "json.md"
+
+
+def test_a_vault_in_german_and_english_reads_english_typos_as_english(vault: Path, write: Callable[..., Path]) -> None:
+    """German notes beside English ones make the vault German (its words get other forms) and
+    leave it English too: English typos are compared as the index stems them. A vault in
+    German alone is not: Porter's stems and the model's words are English."""
+    remote = {"remote.md": "# Remote\n\nRun one command on several remote computers at once."}
+    _index(vault, write, {**ENGLISH, **remote, **{f"de/{rel}": text for rel, text in GERMAN.items()}})
+    with open_index(vault) as index:
+        assert vault_languages(index.store) == ("german",) and writes_english(index.store)
+        assert index.search("several remote coputers").alternatives == {"coputers": ("computers",)}
+    for rel in [*ENGLISH, *remote]:
+        (vault / rel).unlink()
+    with open_index(vault) as index:
+        index.sync()
+        assert not writes_english(index.store)
 
 
 def test_a_typo_the_stems_hide_is_corrected_against_the_words_of_the_language(vault: Path, write: Callable[..., Path]) -> None:

@@ -17,9 +17,9 @@ side, against the index's own vocabulary (an ``fts5vocab`` view), so the index s
   ``obsidian sync``), each word as the vault writes it (:func:`written_as`: *rotation*, not
   the stem ``rotat``). A word that occurs anywhere is never changed, and a query most of whose
   missing words have no near neighbour is another language's, not misspelt (:func:`_misspelt`).
-  In a vault in no Snowball language the word is also compared as the index stems it, and in
-  the hybrid search with the static model's written words (:func:`spelled_word`), unless that
-  model knows the word as typed.
+  In a vault written in English or in no Snowball language (:func:`writes_english`) the word
+  is also compared as the index stems it, and in the hybrid search with the static model's
+  written words (:func:`spelled_word`), unless that model knows the word as typed.
 * **words of like meaning**: a query word that no chunk holds, is no typo and that the
   static model knows as a word also matches the closest words by that model's vectors that
   the index holds (:func:`kin_words`: *nap* → *sleep*, *laptop* → *notebook*), when some
@@ -128,6 +128,14 @@ def fold(word: str) -> str:
     if low.isascii():
         return low
     return "".join(c for c in unicodedata.normalize("NFKD", low) if not unicodedata.combining(c))
+
+
+def writes_english(store: Store) -> bool:
+    """Whether the vault is written in English too: *the* in at least :data:`LANGUAGE_SHARE`
+    of its chunks (a German vault with English notes beside the German ones is; the Spanish
+    tldr pages, 0.3 %, are not)."""
+    chunks = store.chunk_count()
+    return bool(chunks) and store.document_frequencies(["the"])[0] >= LANGUAGE_SHARE * chunks
 
 
 def vault_languages(store: Store) -> tuple[str, ...]:
@@ -374,8 +382,8 @@ def refine_query(
     """``query`` with its misspelt words corrected, its words' other forms added and, given
     the static model's ``kin``, words of like meaning for the words no chunk holds
     (:func:`kin_words`); with the notices a response shows about it and what each missing
-    word was searched as. Given the model's ``spellings``, a word of a vault in no Snowball
-    language that no index term is near is corrected against them (:func:`spelled_word`). In
+    word was searched as. Given the model's ``spellings``, a word of a vault written in English
+    that no index term is near is corrected against them (:func:`spelled_word`). In
     a vault written in another language its :data:`FUNCTION_WORDS` are left out first, unless
     nothing else is left."""
     languages = vault_languages(store)
@@ -390,6 +398,7 @@ def refine_query(
     terms = list(query.terms)
     shown = [p.replace('"', "").replace(" *", "*") for p in phrases]
     expanded: list[str] = []
+    english = not languages or writes_english(store)  # Porter's stems and the model's words are English
     alternatives: dict[str, tuple[str, ...]] = {}
     corrections: dict[int, str | None] = {}
     spelled: dict[int, str] = {}
@@ -405,8 +414,8 @@ def refine_query(
             # A word the model's language writes so is no slip of another (*sweet*, *Swift*):
             # only the index's own terms may stand in for it, as before either step existed.
             known = spellings is not None and word.lower() in spellings().get(word[:1].lower(), ())
-            corrections[i] = nearest_term(store, word, stemmed=not languages and not known)
-            if corrections[i] is None and spellings is not None and not languages and not known:
+            corrections[i] = nearest_term(store, word, stemmed=english and not known)
+            if corrections[i] is None and spellings is not None and english and not known:
                 found = spelled_word(store, word, spellings)
                 if found is not None and (found_terms := store.index_terms(found)):
                     corrections[i], spelled[i] = found_terms[0], found
