@@ -312,7 +312,7 @@ def test_the_study_chat_passes_the_question_as_text(vault: Path, tmp_path: Path)
         app = make_app(vault, tmp_path / "study.db", standin.url)
         try:
             question = "why does the phone sync fail with -android on the local network at home?"
-            found = [result.path for result, _relevance in app.notebook.chat.retrieve(question, None, 5)]
+            found = [result.path for result, _relevance in app.notebook.chat.retrieve(question, None, 5)[0]]
         finally:
             app.notebook.close()
     assert "work/Phones.md" in found

@@ -22,6 +22,7 @@ from tests.support.standin_llm import StandinLLM
 from study_fixtures import envelopes, make_app, make_study_vault
 
 SHOTS = Path(__file__).resolve().parent.parent / "docs" / "images" / "study"
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 WIDTHS = {"phone": (390, 844), "desktop": (1280, 860)}
 KEY = "sk-proj-" + "Q3x9Lm2Vb7Nc4Zr8Tw1Ks6Hd0Fg5Jy" + "Pa2Ue7Ro4Iw9Mq3Xt8Bv1Cn6Dz0El5"
 HOSTILE = '<img src=x onerror="window.__xss=1"><script>window.__xss=1</script>'
@@ -150,6 +151,16 @@ def test_questions_are_scrubbed_before_they_are_stored_or_sent(client: Any, stan
     assert saved["messages"][0]["meta"]["redacted"] == asked["redacted"]
     raw = app.notebook.store.path.read_bytes() + Path(f"{app.notebook.store.path}-wal").read_bytes()
     assert KEY.encode() not in raw
+
+
+def test_a_mistyped_question_says_what_its_search_took_and_keeps_it(client: Any) -> None:
+    items = ask(client, "what is the notice perod for a tenancy?")
+    asked = items[0]["data"]["question"]
+    assert asked["searched"] == {"perod": ["period"]}
+    assert [c["path"] for c in citations_of(items)] == ["law/tenancy.md"]  # found all the same
+    saved = client.get(f"/api/conversations/{items[-1]['data']['conversation_id']}").json()
+    assert saved["messages"][0]["meta"]["searched"] == {"perod": ["period"]}  # shown again on reopening
+    assert "searched" not in ask(client, "what is the notice period for a tenancy?")[0]["data"]["question"]
 
 
 def test_edit_and_regenerate_replace_the_turn(client: Any, standin: StandinLLM) -> None:
@@ -475,6 +486,27 @@ def test_scope_chips_and_a_redacted_question(browser: Any, site: Site) -> None:
     chip.get_by_role("button").click()
     assert page.locator(".scope-chips .chip").count() == 0
     assert page.evaluate("""localStorage.getItem("vaultseek.chat.scope")""") is None
+    assert page.errors == []
+
+
+@pytest.mark.parametrize("width", ["desktop", "phone"])
+def test_a_mistyped_question_shows_what_was_searched_and_the_passage_marks_it(browser: Any, site: Site, width: str) -> None:
+    page = open_page(browser, site, width)
+    page.locator("textarea[name=question]").fill("What is the notice perod for a tenancy?")
+    page.keyboard.press("Enter")
+    wait_answer(page)
+    said = page.locator(".msg.user .searched")
+    assert said.inner_text() == "No note has “perod”: searched “period”."
+    no_sideways_scroll(page)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"chat-searched-{WIDTHS[width][0]}.png"))
+    page.locator(".msg.assistant .cite").first.click()
+    passage = page.locator("#panel .passage.cited")
+    passage.wait_for()
+    assert "period" in [m.lower() for m in passage.locator("mark").all_inner_texts()]
+    page.keyboard.press("Escape")
+    page.reload()  # the reopened conversation says it again
+    page.locator(".msg.user .searched").wait_for()
     assert page.errors == []
 
 

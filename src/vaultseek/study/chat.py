@@ -234,13 +234,15 @@ class Chat:
         title = scrub(request.question).text.splitlines()[0][:80]
         return self.store.create_conversation(title, request.scope)
 
-    def retrieve(self, question: str, scope: Any, k: int) -> list[tuple[SearchResult, float | None]]:
+    def retrieve(self, question: str, scope: Any, k: int) -> tuple[list[tuple[SearchResult, float | None]], dict[str, list[str]]]:
         """The passages for ``question`` under ``scope`` that pass the relevance threshold
         (judged without the scrubber's ``[REDACTED:…]`` markers, which say nothing about the
-        topic)."""
+        topic), and what the search took for the question's words no note holds (a typo's
+        correction, the vault's word of like meaning: ``SearchResponse.alternatives``)."""
         question = " ".join(REDACTED.sub(" ", question).split()) or question
         with self.kb.readers.borrow() as index:
-            return relevant(index.search(question, filters=scope, view="chunks", k=k, syntax=False))  # "what does #3 mean"
+            response = index.search(question, filters=scope, view="chunks", k=k, syntax=False)  # "what does #3 mean"
+        return relevant(response), {word: list(found) for word, found in response.alternatives.items()}
 
     def attached(self, request: ChatRequest, conversation_id: str, question: str) -> tuple[list[bytes], list[Any]]:
         """The request's attachments: images for the model and passages to cite, resolved by
@@ -283,7 +285,10 @@ class Chat:
             question_id = self.store.add_message(conversation_id, "user", question, scope=request.scope, meta=user_meta)
             asked["id"] = question_id
             images, attached = await asyncio.to_thread(self.attached, request, conversation_id, question)
-            found = await asyncio.to_thread(self.retrieve, question, scope, request.k)
+            found, searched = await asyncio.to_thread(self.retrieve, question, scope, request.k)
+            if searched:  # shown under the question, now and when the conversation is reopened
+                asked["searched"] = searched
+                self.store.add_message_meta(question_id, {"searched": searched})
             budget = self.config.llm_context // 2  # sources get at most half the context
             taken = sources.add_within(attached, budget // 2)  # attached files: up to half of that
             left = budget - sum(min(len(t.text), SOURCE_CHARS) // CHARS_PER_TOKEN + 20 for t in taken)

@@ -252,6 +252,13 @@ class StudyStore:
             )
         return int(message_id)
 
+    def add_message_meta(self, message_id: int, meta: dict[str, Any]) -> None:
+        """Merge ``meta`` into message ``message_id``'s (what its retrieval learnt after it was
+        stored: the words a search took for a mistyped one)."""
+        self._write(
+            "UPDATE messages SET meta = json_patch(meta, ?) WHERE id = ?", (json.dumps(meta, ensure_ascii=False), message_id)
+        )
+
     def delete_messages_from(self, conversation_id: str, message_id: int) -> int:
         """Forget user message ``message_id`` of the conversation and every message after it
         (a question edited or asked again replaces its turn and what followed); returns how

@@ -243,7 +243,7 @@ async function resume(cid) {
   conversation.messages.forEach((message, i) => {
     if (message.role === "user") {
       lastUser = userView(message.content, message.id);
-      if (message.meta?.redacted) showRedacted(lastUser, message.meta.redacted);
+      if (message.meta) showNotes(lastUser, message.meta);
     } else {
       const view = assistantView(lastUser);
       view.citations = message.citations || [];
@@ -296,13 +296,26 @@ function userView(text, id = null) {
   return view;
 }
 
-function showRedacted(view, counts) {
-  const kinds = Object.entries(counts || {});
-  if (!kinds.length) return;
-  const total = kinds.reduce((n, [, c]) => n + c, 0);
-  view.notes.replaceChildren(el("p", { class: "notice warn redacted", role: "note" },
-    `${plural(total, "secret was", "secrets were")} removed before sending (${kinds.map(([k, c]) => `${k} ×${c}`).join(", ")}). `,
-    el("small", {}, "The model and the saved conversation got [REDACTED:…] in its place.")));
+// What the question's metadata says under it: secrets removed before sending, and what the
+// search of your notes took for a word no note holds (a corrected typo, the vault's nearest
+// word), which the cited passages mark too.
+function showNotes(view, meta) {
+  const kinds = Object.entries(meta?.redacted || {});
+  const searched = Object.entries(meta?.searched || {});
+  view.searched = searched.flatMap(([, words]) => words.map((word) => word.replace(/\*$/, "")));
+  const notes = [];
+  if (kinds.length) {
+    const total = kinds.reduce((n, [, c]) => n + c, 0);
+    notes.push(el("p", { class: "notice warn redacted", role: "note" },
+      `${plural(total, "secret was", "secrets were")} removed before sending (${kinds.map(([k, c]) => `${k} ×${c}`).join(", ")}). `,
+      el("small", {}, "The model and the saved conversation got [REDACTED:…] in its place.")));
+  }
+  if (searched.length) {
+    const quoted = (words) => words.map((word) => `“${word.replace(/\*$/, "…")}”`).join(", ");
+    notes.push(el("p", { class: "notice searched", role: "note" },
+      searched.map(([typed, words]) => `No note has “${typed}”: searched ${quoted(words)}.`).join(" ")));
+  }
+  view.notes.replaceChildren(...notes);
 }
 
 function assistantView(userPart) {
@@ -364,7 +377,8 @@ function citeButton(citation, view) {
 }
 
 function openCitation(citation, view) {
-  openPassage({ path: citation.path, chunkId: citation.chunk_id, label: citation.label, highlight: view.user?.text || "" });
+  const highlight = [view.user?.text || "", ...(view.user?.searched || [])].join(" ");
+  openPassage({ path: citation.path, chunkId: citation.chunk_id, label: citation.label, highlight });
 }
 
 function renderSources(view) {
@@ -517,7 +531,7 @@ async function ask(text, { replace = null } = {}) {
           user.id = data.question.id ?? user.id;
           user.edit.hidden = user.id === null;
           if (data.question.text && data.question.text !== user.text) { user.text = data.question.text; user.body.textContent = data.question.text; }
-          showRedacted(user, data.question.redacted);
+          showNotes(user, data.question);
         }
         if (data.tool_call) view.tools.append(el("li", {}, `used ${data.tool_call.name}`));
         renderSources(view);
