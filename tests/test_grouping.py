@@ -210,7 +210,9 @@ def test_a_documents_sections_keep_their_rows(garden: Index) -> None:
 def test_the_json_shape_reads_back(garden: Index) -> None:
     response = garden.search("roses", k=3)
     body = response.to_dict()
-    assert list(body) == ["query", "mode", "view", "results", "notices", "intent", "no_match", "parsed", "reranking", "expansion"]
+    assert list(body) == [
+        "query", "mode", "view", "results", "notices", "intent", "no_match", "parsed", "reranking", "expansion", "alternatives",
+    ]  # fmt: skip
     assert body["view"] == "notes"
     note = body["results"][0]
     assert list(note) == ["path", "title", "score", "relevance", "sections"]
