@@ -6,7 +6,7 @@ any surface (CLI, MCP, hooks, HTTP) can render them without knowing how they wer
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -413,6 +413,12 @@ class Expansion:
         )  # fmt: skip
 
 
+def searched_words(alternatives: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
+    """What a search took for the query's missing words (``SearchResponse.alternatives``) as
+    words a text holds, to mark or cut snippets around: a form's start without its ``*``."""
+    return tuple(word.rstrip("*") for found in alternatives.values() for word in found)
+
+
 @dataclass(frozen=True, slots=True)
 class SearchResponse:
     """Results of one query plus anything the user should be told about how they were made."""
@@ -446,6 +452,11 @@ class SearchResponse:
     start its other forms share (``{"komprimieren": ["komprimi*"]}``), the vault's word of like
     meaning (``{"nap": ["sleeping"]}``). Empty when every word was searched as typed. Surfaces
     mark these words in snippets beside the query's own."""
+
+    @property
+    def alternative_words(self) -> tuple[str, ...]:
+        """The words of :attr:`alternatives` as text holds them (:func:`searched_words`)."""
+        return searched_words(self.alternatives)
 
     def to_dict(self) -> dict[str, Any]:
         """The response as the search contract's JSON, the one every surface answers with

@@ -209,8 +209,7 @@ def user_prompt_context(index: Index, payload: dict[str, Any], settings: HookSet
     ]  # fmt: skip
     # Excerpts are cut around the prompt's words and what the search took for the ones no note
     # holds (a typo's correction, the vault's word of like meaning), as the search's snippets are.
-    searched = (*parse_query(query).terms, *(w.rstrip("*") for found in response.alternatives.values() for w in found))
-    return render_memory(relevant, searched, max_tokens=settings.max_tokens)
+    return render_memory(relevant, (*parse_query(query).terms, *response.alternative_words), max_tokens=settings.max_tokens)
 
 
 def entry_heading(result: SearchResult) -> str:

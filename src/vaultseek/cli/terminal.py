@@ -379,7 +379,7 @@ def _marks(response: SearchResponse) -> re.Pattern[str] | None:
     are cut (*retry* marks *retries*); None when there is nothing to mark."""
     searched = response.parsed.text if response.parsed is not None else response.query
     words = [w for w in re.findall(r"\w{3,}", searched[:QUERY_SHOWN * 10].lower()) if w not in STOPWORDS]
-    words += [w.rstrip("*").lower() for found in response.alternatives.values() for w in found]
+    words += [w.lower() for w in response.alternative_words]
     stems = {w if len(w) <= 4 else w[: max(4, len(w) - 2)] for w in words if w}
     if not stems:
         return None

@@ -183,26 +183,24 @@ class StaticEmbedder:
     def spellings(self) -> Mapping[str, tuple[str, ...]]:
         """The vocabulary's whole words (as :meth:`kin` reads them) by first letter: the words
         of the model's language as they are written, which a typo is corrected against where
-        the index holds only stems (``search/vocabulary.py``). Made on the first call (~8 ms);
+        the index holds only stems (``search/vocabulary.py``). Made on the first call (6–11 ms);
         empty for a tokenizer that is not WordPiece."""
         if self._spellings is None:
             vocab = self._wordpiece.vocab if self._wordpiece is not None else {}
             by_letter: dict[str, list[str]] = {}
-            for token in vocab:
-                if len(token) >= 3 and token.isascii() and token.isalpha() and token.islower():
-                    by_letter.setdefault(token[0], []).append(token)
+            for token in filter(_whole_word, vocab):
+                by_letter.setdefault(token[0], []).append(token)
             self._spellings = {letter: tuple(words) for letter, words in by_letter.items()}
         return self._spellings
 
     def _whole_words(self) -> tuple[list[str], np.ndarray, np.ndarray]:
-        """The vocabulary's whole-word tokens (three ASCII letters or more: no ``##`` piece, no
-        digit or sign), each token id's row among them (-1 for the others) and their vectors
-        as unit rows: made on the first :meth:`kin` (~50 ms, 20 MB for the bundled model's 21k
-        words)."""
+        """The vocabulary's whole-word tokens (:func:`_whole_word`), each token id's row among
+        them (-1 for the others) and their vectors as unit rows: made on the first :meth:`kin`
+        (~50 ms, 20 MB for the bundled model's 21k words)."""
         if self._words is None:
             assert self._wordpiece is not None
             vocab = self._wordpiece.vocab
-            words = [t for t in vocab if len(t) >= 3 and t.isascii() and t.isalpha() and t.islower()]
+            words = list(filter(_whole_word, vocab))
             ids = np.fromiter((vocab[t] for t in words), dtype=np.int64, count=len(words))
             rows = self.matrix.take(self.mapping[ids] if self.mapping is not None else ids, axis=0).astype(np.float32)
             rows /= np.sqrt(np.einsum("ij,ij->i", rows, rows))[:, None] + 1e-32
@@ -283,6 +281,12 @@ _JAMO = "\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\ud7b0-\ud7ff"
 """The Unicode blocks of Hangul letters (jamo): what a syllable is taken apart into."""
 _HANGUL = re.compile(f"[{_JAMO}\uac00-\ud7a3]")
 _ONLY_JAMO = re.compile(f"(?:##)?[{_JAMO}]+")
+
+
+def _whole_word(token: str) -> bool:
+    """A WordPiece token that is a whole word: three ASCII letters or more, lower case (no
+    ``##`` piece, no digit or sign)."""
+    return len(token) >= 3 and token.isascii() and token.isalpha() and token.islower()
 
 
 def _hangul_letters(token: str) -> bool:

@@ -373,9 +373,8 @@ class Index:
             side = self._sides.vector_side()
         except VectorsUnavailable:
             side = None
-        model = side[1] if side is not None else None
-        with self._database_errors():  # the query's words as the search refines them, kin and spellings too
-            refined = refine_query(self.store, parse_query(query), model.kin if model else None, model.spellings if model else None)
+        with self._database_errors():  # the query's words as the search refines them, with the model
+            refined = refine_query(self.store, parse_query(query), side[1] if side is not None else None)
         lexical = refined.query
         static = deep = None
         if side is not None and side[1].legible_share(query) >= MIN_LEGIBLE:

@@ -59,7 +59,7 @@ from .rerank import RerankerLike, rerank, skipped
 from .restriction import Restriction, restrict, written_as_flags
 from .signals import apply_signals
 from .syntax import ParsedQuery, parse_syntax, plain_query
-from .vocabulary import prefix_completions, refine_query, vault_languages
+from .vocabulary import Refined, prefix_completions, refine_query, vault_languages
 from .workers import start
 
 
@@ -138,8 +138,8 @@ def run_search(
         store, parsed.lexical, parsed.embedded(completions), params, pool, scope, restriction, vector_side, deep_side, notices
     )  # fmt: skip
     query = found.query
-    notices.extend(found.corrected)
-    marked = (*query.terms, *found.marked)  # what snippets are cut around
+    notices.extend(found.refined.notices)
+    marked = (*query.terms, *found.refined.marked)  # what snippets are cut around
     free = parsed.text  # intent and the title match read the words, not the operators
     intent = detect_intent(free) if params.intent else None
     lean = LEANS.get(intent or "")
@@ -185,7 +185,7 @@ def run_search(
     verdict_head = _Head(fused[:MATCH_DEPTH], lambda missing: _materialise(store, missing, marked, rows))
     judge = _Judge(words, *_judged_sides(found), verdict_head) if params.judge else None
     answer = _Answer(
-        text, params, notices, intent, parsed.shown(completions), reranking, expansion, restriction, found.alternatives
+        text, params, notices, intent, parsed.shown(completions), reranking, expansion, restriction, found.refined.alternatives
     )  # fmt: skip
     if params.view == "notes":
         groups = group_notes(fused, params.k, paths_of, share)
@@ -205,16 +205,9 @@ def run_search(
 class _Found:
     """One query's candidate lists, and what made them (for fusion, expansion and judgment)."""
 
-    query: LexicalQuery
-    """The lexical query, its misspelt words corrected."""
-    corrected: tuple[str, ...] = ()
-    """The notices that say what was corrected."""
-    alternatives: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """What each query word no chunk holds was searched as (``vocabulary.Refined``)."""
-    marked: tuple[str, ...] = ()
-    """The words of :attr:`alternatives` as snippets look for them."""
-    misspelt: bool = False
-    """A typo was corrected (not only other forms or kin added)."""
+    refined: Refined
+    """The lexical query as it was searched (its typos corrected, other forms and kin added)
+    and what that changed."""
     bm25: Scored = field(default_factory=list)
     held: int = 0
     """How many of :attr:`bm25` hold every word of the query (they come first)."""
@@ -230,6 +223,11 @@ class _Found:
     deep_query: np.ndarray | None = None
     coverage: float = 0.0
     """The share of the index's chunks that have a deep vector."""
+
+    @property
+    def query(self) -> LexicalQuery:
+        """The lexical query as it was searched."""
+        return self.refined.query
 
 
 def _gather(
@@ -273,13 +271,9 @@ def _gather(
             # In the background only when BM25 runs meanwhile: alone, the hop costs ~0.4 ms.
             scanning = start(params.mode == "hybrid", scan_query, *static, wanted, pool, scope, restriction)
             legible = static[1].legible_share(wanted) if params.mode == "hybrid" else 1.0
-    found = _Found(query, static=static, legible=legible, coverage=coverage)
+    found = _Found(Refined(query), static=static, legible=legible, coverage=coverage)
     if params.mode in ("hybrid", "bm25"):
-        model = static[1] if static is not None else None
-        refined = refine_query(store, query, model.kin if model else None, model.spellings if model else None)
-        found.query, found.corrected, found.alternatives, found.marked, found.misspelt = (
-            refined.query, refined.notices, refined.alternatives, refined.marked, bool(refined.misspelt)
-        )  # fmt: skip
+        found.refined = refine_query(store, query, static[1] if static is not None else None)
         found.bm25, found.held = lexical_list(store, found.query, pool, scope, restriction)
     narrowed = scope is not None or restriction is not None
     if scanning is not None and static is not None:
@@ -332,7 +326,7 @@ def _judged_sides(found: _Found) -> tuple[Side | None, Side | None]:
         static_side = None
     else:
         index, model = found.static
-        if found.misspelt:  # a misspelt word is noise to the static model: judge what was searched for
+        if found.refined.misspelt:  # a misspelt word is noise to the static model: judge what was searched for
             static_query = model.embed_one(" ".join(found.query.terms))
         static_side = (index, static_query, model.name) if found.legible >= MIN_LEGIBLE else None
     deep_side = None

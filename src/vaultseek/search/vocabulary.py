@@ -41,7 +41,9 @@ import re
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
+from ..records import searched_words
 from ..storage.db import fts5_tokens
 from ..storage.store import Store
 from ..text.lexical import STOPWORDS, WORD, LexicalQuery, has_cjk, index_text
@@ -109,6 +111,14 @@ Kin = Callable[[str], list[tuple[str, float]]]
 """A model's nearest words to a word, with their cosines (``StaticEmbedder.kin``)."""
 Spellings = Callable[[], Mapping[str, tuple[str, ...]]]
 """A model's words as they are written, by first letter (``StaticEmbedder.spellings``)."""
+
+
+class WordModel(Protocol):
+    """What the static model knows of words: their nearest words and how they are written."""
+
+    def kin(self, word: str, limit: int = 5) -> list[tuple[str, float]]: ...
+
+    def spellings(self) -> Mapping[str, tuple[str, ...]]: ...
 _WORD = re.compile(r'^"([^\W\d_]+)"$')
 """A query phrase that is one word of letters: the only kind given other forms or corrected."""
 
@@ -207,27 +217,34 @@ def nearest_term(store: Store, word: str, *, stemmed: bool = True) -> str | None
     the vault's own word for it (:func:`written_as`) is one slip from the word as typed: the
     stem of *parade*, ``parad``, is one edit from ``param``, but *parade* is two from *params*,
     as *symphony* is from *symfony*."""
+    nearest = _nearest(store, word, stemmed=stemmed)
+    return nearest[0] if nearest is not None else None
+
+
+def _nearest(store: Store, word: str, *, stemmed: bool) -> tuple[str, str | None] | None:
+    """:func:`nearest_term`'s term, and the vault's own word for it when checking the term
+    read it (None: not read yet)."""
     folded = fold(word)
     limit = allowed_edits(folded)
     if not limit:
         return None
     stem = store.index_terms(word) if stemmed and len(folded) >= 5 else []
-    probes = [folded, *(stem if len(stem) == 1 and len(stem[0]) >= 4 and stem[0] != folded else [])]
+    stems = [s for s in stem if len(stem) == 1 and len(s) >= 4 and s != folded]
     found: dict[str, tuple[int, int, bool]] = {}
-    for start in dict.fromkeys(start for p in probes for start in (p[:2], p[0] + p[2], p[1] + p[0])):
+    for start in dict.fromkeys(start for p in (folded, *stems) for start in (p[:2], p[0] + p[2], p[1] + p[0])):
         for term, chunks in store.terms_starting(start):
             as_typed = _edits(folded, term, limit)
-            as_stemmed = None if len(probes) == 1 else _edits(probes[1], term, min(limit, allowed_edits(probes[1])))
-            if chunks and (as_typed is not None or as_stemmed is not None):
-                found[term] = (min(d for d in (as_typed, as_stemmed) if d is not None), -chunks, as_typed is not None)
+            as_stemmed = [d for s in stems if (d := _edits(s, term, min(limit, allowed_edits(s)))) is not None]
+            if chunks and (as_typed is not None or as_stemmed):
+                found[term] = (min([*as_stemmed, *([as_typed] if as_typed is not None else [])]), -chunks, as_typed is not None)
     checks = iter(range(3))  # a check reads sections (written_as): three at most
     for term, (_distance, _chunks, typed) in sorted(found.items(), key=lambda item: (*item[1][:2], item[0])):
         if typed:
-            return term
+            return term, None
         if next(checks, None) is None:
             break
-        if osa_distance(folded, fold(written_as(store, term, word)), 1) <= 1:
-            return term
+        if osa_distance(folded, fold(written := written_as(store, term, word)), 1) <= 1:
+            return term, written
     return None
 
 
@@ -371,21 +388,18 @@ class Refined:
     then reads the words searched, not the slip."""
     @property
     def marked(self) -> tuple[str, ...]:
-        """The words of :attr:`alternatives` as snippets look for them (a form's start without
-        its ``*``)."""
-        return tuple(word.rstrip("*") for words in self.alternatives.values() for word in words)
+        """The words of :attr:`alternatives` as snippets look for them."""
+        return searched_words(self.alternatives)
 
 
-def refine_query(
-    store: Store, query: LexicalQuery, kin: Kin | None = None, spellings: Spellings | None = None
-) -> Refined:
+def refine_query(store: Store, query: LexicalQuery, model: WordModel | None = None) -> Refined:
     """``query`` with its misspelt words corrected, its words' other forms added and, given
-    the static model's ``kin``, words of like meaning for the words no chunk holds
+    the static ``model``, words of like meaning for the words no chunk holds
     (:func:`kin_words`); with the notices a response shows about it and what each missing
-    word was searched as. Given the model's ``spellings``, a word of a vault written in English
-    that no index term is near is corrected against them (:func:`spelled_word`). In
-    a vault written in another language its :data:`FUNCTION_WORDS` are left out first, unless
-    nothing else is left."""
+    word was searched as. Given the model, a word of a vault written in English that no index
+    term is near is also corrected against the model's written words (:func:`spelled_word`).
+    In a vault written in another language its :data:`FUNCTION_WORDS` are left out first,
+    unless nothing else is left."""
     languages = vault_languages(store)
     if languages:
         query = _without_function_words(query, languages)
@@ -401,7 +415,8 @@ def refine_query(
     english = not languages or writes_english(store)  # Porter's stems and the model's words are English
     alternatives: dict[str, tuple[str, ...]] = {}
     corrections: dict[int, str | None] = {}
-    spelled: dict[int, str] = {}
+    spelled: dict[int, str | None] = {}
+    """The vault's own word for a correction, where finding it already read it."""
     for i, word in words.items():
         if frequencies[i]:
             continue
@@ -413,12 +428,16 @@ def refine_query(
         else:
             # A word the model's language writes so is no slip of another (*sweet*, *Swift*):
             # only the index's own terms may stand in for it, as before either step existed.
-            known = spellings is not None and word.lower() in spellings().get(word[:1].lower(), ())
-            corrections[i] = nearest_term(store, word, stemmed=english and not known)
-            if corrections[i] is None and spellings is not None and english and not known:
-                found = spelled_word(store, word, spellings)
-                if found is not None and (found_terms := store.index_terms(found)):
-                    corrections[i], spelled[i] = found_terms[0], found
+            known = model is not None and word.lower() in model.spellings().get(word[:1].lower(), ())
+            nearest = _nearest(store, word, stemmed=english and not known)
+            if nearest is not None:
+                corrections[i], spelled[i] = nearest
+            elif model is not None and english and not known:
+                found = spelled_word(store, word, model.spellings)
+                found_terms = store.index_terms(found) if found is not None else []
+                corrections[i], spelled[i] = (found_terms[0], found) if found_terms else (None, None)
+            else:
+                corrections[i] = None
     fixed: list[tuple[str, str]] = []
     if _misspelt(corrections):
         for i, term in corrections.items():
@@ -433,10 +452,10 @@ def refine_query(
         searched = " ".join(p.strip('"') for p in shown)
         missing = ", ".join(f'"{word}"' for word, _term in fixed)
         notices.append(f'searched for "{searched}": no chunk has {missing}')
-    if kin is not None and len(corrections) < len(words):  # some word is the vault's
+    if model is not None and len(corrections) < len(words):  # some word is the vault's
         typos = {word for word, _term in fixed}
         for i in corrections:
-            if words[i] not in typos and (near := kin_words(store, words[i], kin)):
+            if words[i] not in typos and (near := kin_words(store, words[i], model.kin)):
                 phrases[i] = "(" + " OR ".join([phrases[i], *(f'"{w}"' for w in near)]) + ")"
                 alternatives[words[i]] = tuple(near)
                 added = " and ".join(f'"{w}"' for w in near)
