@@ -8,7 +8,9 @@ correction keeps (``search/vocabulary.py``). Both versions of every question are
 way ``python -m benchmarks.golden`` searches them (the hybrid, the note view's nDCG@10 and
 Hit@1), and each once more as a user's search is (the note view) to read whether the relevance
 judgment matched it or said nothing matches, and whether a notice says what it searched
-instead (a correction, the vault's word of like meaning).
+instead (a correction, the vault's word of like meaning). *as typed* is the share of the
+typo'd questions whose nDCG@10 is the one the question has as typed (within 0.005): a slip
+the search corrects should change nothing.
 
     python -m benchmarks.typos --data ../shared/data --workdir DIR [--split tune]
         [--sets psref-en,tldr-de] [--seed 0] [--examples FILE]
@@ -97,6 +99,12 @@ class SetScores:
     """Questions the relevance judgment matched (not "nothing matches"): as typed, with the typo."""
     said: int = 0
     """Typo'd questions whose response names what it searched for the mistyped word."""
+    same: int = 0
+    """Typo'd questions whose nDCG@10 is their nDCG@10 as typed (within :data:`SAME`)."""
+
+
+SAME = 0.005
+"""How close a typo'd question's nDCG@10 must be to its nDCG@10 as typed to count as the same."""
 
 
 def measure_set(index: Index, golden: Path, split: str, seed: int, examples: list[dict[str, object]]) -> SetScores:
@@ -127,10 +135,9 @@ def measure_set(index: Index, golden: Path, split: str, seed: int, examples: lis
             matched[n] += not response.no_match
             if n == 1 and any(notice.startswith(SAID) for notice in response.notices):
                 scores.said += 1
-        examples.append({
-            "id": line["id"], "query": line["query"], "typo": typed,
-            "ndcg@10": [reports[0].per_query_ndcg[line["id"]], reports[1].per_query_ndcg[line["id"]]],
-        })  # fmt: skip
+        pair = [reports[0].per_query_ndcg[line["id"]], reports[1].per_query_ndcg[line["id"]]]
+        scores.same += abs(pair[0] - pair[1]) <= SAME
+        examples.append({"id": line["id"], "query": line["query"], "typo": typed, "ndcg@10": pair})
     scores.matched = (matched[0], matched[1])
     return scores
 
@@ -162,21 +169,22 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"python -m benchmarks.typos --split {args.split} --seed {args.seed}: one typo per question, hybrid")
     print(f"{'set':10} {'questions':>9}  {'nDCG@10 typed → typo':>22}  {'Hit@1 typed → typo':>20}  "
-          f"{'matched typed → typo':>21}  {'said':>5}")  # fmt: skip
+          f"{'matched typed → typo':>21}  {'said':>5}  {'as typed':>8}")  # fmt: skip
     total = SetScores()
     for name, s in rows:
         q = max(s.questions, 1)
         print(f"{name:10} {s.questions:>9}  {s.ndcg[0]:>10.3f} → {s.ndcg[1]:.3f}  {s.hit1[0]:>8.3f} → {s.hit1[1]:.3f}  "
-              f"{s.matched[0] / q:>9.3f} → {s.matched[1] / q:.3f}  {s.said / q:>5.2f}")  # fmt: skip
+              f"{s.matched[0] / q:>9.3f} → {s.matched[1] / q:.3f}  {s.said / q:>5.2f}  {s.same / q:>8.2f}")  # fmt: skip
         total.questions += s.questions
         total.ndcg = (total.ndcg[0] + s.ndcg[0] * s.questions, total.ndcg[1] + s.ndcg[1] * s.questions)
         total.hit1 = (total.hit1[0] + s.hit1[0] * s.questions, total.hit1[1] + s.hit1[1] * s.questions)
         total.matched = (total.matched[0] + s.matched[0], total.matched[1] + s.matched[1])
         total.said += s.said
+        total.same += s.same
     q = max(total.questions, 1)
     print(f"{'all':10} {total.questions:>9}  {total.ndcg[0] / q:>10.3f} → {total.ndcg[1] / q:.3f}  "
           f"{total.hit1[0] / q:>8.3f} → {total.hit1[1] / q:.3f}  {total.matched[0] / q:>9.3f} → {total.matched[1] / q:.3f}  "
-          f"{total.said / q:>5.2f}")  # fmt: skip
+          f"{total.said / q:>5.2f}  {total.same / q:>8.2f}")  # fmt: skip
     if args.examples:
         Path(args.examples).write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in examples), "utf-8")
     return 0

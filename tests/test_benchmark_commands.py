@@ -179,3 +179,5 @@ def test_the_typo_benchmark_runs(tmp_path: Path) -> None:
     lines = [json.loads(line) for line in examples.read_text("utf-8").splitlines()]
     assert int(row.split()[1]) == len(lines) > 10
     assert all(line["query"] != line["typo"] and len(line["ndcg@10"]) == 2 for line in lines)
+    same = sum(abs(line["ndcg@10"][0] - line["ndcg@10"][1]) <= 0.005 for line in lines)
+    assert "as typed" in result.stdout and float(row.split()[-1]) == round(same / len(lines), 2)

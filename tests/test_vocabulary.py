@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from vaultseek import QueryError, open_index
 from vaultseek.search.vocabulary import (
+    Refined,
     _without_function_words,
     allowed_edits,
     fold,
@@ -136,6 +137,28 @@ def test_typos_are_corrected_and_said(vault: Path, write: Callable[..., Path]) -
             assert response.results[0].path == "obsidian.md"
             assert response.notices == ('searched for "obsidian sync": no chunk has "Obsidain", "snyc"',)
             assert response.alternatives == {"Obsidain": ("obsidian",), "snyc": ("sync",)}
+
+
+def test_the_vector_lists_read_a_corrected_typo_as_the_word_meant(vault: Path, write: Callable[..., Path]) -> None:
+    """A slip is another word to an embedding model: once the words are corrected, the vector
+    list embeds the correction, so the search ranks as if the question had been typed right."""
+    _index(vault, write, {**ENGLISH, "terminal.md": "# terminal\n\nColours and fonts of the terminal window."})
+    with open_index(vault) as index:
+        right = index.search("sync the vault between devices", mode="hybrid", view="chunks")
+        slip = index.search("snyc the vault between devcies", mode="hybrid", view="chunks")
+        assert slip.alternatives == {"snyc": ("sync",), "devcies": ("devices",)}
+        assert [(r.path, r.vec_rank, round(r.score, 6)) for r in slip.results] == [
+            (r.path, r.vec_rank, round(r.score, 6)) for r in right.results
+        ]
+        assert [r.relevance for r in slip.results] == [r.relevance for r in right.results]
+
+
+def test_a_correction_replaces_only_the_whole_word_typed() -> None:
+    refined = Refined(parse_query("snyc Snyc-Tool"), alternatives={"snyc": ("sync",), "nap": ("sleep",)}, misspelt=("snyc",), slips=("snyc",))
+    assert refined.respelled("SNYC the snyc-tool, asnyc and snycs; nap") == "sync the sync-tool, asnyc and snycs; nap"
+    assert Refined(parse_query("x"), alternatives={"x": ("a\\1",)}, misspelt=("x",), slips=("x",)).respelled("x y") == "a\\1 y"
+    known = Refined(parse_query("proud"), alternatives={"proud": ("prod",)}, misspelt=("proud",))  # a word the model knows
+    assert known.respelled("so proud") == "so proud"
 
 
 def test_a_typo_is_read_as_the_index_stems_it(vault: Path, write: Callable[..., Path]) -> None:

@@ -375,14 +375,14 @@ class Index:
             side = None
         with self._database_errors():  # the query's words as the search refines them, with the model
             refined = refine_query(self.store, parse_query(query), side[1] if side is not None else None)
-        lexical = refined.query
+        lexical, embedded = refined.query, refined.respelled(query)  # the models read the typos corrected
         static = deep = None
-        if side is not None and side[1].legible_share(query) >= MIN_LEGIBLE:
-            static = (side[0], side[1].embed_one(" ".join(lexical.terms) if refined.misspelt else query), side[1].name)
+        if side is not None and side[1].legible_share(embedded) >= MIN_LEGIBLE:
+            static = (side[0], side[1].embed_one(embedded), side[1].name)
         if self.config.deep_tier:
             try:
                 deep_vectors, deep_model, _coverage = self._sides.deep_side()
-                deep = (deep_vectors, deep_model.embed_one(deep_window(deep_model, query)), deep_model.name)
+                deep = (deep_vectors, deep_model.embed_one(deep_window(deep_model, embedded)), deep_model.name)
             except (VectorsUnavailable, ModelError):  # a server that failed: judged without it
                 pass
         with self._database_errors():

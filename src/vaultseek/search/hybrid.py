@@ -238,7 +238,21 @@ def _gather(
     """The lists the mode asks for: the vector scans started on :mod:`.workers`' threads (the
     deep one first: its query embedding is the slowest step), BM25 run here meanwhile. A list
     that cannot be made is a notice in a hybrid search (``notices``) and the search's error
-    when it is the mode's only list. ``wanted`` is what the vector lists embed."""
+    when it is the mode's only list. ``wanted`` is what the vector lists embed, each typo the
+    lexical query corrected (:func:`.vocabulary.refine_query`, read first: a fraction of a
+    millisecond) replaced by its correction — to an embedding model a slip is another word."""
+    static: tuple[VectorIndex | NearestVectors, StaticQueryModel] | None = None
+    if params.mode in ("hybrid", "vector") and wanted.strip():
+        try:
+            static = vector_side()
+        except VectorsUnavailable as exc:
+            if params.mode == "vector":
+                raise QueryError(f"vector search is unavailable: {exc}") from exc
+            notices.append(f"vector search unavailable ({exc}); showing BM25 results only")
+    refined = Refined(query)
+    if params.mode in ("hybrid", "bm25"):
+        refined = refine_query(store, query, static[1] if static is not None else None)
+        wanted = refined.respelled(wanted)
     deep_scanning: Callable[[], ScanResult] | None = None
     deep_vectors: tuple[VectorIndex, QueryModel] | None = None
     coverage = 0.0
@@ -258,22 +272,13 @@ def _gather(
             deep_scanning = start(params.mode == "hybrid", scan_query, deep_index, deep_model, window, pool, scope, restriction)
             deep_vectors = (deep_index, deep_model)
     scanning: Callable[[], ScanResult] | None = None
-    static: tuple[VectorIndex | NearestVectors, StaticQueryModel] | None = None
     legible = 1.0
-    if params.mode in ("hybrid", "vector") and wanted.strip():
-        try:
-            static = vector_side()
-        except VectorsUnavailable as exc:
-            if params.mode == "vector":
-                raise QueryError(f"vector search is unavailable: {exc}") from exc
-            notices.append(f"vector search unavailable ({exc}); showing BM25 results only")
-        else:
-            # In the background only when BM25 runs meanwhile: alone, the hop costs ~0.4 ms.
-            scanning = start(params.mode == "hybrid", scan_query, *static, wanted, pool, scope, restriction)
-            legible = static[1].legible_share(wanted) if params.mode == "hybrid" else 1.0
-    found = _Found(Refined(query), static=static, legible=legible, coverage=coverage)
+    if static is not None:
+        # In the background only when BM25 runs meanwhile: alone, the hop costs ~0.4 ms.
+        scanning = start(params.mode == "hybrid", scan_query, *static, wanted, pool, scope, restriction)
+        legible = static[1].legible_share(wanted) if params.mode == "hybrid" else 1.0
+    found = _Found(refined, static=static, legible=legible, coverage=coverage)
     if params.mode in ("hybrid", "bm25"):
-        found.refined = refine_query(store, query, static[1] if static is not None else None)
         found.bm25, found.held = lexical_list(store, found.query, pool, scope, restriction)
     narrowed = scope is not None or restriction is not None
     if scanning is not None and static is not None:
@@ -326,8 +331,6 @@ def _judged_sides(found: _Found) -> tuple[Side | None, Side | None]:
         static_side = None
     else:
         index, model = found.static
-        if found.refined.misspelt:  # a misspelt word is noise to the static model: judge what was searched for
-            static_query = model.embed_one(" ".join(found.query.terms))
         static_side = (index, static_query, model.name) if found.legible >= MIN_LEGIBLE else None
     deep_side = None
     if found.deep_vectors is not None and found.deep_query is not None:

@@ -384,12 +384,24 @@ class Refined:
     meaning. Snippets are cut around them and every surface marks them."""
     misspelt: tuple[str, ...] = ()
     """The words of :attr:`alternatives` that were typos, replaced by their correction (the
-    others keep their place beside what was added): the relevance judgment's static model
-    then reads the words searched, not the slip."""
+    others keep their place beside what was added)."""
+    slips: tuple[str, ...] = ()
+    """Of :attr:`misspelt`, the words the static model has no whole word for (``runnimg``, not
+    ``proud``): to an embedding model they are pieces without meaning."""
+
     @property
     def marked(self) -> tuple[str, ...]:
         """The words of :attr:`alternatives` as snippets look for them."""
         return searched_words(self.alternatives)
+
+    def respelled(self, text: str) -> str:
+        """``text`` with each of :attr:`slips` (whole, in any case) replaced by its correction:
+        what the vector lists embed. A slip is pieces the model has no meaning for; a word it
+        knows (*proud*, corrected to the vault's *prod*) keeps the meaning it was typed with."""
+        for word in self.slips:
+            correction = self.alternatives[word][0].replace("\\", "\\\\")  # a replacement, not a template
+            text = re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", correction, text, flags=re.IGNORECASE)
+        return text
 
 
 def refine_query(store: Store, query: LexicalQuery, model: WordModel | None = None) -> Refined:
@@ -415,6 +427,8 @@ def refine_query(store: Store, query: LexicalQuery, model: WordModel | None = No
     english = not languages or writes_english(store)  # Porter's stems and the model's words are English
     alternatives: dict[str, tuple[str, ...]] = {}
     corrections: dict[int, str | None] = {}
+    words_known: set[str] = set()
+    """The missing words the model knows as whole words."""
     spelled: dict[int, str | None] = {}
     """The vault's own word for a correction, where finding it already read it."""
     for i, word in words.items():
@@ -429,6 +443,8 @@ def refine_query(store: Store, query: LexicalQuery, model: WordModel | None = No
             # A word the model's language writes so is no slip of another (*sweet*, *Swift*):
             # only the index's own terms may stand in for it, as before either step existed.
             known = model is not None and word.lower() in model.spellings().get(word[:1].lower(), ())
+            if known:
+                words_known.add(word)
             nearest = _nearest(store, word, stemmed=english and not known)
             if nearest is not None:
                 corrections[i], spelled[i] = nearest
@@ -461,7 +477,9 @@ def refine_query(store: Store, query: LexicalQuery, model: WordModel | None = No
                 added = " and ".join(f'"{w}"' for w in near)
                 notices.append(f'no chunk has "{words[i]}": searched {added} too, the nearest word the vault has')
     refined = LexicalQuery(tuple(phrases), tuple(dict.fromkeys(terms)), query.required, tuple(expanded))
-    return Refined(refined, tuple(notices), alternatives, tuple(word for word, _written in fixed))
+    misspelt = tuple(word for word, _written in fixed)
+    slips = tuple(word for word in misspelt if word not in words_known)
+    return Refined(refined, tuple(notices), alternatives, misspelt, slips)
 
 
 def _as_typed(word: str, stem: str) -> str:
@@ -476,8 +494,7 @@ def _misspelt(corrections: dict[int, str | None]) -> bool:
     them are an edit or two from an indexed word. A question in a language the vault is not
     written in lacks most of its words with none near (``wie lade ich eine datei herunter``
     over English pages), and the one that happens to be near (``datei`` → ``date``) is no
-    typo: BM25 searches such a query's words as typed (the vector lists always embed the
-    query as typed)."""
+    typo: BM25 searches such a query's words as typed, and the vector lists embed them so."""
     return sum(term is not None for term in corrections.values()) * 2 >= len(corrections)
 
 
