@@ -18,9 +18,14 @@ background worker embeds first — every note's opening, newest file first, then
 chunks in the same order, file by file — which is what a search meets in the hours after
 ``vaultseek index``.
 
+A golden file names the pages its author had in mind; a search can answer with another page
+that answers the question as well. ``--reader-pages`` also counts as relevant (grade 1) the
+pages of the sections a reader labelled relevant among the pooled results of the fast and the
+deep tier (``golden/labels/``, the sets that have them).
+
     python -m benchmarks.coverage --data ../shared/data --workdir DIR \\
         [--sets tldr-de,psdocs-en] [--beir scifact,cranfield] [--levels 0,10,50,90,100] \\
-        [--split tune] [--beir-split train] [--known 150] [--order random|worker]
+        [--split tune] [--beir-split train] [--known 150] [--order random|worker] [--reader-pages]
 
 The indexes are read where ``python -m benchmarks.golden`` and ``vaultseek eval --workdir``
 leave them: ``DIR/<lang>.db`` for a tldr set, ``DIR/psdocs.db`` and ``DIR/psref.db`` for the
@@ -47,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.golden import vault_of
+from benchmarks.judgment import with_reader_pages
 from vaultseek.engine import Index, open_index
 from vaultseek.errors import NotFoundError, VaultseekError
 from vaultseek.evaluation.harness import NO_DEEP, Configuration, run_configurations
@@ -73,9 +79,14 @@ class Source:
     name the vault)."""
 
 
-def golden_source(name: str, data: Path, workdir: Path, split: str) -> Source:
+def golden_source(name: str, data: Path, workdir: Path, split: str, *, reader_pages: bool = False) -> Source:
+    """A judged set's questions of ``split``; with ``reader_pages``, each question's judgments
+    also hold the pages a reader found relevant among pooled results
+    (:func:`benchmarks.judgment.with_reader_pages`)."""
     vault, db_name = vault_of(data, name)
     queries, _skipped = load_golden(GOLDEN / f"{name}.jsonl", split)
+    if reader_pages:
+        queries, _added = with_reader_pages(name, queries)
     return Source(name, vault, workdir / f"{db_name}.db", queries, lambda path: path, nonsense_of(name.split("-")[0], name.split("-")[1], split))
 
 
@@ -275,6 +286,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=11, help="the random order's seed")
     parser.add_argument("--order", choices=("random", "worker"), default="random",
                         help="which chunks keep their deep vectors: a random choice, or the worker's first")  # fmt: skip
+    parser.add_argument("--reader-pages", action="store_true",
+                        help="judged sets: also count the pages a reader labelled relevant among pooled results "
+                             "(benchmarks/golden/labels/) as relevant, at grade 1")  # fmt: skip
     args = parser.parse_args(argv)
     data, workdir = Path(args.data), Path(args.workdir)
     try:
@@ -283,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--levels takes whole percentages, e.g. 0,10,50,90,100")
     if any(not 0 <= v <= 100 for v in levels):
         parser.error("--levels are percentages from 0 to 100")
-    sources = [golden_source(n, data, workdir, args.split) for n in filter(None, args.sets.split(","))]
+    sources = [golden_source(n, data, workdir, args.split, reader_pages=args.reader_pages) for n in filter(None, args.sets.split(","))]
     try:
         sources += [beir_source(n, data, workdir, args.beir_split, args.split) for n in filter(None, args.beir.split(","))]
     except (OSError, KeyError, ValueError, VaultseekError) as exc:

@@ -34,6 +34,7 @@ from vaultseek.engine import Index, open_index
 from vaultseek.errors import VaultseekError
 from vaultseek.evaluation.calibration import Example, Query, judge_scores, match_examples
 from vaultseek.evaluation.calibration import fit_judge as fit_logistic
+from vaultseek.evaluation.judged_sets import EvalQuery
 from vaultseek.search import relevance
 from vaultseek.search.relevance import Judge, Judges, QueryEvidence
 
@@ -99,6 +100,23 @@ def load_labels(name: str) -> Labels:
         return {}
     lines = [json.loads(line) for line in path.open(encoding="utf-8")]
     return {(line["id"], line["path"], line["section"]): bool(line["relevant"]) for line in lines}
+
+
+def with_reader_pages(name: str, queries: list[EvalQuery]) -> tuple[list[EvalQuery], int]:
+    """``queries`` with every page a reader labelled a section of relevant (:func:`load_labels`)
+    added to the question's judgments at grade 1 where the golden file does not name it: the
+    golden file names the pages its author had in mind, the reader judged what searches found.
+    Returns the questions and how many pages were added."""
+    found: dict[str, set[str]] = {}
+    for (qid, path, _section), relevant in load_labels(name).items():
+        if relevant:
+            found.setdefault(qid, set()).add(path)
+    added, out = 0, []
+    for query in queries:
+        extra = {path: 1.0 for path in sorted(found.get(query.id, ())) if path not in query.judgments}
+        added += len(extra)
+        out.append(replace(query, judgments={**query.judgments, **extra}) if extra else query)
+    return out, added
 
 
 def examples_of(index: Index, line: dict[str, Any], labels: Labels, *, deep: bool) -> tuple[list[Example], list[str]]:

@@ -16,6 +16,7 @@ from benchmarks.golden import GOLDEN_DIR, find_sets, vault_of
 
 from conftest import SHARED_DATA
 from vaultseek.errors import ConfigError
+from vaultseek.evaluation.judged_sets import load_golden
 
 SETS = find_sets(GOLDEN_DIR)
 PSDOCS_KINDS = {"keyword": 25, "question": 30, "paraphrase": 30, "identifier": 20, "title": 15}
@@ -107,6 +108,27 @@ def test_every_judged_path_is_a_page_of_the_sets_vault(name: str) -> None:
         pytest.skip(exc.message)
     missing = sorted({p for line in read_lines(SETS[name]) for p in line["relevant"] if not (vault / p).is_file()})
     assert missing == []
+
+
+def test_the_readers_pages_join_a_questions_judgments_without_changing_its_own() -> None:
+    """en-059 names the binary-module page; a reader also found the VS Code page's section on
+    DLL files being locked relevant, and the module page's build-script section not."""
+    from benchmarks.judgment import with_reader_pages
+
+    queries, _ = load_golden(SETS["psdocs-en"], "tune")
+    question = next(q for q in queries if q.id == "en-059")
+    assert question.judgments == {"dev-cross-plat/create-standard-library-binary-Module.md": 2.0}
+    widened, added = with_reader_pages("psdocs-en", queries)
+    after = next(q for q in widened if q.id == "en-059")
+    assert after.judgments == {
+        "dev-cross-plat/create-standard-library-binary-Module.md": 2.0,
+        "dev-cross-plat/vscode/using-vscode-for-debugging-compiled-cmdlets.md": 1.0,
+    }
+    assert 0 < added < len(queries) * 3
+    assert [q.id for q in widened] == [q.id for q in queries]
+    assert all(set(q.judgments) <= set(w.judgments) for q, w in zip(queries, widened, strict=True))
+    reference, _ = load_golden(SETS["psref-en"], "tune")
+    assert with_reader_pages("psref-en", reference) == (reference, 0)  # no reader labelled the cmdlet reference
 
 
 def test_the_unrelated_prompts_are_well_formed() -> None:
