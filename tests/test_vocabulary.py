@@ -12,12 +12,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vaultseek import QueryError, open_index
+from vaultseek.embeddings.static import load_embedder
 from vaultseek.search.vocabulary import (
     Refined,
     _without_function_words,
     allowed_edits,
     fold,
     osa_distance,
+    refine_query,
     vault_languages,
     word_forms,
     writes_english,
@@ -154,11 +156,22 @@ def test_the_vector_lists_read_a_corrected_typo_as_the_word_meant(vault: Path, w
 
 
 def test_a_correction_replaces_only_the_whole_word_typed() -> None:
-    refined = Refined(parse_query("snyc Snyc-Tool"), alternatives={"snyc": ("sync",), "nap": ("sleep",)}, misspelt=("snyc",), slips=("snyc",))
+    refined = Refined(parse_query("snyc Snyc-Tool"), alternatives={"snyc": ("sync",), "nap": ("sleep",)}, slips=("snyc",))
     assert refined.respelled("SNYC the snyc-tool, asnyc and snycs; nap") == "sync the sync-tool, asnyc and snycs; nap"
-    assert Refined(parse_query("x"), alternatives={"x": ("a\\1",)}, misspelt=("x",), slips=("x",)).respelled("x y") == "a\\1 y"
-    known = Refined(parse_query("proud"), alternatives={"proud": ("prod",)}, misspelt=("proud",))  # a word the model knows
-    assert known.respelled("so proud") == "so proud"
+    assert Refined(parse_query("x"), alternatives={"x": ("a\\1",)}, slips=("x",)).respelled("x y") == "a\\1 y"
+
+
+def test_a_word_the_model_knows_keeps_its_meaning_for_the_vectors(vault: Path, write: Callable[..., Path]) -> None:
+    """*proud* is no chunk's word and is searched as the vault's *prod*; the model knows
+    *proud*, so the vectors read it as typed, while a slip it has no word for is respelled."""
+    _index(vault, write, {**ENGLISH, "prod.md": "# prod\n\nDeploy the build to prod."})
+    with open_index(vault) as index:
+        model = load_embedder()
+        known = refine_query(index.store, parse_query("so proud"), model)
+        assert known.alternatives == {"proud": ("prod",)} and known.slips == ()
+        assert known.respelled("so proud") == "so proud"
+        slip = refine_query(index.store, parse_query("obsidian snyc"), model)
+        assert slip.slips == ("snyc",) and slip.respelled("obsidian snyc") == "obsidian sync"
 
 
 def test_a_typo_is_read_as_the_index_stems_it(vault: Path, write: Callable[..., Path]) -> None:

@@ -119,6 +119,8 @@ class WordModel(Protocol):
     def kin(self, word: str, limit: int = 5) -> list[tuple[str, float]]: ...
 
     def spellings(self) -> Mapping[str, tuple[str, ...]]: ...
+
+
 _WORD = re.compile(r'^"([^\W\d_]+)"$')
 """A query phrase that is one word of letters: the only kind given other forms or corrected."""
 
@@ -382,12 +384,10 @@ class Refined:
     """Each query word no chunk holds (as typed) and what was searched in its place or beside
     it: a typo's correction, the start its other forms share (``komprimi*``), words of like
     meaning. Snippets are cut around them and every surface marks them."""
-    misspelt: tuple[str, ...] = ()
-    """The words of :attr:`alternatives` that were typos, replaced by their correction (the
-    others keep their place beside what was added)."""
     slips: tuple[str, ...] = ()
-    """Of :attr:`misspelt`, the words the static model has no whole word for (``runnimg``, not
-    ``proud``): to an embedding model they are pieces without meaning."""
+    """The words of :attr:`alternatives` that were typos, replaced by their correction, and
+    that the static model has no whole word for (``runnimg``, not ``proud``): to an embedding
+    model they are pieces without meaning."""
 
     @property
     def marked(self) -> tuple[str, ...]:
@@ -477,9 +477,8 @@ def refine_query(store: Store, query: LexicalQuery, model: WordModel | None = No
                 added = " and ".join(f'"{w}"' for w in near)
                 notices.append(f'no chunk has "{words[i]}": searched {added} too, the nearest word the vault has')
     refined = LexicalQuery(tuple(phrases), tuple(dict.fromkeys(terms)), query.required, tuple(expanded))
-    misspelt = tuple(word for word, _written in fixed)
-    slips = tuple(word for word in misspelt if word not in words_known)
-    return Refined(refined, tuple(notices), alternatives, misspelt, slips)
+    slips = tuple(word for word, _written in fixed if word not in words_known)
+    return Refined(refined, tuple(notices), alternatives, slips)
 
 
 def _as_typed(word: str, stem: str) -> str:
