@@ -285,8 +285,6 @@ def measure(
 def mean_row(draws: Sequence[list[str]]) -> list[str]:
     """One row of cells from the rows of several draws of a level: each numeric cell their mean
     (to three decimals, as measured), each other cell the first draw's."""
-    if len(draws) == 1:
-        return list(draws[0])
     row = list(draws[0])
     for column in range(len(row)):
         try:
